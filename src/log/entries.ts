@@ -1,0 +1,100 @@
+// Entry model for the session ledger: Pi's entry types, our record names and the guards over them.
+// Pure: type-only imports from Pi, no I/O.
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import type {
+  CompactionEntry,
+  CustomMessageEntry,
+  FileEntry,
+  SessionEntry,
+  SessionHeader,
+  SessionMessageEntry,
+} from "@earendil-works/pi-coding-agent";
+
+export type { AgentMessage, CompactionEntry, CustomMessageEntry, FileEntry, SessionEntry, SessionHeader, SessionMessageEntry };
+
+/** Every customType this package writes starts with this prefix. */
+export const LEDGER_PREFIX = "context-ledger/";
+
+/** The customTypes and record names this package writes. */
+export const LedgerType = {
+  /** custom_message: a fold summary carrying a range rule. */
+  fold: "context-ledger/fold",
+  /** custom_message: a short, model-visible notice (cancelled fold, dropped request). */
+  notice: "context-ledger/notice",
+  /** custom_message: the re-orientation recap after a checkpoint compaction. */
+  recap: "context-ledger/recap",
+} as const;
+
+/** Names of the compaction strategies that answer `session_before_compact`. */
+export type CompactionStrategyName = "checkpoint" | "planned" | "preserve";
+/** Value of `contextLedger.strategy`: a compaction strategy, or Pi's own. */
+export type StrategySetting = CompactionStrategyName | "native";
+
+/**
+ * A fold's hiding rule. It has constant size whatever the number of entries it covers:
+ * entries strictly after `afterId` up to and including `throughId` on the active path are hidden,
+ * except the tool results answering `keepToolResultsOf`'s calls.
+ */
+export interface FoldRange {
+  /** Exclusive start; null means the start of the current context ("root"). */
+  afterId: string | null;
+  /** Inclusive end. */
+  throughId: string;
+  /** Assistant entry whose tool results stay visible so its calls are not orphaned. */
+  keepToolResultsOf?: string;
+}
+
+/** `details` of a `context-ledger/fold` custom message. */
+export interface FoldDetails {
+  v: 1;
+  range: FoldRange;
+  /** Assistant entry that called `context_compact`. */
+  requestEntryId: string;
+  /** The target as the model wrote it (checkpoint name or entry id). */
+  target: string;
+  /** Label attached to the leaf before the fold, when the model asked for one. */
+  backupCheckpoint?: string;
+}
+
+/** Common part of the `details` of a compaction entry written by this package. */
+export interface LedgerCompactionDetails {
+  v: 1;
+  strategy: CompactionStrategyName;
+  [key: string]: unknown;
+}
+
+export function isMessageEntry(entry: SessionEntry): entry is SessionMessageEntry {
+  return entry.type === "message";
+}
+
+export function isFoldEntry(entry: SessionEntry): entry is CustomMessageEntry<FoldDetails> {
+  if (entry.type !== "custom_message" || entry.customType !== LedgerType.fold) return false;
+  const details = entry.details as Partial<FoldDetails> | undefined;
+  return details?.v === 1 && typeof details.range?.throughId === "string";
+}
+
+export function isLedgerCompaction(entry: SessionEntry): entry is CompactionEntry<LedgerCompactionDetails> {
+  if (entry.type !== "compaction") return false;
+  const details = entry.details as Partial<LedgerCompactionDetails> | undefined;
+  return details?.v === 1 && typeof details.strategy === "string";
+}
+
+/** True for entries this package appended (custom messages, custom state, compactions). */
+export function isLedgerEntry(entry: SessionEntry): boolean {
+  if (entry.type === "custom_message" || entry.type === "custom") return entry.customType.startsWith(LEDGER_PREFIX);
+  return isLedgerCompaction(entry);
+}
+
+/** Concatenated text of a message's text blocks (string content is returned as is). */
+export function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  let out = "";
+  for (const block of content) {
+    if (block && typeof block === "object" && (block as { type?: unknown }).type === "text") {
+      const text = (block as { text?: unknown }).text;
+      if (typeof text === "string") out += (out ? "\n" : "") + text;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,124 @@
+// Starts a real Pi 1.6 AgentSession on the faux provider with our extension loaded, and records
+// every request the provider was sent. This is the backbone of the end-to-end suite.
+import { mkdtempSync, rmSync, mkdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  fauxProvider,
+  type AssistantMessage,
+  type FauxProviderHandle,
+  type FauxResponseStep,
+  type Message,
+} from "@earendil-works/pi-ai";
+import {
+  createAgentSession,
+  DefaultResourceLoader,
+  ModelRuntime,
+  SessionManager,
+  SettingsManager,
+  type AgentSession,
+  type ExtensionFactory,
+} from "@earendil-works/pi-coding-agent";
+import contextLedger from "../../src/index.ts";
+
+export interface HarnessOptions {
+  /** Load our extension (default true). */
+  withLedger?: boolean;
+  /** Test-only extensions loaded after ours. */
+  extensions?: ExtensionFactory[];
+  /** Pi settings (in memory). `compaction` etc. */
+  settings?: Record<string, unknown>;
+  /** Our global settings, written to <agentDir>/settings.json under `contextLedger`. */
+  ledgerSettings?: Record<string, unknown>;
+  /** Reopen this session file instead of starting in memory. */
+  sessionFile?: string;
+  /** Persist the session to a file in the temp dir (default: in memory). */
+  persist?: boolean;
+  /** Reuse an existing temp root (to reload a session in the same sandbox). */
+  root?: string;
+  contextWindow?: number;
+  /** Files to create in the project cwd before the session starts. */
+  files?: Record<string, string>;
+}
+
+export interface Harness {
+  session: AgentSession;
+  faux: FauxProviderHandle;
+  /** Each provider request's messages, in order. */
+  requests: Message[][];
+  root: string;
+  cwd: string;
+  agentDir: string;
+  /** Queue scripted responses; each step may inspect the request. */
+  script(steps: FauxResponseStep[]): void;
+  sessionFile(): string | undefined;
+  dispose(): Promise<void>;
+}
+
+/** Start a real AgentSession. Remember to `await h.dispose()`. */
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const root = options.root ?? mkdtempSync(join(tmpdir(), "ctx-ledger-e2e-"));
+  const agentDir = join(root, "agent");
+  const cwd = join(root, "project");
+  mkdirSync(agentDir, { recursive: true });
+  mkdirSync(cwd, { recursive: true });
+  for (const [name, body] of Object.entries(options.files ?? {})) {
+    const path = join(cwd, name);
+    mkdirSync(join(path, ".."), { recursive: true });
+    writeFileSync(path, body);
+  }
+  // Never touch a real home: Pi and our settings loader both read this.
+  process.env.PI_CODING_AGENT_DIR = agentDir;
+  if (options.ledgerSettings) {
+    writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ contextLedger: options.ledgerSettings }));
+  }
+
+  const faux = fauxProvider({ models: [{ id: "faux-1", contextWindow: options.contextWindow ?? 128_000, maxTokens: 8_000 }] });
+  const runtime = await ModelRuntime.create({ authPath: join(root, "auth.json"), modelsPath: null, refreshOnCreate: false });
+  runtime.registerNativeProvider(faux.provider);
+  await runtime.setRuntimeApiKey(faux.getModel().provider, "test-key");
+
+  const factories: ExtensionFactory[] = [];
+  if (options.withLedger !== false) factories.push(contextLedger);
+  factories.push(...(options.extensions ?? []));
+  const loader = new DefaultResourceLoader({ cwd, agentDir, extensionFactories: factories, noSkills: true, noPromptTemplates: true, noThemes: true });
+  await loader.reload();
+
+  const sessionManager = options.sessionFile
+    ? SessionManager.open(options.sessionFile, join(root, "sessions"), cwd)
+    : options.persist
+      ? SessionManager.create(cwd, join(root, "sessions"))
+      : SessionManager.inMemory(cwd);
+
+  const { session } = await createAgentSession({
+    cwd,
+    agentDir,
+    modelRuntime: runtime,
+    model: faux.getModel(),
+    resourceLoader: loader,
+    sessionManager,
+    settingsManager: SettingsManager.inMemory({ ...(options.settings ?? {}) }),
+  });
+  await session.bindExtensions({});
+
+  const requests: Message[][] = [];
+  const record = (step: FauxResponseStep): FauxResponseStep => async (context, opts, state, model) => {
+    requests.push(structuredClone(context.messages));
+    return typeof step === "function" ? step(context, opts, state, model) : (step as AssistantMessage);
+  };
+
+  return {
+    session,
+    faux,
+    requests,
+    root,
+    cwd,
+    agentDir,
+    script: (steps) => faux.appendResponses(steps.map(record)),
+    sessionFile: () => session.sessionManager.getSessionFile(),
+    async dispose() {
+      session.dispose();
+      if (!options.root) rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
