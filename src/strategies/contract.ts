@@ -1,0 +1,48 @@
+// The contract every compaction strategy implements: a pure planner from Pi's prepared compaction
+// input to the summary Pi will persist. Strategies never perform I/O; model calls arrive injected.
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+import type { CompactionStrategyName, LedgerCompactionDetails } from "../log/entries.ts";
+
+/** A project instruction file Pi loaded (AGENTS.md, CLAUDE.md, AGENTS.override.md). */
+export interface ContextFile {
+  path: string;
+  content: string;
+}
+
+/** Everything a strategy may look at when Pi asks to compact. */
+export interface CompactionInput {
+  reason: "manual" | "threshold" | "overflow";
+  /** Active branch, root to leaf, as persisted. */
+  branch: readonly SessionEntry[];
+  /** Pi's chosen boundary: the first entry kept verbatim. */
+  firstKeptEntryId: string;
+  /** Messages Pi would summarize (already filtered by fold range rules). */
+  messagesToSummarize: readonly AgentMessage[];
+  /** The split turn's prefix, when Pi cuts inside a turn. */
+  turnPrefixMessages: readonly AgentMessage[];
+  tokensBefore: number;
+  contextWindow: number;
+  cwd: string;
+  contextFiles: readonly ContextFile[];
+  systemPrompt?: string;
+  customInstructions?: string;
+  /** Id the compaction entry will get is unknown until Pi appends it; strategies key on the branch instead. */
+}
+
+/** What a strategy returns: Pi persists it as a compaction entry. */
+export interface CompactionPlan {
+  summary: string;
+  firstKeptEntryId: string;
+  tokensBefore: number;
+  estimatedTokensAfter?: number;
+  details: LedgerCompactionDetails;
+}
+
+/** Injected model access for strategies that need one (planned, preserve). */
+export type CompleteText = (prompt: string, signal: AbortSignal) => Promise<string>;
+
+export interface StrategyPlanner {
+  name: CompactionStrategyName;
+  plan(input: CompactionInput, signal: AbortSignal): Promise<CompactionPlan>;
+}
