@@ -3,6 +3,7 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type {
   CompactionEntry,
+  ContextEditEntry,
   CustomMessageEntry,
   FileEntry,
   SessionEntry,
@@ -10,7 +11,7 @@ import type {
   SessionMessageEntry,
 } from "@earendil-works/pi-coding-agent";
 
-export type { AgentMessage, CompactionEntry, CustomMessageEntry, FileEntry, SessionEntry, SessionHeader, SessionMessageEntry };
+export type { AgentMessage, CompactionEntry, ContextEditEntry, CustomMessageEntry, FileEntry, SessionEntry, SessionHeader, SessionMessageEntry };
 
 /** Every customType this package writes starts with this prefix. */
 export const LEDGER_PREFIX = "context-ledger/";
