@@ -1,0 +1,103 @@
+// The live ledger: ledger state and fold filtering kept up to date as Pi appends entries, so the work per
+// model request grows with the new entries, not with the session. Pure: entries arrive through a lookup.
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import { ActivePath, type PathChange } from "../log/branch.ts";
+import type { SessionEntry } from "../log/entries.ts";
+import { FoldMask } from "./fold-rules.ts";
+import { evolve, initialLedgerState, type LedgerState } from "./ledger-state.ts";
+import { entryKeys, matchMessages } from "./message-match.ts";
+
+export class LiveLedger {
+  private readonly path = new ActivePath();
+  /** states[i]: the ledger state after path entry i. Immer shares structure, so this is one pointer per entry. */
+  private readonly states: LedgerState[] = [];
+  private readonly byKey = new Map<string, string[]>();
+  private mask: { state: LedgerState; mask: FoldMask } | undefined;
+
+  /** Move to `leafId`, folding only entries not already on the path. */
+  sync(leafId: string | null, getEntry: (id: string) => SessionEntry | undefined): PathChange {
+    const change = this.path.moveTo(leafId, getEntry);
+    for (const entry of change.removed) this.unindex(entry);
+    this.states.length = change.kept;
+    let state = this.state;
+    for (const entry of change.appended) {
+      state = evolve(state, entry);
+      this.states.push(state);
+      this.index(entry);
+    }
+    return change;
+  }
+
+  /** Ledger state at the current leaf. */
+  get state(): LedgerState {
+    return this.states.length ? this.states[this.states.length - 1] : initialLedgerState();
+  }
+
+  get entries(): readonly SessionEntry[] {
+    return this.path.entries;
+  }
+
+  get leafId(): string | null {
+    return this.path.leafId;
+  }
+
+  indexOf(id: string): number {
+    return this.path.indexOf(id);
+  }
+
+  getEntry(id: string): SessionEntry | undefined {
+    return this.path.get(id);
+  }
+
+  /** State after the entry `id` (for validations that look back in time). */
+  stateAt(id: string): LedgerState | undefined {
+    const i = this.path.indexOf(id);
+    return i < 0 ? undefined : this.states[i];
+  }
+
+  /** The fold mask for the current state, rebuilt only when the rules change. */
+  foldMask(): FoldMask {
+    const state = this.state;
+    if (this.mask?.state.folds !== state.folds) this.mask = { state, mask: new FoldMask(state.folds, this.path) };
+    return this.mask.mask;
+  }
+
+  /** True when the entry is on the path and a fold rule hides it. */
+  isFolded(id: string): boolean {
+    const i = this.path.indexOf(id);
+    return i >= 0 && this.foldMask().hides(this.path.entries[i], i);
+  }
+
+  /**
+   * Drop the request messages whose source entries are folded. Returns undefined when nothing changes, so the
+   * `context` hook is a no-op until a fold exists. Unmatched messages (injected by others) are kept.
+   */
+  filterContext(messages: AgentMessage[]): AgentMessage[] | undefined {
+    const mask = this.foldMask();
+    if (mask.empty) return undefined;
+    const ids = matchMessages(messages, (key) => this.byKey.get(key), (id) => this.path.get(id));
+    const kept = messages.filter((_, i) => {
+      const id = ids[i];
+      return id === undefined || !mask.hides(this.path.get(id)!, this.path.indexOf(id));
+    });
+    return kept.length === messages.length ? undefined : kept;
+  }
+
+  private index(entry: SessionEntry): void {
+    for (const key of entryKeys(entry)) {
+      const list = this.byKey.get(key);
+      if (list) list.push(entry.id);
+      else this.byKey.set(key, [entry.id]);
+    }
+  }
+
+  private unindex(entry: SessionEntry): void {
+    for (const key of entryKeys(entry)) {
+      const list = this.byKey.get(key);
+      if (!list) continue;
+      const at = list.lastIndexOf(entry.id);
+      if (at >= 0) list.splice(at, 1);
+      if (!list.length) this.byKey.delete(key);
+    }
+  }
+}

@@ -1,0 +1,114 @@
+import { describe, expect, it } from "vitest";
+import { buildSessionProjection } from "@earendil-works/pi-coding-agent";
+import { branchTo } from "../../src/log/branch.ts";
+import { projectBranch } from "../../src/projection/project.ts";
+import { LiveLedger } from "../../src/projection/live-ledger.ts";
+import { foldBranch } from "../../src/projection/ledger-state.ts";
+import { LedgerBuilder } from "../support/ledger-builder.ts";
+
+function visibleTexts(b: LedgerBuilder): string[] {
+  return projectBranch(branchTo(b.entries, b.leaf)).messages.map((m) => JSON.stringify((m as { content?: unknown }).content ?? (m as { summary?: string }).summary));
+}
+
+describe("projectBranch", () => {
+  it("given no ledger facts, equals Pi's projection", () => {
+    const b = new LedgerBuilder();
+    const u = b.user("hi");
+    b.assistant("", [{ id: "c1", name: "read", args: { path: "a" } }]);
+    b.toolResult("c1", "read", "A");
+    b.assistant("done");
+    b.compaction(u);
+    b.user("next");
+    expect(projectBranch(branchTo(b.entries, b.leaf)).messages).toEqual(buildSessionProjection(b.entries, b.leaf).messages);
+  });
+
+  it("hides only entries inside a fold range and keeps the retained assistant's results", () => {
+    const b = new LedgerBuilder();
+    b.user("task one");
+    const a1 = b.assistant("", [{ id: "c1", name: "read", args: { path: "a" } }]);
+    const r1 = b.toolResult("c1", "read", "A-body");
+    b.assistant("finished one");
+    b.user("task two");
+    const a2 = b.assistant("", [{ id: "c2", name: "bash" }, { id: "c3", name: "context_compact" }]);
+    b.toolResult("c2", "bash", "B-out");
+    const last = b.toolResult("c3", "context_compact", "ok");
+    b.fold({ afterId: a1, throughId: last, keepToolResultsOf: a1 }, "SUMMARY", a2, a1);
+    const texts = visibleTexts(b).join("\n");
+    expect(texts).toContain("task one");
+    expect(texts).toContain("A-body"); // the target's own tool result stays paired
+    expect(texts).toContain("SUMMARY");
+    expect(texts).not.toContain("finished one");
+    expect(texts).not.toContain("task two");
+    expect(texts).not.toContain("B-out");
+    expect(r1).toBeTruthy();
+  });
+
+  it("an overlapping later rule can still hide an earlier rule's exempted results", () => {
+    const b = new LedgerBuilder();
+    const u = b.user("start");
+    const a1 = b.assistant("", [{ id: "c1", name: "read" }]);
+    b.toolResult("c1", "read", "EXEMPT-ONCE");
+    const a2 = b.assistant("more");
+    b.fold({ afterId: a1, throughId: a2, keepToolResultsOf: a1 }, "S1");
+    b.fold({ afterId: u, throughId: b.leaf! }, "S2");
+    const texts = visibleTexts(b).join("\n");
+    expect(texts).not.toContain("EXEMPT-ONCE");
+    expect(texts).not.toContain("S1");
+    expect(texts).toContain("S2");
+  });
+
+  it("navigating to before a fold removes its effect", () => {
+    const b = new LedgerBuilder();
+    const u = b.user("start");
+    const a = b.assistant("middle");
+    b.fold({ afterId: u, throughId: a }, "S");
+    b.moveTo(a).user("branch");
+    expect(visibleTexts(b).join("\n")).toContain("middle");
+  });
+});
+
+describe("LiveLedger", () => {
+  it("replay from scratch equals the incremental state, across a /tree jump", () => {
+    const b = new LedgerBuilder();
+    const u = b.user("start");
+    const a = b.assistant("middle");
+    const live = new LiveLedger();
+    const byId = () => b.byId();
+    live.sync(b.leaf, (id) => byId().get(id));
+    b.fold({ afterId: u, throughId: a }, "S");
+    b.label(u, "cp1");
+    live.sync(b.leaf, (id) => byId().get(id));
+    expect(live.state).toEqual(foldBranch(branchTo(b.entries, b.leaf)));
+    b.moveTo(a).user("other");
+    const change = live.sync(b.leaf, (id) => byId().get(id));
+    expect(change.removed.map((e) => e.id)).toHaveLength(2);
+    expect(live.state).toEqual(foldBranch(branchTo(b.entries, b.leaf)));
+    expect(live.state.folds).toHaveLength(0);
+  });
+
+  it("filters folded messages out of a cloned request, keeping unmatched injections", () => {
+    const b = new LedgerBuilder();
+    const u = b.user("keep me");
+    b.assistant("hide me");
+    const a2 = b.assistant("hide me too");
+    b.fold({ afterId: u, throughId: a2 }, "S");
+    const live = new LiveLedger();
+    live.sync(b.leaf, (id) => b.byId().get(id));
+    const request = structuredClone(buildSessionProjection(b.entries, b.leaf).messages);
+    // Same role and timestamp as a folded original: it must not steal the original's match.
+    const injected = { ...structuredClone(request[1]), content: [{ type: "text", text: "injected" }] };
+    const out = live.filterContext([...request, injected as (typeof request)[number]])!;
+    const texts = out.map((m) => JSON.stringify((m as { content?: unknown }).content));
+    expect(texts.join()).toContain("keep me");
+    expect(texts.join()).toContain("injected");
+    expect(texts.join()).not.toContain("hide me");
+  });
+
+  it("is a no-op without folds", () => {
+    const b = new LedgerBuilder();
+    b.user("x");
+    const live = new LiveLedger();
+    live.sync(b.leaf, (id) => b.byId().get(id));
+    expect(live.filterContext(buildSessionProjection(b.entries, b.leaf).messages)).toBeUndefined();
+  });
+});
