@@ -1,4 +1,72 @@
-// Wires every Pi event, tool and command of the package. Placeholder until the adapter lands.
-import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+// The event adapter: where every Pi event enters the package. Handlers translate events into ledger syncs and
+// lifecycle-machine events and return Pi's answer; notification handlers only update caches and never block.
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { Text } from "@earendil-works/pi-tui";
+import { LedgerType } from "../log/entries.ts";
+import type { ContextFile } from "../strategies/contract.ts";
+import { handleBeforeCompact } from "./compaction-handler.ts";
+import { renderDashboard } from "./dashboard.ts";
+import { FoldCoordinator } from "./fold-tools.ts";
+import { LedgerSession } from "./ledger-session.ts";
+import { loadSettings } from "./settings.ts";
 
-export function registerContextLedger(_pi: ExtensionAPI): void {}
+export function registerContextLedger(pi: ExtensionAPI): void {
+  const loaded = loadSettings();
+  let session = new LedgerSession(loaded.settings);
+  let contextFiles: readonly ContextFile[] = [];
+  const folds = new FoldCoordinator(pi, () => session);
+  if (session.settings.foldTools) folds.register();
+
+  const warnOnce = (ctx: ExtensionContext) => {
+    for (const warning of loaded.warnings) ctx.ui.notify(`context-ledger: ${warning}`, "warning");
+    loaded.warnings.length = 0;
+  };
+
+  // Ledger rebuilds: the branch is the truth, so every session switch folds it again.
+  pi.on("session_start", (_event, ctx) => {
+    warnOnce(ctx);
+    folds.reset();
+    session.rebuild(ctx.sessionManager);
+  });
+  pi.on("session_tree", (_event, ctx) => session.sync(ctx.sessionManager));
+  pi.on("session_shutdown", () => {
+    folds.reset();
+    session = new LedgerSession(session.settings);
+  });
+
+  // Model view: runs before every provider request; cost grows with entries appended since the last request.
+  pi.on("context", (event, ctx) => {
+    session.sync(ctx.sessionManager);
+    const messages = session.live.filterContext(event.messages);
+    session.noteRequest(messages ?? event.messages);
+    return messages ? { messages } : undefined;
+  });
+  pi.on("message_end", (event) => {
+    const message = event.message as { role?: string; usage?: { input?: number; cacheRead?: number; cacheWrite?: number } };
+    if (message.role === "assistant") session.noteUsage(message.usage);
+  });
+  pi.on("before_agent_start", (event) => {
+    contextFiles = event.systemPromptOptions.contextFiles.map((f) => ({ path: f.path, content: f.content }));
+  });
+
+  // Boundaries: a requested fold commits or cancels at the end of its step.
+  pi.on("turn_end", (event, ctx) => folds.onTurnEnd(event, ctx));
+  pi.on("agent_end", () => folds.onAgentEnd());
+
+  // Compaction requested by Pi (manual, threshold, overflow): routed through the lifecycle machine.
+  pi.on("session_before_compact", (event, ctx) => handleBeforeCompact(event, ctx, session, { contextFiles: () => contextFiles }));
+
+  pi.registerCommand("context", {
+    description: "Context ledger dashboard: usage, checkpoints, folds and compactions on this branch",
+    handler: async (_args, ctx) => {
+      session.sync(ctx.sessionManager);
+      ctx.ui.notify(renderDashboard(session, ctx), "info");
+    },
+  });
+
+  // The transcript keeps showing folded history; the fold itself is one line that expands to the summary.
+  pi.registerMessageRenderer(LedgerType.fold, (message, options) => {
+    const text = typeof message.content === "string" ? message.content : "";
+    return new Text(options.expanded ? text : "Context compacted (expand to read the summary)", 1, 0);
+  });
+}

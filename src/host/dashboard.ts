@@ -1,0 +1,31 @@
+// The /context dashboard: a plain-text report of the branch as the ledger sees it.
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { textOf } from "../log/entries.ts";
+import { estimateTextTokens } from "../projection/tokens.ts";
+import type { LedgerSession } from "./ledger-session.ts";
+
+export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionContext, "getContextUsage">): string {
+  const live = session.live;
+  const state = live.state;
+  const usage = ctx.getContextUsage();
+  const lines: string[] = ["Context ledger"];
+  if (usage) {
+    const percent = usage.percent === null ? "?" : `${Math.round(usage.percent)}%`;
+    lines.push(`  usage: ${usage.tokens ?? "?"} / ${usage.contextWindow} tokens (${percent})`);
+  }
+  lines.push(`  strategy: ${session.settings.strategy}; estimator calibration x${session.calibration.ratio.toFixed(2)} (${session.calibration.samples} samples)`);
+  let hidden = 0;
+  live.entries.forEach((entry) => {
+    if (live.isFolded(entry.id)) hidden++;
+  });
+  lines.push(`  branch: ${live.entries.length} entries, ${hidden} hidden by folds`);
+  const labels = Object.entries(state.labels);
+  lines.push(`  checkpoints: ${labels.length ? labels.map(([id, l]) => `${l} (${id})`).join(", ") : "none"}`);
+  for (const fold of state.folds) {
+    const entry = live.getEntry(fold.entryId);
+    const size = entry?.type === "custom_message" ? estimateTextTokens(textOf(entry.content)) : 0;
+    lines.push(`  fold ${fold.entryId}: after ${fold.afterId ?? "root"} through ${fold.throughId}, summary ~${size} tokens${live.isFolded(fold.entryId) ? " (itself folded later)" : ""}`);
+  }
+  for (const c of state.compactions) lines.push(`  compaction ${c.entryId}: ${c.strategy}, kept from ${c.firstKeptEntryId}`);
+  return lines.join("\n");
+}

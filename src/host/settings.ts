@@ -1,0 +1,119 @@
+// Settings of the package: the `contextLedger` key of the GLOBAL Pi settings file, then PI_CONTEXT_LEDGER_*
+// environment overrides. Project-local settings are never read: a repository must not be able to pick the
+// model that sees transcripts or switch protections off.
+import { existsSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import type { StrategySetting } from "../log/entries.ts";
+
+export interface LedgerSettings {
+  /** What /compact, threshold and overflow compaction do. */
+  strategy: StrategySetting;
+  /** Agent-directed fold tools (context_compact, context_checkpoint, context_timeline). */
+  foldTools: boolean;
+  /** Recall tools (context_lookup, context_list_entries, context_grep, context_show_entry). */
+  recallTools: boolean;
+  recall: { grepMaxResults: number; grepMaxChars: number; lookupTurnBudget: number; lookupModel?: string };
+  checkpoint: { capPercent: number; startupReads: boolean };
+  /** Attach the Stately inspector to every lifecycle actor (message bodies are stripped). */
+  inspect: boolean;
+}
+
+export const DEFAULT_SETTINGS: LedgerSettings = {
+  strategy: "checkpoint",
+  foldTools: true,
+  recallTools: true,
+  recall: { grepMaxResults: 8, grepMaxChars: 12_000, lookupTurnBudget: 10 },
+  checkpoint: { capPercent: 25, startupReads: true },
+  inspect: false,
+};
+
+const STRATEGIES: readonly StrategySetting[] = ["checkpoint", "planned", "preserve", "native"];
+
+export interface LoadedSettings {
+  settings: LedgerSettings;
+  /** Human-readable problems; each fell back to the default. */
+  warnings: string[];
+}
+
+/** Directory of Pi's global config, honouring PI_CODING_AGENT_DIR. */
+export function agentDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.PI_CODING_AGENT_DIR || join(homedir(), ".pi", "agent");
+}
+
+/** Read and validate the settings. Never throws: bad values warn and use the default. */
+export function loadSettings(env: NodeJS.ProcessEnv = process.env): LoadedSettings {
+  const warnings: string[] = [];
+  let raw: unknown;
+  const file = join(agentDir(env), "settings.json");
+  if (existsSync(file)) {
+    try {
+      raw = (JSON.parse(readFileSync(file, "utf8")) as { contextLedger?: unknown }).contextLedger;
+    } catch (error) {
+      warnings.push(`${file}: not valid JSON (${error instanceof Error ? error.message : error}); using defaults`);
+    }
+  }
+  return resolveSettings(raw, env, warnings);
+}
+
+/** Pure part of {@link loadSettings}: validate a `contextLedger` value and apply environment overrides. */
+export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: string[] = []): LoadedSettings {
+  const s: LedgerSettings = structuredClone(DEFAULT_SETTINGS);
+  const obj = raw && typeof raw === "object" && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
+  if (raw !== undefined && !(raw && typeof raw === "object" && !Array.isArray(raw))) warnings.push("contextLedger must be an object; using defaults");
+
+  const pick = <T>(name: string, value: unknown, check: (v: unknown) => v is T, fallback: T): T => {
+    if (value === undefined) return fallback;
+    if (check(value)) return value;
+    warnings.push(`contextLedger.${name}: invalid value ${JSON.stringify(value)}; using ${JSON.stringify(fallback)}`);
+    return fallback;
+  };
+  const isStrategy = (v: unknown): v is StrategySetting => STRATEGIES.includes(v as StrategySetting);
+  const isBool = (v: unknown): v is boolean => typeof v === "boolean";
+  const isCount = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v > 0 && v <= 1_000_000;
+  const isPercent = (v: unknown): v is number => typeof v === "number" && v > 0 && v <= 100;
+  const isModel = (v: unknown): v is string => typeof v === "string" && /^[\w.-]+\/[\w.:@-]+$/.test(v);
+  const sub = (name: string): Record<string, unknown> => {
+    const v = obj[name];
+    return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  };
+
+  s.strategy = pick("strategy", obj.strategy, isStrategy, s.strategy);
+  s.foldTools = pick("foldTools", obj.foldTools, isBool, s.foldTools);
+  s.recallTools = pick("recallTools", obj.recallTools, isBool, s.recallTools);
+  s.inspect = pick("inspect", obj.inspect, isBool, s.inspect);
+  const recall = sub("recall");
+  s.recall.grepMaxResults = pick("recall.grepMaxResults", recall.grepMaxResults, isCount, s.recall.grepMaxResults);
+  s.recall.grepMaxChars = pick("recall.grepMaxChars", recall.grepMaxChars, isCount, s.recall.grepMaxChars);
+  s.recall.lookupTurnBudget = pick("recall.lookupTurnBudget", recall.lookupTurnBudget, isCount, s.recall.lookupTurnBudget);
+  const model = pick<string | undefined>("recall.lookupModel", recall.lookupModel, isModel, undefined);
+  if (model) s.recall.lookupModel = model;
+  const checkpoint = sub("checkpoint");
+  s.checkpoint.capPercent = pick("checkpoint.capPercent", checkpoint.capPercent, isPercent, s.checkpoint.capPercent);
+  s.checkpoint.startupReads = pick("checkpoint.startupReads", checkpoint.startupReads, isBool, s.checkpoint.startupReads);
+
+  // Environment overrides, for one-off runs and CI.
+  const envValue = (name: string) => env[`PI_CONTEXT_LEDGER_${name}`];
+  const envBool = (name: string, current: boolean): boolean => {
+    const v = envValue(name);
+    if (v === undefined) return current;
+    if (/^(1|true|on|yes)$/i.test(v)) return true;
+    if (/^(0|false|off|no)$/i.test(v)) return false;
+    warnings.push(`PI_CONTEXT_LEDGER_${name}: expected 1/0, got ${JSON.stringify(v)}; ignored`);
+    return current;
+  };
+  const strategy = envValue("STRATEGY");
+  if (strategy !== undefined) {
+    if (isStrategy(strategy)) s.strategy = strategy;
+    else warnings.push(`PI_CONTEXT_LEDGER_STRATEGY: unknown strategy ${JSON.stringify(strategy)} (expected ${STRATEGIES.join(", ")}); using ${s.strategy}`);
+  }
+  s.foldTools = envBool("FOLD_TOOLS", s.foldTools);
+  s.recallTools = envBool("RECALL_TOOLS", s.recallTools);
+  s.inspect = envBool("INSPECT", s.inspect);
+  const cap = envValue("CAP_PERCENT");
+  if (cap !== undefined) {
+    if (isPercent(Number(cap))) s.checkpoint.capPercent = Number(cap);
+    else warnings.push(`PI_CONTEXT_LEDGER_CAP_PERCENT: expected 1-100, got ${JSON.stringify(cap)}; ignored`);
+  }
+  return { settings: s, warnings };
+}

@@ -1,0 +1,91 @@
+// Target and checkpoint-name rules of the fold strategy: what `context_compact` may fold after, and what
+// `context_checkpoint` may be called. Pure: decisions over a read-only view of the branch; no I/O.
+import type { SessionEntry } from "../../log/entries.ts";
+
+/** What the rules need to know about the session. */
+export interface FoldView {
+  path: readonly SessionEntry[];
+  indexOf(id: string): number;
+  /** True when a fold rule on the path hides the entry. */
+  isFolded(id: string): boolean;
+  /** Labels on the active path (entry id -> label). */
+  labels: Readonly<Record<string, string>>;
+  /** Any entry in the session file, on or off the active path. */
+  exists(id: string): boolean;
+  /** Entry ids carrying `label` on other branches, newest first. */
+  labelledElsewhere(label: string): readonly string[];
+}
+
+/** Index on the path of the first entry the latest compaction kept; earlier entries are outside the context. */
+export function contextStartIndex(view: Pick<FoldView, "path" | "indexOf">): number {
+  for (let i = view.path.length - 1; i >= 0; i--) {
+    const entry = view.path[i];
+    if (entry.type === "compaction") {
+      const kept = view.indexOf(entry.firstKeptEntryId);
+      return kept >= 0 ? kept : i;
+    }
+  }
+  return 0;
+}
+
+/** The single wording for both kinds of unusable target: the remedy is the same. */
+export const ALREADY_COMPACTED = "inside history that was already compacted";
+
+export type TargetResolution = { ok: true; afterId: string | null; label?: string } | { ok: false; error: string };
+
+/** Resolve a checkpoint name first (newest on the path, then elsewhere), then an entry id. */
+export function resolveTarget(target: string, view: FoldView): { id: string | null; label?: string } | { error: string } {
+  const name = target.trim();
+  if (!name) return { error: "target is empty; pass a checkpoint name, an entry id from context_timeline, or root" };
+  if (name === "root") return { id: null };
+  let newest = -1;
+  for (const [id, label] of Object.entries(view.labels)) {
+    if (label === name) newest = Math.max(newest, view.indexOf(id));
+  }
+  if (newest >= 0) return { id: view.path[newest].id, label: name };
+  const elsewhere = view.labelledElsewhere(name);
+  if (elsewhere.length) return { id: elsewhere[0], label: name };
+  return { id: name };
+}
+
+/**
+ * Validate a fold target against the requesting message (an entry id on the path). The target must exist, be on
+ * the active path strictly before the request, and still be in the model's context.
+ */
+export function validateTarget(target: string, requestEntryId: string, view: FoldView): TargetResolution {
+  const resolved = resolveTarget(target, view);
+  if ("error" in resolved) return { ok: false, error: resolved.error };
+  if (resolved.id === null) return { ok: true, afterId: null };
+  const id = resolved.id;
+  if (!view.exists(id))
+    return { ok: false, error: `target "${target}" was not found. Use a checkpoint name or an entry id listed by context_timeline, or root.` };
+  const at = view.indexOf(id);
+  if (at < 0) return { ok: false, error: `target "${target}" is not on the current branch.` };
+  const request = view.indexOf(requestEntryId);
+  if (request >= 0 && at >= request) return { ok: false, error: `target "${target}" must come before the message that asks to compact.` };
+  if (view.isFolded(id) || at < contextStartIndex(view))
+    return { ok: false, error: `target "${target}" is ${ALREADY_COMPACTED}. Pick a later checkpoint or root.` };
+  return { ok: true, afterId: id, ...(resolved.label ? { label: resolved.label } : {}) };
+}
+
+/** Name rules shared by `context_checkpoint` and `backupCheckpoint`. Returns an error message or undefined. */
+export function checkName(name: string, view: FoldView, pendingNames: ReadonlySet<string> = new Set()): string | undefined {
+  const trimmed = name.trim();
+  if (!trimmed) return "checkpoint name must not be empty";
+  if (trimmed !== name) return "checkpoint name must not start or end with whitespace";
+  if (name === "root") return `"root" is reserved for the start of the context`;
+  if (view.exists(name)) return `"${name}" is already an entry id; choose another name`;
+  if (Object.values(view.labels).includes(name) || view.labelledElsewhere(name).length || pendingNames.has(name))
+    return `a checkpoint named "${name}" already exists`;
+  return undefined;
+}
+
+/** Last assistant entry at or before `index` (its tool results must stay visible next to it). */
+export function assistantAtOrBefore(view: Pick<FoldView, "path">, index: number): SessionEntry | undefined {
+  for (let i = index; i >= 0; i--) {
+    const entry = view.path[i];
+    if (entry.type === "message" && entry.message.role === "assistant") return entry;
+    if (entry.type === "message" && entry.message.role === "user") return undefined;
+  }
+  return undefined;
+}
