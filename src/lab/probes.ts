@@ -1,0 +1,146 @@
+// Probes: short verbatim facts extracted from a raw session (user constraints, file paths, error signatures,
+// test result lines, commands). The lab checks which of them a strategy's model view still holds.
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import type { SessionEntry } from "../log/entries.ts";
+import { textOf } from "../log/entries.ts";
+
+export type ProbeKind = "constraint" | "path" | "error" | "result" | "command";
+
+export const PROBE_KINDS: readonly ProbeKind[] = ["constraint", "path", "error", "result", "command"];
+
+/** One fact to look for, with the entry it was taken from (for recall attribution). */
+export interface Probe {
+  kind: ProbeKind;
+  text: string;
+  /** Entry the probe was extracted from (its first occurrence). */
+  entryId: string;
+  /** Position of that entry on the replayed branch. */
+  index: number;
+}
+
+/** Words that mark a user sentence as a constraint or a correction. */
+const CUE = /\b(don'?t|do not|never|always|must|should|shouldn'?t|make sure|keep|avoid|instead|prefer|only|no,|wait|actually|undo|please use|use \w+ (?:instead|not))\b/i;
+const RESULT_LINE = /\b\d+ (?:passed|failed|passing|failing|skipped|tests?)\b|\b(?:Tests?|Test Files)\s+\d+|\bexit(?:ed)? (?:with )?code \d+|\b\d+ errors?\b/i;
+const ERROR_LINE = /\b(?:[A-Z][A-Za-z]*Error|Exception|ERR_[A-Z_]+|error TS\d+|FAIL|panic|fatal)\b/;
+const MAX_PROBE = 160;
+const MIN_SENTENCE = 18;
+
+/** Sentences of a user message that state a constraint or a correction. */
+export function constraintSentences(text: string): string[] {
+  const out: string[] = [];
+  for (const raw of text.split(/(?<=[.!?])\s+|\n+/)) {
+    const sentence = raw.trim();
+    if (sentence.length < MIN_SENTENCE || sentence.length > MAX_PROBE) continue;
+    if (CUE.test(sentence)) out.push(sentence);
+  }
+  return out;
+}
+
+/** The line of a failed tool's output that identifies the error (first error-like line, else the first line). */
+export function errorSignature(output: string): string | undefined {
+  const lines = output.split("\n").map((l) => l.trim()).filter((l) => l.length > 0);
+  const line = lines.find((l) => ERROR_LINE.test(l) && !/^Command exited with code/.test(l)) ?? lines[0];
+  return line ? line.slice(0, MAX_PROBE) : undefined;
+}
+
+/** Result lines of a test or command run ("Tests  41 passed (41)", "3 errors"). */
+export function resultLines(output: string): string[] {
+  const out: string[] = [];
+  for (const raw of output.split("\n")) {
+    const line = raw.trim();
+    if (line.length >= 6 && line.length <= MAX_PROBE && RESULT_LINE.test(line)) out.push(line);
+  }
+  return out;
+}
+
+function firstLine(text: string): string {
+  return text.split("\n")[0].trim().slice(0, MAX_PROBE);
+}
+
+/**
+ * Extract the probes of a branch, deterministically and in branch order. A probe text appears once
+ * (first occurrence wins), so a repeated command or path counts once.
+ */
+export function extractProbes(branch: readonly SessionEntry[]): Probe[] {
+  const probes: Probe[] = [];
+  const seen = new Set<string>();
+  const add = (kind: ProbeKind, text: string, entry: SessionEntry, index: number): void => {
+    const key = `${kind}\u0000${text}`;
+    if (!text || seen.has(key)) return;
+    seen.add(key);
+    probes.push({ kind, text, entryId: entry.id, index });
+  };
+  const failedCalls = new Set<string>();
+  branch.forEach((entry, index) => {
+    if (entry.type !== "message") return;
+    const message = entry.message as AgentMessage & Record<string, unknown>;
+    switch (message.role) {
+      case "user":
+        for (const sentence of constraintSentences(textOf(message.content))) add("constraint", sentence, entry, index);
+        break;
+      case "assistant":
+        for (const block of (message.content as { type: string; name?: string; arguments?: Record<string, unknown> }[]) ?? []) {
+          if (block?.type !== "toolCall") continue;
+          const args = block.arguments ?? {};
+          const path = args.path ?? args.file_path;
+          if (typeof path === "string" && /^(read|edit|write|multiedit|ls)$/i.test(block.name ?? "")) add("path", path, entry, index);
+          if (typeof args.command === "string" && /^(bash|shell|exec)$/i.test(block.name ?? "")) add("command", firstLine(args.command), entry, index);
+        }
+        break;
+      case "toolResult": {
+        const output = textOf(message.content);
+        if (message.isError === true) {
+          const signature = errorSignature(output);
+          if (signature) add("error", signature, entry, index);
+          failedCalls.add(String(message.toolCallId));
+        }
+        if (message.toolName === "bash") for (const line of resultLines(output)) add("result", line, entry, index);
+        break;
+      }
+      case "bashExecution": {
+        add("command", firstLine(String(message.command ?? "")), entry, index);
+        const output = String(message.output ?? "");
+        if (typeof message.exitCode === "number" && message.exitCode !== 0) {
+          const signature = errorSignature(output);
+          if (signature) add("error", signature, entry, index);
+        }
+        for (const line of resultLines(output)) add("result", line, entry, index);
+        break;
+      }
+      default:
+        break;
+    }
+  });
+  return probes;
+}
+
+/** Everything a model view says, as one searchable text (tool call arguments included, unescaped). */
+export function viewText(messages: readonly AgentMessage[]): string {
+  const parts: string[] = [];
+  for (const message of messages) {
+    const m = message as unknown as Record<string, unknown>;
+    const content = m.content;
+    if (typeof content === "string") parts.push(content);
+    else if (Array.isArray(content)) {
+      for (const block of content as Record<string, unknown>[]) {
+        if (block?.type === "text") parts.push(String(block.text ?? ""));
+        else if (block?.type === "thinking") parts.push(String(block.thinking ?? ""));
+        else if (block?.type === "toolCall") {
+          for (const value of Object.values((block.arguments as Record<string, unknown>) ?? {}))
+            parts.push(typeof value === "string" ? value : JSON.stringify(value));
+        }
+      }
+    }
+    if (m.role === "bashExecution") parts.push(String(m.command ?? ""), String(m.output ?? ""));
+    if (m.role === "compactionSummary" || m.role === "branchSummary") parts.push(String(m.summary ?? ""));
+  }
+  return parts.join("\n");
+}
+
+/** Share of `probes` whose text occurs verbatim in `text` (1 when there are no probes). */
+export function retention(probes: readonly Probe[], text: string): { kept: number; total: number; share: number; missing: Probe[] } {
+  const missing: Probe[] = [];
+  for (const probe of probes) if (!text.includes(probe.text)) missing.push(probe);
+  const kept = probes.length - missing.length;
+  return { kept, total: probes.length, share: probes.length ? kept / probes.length : 1, missing };
+}

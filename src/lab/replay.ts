@@ -1,0 +1,210 @@
+// The replay: feeds a session's active branch to every row turn by turn, the way Pi grows the context, and
+// measures each provider request (one per assistant message): context size, cached prefix, the actions a
+// row took before it, and at the end which probes survive and which the ledger can still recover.
+import { branchTo } from "../log/branch.ts";
+import type { SessionEntry } from "../log/entries.ts";
+import { cacheReuse, type Prices, type RequestTokens, requestCost, type SideCall } from "./metrics.ts";
+import { extractProbes, PROBE_KINDS, type Probe, type ProbeKind, retention, viewText } from "./probes.ts";
+import { literalLedgerSearch, recoverability } from "./recoverability.ts";
+import type { ContextAction, LabSettings, Row, RowFactory, RowInfo } from "./row.ts";
+
+/** A session to replay: its entries as loaded (any order the file had), plus what loading noticed. */
+export interface SessionInput {
+  name: string;
+  path?: string;
+  entries: readonly SessionEntry[];
+  malformedLines?: { line: number; reason: string }[];
+  unknownTypes?: Record<string, number>;
+}
+
+/** One action a row took, with what it left. */
+export interface ActionRecord {
+  kind: string;
+  /** Index of the request it preceded. */
+  request: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  sideCalls: SideCall[];
+  latencyMs?: number;
+  modelCall?: boolean;
+  /** Share of the probes seen so far still in the view right after the action (not computed for per-step masking). */
+  retention?: number;
+}
+
+export interface RowResult {
+  info: RowInfo;
+  requests: number;
+  peakTokens: number;
+  meanTokens: number;
+  /** Requests whose context exceeded the window (a real provider would reject them). */
+  overWindow: number;
+  /** Context tokens per request, downsampled for charts: [request index, tokens]. */
+  series: [number, number][];
+  actions: ActionRecord[];
+  /** Number of actions (compactions, folds, truncations, maskings, clearings, prunes). */
+  compactions: number;
+  retention: { share: number; kept: number; total: number; byKind: Record<ProbeKind, { kept: number; total: number }> };
+  recoverability?: { share: number; found: number; dropped: number };
+  cache: { reuse: number; promptTokens: number; cachedTokens: number };
+  cost: { units: number; usd: number };
+  sideCalls: { count: number; inputTokens: number; outputTokens: number };
+}
+
+export interface SessionResult {
+  name: string;
+  path?: string;
+  entries: number;
+  branchEntries: number;
+  requests: number;
+  probes: { total: number; byKind: Record<ProbeKind, number> };
+  /** Compaction entries already in the file; the replay drops them so every row starts from the raw history. */
+  originalCompactions: number;
+  malformedLines: { line: number; reason: string }[];
+  unknownTypes: Record<string, number>;
+  rows: RowResult[];
+}
+
+export interface ReplayOptions {
+  settings: LabSettings;
+  rows: readonly RowFactory[];
+  prices: Prices;
+  /** Called now and then with entries done and total. */
+  onProgress?: (done: number, total: number) => void;
+  /** Points kept per series for charts. */
+  seriesPoints?: number;
+}
+
+/** Kinds of action that happen on (nearly) every step; retention after each of them is not computed. */
+const PER_STEP_KINDS = new Set(["masking", "clearing", "truncation"]);
+
+/** The active branch without the file's own compactions, re-linked so parent ids still chain. */
+export function replayBranch(entries: readonly SessionEntry[]): { branch: SessionEntry[]; originalCompactions: number } {
+  const path = branchTo(entries);
+  const branch: SessionEntry[] = [];
+  let dropped = 0;
+  let relink = false;
+  for (const entry of path) {
+    if (entry.type === "compaction") {
+      dropped++;
+      relink = true;
+      continue;
+    }
+    const parentId = branch.length ? branch[branch.length - 1].id : null;
+    branch.push(relink && entry.parentId !== parentId ? ({ ...entry, parentId } as SessionEntry) : entry);
+    relink = false;
+  }
+  return { branch, originalCompactions: dropped };
+}
+
+function isRequestPoint(entry: SessionEntry): boolean {
+  return entry.type === "message" && entry.message.role === "assistant";
+}
+
+interface RowState {
+  row: Row;
+  requests: RequestTokens[];
+  tokens: number[];
+  actions: ActionRecord[];
+}
+
+/** Probes found before `index`, checked against a row's current view. */
+function retentionSoFar(row: Row, probes: readonly Probe[], index: number): number {
+  const seen = probes.filter((p) => p.index < index);
+  return retention(seen, viewText(row.view.messages)).share;
+}
+
+function downsample(values: readonly number[], points: number): [number, number][] {
+  if (values.length <= points) return values.map((v, i) => [i, v]);
+  const out: [number, number][] = [];
+  const step = values.length / points;
+  for (let k = 0; k < points; k++) {
+    // Keep the bucket's maximum, so peaks survive the downsampling.
+    const from = Math.floor(k * step);
+    const to = Math.min(values.length, Math.floor((k + 1) * step));
+    let best = from;
+    for (let i = from; i < to; i++) if (values[i] > values[best]) best = i;
+    out.push([best, values[best]]);
+  }
+  const last = values.length - 1;
+  if (out[out.length - 1][0] !== last) out.push([last, values[last]]);
+  return out;
+}
+
+/** Replay one session through every row. */
+export async function replaySession(session: SessionInput, options: ReplayOptions): Promise<SessionResult> {
+  const { branch, originalCompactions } = replayBranch(session.entries);
+  const probes = extractProbes(branch);
+  const states: RowState[] = options.rows.map((factory) => ({ row: factory(options.settings), requests: [], tokens: [], actions: [] }));
+  let request = 0;
+  const progressEvery = Math.max(1, Math.floor(branch.length / 50));
+  for (let i = 0; i < branch.length; i++) {
+    const entry = branch[i];
+    if (isRequestPoint(entry)) {
+      for (const state of states) {
+        const action: (ContextAction & { latencyMs?: number }) | undefined = await state.row.beforeRequest();
+        if (action) {
+          state.actions.push({
+            kind: action.kind,
+            request,
+            tokensBefore: action.tokensBefore,
+            tokensAfter: state.row.view.tokens,
+            sideCalls: action.sideCalls,
+            ...(action.latencyMs !== undefined ? { latencyMs: action.latencyMs } : {}),
+            ...(action.modelCall ? { modelCall: true } : {}),
+            ...(PER_STEP_KINDS.has(action.kind) ? {} : { retention: retentionSoFar(state.row, probes, i) }),
+          });
+        }
+        const tokens = state.row.view.markRequest();
+        state.requests.push(tokens);
+        state.tokens.push(tokens.prompt);
+      }
+      request++;
+    }
+    for (const state of states) state.row.append(entry);
+    if (options.onProgress && (i % progressEvery === 0 || i === branch.length - 1)) options.onProgress(i + 1, branch.length);
+  }
+  const byKind = Object.fromEntries(PROBE_KINDS.map((k) => [k, probes.filter((p) => p.kind === k).length])) as Record<ProbeKind, number>;
+  return {
+    name: session.name,
+    ...(session.path ? { path: session.path } : {}),
+    entries: session.entries.length,
+    branchEntries: branch.length,
+    requests: request,
+    probes: { total: probes.length, byKind },
+    originalCompactions,
+    malformedLines: session.malformedLines ?? [],
+    unknownTypes: session.unknownTypes ?? {},
+    rows: states.map((state) => summarizeRow(state, probes, options)),
+  };
+}
+
+function summarizeRow(state: RowState, probes: readonly Probe[], options: ReplayOptions): RowResult {
+  const { row, requests, tokens, actions } = state;
+  const final = retention(probes, viewText(row.view.messages));
+  const missing = new Set(final.missing);
+  const byKind = Object.fromEntries(
+    PROBE_KINDS.map((kind) => {
+      const ofKind = probes.filter((p) => p.kind === kind);
+      return [kind, { kept: ofKind.filter((p) => !missing.has(p)).length, total: ofKind.length }];
+    }),
+  ) as Record<ProbeKind, { kept: number; total: number }>;
+  const ledger = row.ledger?.();
+  const sideCalls = actions.flatMap((a) => a.sideCalls);
+  const promptTokens = requests.reduce((s, r) => s + r.prompt, 0);
+  const cachedTokens = requests.reduce((s, r) => s + r.cached, 0);
+  return {
+    info: row.info,
+    requests: requests.length,
+    peakTokens: tokens.reduce((m, t) => Math.max(m, t), 0),
+    meanTokens: tokens.length ? promptTokens / tokens.length : 0,
+    overWindow: tokens.filter((t) => t > options.settings.window).length,
+    series: downsample(tokens, options.seriesPoints ?? 240),
+    actions,
+    compactions: actions.length,
+    retention: { share: final.share, kept: final.kept, total: final.total, byKind },
+    ...(ledger ? { recoverability: recoverability(final.missing, literalLedgerSearch(ledger)) } : {}),
+    cache: { reuse: cacheReuse(requests), promptTokens, cachedTokens },
+    cost: requestCost(requests, sideCalls, options.prices),
+    sideCalls: { count: sideCalls.length, inputTokens: sideCalls.reduce((s, c) => s + c.input, 0), outputTokens: sideCalls.reduce((s, c) => s + c.output, 0) },
+  };
+}

@@ -1,0 +1,60 @@
+// Rows that compact like Pi: when the context passes window - reserve before a request, Pi's own preparation
+// picks the cut; a summarizer (our strategy's planner, or the native stand-in) writes the compaction entry;
+// the view is projected again from the branch.
+import { performance } from "node:perf_hooks";
+import type { CompactionEntry, SessionEntry } from "../../log/entries.ts";
+import { projectBranch } from "../../projection/project.ts";
+import type { SideCall } from "../metrics.ts";
+import { piCompaction, type PiPreparation } from "../pi-internals.ts";
+import { type ContextAction, type LabSettings, type Row, type RowInfo, thresholdOf } from "../row.ts";
+import { SimulatedLedger } from "./ledger-row.ts";
+
+/** What a summarizer returns for one compaction. */
+export interface Summarized {
+  summary: string;
+  firstKeptEntryId: string;
+  details?: unknown;
+  /** Extra model calls this summary cost (none for deterministic strategies). */
+  sideCalls: SideCall[];
+  modelCall: boolean;
+}
+
+export type Summarizer = (prep: PiPreparation, branch: readonly SessionEntry[], settings: LabSettings) => Promise<Summarized> | Summarized;
+
+/** Per-compaction timing the lab reports as latency (our planners only; model calls are not timed). */
+export interface TimedAction extends ContextAction {
+  latencyMs?: number;
+}
+
+export function compactionRow(info: RowInfo, settings: LabSettings, summarize: Summarizer, project: "pi" | "ours" = "ours"): Row {
+  const ledger = new SimulatedLedger(`lab-${info.id}-`);
+  const threshold = thresholdOf(settings);
+  return {
+    info,
+    view: ledger.view,
+    append: (entry) => ledger.appendSource(entry),
+    ledger: () => ledger.branch,
+    async beforeRequest(): Promise<TimedAction | undefined> {
+      if (ledger.view.tokens <= threshold) return undefined;
+      const pi = await piCompaction();
+      const tokensBefore = ledger.view.tokens;
+      const started = performance.now();
+      const prep = pi.prepareCompaction(ledger.branch, { enabled: true, reserveTokens: settings.reserve, keepRecentTokens: settings.keepRecent });
+      if (!prep) return undefined;
+      const result = await summarize(prep, ledger.branch, settings);
+      const latencyMs = performance.now() - started;
+      const entry: Partial<CompactionEntry> = { type: "compaction", summary: result.summary, firstKeptEntryId: result.firstKeptEntryId, tokensBefore: prep.tokensBefore, details: result.details };
+      if (project === "pi") entry.fromHook = false;
+      else entry.fromHook = true;
+      ledger.appendFact(entry as Record<string, unknown>);
+      ledger.reset(await projectMessages(ledger.branch, project));
+      return { kind: "compaction", tokensBefore, sideCalls: result.sideCalls, modelCall: result.modelCall, latencyMs: result.modelCall ? undefined : latencyMs };
+    },
+  };
+}
+
+async function projectMessages(branch: readonly SessionEntry[], project: "pi" | "ours") {
+  if (project === "ours") return projectBranch(branch).messages;
+  const { buildSessionProjection } = await import("@earendil-works/pi-coding-agent");
+  return buildSessionProjection(branch as SessionEntry[]).messages;
+}

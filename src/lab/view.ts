@@ -1,0 +1,69 @@
+// The model view one lab row maintains during a replay, with running token sums and change tracking, so
+// each request's size and cached prefix cost O(changes) rather than O(session).
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import { commonPrefix, messageTokens, type RequestTokens } from "./metrics.ts";
+
+export class View {
+  private items: AgentMessage[] = [];
+  /** sums[i]: tokens of items[0..i). */
+  private sums: number[] = [0];
+  /** Lowest index changed since the last request. */
+  private dirty = 0;
+
+  get messages(): readonly AgentMessage[] {
+    return this.items;
+  }
+
+  get length(): number {
+    return this.items.length;
+  }
+
+  get tokens(): number {
+    return this.sums[this.items.length];
+  }
+
+  /** Tokens of the first `count` messages. */
+  tokensBefore(count: number): number {
+    return this.sums[count];
+  }
+
+  push(message: AgentMessage): void {
+    this.items.push(message);
+    this.sums.push(this.sums[this.sums.length - 1] + messageTokens(message));
+  }
+
+  /** Replace the message at `index` (a masked or cleared output). */
+  replaceAt(index: number, message: AgentMessage): void {
+    this.replaceMany([[index, message]]);
+  }
+
+  /** Replace several messages at once; token sums are recomputed once from the lowest index. */
+  replaceMany(changes: readonly (readonly [number, AgentMessage])[]): void {
+    let low = Infinity;
+    for (const [index, message] of changes) {
+      if (this.items[index] === message) continue;
+      this.items[index] = message;
+      low = Math.min(low, index);
+    }
+    if (low === Infinity) return;
+    this.dirty = Math.min(this.dirty, low);
+    for (let i = low; i < this.items.length; i++) this.sums[i + 1] = this.sums[i] + messageTokens(this.items[i]);
+  }
+
+  /** Replace everything (after a compaction or fold); the unchanged leading messages stay cached. */
+  replaceAll(messages: readonly AgentMessage[]): void {
+    const shared = commonPrefix(this.items, messages);
+    this.dirty = Math.min(this.dirty, shared);
+    this.items = messages.slice();
+    this.sums.length = shared + 1;
+    for (let i = shared; i < this.items.length; i++) this.sums.push(this.sums[i] + messageTokens(this.items[i]));
+  }
+
+  /** Close a request: its prompt size and the tokens it shares with the previous request. */
+  markRequest(): RequestTokens {
+    const shared = Math.min(this.dirty, this.items.length);
+    const result = { prompt: this.tokens, cached: this.sums[shared] };
+    this.dirty = this.items.length;
+    return result;
+  }
+}
