@@ -1,0 +1,77 @@
+// Exports every statechart as JSON (XState's own definition) and a Mermaid state diagram, for docs and review.
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { AnyStateMachine } from "xstate";
+import { compactionMachine } from "../../machines/compaction.machine.ts";
+
+/** Every machine of the package, by file stem. */
+export const MACHINES: Record<string, AnyStateMachine> = { compaction: compactionMachine };
+
+interface NodeLike {
+  key: string;
+  type: string;
+  description?: string;
+  states: Record<string, NodeLike>;
+  transitions: Map<string, { target?: readonly { key: string }[]; guard?: unknown }[]>;
+  always?: readonly { target?: readonly { key: string }[]; guard?: unknown }[];
+  invoke: readonly { src: unknown }[];
+}
+
+function guardName(guard: unknown): string {
+  if (!guard) return "";
+  if (typeof guard === "string") return ` [${guard}]`;
+  const type = (guard as { type?: unknown }).type;
+  return typeof type === "string" ? ` [${type}]` : " [guard]";
+}
+
+/** Mermaid `stateDiagram-v2` text for a machine: states, descriptions as notes, guarded transitions. */
+export function toMermaid(machine: AnyStateMachine): string {
+  const root = machine.root as unknown as NodeLike & { initial?: { target: readonly { key: string }[] } };
+  const lines = ["stateDiagram-v2"];
+  const initial = (machine.root as unknown as { initial?: { target?: readonly { key: string }[] } }).initial?.target?.[0]?.key;
+  if (initial) lines.push(`  [*] --> ${initial}`);
+  for (const [key, node] of Object.entries(root.states)) {
+    if (node.description) lines.push(`  ${key} : ${key}`, `  note right of ${key} : ${node.description.replace(/[:\n]/g, " ")}`);
+    for (const t of node.always ?? []) for (const target of t.target ?? []) lines.push(`  ${key} --> ${target.key} : always${guardName(t.guard)}`);
+    for (const [event, list] of node.transitions) {
+      for (const t of list) {
+        const label = event.startsWith("xstate.done.actor") ? "plan done" : event.startsWith("xstate.error.actor") ? "plan failed" : event;
+        for (const target of t.target ?? []) lines.push(`  ${key} --> ${target.key} : ${label}${guardName(t.guard)}`);
+      }
+    }
+    if (node.type === "final") lines.push(`  ${key} --> [*]`);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+/** The files an export writes, keyed by relative path. */
+export function renderMachineFiles(): Record<string, string> {
+  const files: Record<string, string> = {};
+  for (const [name, machine] of Object.entries(MACHINES)) {
+    files[`${name}.machine.json`] = `${JSON.stringify(machine.toJSON(), null, 2)}\n`;
+    files[`${name}.machine.mmd`] = toMermaid(machine);
+  }
+  return files;
+}
+
+/** Write the export to `dir` (docs/machines by default). Returns the paths written. */
+export function exportMachines(dir: string): string[] {
+  mkdirSync(dir, { recursive: true });
+  return Object.entries(renderMachineFiles()).map(([name, body]) => {
+    writeFileSync(join(dir, name), body);
+    return join(dir, name);
+  });
+}
+
+/** Files under `dir` that differ from a fresh export (empty when up to date). */
+export function staleMachineFiles(dir: string): string[] {
+  return Object.entries(renderMachineFiles())
+    .filter(([name, body]) => {
+      try {
+        return readFileSync(join(dir, name), "utf8") !== body;
+      } catch {
+        return true;
+      }
+    })
+    .map(([name]) => name);
+}
