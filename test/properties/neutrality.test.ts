@@ -1,0 +1,73 @@
+// Invariant 4: with no ledger facts on the branch, our projection equals Pi's buildSessionProjection.
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import { buildSessionProjection, type SessionEntry } from "@earendil-works/pi-coding-agent";
+import { isLedgerEntry } from "../../src/log/entries.ts";
+import { branchTo, indexById } from "../../src/log/branch.ts";
+import { projectBranch } from "../../src/projection/project.ts";
+import { ledgerArb, type GeneratedLedger } from "../arbitraries/index.ts";
+import { loadRealSessions } from "./real-sessions.ts";
+
+const numRuns = Number(process.env.FC_RUNS ?? 200);
+
+function expectNeutral(entries: SessionEntry[], leafId: string | null, byId = indexById(entries)): void {
+  const ours = projectBranch(branchTo(entries, leafId, byId));
+  const pi = buildSessionProjection(entries, leafId, byId);
+  expect(ours.messages).toEqual(pi.messages);
+  expect(ours.entries.map((e) => e.sourceEntry.id)).toEqual(pi.entries.map((e) => e.sourceEntry.id));
+  expect(ours.thinkingLevel).toBe(pi.thinkingLevel);
+  expect(ours.model).toEqual(pi.model);
+}
+
+/** Every leaf the session had while it was built: after each append and each /tree move. */
+function leavesOf(ledger: GeneratedLedger): { entries: SessionEntry[]; leafId: string | null }[] {
+  const out: { entries: SessionEntry[]; leafId: string | null }[] = [];
+  let count = 0;
+  for (const step of ledger.steps) {
+    if (step.kind === "append") count++;
+    out.push({ entries: ledger.entries.slice(0, count), leafId: step.kind === "append" ? step.entry.id : step.leafId });
+  }
+  return out;
+}
+
+describe("neutrality (invariant 4)", () => {
+  it("equals Pi's projection on generated ledgers without ledger facts, at every leaf", () => {
+    fc.assert(
+      fc.property(ledgerArb({ folds: false }), (ledger) => {
+        for (const { entries, leafId } of leavesOf(ledger)) expectNeutral(entries, leafId);
+      }),
+      { numRuns },
+    );
+  });
+
+  it("equals Pi's projection wherever the active branch carries no ledger fact (facts on other branches)", () => {
+    fc.assert(
+      fc.property(ledgerArb(), (ledger) => {
+        const byId = indexById(ledger.entries);
+        for (const step of ledger.steps) {
+          if (step.kind !== "move") continue;
+          if (branchTo(ledger.entries, step.leafId, byId).some(isLedgerEntry)) continue;
+          expectNeutral(ledger.entries, step.leafId, byId);
+        }
+        if (!branchTo(ledger.entries, ledger.leafId, byId).some(isLedgerEntry)) expectNeutral(ledger.entries, ledger.leafId, byId);
+      }),
+      { numRuns },
+    );
+  });
+
+  describe.each(loadRealSessions())("real session $name", ({ entries }) => {
+    const byId = indexById(entries);
+
+    it("equals Pi's projection at the final leaf", () => {
+      expect(entries.length).toBeGreaterThan(900);
+      expectNeutral(entries, entries[entries.length - 1].id, byId);
+    });
+
+    it("equals Pi's projection at any earlier leaf", () => {
+      fc.assert(
+        fc.property(fc.nat({ max: entries.length - 1 }), (i) => expectNeutral(entries, entries[i].id, byId)),
+        { numRuns },
+      );
+    });
+  });
+});
