@@ -18,6 +18,7 @@ import {
   SettingsManager,
   type AgentSession,
   type ExtensionFactory,
+  type FileEntry,
 } from "@earendil-works/pi-coding-agent";
 import contextLedger from "../../src/index.ts";
 
@@ -37,6 +38,8 @@ export interface HarnessOptions {
   /** Reuse an existing temp root (to reload a session in the same sandbox). */
   root?: string;
   contextWindow?: number;
+  /** Entries an in-memory session starts with (a seeded history). */
+  seedEntries?: FileEntry[];
   /** Files to create in the project cwd before the session starts. */
   files?: Record<string, string>;
 }
@@ -88,7 +91,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ? SessionManager.open(options.sessionFile, join(root, "sessions"), cwd)
     : options.persist
       ? SessionManager.create(cwd, join(root, "sessions"))
-      : SessionManager.inMemory(cwd);
+      : SessionManager.inMemory(cwd, undefined, options.seedEntries);
 
   const { session } = await createAgentSession({
     cwd,
