@@ -1,0 +1,204 @@
+// Selects the startup reads a checkpoint keeps verbatim: successful text reads between the first and second
+// user messages whose path the project instructions name literally. Pure: lexical matching only, no I/O.
+import type { ContextEditEntry, SessionEntry } from "../../log/entries.ts";
+import type { ContextFile } from "../contract.ts";
+import { isTextOnly, pathArgument, roleOf, textBlocks, toolCallsOf, toolResultOf, argsObject } from "./conversation.ts";
+import { classifyRead, type ReadCompleteness } from "./file-evidence.ts";
+import { absolutePath, baseName, displayPath } from "./paths.ts";
+
+/** A selected read, by reference: its text stays in the session and is copied out at render time. */
+export interface StartupReadRef {
+  /** The toolResult entry holding the output. */
+  entryId: string;
+  /** The assistant entry holding the call. */
+  callEntryId: string;
+  toolCallId: string;
+  /** Display path (relative to cwd where possible). */
+  path: string;
+  offset?: number;
+  limit?: number;
+  completeness: ReadCompleteness;
+}
+
+/** Selection state stored in checkpoint details. `closed` once the second user message exists. */
+export interface StartupReadState {
+  closed: boolean;
+  reads: StartupReadRef[];
+}
+
+/** Everything selection looks at. */
+export interface StartupScanInput {
+  branch: readonly SessionEntry[];
+  cwd: string;
+  contextFiles: readonly { path: string; content: string }[];
+  systemPrompt?: string;
+  edits: ReadonlyMap<string, ContextEditEntry>;
+}
+
+const INSTRUCTION_FILE = /^(AGENTS|AGENTS\.override|CLAUDE)\.md$/i;
+
+/** True for AGENTS.md, AGENTS.override.md and CLAUDE.md (any case), the files Pi loads as instructions. */
+export function isInstructionFile(path: string): boolean {
+  return INSTRUCTION_FILE.test(baseName(path));
+}
+
+/** Project-instruction blocks of a rendered system prompt, the fallback when no context files are supplied. */
+export function instructionBlocks(systemPrompt: string): ContextFile[] {
+  const blocks: ContextFile[] = [];
+  const pattern = /<project_instructions path="([^"]*)">\n([\s\S]*?)\n<\/project_instructions>/g;
+  for (let match = pattern.exec(systemPrompt); match; match = pattern.exec(systemPrompt)) {
+    blocks.push({ path: match[1], content: match[2] });
+  }
+  return blocks;
+}
+
+const PATH_CHAR = /[A-Za-z0-9_\-./\\~]/;
+const TRAILING_PATH_CHAR = /[A-Za-z0-9_\-/\\]/;
+
+/**
+ * True when `candidate` occurs in `text` as a whole path, not inside a longer path or file name:
+ * `README.md` matches "see README.md." but not "docs/README.md" or "README.md.bak".
+ */
+export function mentions(text: string, candidate: string): boolean {
+  if (candidate === "" || candidate === "." || candidate === "/") return false;
+  for (let at = text.indexOf(candidate); at >= 0; at = text.indexOf(candidate, at + 1)) {
+    const before = at === 0 ? "" : text[at - 1];
+    if (before && PATH_CHAR.test(before)) continue;
+    const end = at + candidate.length;
+    const after = text[end] ?? "";
+    if (after && TRAILING_PATH_CHAR.test(after)) continue;
+    if (after === "." && /[A-Za-z0-9_]/.test(text[end + 1] ?? "")) continue;
+    return true;
+  }
+  return false;
+}
+
+/** The spellings under which an instruction file may name the file at `absolute`. */
+function candidates(absolute: string, cwd: string, instructionPath: string): string[] {
+  const out = new Set<string>([absolute, baseName(absolute)]);
+  const relative = displayPath(absolute, cwd);
+  if (!relative.startsWith("/")) out.add(relative).add(`./${relative}`);
+  const instructionDir = absolutePath(instructionPath, cwd).replace(/\/[^/]*$/, "") || "/";
+  const fromInstruction = displayPath(absolute, instructionDir);
+  if (!fromInstruction.startsWith("/")) out.add(fromInstruction).add(`./${fromInstruction}`);
+  return [...out];
+}
+
+function isUser(entry: SessionEntry): boolean {
+  return entry.type === "message" && roleOf(entry.message) === "user";
+}
+
+/** A successful, text-only, unambiguously paired read inside the interval. */
+interface IntervalRead {
+  ref: StartupReadRef;
+  absolute: string;
+  text: string;
+  index: number;
+}
+
+function intervalReads(input: StartupScanInput, from: number, to: number): IntervalRead[] {
+  const calls = new Map<string, { entryId: string; args: unknown; count: number }>();
+  const results = new Map<string, { index: number; count: number }>();
+  for (let i = from; i < to; i++) {
+    const entry = input.branch[i];
+    if (entry.type !== "message") continue;
+    for (const call of toolCallsOf(entry.message)) {
+      const seen = calls.get(call.id);
+      if (seen) seen.count++;
+      else if (call.name === "read") calls.set(call.id, { entryId: entry.id, args: call.arguments, count: 1 });
+    }
+    const result = toolResultOf(entry.message);
+    if (result) {
+      const seen = results.get(result.toolCallId);
+      results.set(result.toolCallId, { index: seen ? seen.index : i, count: (seen?.count ?? 0) + 1 });
+    }
+  }
+  const reads: IntervalRead[] = [];
+  for (const [toolCallId, call] of calls) {
+    const found = results.get(toolCallId);
+    if (call.count !== 1 || !found || found.count !== 1) continue;
+    const resultEntry = input.branch[found.index];
+    if (resultEntry.type !== "message") continue;
+    const result = toolResultOf(resultEntry.message);
+    // Omitted or replaced call/output: what the model saw is not the file, so nothing is retained.
+    if (!result || result.isError || !isTextOnly(result.content)) continue;
+    if (input.edits.has(resultEntry.id) || input.edits.has(call.entryId)) continue;
+    const path = pathArgument(call.args);
+    if (!path) continue;
+    const text = textBlocks(result.content).join("\n");
+    const args = argsObject(call.args);
+    const offset = typeof args?.offset === "number" ? args.offset : undefined;
+    const limit = typeof args?.limit === "number" ? args.limit : undefined;
+    reads.push({
+      ref: {
+        entryId: resultEntry.id,
+        callEntryId: call.entryId,
+        toolCallId,
+        path: displayPath(path, input.cwd),
+        ...(offset !== undefined ? { offset } : {}),
+        ...(limit !== undefined ? { limit } : {}),
+        completeness: classifyRead(call.args, text, result.details, false),
+      },
+      absolute: absolutePath(path, input.cwd),
+      text,
+      index: found.index,
+    });
+  }
+  return reads.sort((a, b) => a.index - b.index);
+}
+
+/**
+ * Scan the startup interval (first user message up to the second, or to the leaf while no second exists)
+ * and select reads named by the instruction files. Instruction files the agent itself read in the interval
+ * count as instruction sources; when Pi did not load them as context files they are retained as well.
+ */
+export function scanStartupReads(input: StartupScanInput): StartupReadState {
+  const first = input.branch.findIndex(isUser);
+  if (first < 0) return { closed: false, reads: [] };
+  let second = -1;
+  for (let i = first + 1; i < input.branch.length; i++) {
+    if (isUser(input.branch[i])) {
+      second = i;
+      break;
+    }
+  }
+  const end = second >= 0 ? second : input.branch.length;
+  const reads = intervalReads(input, first + 1, end);
+  const loaded = new Set(input.contextFiles.map((file) => absolutePath(file.path, input.cwd)));
+  let sources: ContextFile[] = input.contextFiles.map((file) => ({ path: file.path, content: file.content }));
+  if (sources.length === 0 && input.systemPrompt) sources = instructionBlocks(input.systemPrompt);
+  const readInstructions = reads.filter((read) => isInstructionFile(read.absolute) && !loaded.has(read.absolute));
+  sources = [...sources, ...readInstructions.map((read) => ({ path: read.absolute, content: read.text }))];
+  const selected = reads.filter(
+    (read) =>
+      readInstructions.includes(read) ||
+      sources.some((source) => candidates(read.absolute, input.cwd, source.path).some((candidate) => mentions(source.content, candidate))),
+  );
+  return { closed: second >= 0, reads: selected.map((read) => read.ref) };
+}
+
+/**
+ * The selection for this checkpoint. A closed selection is carried forward unchanged; an open one is
+ * rescanned and merged, so reads only ever join it.
+ */
+export function selectStartupReads(previous: StartupReadState | undefined, input: StartupScanInput): StartupReadState {
+  if (previous?.closed) return previous;
+  const scanned = scanStartupReads(input);
+  if (!previous) return scanned;
+  const position = new Map<string, number>();
+  input.branch.forEach((entry, i) => position.set(entry.id, i));
+  const byId = new Map<string, StartupReadRef>();
+  for (const read of [...previous.reads, ...scanned.reads]) if (!byId.has(read.entryId)) byId.set(read.entryId, read);
+  const reads = [...byId.values()].sort((a, b) => (position.get(a.entryId) ?? Number.MAX_SAFE_INTEGER) - (position.get(b.entryId) ?? Number.MAX_SAFE_INTEGER));
+  return { closed: scanned.closed, reads };
+}
+
+/** Validate a stored selection (details come from disk and may be from another version). */
+export function readStoredState(value: unknown): StartupReadState | undefined {
+  const state = value as Partial<StartupReadState> | undefined;
+  if (!state || typeof state.closed !== "boolean" || !Array.isArray(state.reads)) return undefined;
+  const reads = state.reads.filter(
+    (read): read is StartupReadRef => !!read && typeof read.entryId === "string" && typeof read.path === "string",
+  );
+  return { closed: state.closed, reads };
+}
