@@ -21,9 +21,8 @@ export function branchTo(
   if (leafId === null) return [];
   const leaf = (leafId ? byId.get(leafId) : undefined) ?? entries[entries.length - 1];
   const path: SessionEntry[] = [];
-  const seen = new Set<string>();
-  for (let current: SessionEntry | undefined = leaf; current && !seen.has(current.id); ) {
-    seen.add(current.id);
+  // A corrupt file could contain a parent cycle; a path can never be longer than the entry count.
+  for (let current: SessionEntry | undefined = leaf; current && path.length <= byId.size; ) {
     path.push(current);
     current = current.parentId ? byId.get(current.parentId) : undefined;
   }

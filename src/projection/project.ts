@@ -125,12 +125,13 @@ export function projectBranch(path: readonly SessionEntry[], state: LedgerState 
   const selected = contextEntries(path);
   const edits = new Map<string, ContextEditEntry>();
   for (const entry of selected) if (entry.type === "context_edit") edits.set(entry.targetId, entry);
-  const lookup = lookupOf(path);
-  const mask = new FoldMask(state.folds, lookup);
+  // Positions are only needed when some rule may hide something.
+  const lookup = state.folds.length ? lookupOf(path) : undefined;
+  const mask = lookup ? new FoldMask(state.folds, lookup) : undefined;
   const entries = selected.map((sourceEntry, index): ProjectedEntry => {
     // Only the newest compaction (always first) contributes; an older one kept in range stays silent, as in Pi.
     if (sourceEntry.type === "compaction" && index > 0) return { sourceEntry, messages: [] };
-    if (!mask.empty && mask.hides(sourceEntry, lookup.indexOf(sourceEntry.id))) return { sourceEntry, messages: [], folded: true };
+    if (mask && !mask.empty && mask.hides(sourceEntry, lookup!.indexOf(sourceEntry.id))) return { sourceEntry, messages: [], folded: true };
     return { sourceEntry, messages: applyEdit(entryMessages(sourceEntry), edits.get(sourceEntry.id)) };
   });
   return { entries, messages: entries.flatMap((e) => e.messages), ...sessionSettings(path) };
