@@ -38,7 +38,7 @@ export function registerContextLedger(pi: ExtensionAPI): void {
   pi.on("context", (event, ctx) => {
     session.sync(ctx.sessionManager);
     const messages = session.live.filterContext(event.messages);
-    session.noteRequest(messages ?? event.messages);
+    session.noteRequest();
     return messages ? { messages } : undefined;
   });
   pi.on("message_end", (event) => {

@@ -2,7 +2,7 @@
 // and /tree; nothing in it is a source of truth, only a cache of the ledger.
 import type { ExtensionContext, SessionEntry } from "@earendil-works/pi-coding-agent";
 import { LiveLedger } from "../projection/live-ledger.ts";
-import { calibrate, estimateMessagesTokens, UNCALIBRATED, type Calibration } from "../projection/tokens.ts";
+import { calibrate, UNCALIBRATED, type Calibration } from "../projection/tokens.ts";
 import type { LedgerSettings } from "./settings.ts";
 
 type SessionView = Pick<ExtensionContext["sessionManager"], "getLeafId" | "getEntry">;
@@ -31,9 +31,9 @@ export class LedgerSession {
     this.live.sync(sessionManager.getLeafId(), (id) => sessionManager.getEntry(id) as SessionEntry | undefined);
   }
 
-  /** Remember the estimate of a request about to be sent. */
-  noteRequest(messages: Parameters<typeof estimateMessagesTokens>[0]): void {
-    this.lastRequestEstimate = estimateMessagesTokens(messages);
+  /** Remember the estimate of a request about to be sent (O(folds), not O(session)). */
+  noteRequest(): void {
+    this.lastRequestEstimate = this.live.estimateViewTokens();
   }
 
   /** Calibrate the estimator with a provider usage report for the last request. */

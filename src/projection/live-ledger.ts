@@ -6,12 +6,16 @@ import type { SessionEntry } from "../log/entries.ts";
 import { FoldMask } from "./fold-rules.ts";
 import { evolve, initialLedgerState, type LedgerState } from "./ledger-state.ts";
 import { entryKeys, matchMessages } from "./message-match.ts";
+import { entryMessages } from "./project.ts";
+import { estimateMessagesTokens } from "./tokens.ts";
 
 export class LiveLedger {
   private readonly path = new ActivePath();
   /** states[i]: the ledger state after path entry i. Immer shares structure, so this is one pointer per entry. */
   private readonly states: LedgerState[] = [];
   private readonly byKey = new Map<string, string[]>();
+  /** tokenSums[i]: estimated tokens of path entries 0..i-1, so any range costs O(1). */
+  private readonly tokenSums: number[] = [0];
   private mask: { state: LedgerState; mask: FoldMask } | undefined;
 
   /** Move to `leafId`, folding only entries not already on the path. */
@@ -19,11 +23,13 @@ export class LiveLedger {
     const change = this.path.moveTo(leafId, getEntry);
     for (const entry of change.removed) this.unindex(entry);
     this.states.length = change.kept;
+    this.tokenSums.length = change.kept + 1;
     let state = this.state;
     for (const entry of change.appended) {
       state = evolve(state, entry);
       this.states.push(state);
       this.index(entry);
+      this.tokenSums.push(this.tokenSums[this.tokenSums.length - 1] + estimateMessagesTokens(entryMessages(entry)));
     }
     return change;
   }
@@ -53,6 +59,42 @@ export class LiveLedger {
   stateAt(id: string): LedgerState | undefined {
     const i = this.path.indexOf(id);
     return i < 0 ? undefined : this.states[i];
+  }
+
+  /**
+   * Estimated tokens of the model view at the leaf, without walking the path: the range the latest compaction
+   * keeps, minus the union of fold ranges. Fold exemptions are ignored, so this slightly underestimates.
+   */
+  estimateViewTokens(): number {
+    const n = this.path.entries.length;
+    const sum = (from: number, to: number) => (to < from ? 0 : this.tokenSums[to + 1] - this.tokenSums[from]);
+    let start = 0;
+    let base = 0;
+    for (const c of this.state.compactions.slice(-1)) {
+      const at = this.path.indexOf(c.entryId);
+      const kept = this.path.indexOf(c.firstKeptEntryId);
+      base = sum(at, at); // the summary itself
+      start = kept >= 0 && kept < at ? kept : at + 1;
+      // Entries between the kept start and the compaction, and after it, are in context.
+      const total = sum(start, at - 1) + sum(at + 1, n - 1);
+      return base + total - this.foldedTokens(start);
+    }
+    return sum(0, n - 1) - this.foldedTokens(0);
+  }
+
+  private foldedTokens(from: number): number {
+    const ranges = this.state.folds
+      .map((f) => [Math.max(from, (f.afterId === null ? -1 : this.path.indexOf(f.afterId)) + 1), this.path.indexOf(f.throughId)] as const)
+      .filter(([a, b]) => b >= a)
+      .sort((x, y) => x[0] - y[0]);
+    let total = 0;
+    let end = -1;
+    for (const [a, b] of ranges) {
+      const lo = Math.max(a, end + 1);
+      if (b >= lo) total += this.tokenSums[b + 1] - this.tokenSums[lo];
+      end = Math.max(end, b);
+    }
+    return total;
   }
 
   /** The fold mask for the current state, rebuilt only when the rules change. */

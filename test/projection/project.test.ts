@@ -112,3 +112,24 @@ describe("LiveLedger", () => {
     expect(live.filterContext(buildSessionProjection(b.entries, b.leaf).messages)).toBeUndefined();
   });
 });
+
+describe("LiveLedger.estimateViewTokens", () => {
+  it("equals the estimate of the projected messages when folds have no exemptions", async () => {
+    const { estimateMessagesTokens } = await import("../../src/projection/tokens.ts");
+    const b = new LedgerBuilder();
+    const u = b.user("start ".repeat(50));
+    b.assistant("long answer ".repeat(200));
+    const a2 = b.assistant("second ".repeat(100));
+    b.fold({ afterId: u, throughId: a2 }, "summary");
+    b.user("after ".repeat(30));
+    const live = new LiveLedger();
+    live.sync(b.leaf, (id) => b.byId().get(id));
+    const projected = projectBranch(branchTo(b.entries, b.leaf)).messages;
+    expect(live.estimateViewTokens()).toBe(estimateMessagesTokens(projected));
+    const c = b.compaction(a2, "native summary");
+    b.user("later");
+    live.sync(b.leaf, (id) => b.byId().get(id));
+    expect(live.estimateViewTokens()).toBe(estimateMessagesTokens(projectBranch(branchTo(b.entries, b.leaf)).messages));
+    expect(c).toBeTruthy();
+  });
+});
