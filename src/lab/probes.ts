@@ -144,3 +144,24 @@ export function retention(probes: readonly Probe[], text: string): { kept: numbe
   const kept = probes.length - missing.length;
   return { kept, total: probes.length, share: probes.length ? kept / probes.length : 1, missing };
 }
+
+/**
+ * Retention against a list of messages. A probe whose source message is in the view unchanged (same object)
+ * is present without a search; the view's text is built only when some probe needs one.
+ */
+export function viewRetention(
+  probes: readonly Probe[],
+  messages: readonly AgentMessage[],
+  sourceOf: (probe: Probe) => readonly AgentMessage[],
+): { kept: number; total: number; share: number; missing: Probe[] } {
+  const present = new Set<AgentMessage>(messages);
+  const missing: Probe[] = [];
+  let text: string | undefined;
+  for (const probe of probes) {
+    if (sourceOf(probe).some((m) => present.has(m))) continue;
+    text ??= viewText(messages);
+    if (!text.includes(probe.text)) missing.push(probe);
+  }
+  const kept = probes.length - missing.length;
+  return { kept, total: probes.length, share: probes.length ? kept / probes.length : 1, missing };
+}

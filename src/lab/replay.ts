@@ -1,12 +1,13 @@
 // The replay: feeds a session's active branch to every row turn by turn, the way Pi grows the context, and
 // measures each provider request (one per assistant message): context size, cached prefix, the actions a
 // row took before it, and at the end which probes survive and which the ledger can still recover.
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { branchTo } from "../log/branch.ts";
 import type { SessionEntry } from "../log/entries.ts";
 import { cacheReuse, type Prices, type RequestTokens, requestCost, type SideCall } from "./metrics.ts";
-import { extractProbes, PROBE_KINDS, type Probe, type ProbeKind, retention, viewText } from "./probes.ts";
+import { extractProbes, PROBE_KINDS, type Probe, type ProbeKind, viewRetention } from "./probes.ts";
 import { literalLedgerSearch, recoverability } from "./recoverability.ts";
-import type { ContextAction, LabSettings, Row, RowFactory, RowInfo } from "./row.ts";
+import { type ContextAction, type LabSettings, type Row, type RowFactory, type RowInfo, visibleMessages } from "./row.ts";
 
 /** A session to replay: its entries as loaded (any order the file had), plus what loading noticed. */
 export interface SessionInput {
@@ -72,6 +73,8 @@ export interface ReplayOptions {
   onProgress?: (done: number, total: number) => void;
   /** Points kept per series for charts. */
   seriesPoints?: number;
+  /** Sees each row's final model view (the judge asks its questions against it). */
+  onFinalView?: (session: string, row: RowInfo, messages: readonly AgentMessage[], probes: readonly Probe[]) => void;
 }
 
 /** Kinds of action that happen on (nearly) every step; retention after each of them is not computed. */
@@ -107,10 +110,17 @@ interface RowState {
   actions: ActionRecord[];
 }
 
+type SourceOf = (probe: Probe) => readonly AgentMessage[];
+
 /** Probes found before `index`, checked against a row's current view. */
-function retentionSoFar(row: Row, probes: readonly Probe[], index: number): number {
+function retentionSoFar(row: Row, probes: readonly Probe[], index: number, sourceOf: SourceOf): number {
   const seen = probes.filter((p) => p.index < index);
-  return retention(seen, viewText(row.view.messages)).share;
+  return viewRetention(seen, row.view.messages, sourceOf).share;
+}
+
+/** Per-action retention is measured for the first actions of a row and then for every tenth. */
+function measuresAction(count: number): boolean {
+  return count < 40 || count % 10 === 0;
 }
 
 function downsample(values: readonly number[], points: number): [number, number][] {
@@ -134,6 +144,9 @@ function downsample(values: readonly number[], points: number): [number, number]
 export async function replaySession(session: SessionInput, options: ReplayOptions): Promise<SessionResult> {
   const { branch, originalCompactions } = replayBranch(session.entries);
   const probes = extractProbes(branch);
+  const sourceMessages = new Map<string, readonly AgentMessage[]>();
+  for (const probe of probes) if (!sourceMessages.has(probe.entryId)) sourceMessages.set(probe.entryId, visibleMessages(branch[probe.index]));
+  const sourceOf: SourceOf = (probe) => sourceMessages.get(probe.entryId) ?? [];
   const states: RowState[] = options.rows.map((factory) => ({ row: factory(options.settings), requests: [], tokens: [], actions: [] }));
   let request = 0;
   const progressEvery = Math.max(1, Math.floor(branch.length / 50));
@@ -151,7 +164,7 @@ export async function replaySession(session: SessionInput, options: ReplayOption
             sideCalls: action.sideCalls,
             ...(action.latencyMs !== undefined ? { latencyMs: action.latencyMs } : {}),
             ...(action.modelCall ? { modelCall: true } : {}),
-            ...(PER_STEP_KINDS.has(action.kind) ? {} : { retention: retentionSoFar(state.row, probes, i) }),
+            ...(PER_STEP_KINDS.has(action.kind) || !measuresAction(state.actions.length) ? {} : { retention: retentionSoFar(state.row, probes, i, sourceOf) }),
           });
         }
         const tokens = state.row.view.markRequest();
@@ -163,6 +176,7 @@ export async function replaySession(session: SessionInput, options: ReplayOption
     for (const state of states) state.row.append(entry);
     if (options.onProgress && (i % progressEvery === 0 || i === branch.length - 1)) options.onProgress(i + 1, branch.length);
   }
+  for (const state of states) options.onFinalView?.(session.name, state.row.info, state.row.view.messages, probes);
   const byKind = Object.fromEntries(PROBE_KINDS.map((k) => [k, probes.filter((p) => p.kind === k).length])) as Record<ProbeKind, number>;
   return {
     name: session.name,
@@ -174,13 +188,13 @@ export async function replaySession(session: SessionInput, options: ReplayOption
     originalCompactions,
     malformedLines: session.malformedLines ?? [],
     unknownTypes: session.unknownTypes ?? {},
-    rows: states.map((state) => summarizeRow(state, probes, options)),
+    rows: states.map((state) => summarizeRow(state, probes, options, sourceOf)),
   };
 }
 
-function summarizeRow(state: RowState, probes: readonly Probe[], options: ReplayOptions): RowResult {
+function summarizeRow(state: RowState, probes: readonly Probe[], options: ReplayOptions, sourceOf: SourceOf): RowResult {
   const { row, requests, tokens, actions } = state;
-  const final = retention(probes, viewText(row.view.messages));
+  const final = viewRetention(probes, row.view.messages, sourceOf);
   const missing = new Set(final.missing);
   const byKind = Object.fromEntries(
     PROBE_KINDS.map((kind) => {

@@ -4,6 +4,7 @@
 import { performance } from "node:perf_hooks";
 import { type FoldDetails, LedgerType, type SessionEntry, textOf } from "../../log/entries.ts";
 import { isFoldable } from "../../projection/fold-rules.ts";
+import { evolve, initialLedgerState, type LedgerState } from "../../projection/ledger-state.ts";
 import { projectBranch } from "../../projection/project.ts";
 import type { LabSettings, Row } from "../row.ts";
 import type { TimedAction } from "./compaction-row.ts";
@@ -39,6 +40,8 @@ export const foldPolicy = (_settings: LabSettings): Row => {
   let turnUserId: string | undefined;
   let turnStart = -1;
   let pending: TimedAction | undefined;
+  // The ledger state is folded as entries arrive, so a projection costs one pass over the branch.
+  let state: LedgerState = initialLedgerState();
   return {
     info: { id: "fold", label: "fold (policy)", family: "ours", note: "fold strategy under a scripted policy: fold the finished request at each new user message" },
     view: ledger.view,
@@ -53,12 +56,14 @@ export const foldPolicy = (_settings: LabSettings): Row => {
           const started = performance.now();
           const requestEntry = [...finished].reverse().find((e) => e.type === "message" && e.message.role === "assistant") ?? through;
           const details: FoldDetails = { v: 1, range: { afterId: turnUserId, throughId: through.id }, requestEntryId: requestEntry.id, target: turnUserId };
-          ledger.appendFact({ type: "custom_message", customType: LedgerType.fold, content: foldSummary(finished), display: true, details });
-          ledger.reset(projectBranch(ledger.branch).messages);
+          const fact = ledger.appendFact({ type: "custom_message", customType: LedgerType.fold, content: foldSummary(finished), display: true, details });
+          state = evolve(state, fact);
+          ledger.reset(projectBranch(ledger.branch, state).messages);
           pending = { kind: "fold", tokensBefore, sideCalls: [], latencyMs: performance.now() - started };
         }
       }
       ledger.appendSource(entry);
+      state = evolve(state, entry);
       if (isUser) {
         turnUserId = ledger.branch[ledger.branch.length - 1].id;
         turnStart = ledger.branch.length - 1;

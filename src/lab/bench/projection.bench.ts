@@ -1,0 +1,73 @@
+// Projection cost: our full branch projection and the live ledger's per-request update against Pi's own
+// buildSessionProjection, on generated ledgers of 1k, 10k and 50k entries, all timed in the same run.
+import { performance } from "node:perf_hooks";
+import { buildSessionProjection } from "@earendil-works/pi-coding-agent";
+import type { SessionEntry } from "../../log/entries.ts";
+import { LiveLedger } from "../../projection/live-ledger.ts";
+import { projectBranch } from "../../projection/project.ts";
+import { generateSession } from "../sample/generate.ts";
+import type { BenchRow } from "./types.ts";
+
+/** A linear ledger of at least `size` entries from the sample generator, cut to exactly `size`. */
+export function generatedLedger(size: number): SessionEntry[] {
+  const entries: SessionEntry[] = [];
+  let round = 0;
+  while (entries.length < size) {
+    const session = generateSession(7_000 + round, round, { tasks: 40 });
+    for (const entry of session.entries) {
+      if (entry.type === "session") continue;
+      const previous = entries[entries.length - 1];
+      entries.push({ ...entry, id: `${round}-${entry.id}`, parentId: previous ? previous.id : null } as SessionEntry);
+      if (entries.length === size) break;
+    }
+    round++;
+  }
+  return entries;
+}
+
+/** Median wall time of `fn` over enough repetitions to be stable (at least `minRuns`, about `budgetMs`). */
+export function timeIt(fn: () => unknown, budgetMs = 400, minRuns = 5): number {
+  const samples: number[] = [];
+  const started = performance.now();
+  while (samples.length < minRuns || (performance.now() - started < budgetMs && samples.length < 200)) {
+    const t = performance.now();
+    fn();
+    samples.push(performance.now() - t);
+  }
+  samples.sort((a, b) => a - b);
+  return samples[Math.floor(samples.length / 2)];
+}
+
+export async function benchProjection(): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  for (const size of [1_000, 10_000, 50_000]) {
+    const ledger = generatedLedger(size);
+    const leaf = ledger[ledger.length - 1].id;
+    const pi = timeIt(() => buildSessionProjection(ledger, leaf));
+    const ours = timeIt(() => projectBranch(ledger));
+    rows.push({ suite: "projection", name: `full rebuild, ${size} entries (Pi)`, value: pi, unit: "ms" });
+    rows.push({ suite: "projection", name: `full rebuild, ${size} entries (ours)`, value: ours, unit: "ms", reference: "Pi buildSessionProjection, same ledger", ratio: ours / pi, target: "≤ 1.5x" });
+    // Per request: the live ledger syncs one new entry and filters the request's messages.
+    const byId = new Map(ledger.map((e) => [e.id, e]));
+    const live = new LiveLedger();
+    live.sync(ledger[ledger.length - 2].id, (id) => byId.get(id));
+    const messages = buildSessionProjection(ledger, leaf).messages;
+    let flip = false;
+    const incremental = timeIt(() => {
+      // Alternate between the last two leaves so every run syncs exactly one entry.
+      flip = !flip;
+      live.sync(flip ? leaf : ledger[ledger.length - 2].id, (id) => byId.get(id));
+      live.filterContext(messages);
+    });
+    rows.push({
+      suite: "projection",
+      name: `per-request update, ${size} entries (live ledger)`,
+      value: incremental,
+      unit: "ms",
+      reference: "Pi buildSessionProjection full rebuild, same ledger",
+      ratio: incremental / pi,
+      ...(size === 10_000 ? { target: "≤ 0.05x" } : {}),
+    });
+  }
+  return rows;
+}

@@ -1,0 +1,187 @@
+// `pi-context-ledger lab`: replay sessions through every row and print, write and chart the comparison.
+import { writeFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { loadSessionFile } from "../../host/session-file.ts";
+import { InputError, sampleInputs, sessionFiles, sessionName, userSessionsDir } from "../inputs.ts";
+import { judgeRun, type JudgeNote } from "../judge.ts";
+import { DEFAULT_PRICES, parsePrices } from "../metrics.ts";
+import { createProgress } from "../progress.ts";
+import { renderReport } from "../report/html.ts";
+import { type ReplayOptions, replaySession, type SessionInput, type SessionResult } from "../replay.ts";
+import { type LabResult, totalsOf } from "../results.ts";
+import { defaultSettings } from "../row.ts";
+import { selectRows } from "../rows/registry.ts";
+import { DEFAULT_SEED } from "../sample/generate.ts";
+import { LEGEND, renderTable } from "../table.ts";
+
+export const LAB_USAGE = `Usage: pi-context-ledger lab [files or dirs…] [options]
+
+Replays Pi sessions request by request through our strategies and reference baselines.
+With no path, replays a seeded sample of generated coding sessions.
+
+Options:
+  --sessions             replay your own sessions (~/.pi/agent/sessions, or $PI_CODING_AGENT_DIR/sessions)
+  --window <tokens>      context window (default 128000; accepts 200k)
+  --strategies <ids>     comma-separated rows (default: all available)
+  --json <file>          write every figure as JSON
+  --report <file>        write the HTML report (default lab-report.html; --no-report to skip)
+  --prices <spec>        input=1,write=1.25,read=0.1,output=5,usd=3 (multipliers; usd per M input tokens)
+  --seed <n>             sample seed (default ${DEFAULT_SEED})
+  --judge <prov/model>   ask a real model probe questions (skipped without credentials)
+  --quiet                no progress output
+`;
+
+/** Parse "128000", "128k", "1m". */
+export function parseTokens(value: string): number {
+  const match = /^(\d+(?:\.\d+)?)([km]?)$/i.exec(value.trim());
+  if (!match) throw new InputError(`bad token count "${value}" (examples: 64000, 128k)`);
+  const n = Number(match[1]) * (match[2].toLowerCase() === "k" ? 1000 : match[2].toLowerCase() === "m" ? 1_000_000 : 1);
+  if (n < 20_000) throw new InputError(`window ${value} is too small: Pi reserves 16384 tokens for the reply`);
+  return Math.round(n);
+}
+
+interface Out {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
+
+const defaultOut: Out = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) };
+
+/** Run the lab command; returns the exit code. */
+export async function runLab(argv: readonly string[], out: Out = defaultOut): Promise<number> {
+  let args;
+  try {
+    args = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      options: {
+        sessions: { type: "boolean" },
+        window: { type: "string" },
+        strategies: { type: "string" },
+        json: { type: "string" },
+        report: { type: "string" },
+        "no-report": { type: "boolean" },
+        prices: { type: "string" },
+        seed: { type: "string" },
+        judge: { type: "string" },
+        quiet: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (error) {
+    out.stderr(`lab: ${(error as Error).message}\n\n${LAB_USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = args;
+  if (values.help) {
+    out.stdout(LAB_USAGE);
+    return 0;
+  }
+  const started = performance.now();
+  try {
+    const settings = defaultSettings(values.window ? parseTokens(values.window) : 128_000);
+    const prices = parsePrices(values.prices, DEFAULT_PRICES);
+    const { factories, skipped } = selectRows(values.strategies);
+    if (!factories.length) throw new InputError("no runnable strategy selected");
+    const seed = values.seed ? Number(values.seed) : DEFAULT_SEED;
+    if (!Number.isInteger(seed)) throw new InputError(`bad seed "${values.seed}"`);
+
+    // Inputs: paths, the user's sessions, or the sample. Files load one at a time, so memory follows one session.
+    const paths = [...positionals];
+    if (values.sessions) paths.push(userSessionsDir());
+    const files = paths.length ? await sessionFiles(paths) : [];
+    const sample = paths.length ? [] : sampleInputs(seed);
+    const count = files.length || sample.length;
+    const progress = createProgress(process.stderr, values.quiet === true);
+    const judge = values.judge ? await judgeRun(values.judge) : undefined;
+    const options: ReplayOptions = { settings, rows: factories, prices, onProgress: (d, t) => progress.update(d, t), onFinalView: judge?.collect };
+
+    const sessions: SessionResult[] = [];
+    for (let i = 0; i < count; i++) {
+      let input: SessionInput;
+      if (files.length) {
+        const loaded = await loadSessionFile(files[i]);
+        input = { name: sessionName(files[i]), path: files[i], entries: loaded.entries, malformedLines: loaded.diagnostics, unknownTypes: loaded.unknownTypes };
+      } else input = sample[i];
+      progress.start(input.name, i, count);
+      const t0 = performance.now();
+      const result = await replaySession(input, options);
+      progress.finish(`${result.requests} requests, ${result.probes.total} probes, ${((performance.now() - t0) / 1000).toFixed(1)}s`);
+      sessions.push(result);
+    }
+
+    const result: LabResult = {
+      v: 1,
+      tool: "pi-context-ledger lab",
+      input: files.length ? { kind: "files", paths: files } : { kind: "sample", seed },
+      settings,
+      prices,
+      unavailable: skipped.map((r) => ({ id: r.id, reason: r.unavailable ?? "" })),
+      sessions,
+      totals: totalsOf(sessions),
+    };
+    if (judge) result.judge = await judge.finish();
+    result.run = { seconds: (performance.now() - started) / 1000, maxRssBytes: process.resourceUsage().maxRSS * 1024 };
+
+    out.stdout(renderSummary(result));
+    if (values.json) {
+      await writeFile(resolve(values.json), `${JSON.stringify(result, null, 1)}\n`);
+      out.stdout(`JSON: ${values.json}\n`);
+    }
+    if (!values["no-report"]) {
+      const reportPath = values.report ?? "lab-report.html";
+      await writeFile(resolve(reportPath), await renderReport(result));
+      out.stdout(`Report: ${reportPath}\n`);
+    }
+    return 0;
+  } catch (error) {
+    if (error instanceof InputError) {
+      out.stderr(`lab: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}
+
+/** The terminal summary: one table per session, totals when there are several, notes and diagnostics. */
+export function renderSummary(result: LabResult): string {
+  const lines: string[] = [];
+  const { settings } = result;
+  const source = result.input.kind === "sample" ? `generated sample (seed ${result.input.seed})` : `${result.input.paths.length} session file(s)`;
+  lines.push(``, `pi-context-ledger lab · ${source} · window ${settings.window} (compacts above ${settings.window - settings.reserve}) · prices ${priceText(result)}`, ``);
+  for (const session of result.sessions) {
+    lines.push(`■ ${session.name}: ${session.branchEntries} entries, ${session.requests} requests, ${session.probes.total} probes`);
+    const notes = diagnostics(session);
+    if (notes.length) lines.push(...notes.map((n) => `  ${n}`));
+    lines.push(renderTable(totalsOf([session])), ``);
+  }
+  if (result.sessions.length > 1) lines.push(`■ all ${result.sessions.length} sessions`, renderTable(result.totals), ``);
+  lines.push(...LEGEND, ``);
+  const simulated = result.totals.filter((t) => t.info.note.startsWith("simulated"));
+  if (simulated.length) lines.push(`Simulations of published behaviour (not the real products): ${simulated.map((t) => t.info.label).join(", ")}.`);
+  for (const row of result.unavailable) lines.push(`Not in this run: ${row.id} (${row.reason}).`);
+  if (result.judge) lines.push(`Judge: ${result.judge.note}`);
+  lines.push(``);
+  return lines.join("\n");
+}
+
+function priceText(result: LabResult): string {
+  const p = result.prices;
+  return `in ${p.input}× write ${p.cacheWrite}× read ${p.cacheRead}× out ${p.output}× at $${p.usdPerMTok}/M`;
+}
+
+/** Malformed lines (with numbers), unknown entry types and dropped compactions of one session. */
+export function diagnostics(session: SessionResult): string[] {
+  const out: string[] = [];
+  if (session.malformedLines.length) {
+    const shown = session.malformedLines.slice(0, 10).map((d) => `line ${d.line}: ${d.reason}`);
+    out.push(`skipped ${session.malformedLines.length} malformed line(s): ${shown.join("; ")}${session.malformedLines.length > 10 ? "; …" : ""}`);
+  }
+  const unknown = Object.entries(session.unknownTypes);
+  if (unknown.length) out.push(`unknown entry types (ignored): ${unknown.map(([t, n]) => `${t} ×${n}`).join(", ")}`);
+  if (session.originalCompactions) out.push(`the file's own ${session.originalCompactions} compaction(s) were set aside, so every row starts from the raw history`);
+  return out;
+}
+
+export type { JudgeNote };

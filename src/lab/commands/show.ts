@@ -1,0 +1,144 @@
+// `pi-context-ledger show <session.jsonl>`: the ledger as the extension sees it: our facts (folds,
+// compactions, checkpoints, notices), a timeline of the active branch, and what the model sees versus what
+// stays hidden in the file. Malformed lines are listed with their line numbers.
+import { parseArgs } from "node:util";
+import { loadSessionFile } from "../../host/session-file.ts";
+import { branchTo } from "../../log/branch.ts";
+import { isFoldEntry, isLedgerCompaction, isLedgerEntry, type SessionEntry, textOf } from "../../log/entries.ts";
+import { foldBranch } from "../../projection/ledger-state.ts";
+import { entryMessages, projectBranch } from "../../projection/project.ts";
+import { estimateMessagesTokens } from "../../projection/tokens.ts";
+import { InputError, sessionFiles } from "../inputs.ts";
+import { kTokens } from "../table.ts";
+
+const USAGE = `Usage: pi-context-ledger show <session.jsonl> [--json]
+
+Prints the ledger of one session: this package's facts, the timeline of the active branch, and how many
+entries and tokens the model sees versus how many stay hidden (compacted or folded) in the file.
+  --json   print the same as JSON
+`;
+
+function oneLine(text: string, max = 90): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** What `show` reports about one session. */
+export interface ShowReport {
+  path: string;
+  entries: number;
+  branchEntries: number;
+  offBranch: number;
+  malformedLines: { line: number; reason: string }[];
+  unknownTypes: Record<string, number>;
+  facts: { id: string; type: string; what: string }[];
+  timeline: { id: string; timestamp: string; what: string }[];
+  visible: { entries: number; tokens: number };
+  hidden: { compacted: number; folded: number; tokens: number };
+}
+
+/** Build the report from loaded entries (pure apart from the loading done by the caller). */
+export function showReport(path: string, entries: readonly SessionEntry[], malformedLines: ShowReport["malformedLines"], unknownTypes: Record<string, number>): ShowReport {
+  const branch = branchTo(entries);
+  const state = foldBranch(branch);
+  const projection = projectBranch(branch, state);
+  const projected = new Map(projection.entries.map((p) => [p.sourceEntry.id, p]));
+  const facts: ShowReport["facts"] = [];
+  const timeline: ShowReport["timeline"] = [];
+  const labels = state.labels;
+  let compacted = 0;
+  let folded = 0;
+  let hiddenTokens = 0;
+  let visibleEntries = 0;
+  for (const entry of branch) {
+    const own = entryMessages(entry);
+    const p = projected.get(entry.id);
+    if (own.length && entry.type !== "compaction") {
+      if (!p) {
+        compacted++;
+        hiddenTokens += estimateMessagesTokens(own);
+      } else if (p.folded) {
+        folded++;
+        hiddenTokens += estimateMessagesTokens(own);
+      } else visibleEntries++;
+    }
+    if (isFoldEntry(entry)) {
+      const r = entry.details!.range;
+      facts.push({ id: entry.id, type: "fold", what: `hides (${r.afterId ?? "start"}, ${r.throughId}]${r.keepToolResultsOf ? ` keeping results of ${r.keepToolResultsOf}` : ""}: ${oneLine(textOf(entry.content), 70)}` });
+    } else if (entry.type === "compaction") {
+      const strategy = isLedgerCompaction(entry) ? entry.details!.strategy : "native";
+      facts.push({ id: entry.id, type: `compaction (${strategy})`, what: `keeps from ${entry.firstKeptEntryId ?? "nothing"}, ${entry.tokensBefore} tokens before, summary ${kTokens(Math.ceil(entry.summary.length / 4))} tokens` });
+    } else if (isLedgerEntry(entry) && (entry.type === "custom" || entry.type === "custom_message")) {
+      facts.push({ id: entry.id, type: entry.customType, what: entry.type === "custom_message" ? oneLine(textOf(entry.content), 80) : oneLine(JSON.stringify(entry.data ?? {}), 80) });
+    }
+    if (labels[entry.id]) facts.push({ id: entry.id, type: "checkpoint", what: `label "${labels[entry.id]}"` });
+    if (entry.type === "message" && entry.message.role === "user") timeline.push({ id: entry.id, timestamp: entry.timestamp, what: `user: ${oneLine(textOf(entry.message.content))}` });
+    else if (entry.type === "compaction" || isFoldEntry(entry)) timeline.push({ id: entry.id, timestamp: entry.timestamp, what: facts[facts.length - 1]?.type ?? entry.type });
+    else if (entry.type === "model_change") timeline.push({ id: entry.id, timestamp: entry.timestamp, what: `model: ${entry.provider}/${entry.modelId}` });
+    else if (entry.type === "branch_summary") timeline.push({ id: entry.id, timestamp: entry.timestamp, what: `branch summary from ${entry.fromId}` });
+  }
+  return {
+    path,
+    entries: entries.length,
+    branchEntries: branch.length,
+    offBranch: entries.length - branch.length,
+    malformedLines,
+    unknownTypes,
+    facts,
+    timeline,
+    visible: { entries: visibleEntries, tokens: estimateMessagesTokens(projection.messages) },
+    hidden: { compacted, folded, tokens: hiddenTokens },
+  };
+}
+
+/** Plain-text rendering of a show report. */
+export function renderShow(report: ShowReport): string {
+  const lines = [
+    `${report.path}`,
+    `${report.entries} entries (${report.branchEntries} on the active branch, ${report.offBranch} on other branches)`,
+  ];
+  if (report.malformedLines.length) {
+    lines.push(`malformed lines skipped: ${report.malformedLines.length}`);
+    for (const d of report.malformedLines) lines.push(`  line ${d.line}: ${d.reason}`);
+  }
+  const unknown = Object.entries(report.unknownTypes);
+  if (unknown.length) lines.push(`unknown entry types: ${unknown.map(([t, n]) => `${t} ×${n}`).join(", ")}`);
+  lines.push(
+    ``,
+    `model view: ${report.visible.entries} entries visible, ${kTokens(report.visible.tokens)} tokens`,
+    `hidden in the file: ${report.hidden.compacted} compacted, ${report.hidden.folded} folded (${kTokens(report.hidden.tokens)} tokens)`,
+    ``,
+    `facts (${report.facts.length}):`,
+  );
+  if (!report.facts.length) lines.push(`  none: no compactions, folds or checkpoints on this branch`);
+  for (const f of report.facts) lines.push(`  ${f.id}  ${f.type}: ${f.what}`);
+  lines.push(``, `timeline (${report.timeline.length}):`);
+  for (const t of report.timeline) lines.push(`  ${t.timestamp.slice(0, 19).replace("T", " ")}  ${t.id}  ${t.what}`);
+  return `${lines.join("\n")}\n`;
+}
+
+export async function runShow(argv: readonly string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } } });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (positionals.length !== 1) {
+    process.stderr.write(`show: expected one session file\n\n${USAGE}`);
+    return 2;
+  }
+  let files: string[];
+  try {
+    files = await sessionFiles(positionals);
+  } catch (error) {
+    if (error instanceof InputError) {
+      process.stderr.write(`show: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+  const loaded = await loadSessionFile(files[0]);
+  const report = showReport(positionals[0], loaded.entries, loaded.diagnostics, loaded.unknownTypes);
+  process.stdout.write(values.json ? `${JSON.stringify(report, null, 1)}\n` : renderShow(report));
+  return 0;
+}
