@@ -4,11 +4,14 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 import { Text } from "@earendil-works/pi-tui";
 import { LedgerType } from "../log/entries.ts";
 import type { ContextFile } from "../strategies/contract.ts";
+import { createCheckpointPlanner } from "../strategies/checkpoint/planner.ts";
 import { handleBeforeCompact } from "./compaction-handler.ts";
 import { renderDashboard } from "./dashboard.ts";
 import { FoldCoordinator } from "./fold-tools.ts";
 import { LedgerSession } from "./ledger-session.ts";
+import { registerRecap } from "./recap.ts";
 import { loadSettings } from "./settings.ts";
+import { registerStrategy } from "./strategies.ts";
 
 export function registerContextLedger(pi: ExtensionAPI): void {
   const loaded = loadSettings();
@@ -16,6 +19,8 @@ export function registerContextLedger(pi: ExtensionAPI): void {
   let contextFiles: readonly ContextFile[] = [];
   const folds = new FoldCoordinator(pi, () => session);
   if (session.settings.foldTools) folds.register();
+  registerStrategy(createCheckpointPlanner(() => session.settings.checkpoint));
+  registerRecap(pi, () => ({ enabled: true }));
 
   const warnOnce = (ctx: ExtensionContext) => {
     for (const warning of loaded.warnings) ctx.ui.notify(`context-ledger: ${warning}`, "warning");
