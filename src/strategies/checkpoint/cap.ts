@@ -40,20 +40,20 @@ function lineChars(lines: readonly string[]): number {
   return total;
 }
 
-/** Mark a head as trimmed: `[user ab12]` -> `[user ab12; trimmed]`. */
+/** The bracketed part of a head, marked trimmed: `[user ab12] …` -> `[user ab12; trimmed]`. */
 function markedHead(head: string): string {
   const close = head.indexOf("]");
-  return close < 0 ? head : `${head.slice(0, close)}; trimmed${head.slice(close)}`;
+  return close < 0 ? `${head} [trimmed]` : `${head.slice(0, close)}; trimmed]`;
 }
 
 function headOf(w: Working): string {
   const total = w.item.body.length;
   if (w.prefixOnly) {
     const first = w.item.body[0] ?? "";
-    return `${markedHead(w.item.head.split("] ")[0] + "]")} kept none of its ${total} lines; the first (${first.length} chars) begins ${jsonPrefix(first)}`;
+    return `${markedHead(w.item.head)} kept none of its ${total} lines; the first (${first.length} chars) begins ${jsonPrefix(first)}`;
   }
   if (w.from === 0 && w.to === total) return w.item.head;
-  return `${markedHead(w.item.head.split("] ")[0] + "]")} kept lines ${w.from + 1}-${w.to} of ${total}`;
+  return `${markedHead(w.item.head)} kept lines ${w.from + 1}-${w.to} of ${total}`;
 }
 
 function workingChars(w: Working): number {

@@ -17,7 +17,11 @@ export class Branch {
   readonly entries: SessionEntry[] = [];
   private n = 0;
 
-  constructor(private readonly prefix = "e") {}
+  private readonly prefix: string;
+
+  constructor(prefix = "e") {
+    this.prefix = prefix;
+  }
 
   private next(): { id: string; parentId: string | null; timestamp: string } {
     const parentId = this.entries.length ? this.entries[this.entries.length - 1].id : null;
