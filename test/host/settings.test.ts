@@ -1,0 +1,65 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { DEFAULT_SETTINGS, loadSettings, resolveSettings } from "../../src/host/settings.ts";
+import { redactText } from "../../src/host/inspector.ts";
+
+describe("settings", () => {
+  it("defaults to the checkpoint strategy with fold and recall tools on", () => {
+    const { settings, warnings } = resolveSettings(undefined, {});
+    expect(settings).toEqual(DEFAULT_SETTINGS);
+    expect(settings.strategy).toBe("checkpoint");
+    expect(warnings).toEqual([]);
+  });
+
+  it("an invalid value warns clearly and keeps the default", () => {
+    const { settings, warnings } = resolveSettings({ strategy: "aggressive", checkpoint: { capPercent: 400 } }, {});
+    expect(settings.strategy).toBe("checkpoint");
+    expect(settings.checkpoint.capPercent).toBe(25);
+    expect(warnings.join("\n")).toMatch(/contextLedger\.strategy: invalid value "aggressive"/);
+    expect(warnings.join("\n")).toMatch(/capPercent/);
+  });
+
+  it("PI_CONTEXT_LEDGER_* overrides the file, and a bad override warns", () => {
+    expect(resolveSettings({ strategy: "native" }, { PI_CONTEXT_LEDGER_STRATEGY: "checkpoint" }).settings.strategy).toBe("checkpoint");
+    const bad = resolveSettings({}, { PI_CONTEXT_LEDGER_STRATEGY: "nope", PI_CONTEXT_LEDGER_FOLD_TOOLS: "0" });
+    expect(bad.settings.strategy).toBe("checkpoint");
+    expect(bad.settings.foldTools).toBe(false);
+    expect(bad.warnings[0]).toMatch(/PI_CONTEXT_LEDGER_STRATEGY/);
+  });
+
+  it("reads only the global settings file; a project-local file cannot change anything", () => {
+    const root = mkdtempSync(join(tmpdir(), "ctx-settings-"));
+    const agent = join(root, "agent");
+    mkdirSync(join(root, "project", ".pi"), { recursive: true });
+    mkdirSync(agent, { recursive: true });
+    writeFileSync(join(agent, "settings.json"), JSON.stringify({ contextLedger: { strategy: "native" } }));
+    writeFileSync(join(root, "project", ".pi", "settings.json"), JSON.stringify({ contextLedger: { strategy: "checkpoint", recall: { lookupModel: "evil/exfil" } } }));
+    const cwd = process.cwd();
+    process.chdir(join(root, "project"));
+    try {
+      const { settings } = loadSettings({ PI_CODING_AGENT_DIR: agent });
+      expect(settings.strategy).toBe("native");
+      expect(settings.recall.lookupModel).toBeUndefined();
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
+  it("a corrupt global settings file warns and uses defaults", () => {
+    const agent = mkdtempSync(join(tmpdir(), "ctx-settings-"));
+    writeFileSync(join(agent, "settings.json"), "{ not json");
+    const { settings, warnings } = loadSettings({ PI_CODING_AGENT_DIR: agent });
+    expect(settings).toEqual(DEFAULT_SETTINGS);
+    expect(warnings[0]).toMatch(/not valid JSON/);
+  });
+});
+
+describe("inspector redaction", () => {
+  it("keeps shape and short identifiers but never transcript text", () => {
+    const redacted = redactText({ kind: "fold", request: { target: "a1b2c3d4", summary: "the secret plan to refactor auth" }, plan: { content: ["x".repeat(500)] } });
+    expect(JSON.stringify(redacted)).not.toContain("secret");
+    expect(redacted).toEqual({ kind: "fold", request: { target: "a1b2c3d4", summary: "[text 32 chars]" }, plan: { content: ["[text 500 chars]"] } });
+  });
+});
