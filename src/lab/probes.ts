@@ -21,7 +21,7 @@ export interface Probe {
 /** Words that mark a user sentence as a constraint or a correction. */
 const CUE = /\b(don'?t|do not|never|always|must|should|shouldn'?t|make sure|keep|avoid|instead|prefer|only|no,|wait|actually|undo|please use|use \w+ (?:instead|not))\b/i;
 const RESULT_LINE = /\b\d+ (?:passed|failed|passing|failing|skipped|tests?)\b|\b(?:Tests?|Test Files)\s+\d+|\bexit(?:ed)? (?:with )?code \d+|\b\d+ errors?\b/i;
-const ERROR_LINE = /\b(?:[A-Z][A-Za-z]*Error|Exception|ERR_[A-Z_]+|error TS\d+|FAIL|panic|fatal)\b/;
+const ERROR_LINE = /\b(?:[A-Z][A-Za-z]*)?(?:Error|Exception)\b|\bERR_[A-Z_]+|\berror TS\d+|\bFAIL\b|\bpanic\b|\bfatal\b/;
 const MAX_PROBE = 160;
 const MIN_SENTENCE = 18;
 
