@@ -6,8 +6,8 @@ import fc from "fast-check";
 import { buildSessionProjection, SessionManager, type SessionEntry } from "@earendil-works/pi-coding-agent";
 import { LedgerType, type FoldDetails } from "../../src/log/entries.ts";
 import { ledgerArb, toJsonl, visibleFoldTargets, type GeneratedLedger } from "./index.ts";
+import { numRuns, propertyTimeout } from "../properties/runs.ts";
 
-const numRuns = Number(process.env.FC_RUNS ?? 200);
 const dir = mkdtempSync(join(tmpdir(), "ctx-ledger-arb-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -84,7 +84,7 @@ describe("ledgerArb", () => {
       }),
       { numRuns },
     );
-  });
+  }, propertyTimeout);
 
   it("serializes to JSONL that Pi's SessionManager opens unchanged, with Pi's own projection", () => {
     let n = 0;
@@ -104,7 +104,7 @@ describe("ledgerArb", () => {
       }),
       { numRuns },
     );
-  });
+  }, propertyTimeout);
 
   it("is deterministic for a fast-check seed", () => {
     const a = fc.sample(ledgerArb(), { seed: 42, numRuns: 5 });
@@ -119,7 +119,7 @@ describe("ledgerArb", () => {
       }),
       { numRuns },
     );
-  });
+  }, propertyTimeout);
 
   it("covers every kind of entry the issue lists", () => {
     const seen = new Map<string, number>();

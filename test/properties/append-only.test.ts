@@ -10,8 +10,8 @@ import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { LedgerType } from "../../src/log/entries.ts";
 import { ledgerArb, toJsonl } from "../arbitraries/index.ts";
 import { replayLedger } from "../arbitraries/session-replay.ts";
+import { numRuns, propertyTimeout } from "./runs.ts";
 
-const numRuns = Number(process.env.FC_RUNS ?? 200);
 const root = mkdtempSync(join(tmpdir(), "ctx-ledger-append-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -41,7 +41,7 @@ describe("append-only (invariant 2)", () => {
       }),
       { numRuns },
     );
-  });
+  }, propertyTimeout);
 
   it("reopening a generated session file and appending keeps the original bytes as a prefix", () => {
     fc.assert(
@@ -65,5 +65,5 @@ describe("append-only (invariant 2)", () => {
       }),
       { numRuns },
     );
-  });
+  }, propertyTimeout);
 });

@@ -7,8 +7,8 @@ import { branchTo, indexById } from "../../src/log/branch.ts";
 import { projectBranch } from "../../src/projection/project.ts";
 import { ledgerArb, type GeneratedLedger } from "../arbitraries/index.ts";
 import { loadRealSessions } from "./real-sessions.ts";
+import { numRuns, propertyTimeout } from "./runs.ts";
 
-const numRuns = Number(process.env.FC_RUNS ?? 200);
 
 function expectNeutral(entries: SessionEntry[], leafId: string | null, byId = indexById(entries)): void {
   const ours = projectBranch(branchTo(entries, leafId, byId));
@@ -38,7 +38,7 @@ describe("neutrality (invariant 4)", () => {
       }),
       { numRuns },
     );
-  });
+  }, propertyTimeout);
 
   it("equals Pi's projection wherever the active branch carries no ledger fact (facts on other branches)", () => {
     fc.assert(
@@ -53,7 +53,7 @@ describe("neutrality (invariant 4)", () => {
       }),
       { numRuns },
     );
-  });
+  }, propertyTimeout);
 
   describe.each(loadRealSessions())("real session $name", ({ entries }) => {
     const byId = indexById(entries);
@@ -68,6 +68,6 @@ describe("neutrality (invariant 4)", () => {
         fc.property(fc.nat({ max: entries.length - 1 }), (i) => expectNeutral(entries, entries[i].id, byId)),
         { numRuns },
       );
-    });
+    }, propertyTimeout);
   });
 });

@@ -9,8 +9,8 @@ import { projectBranch } from "../../src/projection/project.ts";
 import { ledgerArb } from "../arbitraries/index.ts";
 import { loadRealSessions } from "./real-sessions.ts";
 import { answeredCallIds, pairingViolations } from "./tool-pairing.ts";
+import { numRuns, propertyTimeout } from "./runs.ts";
 
-const numRuns = Number(process.env.FC_RUNS ?? 200);
 
 function violationsAt(entries: SessionEntry[], leafId: string | null, byId = indexById(entries)): string[] {
   const branch = branchTo(entries, leafId, byId);
@@ -43,7 +43,7 @@ describe("paired tool results (invariant 1)", () => {
       }),
       { numRuns },
     );
-  });
+  }, propertyTimeout);
 
   describe.each(loadRealSessions())("real session $name", ({ entries }) => {
     const byId = indexById(entries);
@@ -59,6 +59,6 @@ describe("paired tool results (invariant 1)", () => {
         }),
         { numRuns },
       );
-    });
+    }, propertyTimeout);
   });
 });

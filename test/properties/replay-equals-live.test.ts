@@ -10,8 +10,8 @@ import { LiveLedger } from "../../src/projection/live-ledger.ts";
 import { projectBranch } from "../../src/projection/project.ts";
 import { ledgerArb } from "../arbitraries/index.ts";
 import { loadRealSessions } from "./real-sessions.ts";
+import { numRuns, propertyTimeout } from "./runs.ts";
 
-const numRuns = Number(process.env.FC_RUNS ?? 200);
 
 /** What Pi hands the `context` hook: its own projection, cloned (identity is lost on the way). */
 function piRequest(entries: SessionEntry[], leafId: string | null, byId: Map<string, SessionEntry>): AgentMessage[] {
@@ -51,7 +51,7 @@ describe("replay equals live (invariant 3)", () => {
       }),
       { numRuns },
     );
-  });
+  }, propertyTimeout);
 
   describe.each(loadRealSessions())("real session $name", ({ entries }) => {
     const byId = indexById(entries);
@@ -72,6 +72,6 @@ describe("replay equals live (invariant 3)", () => {
         }),
         { numRuns },
       );
-    });
+    }, propertyTimeout);
   });
 });
