@@ -127,7 +127,10 @@ export function recapCard(details: RecapDetails): string {
     `${details.spans} span${details.spans === 1 ? "" : "s"}`,
     `${details.startupReads.length} startup read${details.startupReads.length === 1 ? "" : "s"} kept`,
   ];
-  if (details.trimmedSpans > 0) parts.push(`trimmed: ${details.trimmedSpans} spans, ${details.removedItems} items removed, ${details.shortenedItems} shortened`);
+  if (details.trimmedSpans > 0) {
+    const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+    parts.push(`trimmed: ${plural(details.trimmedSpans, "span")}, ${plural(details.removedItems, "item")} removed, ${details.shortenedItems} shortened`);
+  }
   return `Context checkpoint · ${parts.join(" · ")}`;
 }
 
@@ -148,7 +151,10 @@ export function registerRecap(pi: ExtensionAPI, getSettings: () => RecapSettings
   };
 
   pi.on("session_compact", (event, ctx) => {
-    if (!getSettings().enabled || !isCheckpointCompaction(event.compactionEntry)) return;
+    if (!isCheckpointCompaction(event.compactionEntry)) return;
+    // The planner is pure, so its warnings (startup reads over the cap) surface here.
+    for (const warning of event.compactionEntry.details?.warnings ?? []) ctx.ui.notify(`context-ledger: ${warning}`, "warning");
+    if (!getSettings().enabled) return;
     // Idle compaction (/compact between runs) waits for the next run; before_agent_start adds the recap then.
     if (ctx.isIdle()) return;
     steeredFor = event.compactionEntry.id;
