@@ -1,8 +1,9 @@
 // The checkpoint strategy end to end: a real AgentSession on the faux provider with our extension (default
 // strategy `checkpoint`). Every assertion reads the requests the provider was actually sent.
-import { mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { fauxAssistantMessage, fauxThinking, fauxText, fauxToolCall, type Message } from "@earendil-works/pi-ai";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
@@ -222,5 +223,28 @@ describe("checkpoint e2e", () => {
     expect(recapsIn(fork)).toHaveLength(1);
     expect(textOf(fork[fork.length - 1]).startsWith(RECAP_PREFIX)).toBe(true);
     expect(summaryIn(fork)).toContain(USER_TEXT);
+  });
+
+  const sessionsDir = fileURLToPath(new URL("../../../shared/sessions/", import.meta.url));
+  it.each(readdirSync(sessionsDir).filter((f) => f.endsWith(".jsonl")).sort())("compacts the real session %s through the extension", async (name) => {
+    const root = mkdtempSync(join(tmpdir(), "ctx-ledger-real-"));
+    roots.push(root);
+    // Pi migrates legacy files when it opens them, so it works on a copy in the temp sandbox.
+    const file = join(root, name);
+    copyFileSync(join(sessionsDir, name), file);
+    h = await startHarness({ sessionFile: file, root, contextWindow: 200_000 });
+    const calls = h.faux.state.callCount;
+    const result = await h.session.compact();
+    expect(h.faux.state.callCount).toBe(calls);
+    const entry = compactions().at(-1)!;
+    const details = (entry.type === "compaction" ? entry.details : undefined) as { strategy: string; stats: { tokensAfter: number; summaryTokens: number } };
+    expect(details.strategy).toBe("checkpoint");
+    expect(details.stats.tokensAfter).toBeLessThan(result.tokensBefore);
+    console.log(`${name} via extension: tokens before ${result.tokensBefore}, after ~${details.stats.tokensAfter} (checkpoint ${details.stats.summaryTokens})`);
+    h.script([fauxAssistantMessage("continuing")]);
+    await h.session.prompt("continue");
+    const request = lastRequest();
+    expect(summaryIn(request)).toContain(INTRODUCTION[0]);
+    expect(textOf(request[request.length - 1]).startsWith(`${RECAP_PREFIX}${entry.id}]`)).toBe(true);
   });
 });
