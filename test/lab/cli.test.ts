@@ -31,7 +31,7 @@ describe("lab on the real sessions", () => {
     expect(stdout).toContain("■ before-compaction.jsonl");
     expect(stdout).toContain("■ large-session.jsonl");
     expect(stdout).toContain("■ all 2 sessions");
-    for (const label of ["fold (policy)", "no compaction", "truncate oldest", "masking (last 10)", "tool-result clearing", "OpenCode prune", "Pi native (sim.)"]) expect(stdout).toContain(label);
+    for (const label of ["checkpoint", "fold (policy)", "no compaction", "truncate oldest", "masking (last 10)", "tool-result clearing", "OpenCode prune", "Pi native (sim.)"]) expect(stdout).toContain(label);
   });
 
   it("writes every figure as JSON", () => {
@@ -53,6 +53,9 @@ describe("lab on the real sessions", () => {
     // The ledger keeps what the view dropped.
     expect(byId.native.recoverability?.share).toBe(1);
     expect(byId.fold.recoverability?.share).toBe(1);
+    expect(byId.checkpoint.overWindow).toBe(0);
+    expect(byId.checkpoint.compactions).toBeGreaterThan(0);
+    expect(byId.checkpoint.actions.every((a) => a.latencyMs !== undefined && !a.modelCall)).toBe(true);
     for (const row of before.rows) {
       expect(row.cache.reuse).toBeGreaterThan(0);
       expect(row.cache.reuse).toBeLessThanOrEqual(1);

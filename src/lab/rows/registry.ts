@@ -5,6 +5,7 @@ import { noCompaction } from "../baselines/none.ts";
 import { opencodePrune } from "../baselines/prune.ts";
 import { truncateOldest } from "../baselines/truncate.ts";
 import type { RowFactory } from "../row.ts";
+import { checkpointRow } from "./checkpoint.ts";
 import { foldPolicy } from "./fold-policy.ts";
 import { piNative } from "./native.ts";
 
@@ -17,7 +18,7 @@ export interface RowEntry {
 
 /** Every row id, in display order. Strategies still being built carry `unavailable`. */
 export const ROWS: readonly RowEntry[] = [
-  { id: "checkpoint", unavailable: "checkpoint planner not built yet" },
+  { id: "checkpoint", factory: checkpointRow },
   { id: "planned", unavailable: "planned strategy (heuristic planner) not built yet" },
   { id: "preserve", unavailable: "preserve strategy (extractive writer) not built yet" },
   { id: "fold", factory: foldPolicy },
