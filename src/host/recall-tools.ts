@@ -1,0 +1,163 @@
+// Recall tools: context_lookup (a search subagent) and the direct fallbacks context_list_entries, context_grep
+// and context_show_entry. They search the raw active branch through an in-memory transcript index that is kept
+// per session and synced from the leaf backwards, so each call only renders entries appended since the last.
+import { setFlagsFromString } from "node:v8";
+import type { AgentToolResult, ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { Model, Api } from "@earendil-works/pi-ai";
+import { Type } from "typebox";
+import { attemptWindow, decideLookupAttempt } from "../recall/attempts.ts";
+import { runLookup, type LookupModel } from "../recall/lookup.ts";
+import { BACKTRACKING_ENGINE, grepTranscript, listEntries, showEntry, type RegexEngine, type SearchOutcome } from "../recall/search.ts";
+import { recallLimits, type RecallSettings } from "../recall/settings.ts";
+import { createTranscript, syncTranscript, type TranscriptIndex } from "../recall/transcript.ts";
+
+export type { RecallSettings } from "../recall/settings.ts";
+
+let engine: RegexEngine | undefined;
+
+/**
+ * V8's linear-time regex engine (the `l` flag) makes any accepted pattern run in time linear in the text, so a
+ * pattern the static check lets through still cannot stall the agent. It sits behind a V8 flag that only
+ * enables the `l` flag and changes no other regex; without it the stricter static check applies.
+ */
+export function recallRegexEngine(): RegexEngine {
+  if (engine) return engine;
+  const probe = () => {
+    new RegExp("a", "l");
+    return { flags: "l" };
+  };
+  try {
+    engine = probe();
+  } catch {
+    try {
+      setFlagsFromString("--enable-experimental-regexp-engine");
+      engine = probe();
+    } catch {
+      engine = BACKTRACKING_ENGINE;
+    }
+  }
+  return engine;
+}
+
+const MAX_SESSIONS = 3;
+
+/** Transcript indexes per session id, most recently used last. */
+export class RecallIndexes {
+  private readonly bySession = new Map<string, TranscriptIndex>();
+
+  /** The index of `ctx`'s session, synced to its current leaf. */
+  for(sm: ExtensionContext["sessionManager"]): TranscriptIndex {
+    const key = sm.getSessionId();
+    const index = this.bySession.get(key) ?? createTranscript();
+    syncTranscript(index, sm.getLeafId(), (id) => sm.getEntry(id));
+    this.bySession.delete(key);
+    this.bySession.set(key, index);
+    while (this.bySession.size > MAX_SESSIONS) this.bySession.delete(this.bySession.keys().next().value as string);
+    return index;
+  }
+}
+
+const WHEN_TO_RECALL =
+  "Use it to recover the exact text of an earlier output or error, to trace where an earlier finding or decision came from, to settle a contradiction between earlier notes and new evidence, or to avoid redoing slow research or expensive computation that this session already did.";
+const WHEN_NOT =
+  "Do not use it for the current contents of files (read them), for requirements that were never given (ask the user), or for other sessions and abandoned branches (not searchable).";
+
+const BLOCKED_NOTE =
+  "context_lookup was not run: one lookup is allowed until a new user message, a bash run or other tool work. Continue with the direct tools instead: context_grep (search), context_show_entry (read one entry whole), context_list_entries (browse ids).";
+
+function toResult<D>(outcome: SearchOutcome<D>): AgentToolResult<D> {
+  // Thrown errors become error results the model sees, with the message as text.
+  if (!outcome.ok) throw new Error(outcome.error);
+  return { content: [{ type: "text", text: outcome.text }], details: outcome.details };
+}
+
+function lookupModel(ctx: ExtensionContext, configured: string | undefined): Model<Api> {
+  if (configured) {
+    const slash = configured.indexOf("/");
+    const model = slash > 0 ? ctx.modelRegistry.find(configured.slice(0, slash), configured.slice(slash + 1)) : undefined;
+    if (model) return model;
+    if (!ctx.model) throw new Error(`recall.lookupModel ${configured} is not a known model and no model is active; use context_grep instead`);
+    return ctx.model;
+  }
+  if (!ctx.model) throw new Error("no model is active for the lookup subagent; use context_grep / context_show_entry instead");
+  return ctx.model;
+}
+
+/** Register the four recall tools. `getSettings` is read on every call, so setting changes apply at once. */
+export function registerRecallTools(pi: ExtensionAPI, getSettings: () => RecallSettings): RecallIndexes {
+  const indexes = new RecallIndexes();
+
+  pi.registerTool({
+    name: "context_lookup",
+    label: "Context lookup",
+    description: `Recover specific details from this session's earlier history, including everything compaction removed from your view. A subagent searches the full recorded branch (tool outputs, tool arguments, reasoning) in its own context and returns findings with ENTRY ids; its raw search results never enter this conversation. ${WHEN_TO_RECALL} ${WHEN_NOT} Ask one precise question. One lookup is allowed per stretch of work (until new user input, a bash run or another tool's result); after that use context_grep / context_show_entry.`,
+    promptSnippet: "Recover exact earlier outputs, provenance and decisions from this session's full history, including compacted parts",
+    parameters: Type.Object({
+      question: Type.String({ description: "What to recover, precisely: e.g. the exact build error for src/auth.ts before compaction, with its ENTRY id" }),
+    }),
+    async execute(toolCallId, params, signal, _onUpdate, ctx) {
+      const settings = getSettings();
+      const limits = recallLimits(settings);
+      const sm = ctx.sessionManager;
+      const decision = decideLookupAttempt(attemptWindow(sm.getLeafId(), (id) => sm.getEntry(id), toolCallId), toolCallId, limits.lookupAttempts);
+      if (!decision.allowed) {
+        return { content: [{ type: "text", text: BLOCKED_NOTE }], details: { blocked: true, ordinal: decision.ordinal } };
+      }
+      const model = lookupModel(ctx, settings.lookupModel);
+      const index = indexes.for(sm);
+      // Normal provider caching defaults: the request options carry only the abort signal.
+      const callModel: LookupModel = (request, callSignal) =>
+        ctx.modelRegistry.complete(model, { systemPrompt: request.systemPrompt, messages: request.messages, ...(request.tools ? { tools: request.tools } : {}) }, { signal: callSignal });
+      const outcome = await runLookup({ question: params.question, index, callModel, limits, engine: recallRegexEngine(), signal, now: Date.now() });
+      const { text, ...details } = outcome;
+      return { content: [{ type: "text", text }], details: { blocked: false, model: `${model.provider}/${model.id}`, ...details } };
+    },
+  });
+
+  pi.registerTool({
+    name: "context_list_entries",
+    label: "Context entries",
+    description: `List the entries of this session's active branch, including compacted ones: id, role, timestamp and a one-line preview, oldest first, paginated. A fallback for context_lookup; results enter this conversation. ${WHEN_NOT}`,
+    parameters: Type.Object({
+      role: Type.Optional(Type.String({ description: "Only this role: user, assistant, toolResult, bash, custom, compaction, branchSummary" })),
+      cursor: Type.Optional(Type.String({ description: "Cursor from the previous page, to continue the same listing" })),
+    }),
+    async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
+      const limits = recallLimits(getSettings());
+      return toResult(listEntries(indexes.for(ctx.sessionManager), params, limits));
+    },
+  });
+
+  pi.registerTool({
+    name: "context_grep",
+    label: "Context grep",
+    description: `Search the full recorded history of this session's active branch, including parts compacted out of your view: tool outputs, tool arguments, reasoning and messages. Regex by default, exact text with literal: true; each match comes with surrounding lines and the ENTRY id it belongs to, paginated with a cursor. ${WHEN_TO_RECALL} A fallback for context_lookup; results enter this conversation. ${WHEN_NOT}`,
+    promptSnippet: "Search this session's full history (including compacted parts) by regex or exact text",
+    parameters: Type.Object({
+      pattern: Type.String({ description: "Regular expression (JavaScript syntax, matched per entry with ^/$ at line ends), or exact text when literal is true" }),
+      literal: Type.Optional(Type.Boolean({ description: "Match the pattern as exact text (default false)" })),
+      context: Type.Optional(Type.Number({ description: "Lines to show before and after each match, within its entry (default 0)" })),
+      cursor: Type.Optional(Type.String({ description: "Cursor from the previous page; pass it with the same pattern, literal and context" })),
+    }),
+    async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
+      const limits = recallLimits(getSettings());
+      return toResult(grepTranscript(indexes.for(ctx.sessionManager), params, limits, recallRegexEngine()));
+    },
+  });
+
+  pi.registerTool({
+    name: "context_show_entry",
+    label: "Context entry",
+    description: `Show one entry of this session's active branch by id, whole (tool output, arguments, reasoning), paginated for long outputs. Use ids from context_grep, context_list_entries or a context_lookup answer. ${WHEN_NOT}`,
+    parameters: Type.Object({
+      id: Type.String({ description: "Entry id (a unique prefix of 4+ characters also works)" }),
+      cursor: Type.Optional(Type.String({ description: "Cursor from the previous page of the same entry" })),
+    }),
+    async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
+      const limits = recallLimits(getSettings());
+      return toResult(showEntry(indexes.for(ctx.sessionManager), params, limits));
+    },
+  });
+
+  return indexes;
+}
