@@ -154,7 +154,7 @@ const TEMPLATE_LINES: ReadonlySet<string> = new Set([
   "",
 ]);
 const TAG_LINE = /^<\/?(span|base|startup-reads?|files)( [a-z]+="[^"]*")*>$/;
-const MARKER_LINE = /^\[(user|assistant|call|custom|shell|branch-summary|message|read|modified)([ ;][^\]\n]*)?\]( .*)?$/;
+const MARKER_LINE = /^\[(user|assistant|call|custom|fold|shell|branch-summary|message|read|modified)([ ;][^\]\n]*)?\]( .*)?$/;
 
 /**
  * True for lines the renderer generates (template text, tags, item heads, file-list lines). Every other

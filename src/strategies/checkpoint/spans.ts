@@ -67,6 +67,8 @@ export function messageItems(message: AgentMessage, id: string, index: number, o
     case "custom": {
       // Our own recap is regenerated around every checkpoint; copying it would make recaps pile up.
       if (m.customType === LedgerType.recap) return [];
+      // A fold summary is the model's own account of the work it folded away: kept like assistant prose.
+      if (m.customType === LedgerType.fold) return [{ kind: "other", head: `[fold ${id}]`, body: linesOf(textBlocks(m.content).join("\n")) }];
       return [{ kind: "other", head: `[custom ${id}] type=${jsonPrefix(String(m.customType ?? ""))} (content removed)`, body: [] }];
     }
     case "bashExecution": {

@@ -157,7 +157,7 @@ describe("checkpoint invariants on generated ledgers", () => {
         const spanChars = chars(first, last + 2);
         const overhead = chars(0, lines.length) - spanChars;
         const budget = Math.floor((contextWindow * capPercent) / 100) * 4;
-        const itemsLeft = lines.slice(first, last).some((l) => /^\[(user|assistant|call|custom|shell|branch-summary|message)[ ;]/.test(l));
+        const itemsLeft = lines.slice(first, last).some((l) => /^\[(user|assistant|call|custom|fold|shell|branch-summary|message)[ ;]/.test(l));
         return spanChars <= Math.max(budget - overhead, 500) || !itemsLeft;
       }),
       { numRuns: runs },

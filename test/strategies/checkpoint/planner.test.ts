@@ -194,6 +194,18 @@ describe("context edits and folds", () => {
     expect(body).toEqual([`[user ${u1}]`, "replaced request", `[user ${u2}]`, "kept"]);
   });
 
+  it("leaves folded entries out and keeps the fold summary as prose", () => {
+    const b = new Branch();
+    const u1 = b.user("before the fold");
+    b.user("FOLDED AWAY");
+    const a = b.assistant("FOLDED PROSE", [{ id: "f1", name: "context_compact", args: { target: u1, summary: "s" } }]);
+    b.result("f1", "context_compact", "Compaction requested");
+    const fold = b.custom(LedgerType.fold, "Summary line one\nSummary line two", { v: 1, range: { afterId: u1, throughId: "e004" }, requestEntryId: a, target: u1 });
+    const u3 = b.user("tail");
+    const body = spanBody(planCheckpoint(inputFor(b.entries, u3), UNCAPPED).summary, 1);
+    expect(body).toEqual([`[user ${u1}]`, "before the fold", `[fold ${fold}]`, "Summary line one", "Summary line two"]);
+  });
+
   it("labels a call whose result an edit hid from the raw outcome", () => {
     const b = new Branch();
     b.user("go");
