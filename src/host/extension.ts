@@ -10,6 +10,7 @@ import { renderDashboard } from "./dashboard.ts";
 import { FoldCoordinator } from "./fold-tools.ts";
 import { LedgerSession } from "./ledger-session.ts";
 import { registerRecap } from "./recap.ts";
+import { registerRecallTools } from "./recall-tools.ts";
 import { loadSettings } from "./settings.ts";
 import { registerStrategy } from "./strategies.ts";
 
@@ -21,6 +22,7 @@ export function registerContextLedger(pi: ExtensionAPI): void {
   if (session.settings.foldTools) folds.register();
   registerStrategy(createCheckpointPlanner(() => session.settings.checkpoint));
   registerRecap(pi, () => ({ enabled: true }));
+  if (session.settings.recallTools) registerRecallTools(pi, () => session.settings.recall);
 
   const warnOnce = (ctx: ExtensionContext) => {
     for (const warning of loaded.warnings) ctx.ui.notify(`context-ledger: ${warning}`, "warning");
