@@ -8,7 +8,7 @@ import { branchTo, indexById } from "../../src/log/branch.ts";
 import { foldBranch } from "../../src/projection/ledger-state.ts";
 import { LiveLedger } from "../../src/projection/live-ledger.ts";
 import { projectBranch } from "../../src/projection/project.ts";
-import { ledgerArb } from "../arbitraries/index.ts";
+import { buildLedger, ledgerArb, type GeneratedLedger } from "../arbitraries/index.ts";
 import { loadRealSessions } from "./real-sessions.ts";
 import { numRuns, propertyTimeout } from "./runs.ts";
 
@@ -18,7 +18,36 @@ function piRequest(entries: SessionEntry[], leafId: string | null, byId: Map<str
   return structuredClone(buildSessionProjection(entries, leafId, byId).messages);
 }
 
+/** Live filtering of Pi's request at the ledger's leaf, next to the pure projection it must equal. */
+function liveVersusPure(ledger: GeneratedLedger): { live: AgentMessage[]; pure: AgentMessage[] } {
+  const byId = indexById(ledger.entries);
+  const live = new LiveLedger();
+  for (const step of ledger.steps) live.sync(step.kind === "append" ? step.entry.id : step.leafId, (id) => byId.get(id));
+  const request = piRequest(ledger.entries, ledger.leafId, byId);
+  return { live: live.filterContext(request) ?? request, pure: projectBranch(branchTo(ledger.entries, ledger.leafId, byId)).messages };
+}
+
+/**
+ * Shrunk from FC_RUNS=2000 (seed -1132866105): two assistant messages with the same timestamp and the same
+ * content; a context edit changes the first; a fold targets the first, so it hides the second. The live
+ * matcher pairs the unedited second message with the first entry (exact content match, first candidate
+ * wins) and the edited first message with the second entry, so it keeps the wrong one.
+ */
+const editedTwinAssistants = buildLedger({ idPrefix: "000", start: Date.UTC(2025, 0, 1), sessionId: "00000000-0000-7000-8000-000000000000" }, [
+  { kind: "assistant", dt: 1, calls: [], ending: "stop" },
+  { kind: "assistant", dt: 0, calls: [], ending: "stop" },
+  { kind: "contextEdit", dt: 1, pick: 0, omit: false, text: "read" },
+  { kind: "fold", dt: 1, pick: 0, toRoot: false, summary: "read read read" },
+]);
+
 describe("replay equals live (invariant 3)", () => {
+  // KNOWN BUG (src/projection/message-match.ts): flip to `it` once the matcher respects edits and path order.
+  it.fails("regression: a context edit on one of two identical same-millisecond messages", () => {
+    const { live, pure } = liveVersusPure(editedTwinAssistants);
+    expect(pure.map((m) => (m.role === "assistant" ? JSON.stringify(m.content) : m.role))).toEqual(["system", '[{"type":"text","text":"read"}]', "custom"]);
+    expect(live).toEqual(pure);
+  });
+
   it("live state and live filtering match a from-scratch fold after every append and /tree move", () => {
     fc.assert(
       fc.property(ledgerArb(), (ledger) => {
