@@ -134,11 +134,16 @@ describe("checkpoint e2e", () => {
     const calls = h.faux.state.callCount;
     await h.session.prompt("read the files");
     expect(h.faux.state.callCount - calls).toBe(4);
-    const [entry] = compactions();
-    expect(entry).toBeDefined();
-    const first = h.requests.find((r) => summaryIn(r))!;
-    expect(textOf(first[first.length - 1]).startsWith(`${RECAP_PREFIX}${entry.id}]`)).toBe(true);
-    expect(persistedRecaps()).toHaveLength(1);
+    // Depending on the size of the tool declarations this takes one or two compactions; each gets its recap last.
+    const all = compactions();
+    expect(all.length).toBeGreaterThanOrEqual(1);
+    for (const entry of all) {
+      const tag = `${RECAP_PREFIX}${entry.id}]`;
+      const first = h.requests.find((r) => recapsIn(r).some((t) => t.startsWith(tag)))!;
+      expect(textOf(first[first.length - 1]).startsWith(tag)).toBe(true);
+    }
+    expect(recapsIn(lastRequest())).toHaveLength(1);
+    expect(persistedRecaps()).toHaveLength(all.length);
   });
 
   it("places the recap on the retry after an overflow compaction", async () => {
