@@ -153,7 +153,7 @@ const TEMPLATE_LINES: ReadonlySet<string> = new Set([
   TAIL_MARKER,
   "",
 ]);
-const TAG_LINE = /^<\/?(span|base|startup-reads?|files)( [a-z]+="[^"]*")*>$/;
+const TAG_LINE = /^<\/?(span|base|startup-reads?|files)( [a-z]+="(?:[^"\\]|\\.)*")*>$/;
 const MARKER_LINE = /^\[(user|assistant|call|custom|fold|shell|branch-summary|message|read|modified)([ ;][^\]\n]*)?\]( .*)?$/;
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { LedgerType } from "../../../src/log/entries.ts";
 import { planCheckpoint, type CheckpointDetails } from "../../../src/strategies/checkpoint/planner.ts";
-import { EVIDENCE_BOUNDARY, INTRODUCTION, TAIL_MARKER } from "../../../src/strategies/checkpoint/render.ts";
+import { EVIDENCE_BOUNDARY, INTRODUCTION, isGeneratedLine, startupReadLines, TAIL_MARKER } from "../../../src/strategies/checkpoint/render.ts";
 import { Branch, compactInto, inputFor, spanBody, UNCAPPED } from "./fixtures.ts";
 
 /** A branch with every kind of content the checkpoint treats differently, cut before `second request`. */
@@ -214,5 +214,14 @@ describe("context edits and folds", () => {
     b.edit(r, null);
     const u = b.user("next");
     expect(spanBody(planCheckpoint(inputFor(b.entries, u), UNCAPPED).summary, 1)).toContain(`[call ${a}] bash command="make" → error`);
+  });
+});
+
+describe("generated-line recognition", () => {
+  it("recognizes tags whose attribute values hold escaped quotes", () => {
+    const [, open] = startupReadLines([{ entryId: "e1", path: 'odd "name".md', completeness: "full", text: "x" }]);
+    expect(open).toBe('<startup-read entry="e1" path="odd \\"name\\".md" read="full">');
+    expect(isGeneratedLine(open)).toBe(true);
+    expect(isGeneratedLine("plain user text")).toBe(false);
   });
 });
