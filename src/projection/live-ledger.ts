@@ -2,7 +2,7 @@
 // model request grows with the new entries, not with the session. Pure: entries arrive through a lookup.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { ActivePath, type PathChange } from "../log/branch.ts";
-import type { SessionEntry } from "../log/entries.ts";
+import type { ContextEditEntry, SessionEntry } from "../log/entries.ts";
 import { FoldMask } from "./fold-rules.ts";
 import { evolve, initialLedgerState, type LedgerState } from "./ledger-state.ts";
 import { entryKeys, matchMessages } from "./message-match.ts";
@@ -14,6 +14,8 @@ export class LiveLedger {
   /** states[i]: the ledger state after path entry i. Immer shares structure, so this is one pointer per entry. */
   private readonly states: LedgerState[] = [];
   private readonly byKey = new Map<string, string[]>();
+  /** Context edits on the path per target, oldest first (the last one applies). */
+  private readonly edits = new Map<string, ContextEditEntry[]>();
   /** tokenSums[i]: estimated tokens of path entries 0..i-1, so any range costs O(1). */
   private readonly tokenSums: number[] = [0];
   private mask: { state: LedgerState; mask: FoldMask } | undefined;
@@ -117,7 +119,11 @@ export class LiveLedger {
   filterContext(messages: AgentMessage[]): AgentMessage[] | undefined {
     const mask = this.foldMask();
     if (mask.empty) return undefined;
-    const ids = matchMessages(messages, (key) => this.byKey.get(key), (id) => this.path.get(id));
+    const start = this.contextStart();
+    const ids = matchMessages(messages, {
+      candidates: (key) => (this.byKey.get(key) ?? []).filter((id) => this.inRequest(id, start)),
+      projectedContent: (id) => this.projectedContent(id),
+    });
     const kept = messages.filter((_, i) => {
       const id = ids[i];
       return id === undefined || !mask.hides(this.path.get(id)!, this.path.indexOf(id));
@@ -125,7 +131,41 @@ export class LiveLedger {
     return kept.length === messages.length ? undefined : kept;
   }
 
+  /** Path index where the model's context starts (the latest compaction's kept entry), and that compaction. */
+  private contextStart(): { from: number; compaction: number } {
+    const last = this.state.compactions[this.state.compactions.length - 1];
+    if (!last) return { from: 0, compaction: -1 };
+    const at = this.path.indexOf(last.entryId);
+    const kept = this.path.indexOf(last.firstKeptEntryId);
+    return { from: kept >= 0 && kept < at ? kept : at, compaction: at };
+  }
+
+  /** Can this entry contribute a message to the current request? (Folds aside: those are what we filter.) */
+  private inRequest(id: string, start: { from: number; compaction: number }): boolean {
+    const i = this.path.indexOf(id);
+    if (i < start.from) return false;
+    const entry = this.path.entries[i];
+    if (entry.type === "compaction") return i === start.compaction;
+    const edit = this.edits.get(id)?.at(-1);
+    return !(edit && edit.replacement === null && this.path.indexOf(edit.id) >= start.from);
+  }
+
+  private projectedContent(id: string): unknown {
+    const entry = this.path.get(id);
+    if (!entry) return undefined;
+    const edit = this.edits.get(id)?.at(-1);
+    const message = entryMessages(entry).find((m) => m.role !== "system") as { role: string; content?: unknown } | undefined;
+    if (!edit?.replacement || !message) return message?.content;
+    const content = edit.replacement.content;
+    return (message.role === "assistant" || message.role === "toolResult") && typeof content === "string" ? [{ type: "text", text: content }] : content;
+  }
+
   private index(entry: SessionEntry): void {
+    if (entry.type === "context_edit") {
+      const list = this.edits.get(entry.targetId);
+      if (list) list.push(entry);
+      else this.edits.set(entry.targetId, [entry]);
+    }
     for (const key of entryKeys(entry)) {
       const list = this.byKey.get(key);
       if (list) list.push(entry.id);
@@ -134,6 +174,11 @@ export class LiveLedger {
   }
 
   private unindex(entry: SessionEntry): void {
+    if (entry.type === "context_edit") {
+      const list = this.edits.get(entry.targetId);
+      list?.pop();
+      if (list && !list.length) this.edits.delete(entry.targetId);
+    }
     for (const key of entryKeys(entry)) {
       const list = this.byKey.get(key);
       if (!list) continue;

@@ -1,5 +1,5 @@
 // Maps the messages of a request back to the branch entries they came from.
-// Pi clones messages before the `context` hook, so identity is lost; matching uses role, timestamp and
+// Pi clones messages before the `context` hook, so identity is lost; matching uses role, timestamp, order and
 // content. Pure: no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { SessionEntry } from "../log/entries.ts";
@@ -19,61 +19,52 @@ export function entryKeys(entry: SessionEntry): string[] {
     .map(messageKey);
 }
 
-function sameContent(message: AgentMessage, entry: SessionEntry): boolean {
-  const source = entryMessages(entry).find((m) => m.role === message.role);
-  if (!source) return false;
-  return JSON.stringify((source as { content?: unknown }).content) === JSON.stringify((message as { content?: unknown }).content);
+/** What the matcher needs from the ledger. */
+export interface MatchSource {
+  /** Entries on the path with this key that can appear in the current request, in path order. */
+  candidates(key: string): readonly string[];
+  /** The content the entry contributes to a request (after context edits). */
+  projectedContent(id: string): unknown;
+}
+
+function sameContent(message: AgentMessage, content: unknown): boolean {
+  return JSON.stringify(content) === JSON.stringify((message as { content?: unknown }).content);
 }
 
 /**
- * Match request messages to entry ids. Exact matches (key and content) are reserved first, so an injected
- * message that merely shares a timestamp cannot take an original's entry; then a message whose key has
- * exactly one unreserved candidate pairs with it (its content was transformed, e.g. by a context edit).
+ * Match request messages to entry ids. Messages arrive in path order, so a key whose messages and in-context
+ * candidates are equally many pairs them in order (this also handles identical twins and edited content).
+ * Otherwise someone injected or dropped messages with that key: exact content matches are reserved first, so an
+ * injected message cannot take an original's entry, then a lone leftover pair is matched as a content transform.
  * Anything still ambiguous stays unmatched, and callers keep unmatched messages.
  */
-export function matchMessages(
-  messages: readonly AgentMessage[],
-  candidatesFor: (key: string) => readonly string[] | undefined,
-  entryOf: (id: string) => SessionEntry | undefined,
-): (string | undefined)[] {
+export function matchMessages(messages: readonly AgentMessage[], source: MatchSource): (string | undefined)[] {
   const matched: (string | undefined)[] = new Array(messages.length).fill(undefined);
-  const reserved = new Set<string>();
-  const keys = messages.map(messageKey);
-  // Fast path: a key with one candidate used by one message needs no content check.
-  const uses = new Map<string, number>();
-  for (const key of keys) uses.set(key, (uses.get(key) ?? 0) + 1);
-  const pending: number[] = [];
-  for (let i = 0; i < messages.length; i++) {
-    const candidates = candidatesFor(keys[i]);
-    if (!candidates?.length) continue;
-    if (candidates.length === 1 && uses.get(keys[i]) === 1) {
-      const entry = entryOf(candidates[0]);
-      if (entry && sameContent(messages[i], entry)) {
-        matched[i] = candidates[0];
-        reserved.add(candidates[0]);
-        continue;
-      }
+  const groups = new Map<string, number[]>();
+  messages.forEach((message, i) => {
+    const key = messageKey(message);
+    const group = groups.get(key);
+    if (group) group.push(i);
+    else groups.set(key, [i]);
+  });
+  for (const [key, indexes] of groups) {
+    const candidates = source.candidates(key);
+    if (!candidates.length) continue;
+    if (candidates.length === indexes.length) {
+      indexes.forEach((messageIndex, k) => (matched[messageIndex] = candidates[k]));
+      continue;
     }
-    pending.push(i);
-  }
-  // Exact pass over ambiguous keys.
-  const rest: number[] = [];
-  for (const i of pending) {
-    const id = candidatesFor(keys[i])!.find((c) => !reserved.has(c) && sameContent(messages[i], entryOf(c)!));
-    if (id) {
-      matched[i] = id;
-      reserved.add(id);
-    } else rest.push(i);
-  }
-  // Transform pass: pair only when exactly one candidate is left for exactly one message of that key.
-  const restByKey = new Map<string, number[]>();
-  for (const i of rest) restByKey.set(keys[i], [...(restByKey.get(keys[i]) ?? []), i]);
-  for (const [key, indexes] of restByKey) {
-    const free = candidatesFor(key)!.filter((c) => !reserved.has(c));
-    if (free.length === 1 && indexes.length === 1) {
-      matched[indexes[0]] = free[0];
-      reserved.add(free[0]);
+    const reserved = new Set<string>();
+    const rest: number[] = [];
+    for (const i of indexes) {
+      const id = candidates.find((c) => !reserved.has(c) && sameContent(messages[i], source.projectedContent(c)));
+      if (id) {
+        matched[i] = id;
+        reserved.add(id);
+      } else rest.push(i);
     }
+    const free = candidates.filter((c) => !reserved.has(c));
+    if (free.length === 1 && rest.length === 1) matched[rest[0]] = free[0];
   }
   return matched;
 }

@@ -42,7 +42,7 @@ const editedTwinAssistants = buildLedger({ idPrefix: "000", start: Date.UTC(2025
 
 describe("replay equals live (invariant 3)", () => {
   // KNOWN BUG (src/projection/message-match.ts): flip to `it` once the matcher respects edits and path order.
-  it.fails("regression: a context edit on one of two identical same-millisecond messages", () => {
+  it("regression: a context edit on one of two identical same-millisecond messages", () => {
     const { live, pure } = liveVersusPure(editedTwinAssistants);
     expect(pure.map((m) => (m.role === "assistant" ? JSON.stringify(m.content) : m.role))).toEqual(["system", '[{"type":"text","text":"read"}]', "custom"]);
     expect(live).toEqual(pure);
