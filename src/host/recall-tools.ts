@@ -7,36 +7,43 @@ import type { Model, Api } from "@earendil-works/pi-ai";
 import { Type } from "typebox";
 import { attemptWindow, decideLookupAttempt } from "../recall/attempts.ts";
 import { runLookup, type LookupModel } from "../recall/lookup.ts";
-import { BACKTRACKING_ENGINE, grepTranscript, listEntries, showEntry, type RegexEngine, type SearchOutcome } from "../recall/search.ts";
+import { grepTranscript, listEntries, showEntry, type RegexEngine, type SearchOutcome } from "../recall/search.ts";
 import { recallLimits, type RecallSettings } from "../recall/settings.ts";
 import { createTranscript, syncTranscript, type TranscriptIndex } from "../recall/transcript.ts";
 
 export type { RecallSettings } from "../recall/settings.ts";
 
-let engine: RegexEngine | undefined;
+let fallbackEnabled: boolean | undefined;
+
+/** Time one grep call may scan before it returns a continuation cursor. */
+const GREP_TIME_BUDGET_MS = 3_000;
 
 /**
- * V8's linear-time regex engine (the `l` flag) makes any accepted pattern run in time linear in the text, so a
- * pattern the static check lets through still cannot stall the agent. It sits behind a V8 flag that only
- * enables the `l` flag and changes no other regex; without it the stricter static check applies.
+ * The regex engine for recall greps. On V8 we switch on its backtrack fallback: a match that backtracks
+ * excessively is rerun on V8's linear-time engine, with the same result. Ordinary patterns keep the fast
+ * backtracking engine, and any pattern the static check accepts is bounded by the text length. The flag
+ * changes no result of any regex in the process, only how pathological ones are executed. A time budget
+ * checked between entries bounds the whole call.
  */
 export function recallRegexEngine(): RegexEngine {
-  if (engine) return engine;
-  const probe = () => {
-    new RegExp("a", "l");
-    return { flags: "l" };
-  };
-  try {
-    engine = probe();
-  } catch {
-    try {
-      setFlagsFromString("--enable-experimental-regexp-engine");
-      engine = probe();
-    } catch {
-      engine = BACKTRACKING_ENGINE;
+  if (fallbackEnabled === undefined) {
+    fallbackEnabled = false;
+    if (process.versions.v8) {
+      try {
+        setFlagsFromString("--enable-experimental-regexp-engine-on-excessive-backtracks");
+        fallbackEnabled = true;
+      } catch {
+        fallbackEnabled = false;
+      }
     }
   }
-  return engine;
+  return {
+    bounded: fallbackEnabled,
+    startBudget: () => {
+      const deadline = performance.now() + GREP_TIME_BUDGET_MS;
+      return () => performance.now() > deadline;
+    },
+  };
 }
 
 const MAX_SESSIONS = 3;

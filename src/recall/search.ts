@@ -31,14 +31,22 @@ export interface ShowParams {
   cursor?: string;
 }
 
-/** How grep compiles regular expressions: the host passes "l" when V8's linear-time engine is available. */
+/**
+ * What bounds regex work besides the static check. `bounded` is true when the runtime falls back to a
+ * linear-time engine once a match backtracks too much (V8 with its backtrack fallback enabled, which the host
+ * switches on): any pattern the static check accepts then runs in time linear in the text it scans.
+ */
 export interface RegexEngine {
-  /** Extra RegExp flags ("l" selects V8's linear-time engine). */
-  flags: string;
+  bounded: boolean;
+  /**
+   * Starts the time budget of one grep call and returns its check, asked between entries: true stops the scan
+   * with a continuation cursor. Injected by the host, which owns the clock.
+   */
+  startBudget?: () => () => boolean;
 }
 
-/** Backtracking engine: the static check alone has to keep patterns safe, so it is stricter. */
-export const BACKTRACKING_ENGINE: RegexEngine = { flags: "" };
+/** Plain backtracking: the static check alone has to keep patterns safe, so it is stricter. */
+export const BACKTRACKING_ENGINE: RegexEngine = { bounded: false };
 
 // ---------------------------------------------------------------------------------------------------------
 // Cursors: `<kind>:<fingerprint>:<ordinal>:<position>:<anchor id>`. The fingerprint ties a cursor to the
@@ -96,11 +104,16 @@ const STALE = "the branch changed since this cursor was issued (e.g. /tree); run
 // ---------------------------------------------------------------------------------------------------------
 // Regex safety
 
-/** Why a pattern is refused, or undefined when it may run. */
+/**
+ * Why a pattern is refused, or undefined when it may run. Refused: backreferences and lookarounds (the
+ * linear-time fallback cannot run them, so nothing would bound them), repetition of a group that repeats or
+ * branches (exponential backtracking), huge counted repetition, and, without a bounded engine, more than one
+ * unbounded quantifier (polynomial backtracking on long lines).
+ */
 export function checkPattern(pattern: string, engine: RegexEngine, maxLength: number): string | undefined {
   if (pattern.length === 0) return "empty pattern";
   if (pattern.length > maxLength) return `pattern longer than ${maxLength} characters; use a shorter one or literal: true`;
-  const linear = engine.flags.includes("l");
+  const linear = engine.bounded;
   interface Frame {
     quantified: boolean;
     alternation: boolean;
@@ -183,39 +196,31 @@ export function checkPattern(pattern: string, engine: RegexEngine, maxLength: nu
     }
   }
   if (stack.length !== 1) return "unbalanced parenthesis";
-  // Without the linear engine each unbounded quantifier multiplies the worst-case backtracking per line.
+  // Without a linear-time fallback each unbounded quantifier multiplies the worst-case backtracking per line.
   if (!linear && unbounded > 1) return "more than one unbounded quantifier (*, +, {n,}) is not supported by this runtime's regex engine; use literal: true or a tighter pattern";
   return undefined;
 }
 
-interface Found {
-  index: number;
-  length: number;
-}
-type Finder = (text: string, from: number) => Found | undefined;
+/**
+ * Regex matching is per line, like grep, and a line longer than this is searched in overlapping windows, so
+ * one regex execution never sees more than this many characters: even a pattern that backtracks without
+ * limit costs at most window² steps per window. Exact-text search has no such limit.
+ */
+export const REGEX_WINDOW = 2_048;
+/** Overlap of consecutive windows: a match up to this long is never split by a window edge. */
+export const REGEX_OVERLAP = 256;
 
-function compileFinder(params: GrepParams, engine: RegexEngine, limits: RecallLimits): Finder | string {
-  if (params.literal) {
-    const needle = params.pattern;
-    if (!needle) return "empty pattern";
-    return (text, from) => {
-      const index = text.indexOf(needle, from);
-      return index < 0 ? undefined : { index, length: needle.length };
-    };
-  }
+type Matcher = { kind: "literal"; needle: string } | { kind: "regex"; re: RegExp };
+
+function compileMatcher(params: GrepParams, engine: RegexEngine, limits: RecallLimits): Matcher | string {
+  if (params.literal) return { kind: "literal", needle: params.pattern };
   const refused = checkPattern(params.pattern, engine, limits.maxPatternLength);
   if (refused) return `pattern refused: ${refused}`;
-  let re: RegExp;
   try {
-    re = new RegExp(params.pattern, `gm${engine.flags}`);
+    return { kind: "regex", re: new RegExp(params.pattern) };
   } catch (error) {
     return `invalid regular expression: ${error instanceof Error ? error.message : String(error)}`;
   }
-  return (text, from) => {
-    re.lastIndex = from;
-    const m = re.exec(text);
-    return m ? { index: m.index, length: m[0].length } : undefined;
-  };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -223,7 +228,7 @@ function compileFinder(params: GrepParams, engine: RegexEngine, limits: RecallLi
 // the index) use `▸`, content lines `│`, so text inside an output can never pass for structure.
 
 function gutter(entry: TranscriptEntry, line: number, width: number, mark: string): string {
-  return `${mark}${String(line + 1).padStart(width)}${isMarkerLine(entry, line) ? "▸" : "│"} `;
+  return `${mark} ${String(line + 1).padStart(width)}${isMarkerLine(entry, line) ? "▸" : "│"} `;
 }
 
 function cutLine(text: string, focus: number, max: number): string {
@@ -320,7 +325,7 @@ export interface GrepMatch {
 export interface GrepDetails {
   matches: GrepMatch[];
   nextCursor?: string;
-  /** True when the call stopped at its scan cap rather than at a result or character bound. */
+  /** True when the call stopped at its scan or time cap rather than at a result or character bound. */
   scanCapped: boolean;
   scannedChars: number;
 }
@@ -362,9 +367,10 @@ function renderGrepPage(index: TranscriptIndex, matches: readonly RawMatch[], co
 }
 
 /**
- * Regex (or exact text with `literal`) search over the rendered branch. A pattern matches within one entry;
- * each matching line is one result, shown with `context` lines either side (clipped to its entry). Pages stop
- * at `maxResults` matches, `maxChars` characters or `maxScanChars` scanned, and return a cursor to continue.
+ * Search over the rendered branch. A regex matches within one line (long lines in overlapping windows); exact
+ * text (`literal`) matches anywhere in one entry, across lines too. Each matching line is one result, shown with
+ * `context` lines either side (clipped to its entry). Pages stop at `maxResults` matches, `maxChars`
+ * characters, `maxScanChars` scanned or the engine's time budget, and return a cursor to continue.
  */
 export function grepTranscript(
   index: TranscriptIndex,
@@ -374,59 +380,104 @@ export function grepTranscript(
 ): SearchOutcome<GrepDetails> {
   if (typeof params.pattern !== "string" || params.pattern === "") return { ok: false, error: "pattern must be a non-empty string" };
   const context = Math.max(0, Math.min(limits.maxContext, Math.floor(typeof params.context === "number" && Number.isFinite(params.context) ? params.context : 0)));
-  const finder = compileFinder(params, engine, limits);
-  if (typeof finder === "string") return { ok: false, error: finder };
+  const matcher = compileMatcher(params, engine, limits);
+  if (typeof matcher === "string") return { ok: false, error: matcher };
   const key = queryKey("grep", params);
   let ordinal = 0;
-  let startLine = 0;
+  let offset = 0;
   if (params.cursor) {
     const cursor = decodeCursor("grep", key, params.cursor);
     if (typeof cursor === "string") return { ok: false, error: cursor };
-    if (cursor.ordinal < index.entries.length ? index.entries[cursor.ordinal].id !== cursor.anchor : cursor.anchor !== "end") return { ok: false, error: STALE };
+    if (index.entries[cursor.ordinal]?.id !== cursor.anchor) return { ok: false, error: STALE };
     ordinal = cursor.ordinal;
-    startLine = cursor.position;
+    offset = cursor.position;
   }
 
+  const overBudget = engine.startBudget?.();
   const page: RawMatch[] = [];
   let rendered: string[] = [];
-  let resume: { ordinal: number; line: number } | undefined;
+  /** Where the next call resumes: an entry and a character offset in it. */
+  let resume: { ordinal: number; offset: number } | undefined;
   let scanned = 0;
   let scanCapped = false;
   const headerRoom = 400;
-  scan: for (; ordinal < index.entries.length; ordinal++, startLine = 0) {
-    if (scanned >= limits.maxScanChars) {
-      resume = { ordinal, line: 0 };
-      scanCapped = true;
+
+  /** Add a match to the page, or report that it belongs to the next page. */
+  const accept = (match: RawMatch): boolean => {
+    if (page.length >= limits.maxResults) return false;
+    const candidate = renderGrepPage(index, [...page, match], context, limits);
+    const size = candidate.reduce((n, l) => n + l.length + 1, 0);
+    if (page.length > 0 && size > limits.maxChars - headerRoom) return false;
+    page.push(match);
+    rendered = candidate;
+    return true;
+  };
+  const stopAt = (at: { ordinal: number; offset: number }, capped: boolean) => {
+    resume = at;
+    scanCapped = capped;
+  };
+
+  scan: for (; ordinal < index.entries.length; ordinal++, offset = 0) {
+    if (scanned >= limits.maxScanChars || (scanned > 0 && overBudget?.())) {
+      stopAt({ ordinal, offset }, true);
       break;
     }
     const entry = index.entries[ordinal];
-    if (startLine >= lineCount(entry)) continue;
-    let from = entry.lineStarts[startLine];
-    scanned += entry.text.length - from;
-    while (from <= entry.text.length) {
-      const found = finder(entry.text, from);
-      if (!found) break;
-      const line = lineAt(entry, found.index);
-      const match: RawMatch = {
-        ordinal,
-        line,
-        endLine: found.length > 0 ? lineAt(entry, found.index + found.length - 1) : line,
-        column: found.index - entry.lineStarts[line],
-      };
-      if (page.length >= limits.maxResults) {
-        resume = { ordinal, line };
-        break scan;
+    const text = entry.text;
+    if (matcher.kind === "literal") {
+      // Exact text: one linear indexOf pass over the entry; a needle may span lines.
+      let from = offset;
+      scanned += text.length - offset;
+      for (;;) {
+        const at = text.indexOf(matcher.needle, from);
+        if (at < 0) break;
+        const line = lineAt(entry, at);
+        const match = { ordinal, line, endLine: lineAt(entry, at + matcher.needle.length - 1), column: at - entry.lineStarts[line] };
+        if (!accept(match)) {
+          stopAt({ ordinal, offset: entry.lineStarts[line] }, false);
+          break scan;
+        }
+        if (line + 1 >= lineCount(entry)) break;
+        from = entry.lineStarts[line + 1];
       }
-      const candidate = renderGrepPage(index, [...page, match], context, limits);
-      const size = candidate.reduce((n, l) => n + l.length + 1, 0);
-      if (page.length > 0 && size > limits.maxChars - headerRoom) {
-        resume = { ordinal, line };
-        break scan;
+      continue;
+    }
+    // Regex: line by line, long lines in windows; the time budget is checked every few lines and per window.
+    const lines = lineCount(entry);
+    let line = lineAt(entry, offset);
+    let column = offset - entry.lineStarts[line];
+    for (let checked = 0; line < lines; line++, column = 0) {
+      const content = lineText(entry, line);
+      if (content.length <= REGEX_WINDOW) {
+        if ((++checked & 63) === 0 && scanned > 0 && overBudget?.()) {
+          stopAt({ ordinal, offset: entry.lineStarts[line] }, true);
+          break scan;
+        }
+        scanned += content.length + 1;
+        const m = matcher.re.exec(content);
+        if (m && !accept({ ordinal, line, endLine: line, column: m.index })) {
+          stopAt({ ordinal, offset: entry.lineStarts[line] }, false);
+          break scan;
+        }
+        continue;
       }
-      page.push(match);
-      rendered = candidate;
-      if (line + 1 >= lineCount(entry)) break;
-      from = entry.lineStarts[line + 1];
+      for (let start = column; start < content.length; start += REGEX_WINDOW - REGEX_OVERLAP) {
+        if (scanned > 0 && overBudget?.()) {
+          stopAt({ ordinal, offset: entry.lineStarts[line] + start }, true);
+          break scan;
+        }
+        const window = content.slice(start, start + REGEX_WINDOW);
+        scanned += window.length;
+        const m = matcher.re.exec(window);
+        if (m) {
+          if (!accept({ ordinal, line, endLine: line, column: start + m.index })) {
+            stopAt({ ordinal, offset: entry.lineStarts[line] }, false);
+            break scan;
+          }
+          break;
+        }
+        if (start + REGEX_WINDOW >= content.length) break;
+      }
     }
   }
 
@@ -435,8 +486,8 @@ export function grepTranscript(
         kind: "grep",
         fingerprint: fnv1a(key),
         ordinal: resume.ordinal,
-        position: resume.line,
-        anchor: resume.ordinal < index.entries.length ? index.entries[resume.ordinal].id : "end",
+        position: resume.offset,
+        anchor: index.entries[resume.ordinal].id,
       })
     : undefined;
   const what = `${params.literal ? "text" : "regex"} ${JSON.stringify(params.pattern)}`;
@@ -449,7 +500,7 @@ export function grepTranscript(
   if (body.length > limits.maxChars - headerRoom) body = `${body.slice(0, limits.maxChars - headerRoom)}… [result cut at the page limit]`;
   const foot = nextCursor
     ? scanCapped
-      ? `\nScan limit reached before the end of the branch: call again with the same arguments and cursor "${nextCursor}" to continue.`
+      ? `\nScan limit (size or time) reached before the end of the branch: call again with the same arguments and cursor "${nextCursor}" to continue.`
       : `\nMore matches may follow: call again with the same arguments and cursor "${nextCursor}".`
     : "";
   const matches: GrepMatch[] = page.map((m) => {

@@ -82,5 +82,5 @@ export class Branch {
 }
 
 export function toolCall(name: string, args: Record<string, unknown>, id: string): ToolCall {
-  return { type: "toolCall", id, name, arguments: args };
+  return { type: "toolCall", id, name, arguments: args as ToolCall["arguments"] };
 }
