@@ -2,23 +2,33 @@
 // buildSessionProjection, on generated ledgers of 1k, 10k and 50k entries, all timed in the same run.
 import { performance } from "node:perf_hooks";
 import { buildSessionProjection } from "@earendil-works/pi-coding-agent";
-import type { SessionEntry } from "../../log/entries.ts";
+import { type FoldDetails, LedgerType, type SessionEntry } from "../../log/entries.ts";
 import { LiveLedger } from "../../projection/live-ledger.ts";
 import { projectBranch } from "../../projection/project.ts";
 import { generateSession } from "../sample/generate.ts";
 import type { BenchRow } from "./types.ts";
 
-/** A linear ledger of at least `size` entries from the sample generator, cut to exactly `size`. */
-export function generatedLedger(size: number): SessionEntry[] {
+/**
+ * A linear ledger of exactly `size` entries from the sample generator. With `foldEvery`, a fold fact follows
+ * every that many entries and hides the 30 entries before it, so fold filtering has real work to do.
+ */
+export function generatedLedger(size: number, foldEvery = 0): SessionEntry[] {
   const entries: SessionEntry[] = [];
   let round = 0;
+  const push = (entry: SessionEntry) => {
+    const previous = entries[entries.length - 1];
+    entries.push({ ...entry, parentId: previous ? previous.id : null } as SessionEntry);
+  };
   while (entries.length < size) {
     const session = generateSession(7_000 + round, round, { tasks: 40 });
     for (const entry of session.entries) {
       if (entry.type === "session") continue;
-      const previous = entries[entries.length - 1];
-      entries.push({ ...entry, id: `${round}-${entry.id}`, parentId: previous ? previous.id : null } as SessionEntry);
-      if (entries.length === size) break;
+      push({ ...entry, id: `${round}-${entry.id}` } as SessionEntry);
+      if (foldEvery && entries.length % foldEvery === 0 && entries.length > 31 && entries.length < size) {
+        const details: FoldDetails = { v: 1, range: { afterId: entries[entries.length - 31].id, throughId: entries[entries.length - 1].id }, requestEntryId: entries[entries.length - 1].id, target: "bench" };
+        push({ type: "custom_message", customType: LedgerType.fold, content: "[folded for the benchmark]", display: true, details, id: `fold-${entries.length}`, parentId: null, timestamp: entry.timestamp } as SessionEntry);
+      }
+      if (entries.length >= size) break;
     }
     round++;
   }
@@ -41,7 +51,8 @@ export function timeIt(fn: () => unknown, budgetMs = 400, minRuns = 5): number {
 export async function benchProjection(): Promise<BenchRow[]> {
   const rows: BenchRow[] = [];
   for (const size of [1_000, 10_000, 50_000]) {
-    const ledger = generatedLedger(size);
+    // Folds every 200 entries: the neutral case plus real fold filtering, as a session with the package has.
+    const ledger = generatedLedger(size, 200);
     const leaf = ledger[ledger.length - 1].id;
     const pi = timeIt(() => buildSessionProjection(ledger, leaf));
     const ours = timeIt(() => projectBranch(ledger));
