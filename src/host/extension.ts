@@ -21,7 +21,11 @@ export function registerContextLedger(pi: ExtensionAPI): void {
   const folds = new FoldCoordinator(pi, () => session);
   if (session.settings.foldTools) folds.register();
   registerStrategy(createCheckpointPlanner(() => session.settings.checkpoint));
-  registerRecap(pi, () => ({ enabled: true }));
+  registerRecap(pi, () => ({ enabled: true }), (ctx) => {
+    session.sync(ctx.sessionManager);
+    const last = session.live.state.compactions.at(-1);
+    return { branch: session.live.entries, lastCompaction: last ? session.live.indexOf(last.entryId) : -1 };
+  });
   if (session.settings.recallTools) registerRecallTools(pi, () => session.settings.recall);
 
   const warnOnce = (ctx: ExtensionContext) => {

@@ -24,12 +24,29 @@ export interface RecapMessage {
 
 /** The newest compaction on the branch when it is a checkpoint; a later native compaction ends the recap. */
 export function currentCheckpoint(branch: readonly SessionEntry[]): { entry: CompactionEntry<CheckpointDetails>; index: number } | undefined {
-  for (let i = branch.length - 1; i >= 0; i--) {
-    const entry = branch[i];
-    if (entry.type !== "compaction") continue;
-    return isCheckpointCompaction(entry) ? { entry, index: i } : undefined;
-  }
-  return undefined;
+  return checkpointAt(branch, lastCompactionIndex(branch));
+}
+
+function lastCompactionIndex(branch: readonly SessionEntry[]): number {
+  for (let i = branch.length - 1; i >= 0; i--) if (branch[i].type === "compaction") return i;
+  return -1;
+}
+
+/** The branch and the index of its newest compaction (-1 for none), as the host already knows them. */
+export interface RecapView {
+  branch: readonly SessionEntry[];
+  lastCompaction: number;
+}
+
+/** Fallback view for callers without a live ledger: walks the branch. */
+function fullBranchView(ctx: ExtensionContext): RecapView {
+  const branch = ctx.sessionManager.getBranch();
+  return { branch, lastCompaction: lastCompactionIndex(branch) };
+}
+
+function checkpointAt(branch: readonly SessionEntry[], index: number): { entry: CompactionEntry<CheckpointDetails>; index: number } | undefined {
+  const entry = branch[index];
+  return entry && isCheckpointCompaction(entry) ? { entry, index } : undefined;
 }
 
 /** The recap message for a checkpoint compaction entry. */
@@ -139,14 +156,14 @@ export function recapCard(details: RecapDetails): string {
  * steers it into a run that is still going (threshold mid-run, overflow retry), and `context_with_system`
  * places it and removes stale copies. Also registers the transcript card.
  */
-export function registerRecap(pi: ExtensionAPI, getSettings: () => RecapSettings): void {
+export function registerRecap(pi: ExtensionAPI, getSettings: () => RecapSettings, view: (ctx: ExtensionContext) => RecapView = fullBranchView): void {
   // Only guards against adding a second copy while a steered one waits in Pi's queue; placement never uses it.
   let steeredFor: string | undefined;
 
   const checkpointOn = (ctx: ExtensionContext) => {
     if (!getSettings().enabled) return undefined;
-    const branch = ctx.sessionManager.getBranch();
-    const found = currentCheckpoint(branch);
+    const { branch, lastCompaction } = view(ctx);
+    const found = checkpointAt(branch, lastCompaction);
     return found ? { branch, ...found } : undefined;
   };
 
@@ -169,8 +186,9 @@ export function registerRecap(pi: ExtensionAPI, getSettings: () => RecapSettings
 
   pi.on("context_with_system", (event, ctx) => {
     if (!getSettings().enabled) return undefined;
-    const branch = ctx.sessionManager.getBranch();
-    const found = currentCheckpoint(branch);
+    // Runs before every request: the view is the live ledger's path, so no branch walk happens here.
+    const { branch, lastCompaction } = view(ctx);
+    const found = checkpointAt(branch, lastCompaction);
     if (found && hasRecapAfter(branch, found.index, found.entry.id)) steeredFor = undefined;
     const current = found ? { recap: recapFor(found.entry), firstRequest: isFirstRequestAfter(branch, found.index) } : undefined;
     const timestamp = found ? Date.parse(found.entry.timestamp) : 0;
