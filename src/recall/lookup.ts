@@ -123,7 +123,7 @@ function cut(text: string, max: number): string {
 /** Entry ids of the index that `text` mentions, in order of first mention. */
 export function citedEntries(index: TranscriptIndex, text: string): string[] {
   const seen = new Set<string>();
-  for (const token of text.match(/[A-Za-z0-9][\w-]{3,}/g) ?? []) {
+  for (const token of text.match(/[\w-]+/g) ?? []) {
     if (!seen.has(token) && index.ordinalById.has(token)) seen.add(token);
   }
   return [...seen];
