@@ -1,29 +1,47 @@
-// Recoverability: of the probes a row's view lost, how many a search of the row's ledger finds in the entry
-// they came from. The ledger keeps every entry, so a loss in the view need not be a loss.
+// Recoverability: of the probes a row's view lost, how many the package's `context_grep` search finds in the
+// ledger, attributed to the entry the probe came from. The ledger keeps every entry, so a loss in the view
+// need not be a loss. Uses the recall module's own index and grep, exactly as the tool does.
 import type { SessionEntry } from "../log/entries.ts";
+import { grepTranscript } from "../recall/search.ts";
+import { DEFAULT_RECALL_LIMITS } from "../recall/settings.ts";
+import { buildTranscript } from "../recall/transcript.ts";
 import type { Probe } from "./probes.ts";
-import { viewText } from "./probes.ts";
-import { visibleMessages } from "./row.ts";
 
 /** True when a search for the probe's text finds it, attributed to the probe's own source entry. */
 export type ProbeSearch = (probe: Probe) => boolean;
 
-/**
- * Literal search over a ledger, checked at the probe's source entry: an exact-text search attributes a hit
- * to that entry exactly when the entry, as the ledger holds it, still contains the text.
- */
-export function literalLedgerSearch(ledger: readonly SessionEntry[]): ProbeSearch {
-  const byId = new Map<string, SessionEntry>();
-  for (const entry of ledger) byId.set(entry.id, entry);
+/** Pages of results a model would plausibly follow before giving up. */
+const MAX_PAGES = 20;
+/** Dropped probes checked per row; beyond this an even, deterministic sample is checked. */
+export const MAX_CHECKED = 200;
+
+/** `context_grep` (literal) over the row's ledger, following cursors, looking for a hit in the source entry. */
+export function contextGrepSearch(ledger: readonly SessionEntry[]): ProbeSearch {
+  const index = buildTranscript(ledger);
   return (probe) => {
-    const entry = byId.get(probe.entryId);
-    return !!entry && viewText(visibleMessages(entry)).includes(probe.text);
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_PAGES; page++) {
+      const result = grepTranscript(index, { pattern: probe.text, literal: true, ...(cursor ? { cursor } : {}) }, DEFAULT_RECALL_LIMITS);
+      if (!result.ok) return false;
+      if (result.details.matches.some((m) => m.entryId === probe.entryId)) return true;
+      cursor = result.details.nextCursor;
+      if (!cursor) return false;
+    }
+    return false;
   };
 }
 
-/** Share of `dropped` probes the search recovers with correct attribution. */
-export function recoverability(dropped: readonly Probe[], search: ProbeSearch): { found: number; dropped: number; share: number } {
+/** Evenly spread, deterministic sample. */
+function sampleOf<T>(items: readonly T[], count: number): T[] {
+  if (items.length <= count) return items.slice();
+  const step = items.length / count;
+  return Array.from({ length: count }, (_, i) => items[Math.floor(i * step)]);
+}
+
+/** Share of `dropped` probes the search recovers with correct attribution (on a sample when there are many). */
+export function recoverability(dropped: readonly Probe[], search: ProbeSearch): { found: number; dropped: number; checked: number; share: number } {
+  const checked = sampleOf(dropped, MAX_CHECKED);
   let found = 0;
-  for (const probe of dropped) if (search(probe)) found++;
-  return { found, dropped: dropped.length, share: dropped.length ? found / dropped.length : 1 };
+  for (const probe of checked) if (search(probe)) found++;
+  return { found, dropped: dropped.length, checked: checked.length, share: checked.length ? found / checked.length : 1 };
 }

@@ -6,7 +6,7 @@ import { branchTo } from "../log/branch.ts";
 import type { SessionEntry } from "../log/entries.ts";
 import { cacheReuse, type Prices, type RequestTokens, requestCost, type SideCall } from "./metrics.ts";
 import { extractProbes, PROBE_KINDS, type Probe, type ProbeKind, viewRetention } from "./probes.ts";
-import { literalLedgerSearch, recoverability } from "./recoverability.ts";
+import { contextGrepSearch, recoverability } from "./recoverability.ts";
 import { type ContextAction, type LabSettings, type Row, type RowFactory, type RowInfo, visibleMessages } from "./row.ts";
 
 /** A session to replay: its entries as loaded (any order the file had), plus what loading noticed. */
@@ -45,7 +45,8 @@ export interface RowResult {
   /** Number of actions (compactions, folds, truncations, maskings, clearings, prunes). */
   compactions: number;
   retention: { share: number; kept: number; total: number; byKind: Record<ProbeKind, { kept: number; total: number }> };
-  recoverability?: { share: number; found: number; dropped: number };
+  /** Over `checked` dropped probes (all of them, or an even sample of 200). */
+  recoverability?: { share: number; found: number; dropped: number; checked: number };
   cache: { reuse: number; promptTokens: number; cachedTokens: number };
   cost: { units: number; usd: number };
   sideCalls: { count: number; inputTokens: number; outputTokens: number };
@@ -216,7 +217,7 @@ function summarizeRow(state: RowState, probes: readonly Probe[], options: Replay
     actions,
     compactions: actions.length,
     retention: { share: final.share, kept: final.kept, total: final.total, byKind },
-    ...(ledger ? { recoverability: recoverability(final.missing, literalLedgerSearch(ledger)) } : {}),
+    ...(ledger ? { recoverability: recoverability(final.missing, contextGrepSearch(ledger)) } : {}),
     cache: { reuse: cacheReuse(requests), promptTokens, cachedTokens },
     cost: requestCost(requests, sideCalls, options.prices),
     sideCalls: { count: sideCalls.length, inputTokens: sideCalls.reduce((s, c) => s + c.input, 0), outputTokens: sideCalls.reduce((s, c) => s + c.output, 0) },

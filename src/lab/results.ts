@@ -19,7 +19,7 @@ export interface RowTotals {
   /** Lowest retention measured right after an action. */
   minRetentionAfterAction?: number;
   retention: { share: number; kept: number; total: number; byKind: Record<ProbeKind, { kept: number; total: number }> };
-  recoverability?: { share: number; found: number; dropped: number };
+  recoverability?: { share: number; found: number; dropped: number; checked: number };
   cache: { reuse: number; promptTokens: number; cachedTokens: number };
   cost: { units: number; usd: number };
   overWindow: number;
@@ -62,6 +62,7 @@ export function totalsFor(rows: readonly RowResult[]): RowTotals {
   const recs = rows.map((r) => r.recoverability).filter((r) => r !== undefined);
   const found = recs.reduce((s, r) => s + r.found, 0);
   const dropped = recs.reduce((s, r) => s + r.dropped, 0);
+  const checked = recs.reduce((s, r) => s + r.checked, 0);
   return {
     info: first.info,
     sessions: rows.length,
@@ -74,7 +75,7 @@ export function totalsFor(rows: readonly RowResult[]): RowTotals {
     modelCalls: actions.filter((a) => a.modelCall).length,
     ...(retentions.length ? { minRetentionAfterAction: Math.min(...retentions) } : {}),
     retention: { share: total ? kept / total : 1, kept, total, byKind },
-    ...(recs.length ? { recoverability: { share: dropped ? found / dropped : 1, found, dropped } } : {}),
+    ...(recs.length ? { recoverability: { share: checked ? found / checked : 1, found, dropped, checked } } : {}),
     cache: { reuse: promptTokens ? cachedTokens / promptTokens : 0, promptTokens, cachedTokens },
     cost: { units: rows.reduce((s, r) => s + r.cost.units, 0), usd: rows.reduce((s, r) => s + r.cost.usd, 0) },
     overWindow: rows.reduce((s, r) => s + r.overWindow, 0),

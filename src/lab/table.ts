@@ -51,6 +51,6 @@ export function renderTable(rows: readonly RowTotals[]): string {
 /** What the columns mean, printed under the tables. */
 export const LEGEND = [
   "peak/mean: context tokens per request · acts: compactions, folds, truncations, maskings, clearings or prunes · after: mean tokens left after an act",
-  "probes: verbatim probes still in the final view · min@act: lowest retention right after an act · recover: dropped probes found in their source entry by a ledger search",
+  "probes: verbatim probes still in the final view · min@act: lowest retention right after an act · recover: dropped probes that context_grep finds in their source entry",
   "cache: prompt tokens that repeat the previous request's prefix · cost: at the configured prices · >window: requests larger than the window",
 ];
