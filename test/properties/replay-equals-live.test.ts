@@ -30,8 +30,8 @@ function liveVersusPure(ledger: GeneratedLedger): { live: AgentMessage[]; pure: 
 /**
  * Shrunk from FC_RUNS=2000 (seed -1132866105): two assistant messages with the same timestamp and the same
  * content; a context edit changes the first; a fold targets the first, so it hides the second. The live
- * matcher pairs the unedited second message with the first entry (exact content match, first candidate
- * wins) and the edited first message with the second entry, so it keeps the wrong one.
+ * matcher paired the unedited second message with the first entry (exact content match, first candidate
+ * wins) and the edited first message with the second entry, so it kept the wrong one.
  */
 const editedTwinAssistants = buildLedger({ idPrefix: "000", start: Date.UTC(2025, 0, 1), sessionId: "00000000-0000-7000-8000-000000000000" }, [
   { kind: "assistant", dt: 1, calls: [], ending: "stop" },
@@ -40,11 +40,31 @@ const editedTwinAssistants = buildLedger({ idPrefix: "000", start: Date.UTC(2025
   { kind: "fold", dt: 1, pick: 0, toRoot: false, summary: "read read read" },
 ]);
 
+/**
+ * Shrunk from FC_RUNS=3000 (seed -1836413533): two user messages in the same millisecond, both edited to
+ * the same text; a fold targets the first. Neither request message equals its raw entry any more, so the
+ * matcher left both unmatched and kept both: the folded second message leaked into the request.
+ */
+const editedTwinUsers = buildLedger({ idPrefix: "000", start: Date.UTC(2025, 0, 1), sessionId: "00000000-0000-7000-8000-000000000000" }, [
+  { kind: "user", dt: 1, text: "", asString: false },
+  { kind: "user", dt: 0, text: "read", asString: false },
+  { kind: "contextEdit", dt: 1, pick: 0, omit: false, text: "read" },
+  { kind: "contextEdit", dt: 1, pick: 1, omit: false, text: "read" },
+  { kind: "fold", dt: 1, pick: 0, toRoot: false, summary: "read read read" },
+]);
+
 describe("replay equals live (invariant 3)", () => {
-  // KNOWN BUG (src/projection/message-match.ts): flip to `it` once the matcher respects edits and path order.
+  // Both regressions were matcher bugs (src/projection/message-match.ts), fixed by pairing in path order
+  // against edited content.
   it("regression: a context edit on one of two identical same-millisecond messages", () => {
     const { live, pure } = liveVersusPure(editedTwinAssistants);
     expect(pure.map((m) => (m.role === "assistant" ? JSON.stringify(m.content) : m.role))).toEqual(["system", '[{"type":"text","text":"read"}]', "custom"]);
+    expect(live).toEqual(pure);
+  });
+
+  it("regression: context edits make two same-millisecond messages identical", () => {
+    const { live, pure } = liveVersusPure(editedTwinUsers);
+    expect(pure.map((m) => m.role)).toEqual(["system", "user", "custom"]);
     expect(live).toEqual(pure);
   });
 
