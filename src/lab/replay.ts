@@ -148,13 +148,19 @@ export async function replaySession(session: SessionInput, options: ReplayOption
   const sourceMessages = new Map<string, readonly AgentMessage[]>();
   for (const probe of probes) if (!sourceMessages.has(probe.entryId)) sourceMessages.set(probe.entryId, visibleMessages(branch[probe.index]));
   const sourceOf: SourceOf = (probe) => sourceMessages.get(probe.entryId) ?? [];
-  const states: RowState[] = options.rows.map((factory) => ({ row: factory(options.settings), requests: [], tokens: [], actions: [] }));
-  let request = 0;
-  const progressEvery = Math.max(1, Math.floor(branch.length / 50));
-  for (let i = 0; i < branch.length; i++) {
-    const entry = branch[i];
-    if (isRequestPoint(entry)) {
-      for (const state of states) {
+  // Rows are independent, so each replays the branch on its own: memory holds the session and one row's
+  // state at a time, and a row's garbage is gone before the next one starts.
+  const rows: RowResult[] = [];
+  const requestPoints = branch.reduce((n, e) => n + (isRequestPoint(e) ? 1 : 0), 0);
+  const total = branch.length * options.rows.length;
+  const progressEvery = Math.max(1, Math.floor(total / 100));
+  let done = 0;
+  for (const factory of options.rows) {
+    const state: RowState = { row: factory(options.settings), requests: [], tokens: [], actions: [] };
+    let request = 0;
+    for (let i = 0; i < branch.length; i++) {
+      const entry = branch[i];
+      if (isRequestPoint(entry)) {
         const action: (ContextAction & { latencyMs?: number }) | undefined = await state.row.beforeRequest();
         if (action) {
           state.actions.push({
@@ -171,13 +177,15 @@ export async function replaySession(session: SessionInput, options: ReplayOption
         const tokens = state.row.view.markRequest();
         state.requests.push(tokens);
         state.tokens.push(tokens.prompt);
+        request++;
       }
-      request++;
+      state.row.append(entry);
+      if (options.onProgress && (++done % progressEvery === 0 || done === total)) options.onProgress(done, total);
     }
-    for (const state of states) state.row.append(entry);
-    if (options.onProgress && (i % progressEvery === 0 || i === branch.length - 1)) options.onProgress(i + 1, branch.length);
+    options.onFinalView?.(session.name, state.row.info, state.row.view.messages, probes);
+    rows.push(summarizeRow(state, probes, options, sourceOf));
   }
-  for (const state of states) options.onFinalView?.(session.name, state.row.info, state.row.view.messages, probes);
+  const request = requestPoints;
   const byKind = Object.fromEntries(PROBE_KINDS.map((k) => [k, probes.filter((p) => p.kind === k).length])) as Record<ProbeKind, number>;
   return {
     name: session.name,
@@ -189,7 +197,7 @@ export async function replaySession(session: SessionInput, options: ReplayOption
     originalCompactions,
     malformedLines: session.malformedLines ?? [],
     unknownTypes: session.unknownTypes ?? {},
-    rows: states.map((state) => summarizeRow(state, probes, options, sourceOf)),
+    rows,
   };
 }
 
