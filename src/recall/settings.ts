@@ -49,7 +49,7 @@ export const DEFAULT_RECALL_LIMITS: RecallLimits = {
   maxContext: 20,
   maxLineChars: 2_000,
   listPageSize: 50,
-  maxScanChars: 64_000_000,
+  maxScanChars: 256_000_000,
   maxPatternLength: 500,
   turnBudget: 10,
   lookupAttempts: 1,
