@@ -42,7 +42,7 @@ export function createProgress(stream: NodeJS.WriteStream = process.stderr, quie
       const quarter = total ? Math.floor((done / total) * 4) : 4;
       if (quarter === lastPercent || quarter === 0) return;
       lastPercent = quarter;
-      stream.write(`${prefix} ${label}: ${quarter * 25}% (${done}/${total} entries)\n`);
+      stream.write(`${prefix} ${label}: ${quarter * 25}%\n`);
     },
     finish(note) {
       stream.write(`${prefix} ${label}: ${note}\n`);
