@@ -7,6 +7,7 @@ import { grepTranscript, listEntries, type GrepMatch } from "../../src/recall/se
 import { recallLimits } from "../../src/recall/settings.ts";
 import { buildTranscript, createTranscript, renderEntry, syncTranscript } from "../../src/recall/transcript.ts";
 import { ledgerArb } from "../arbitraries/index.ts";
+import { loadRealSessions } from "../properties/real-sessions.ts";
 import { Branch, toolCall } from "./fixtures.ts";
 
 const RUNS = Number(process.env.FC_RUNS ?? 200);
@@ -187,5 +188,27 @@ describe("recall completeness (fast-check)", () => {
       }),
       { numRuns: RUNS },
     );
+  });
+
+  it("on the real sessions, a fragment of every entry's texts is found and attributed to that entry", () => {
+    for (const session of loadRealSessions()) {
+      const last = session.entries[session.entries.length - 1];
+      const branch = activeBranch(session.entries, last.id);
+      const index = buildTranscript(branch);
+      const limits = recallLimits({ grepMaxResults: 50, grepMaxChars: 200_000 });
+      let checked = 0;
+      for (const entry of branch) {
+        const texts = searchableTexts(entry);
+        if (!texts.length || !index.ordinalById.has(entry.id)) continue;
+        // The middle of the longest text: a fragment that usually spans inner lines and markup.
+        const text = texts.reduce((a, b) => (b.length > a.length ? b : a));
+        const start = Math.floor(text.length / 2);
+        const fragment = text.slice(Math.max(0, start - 20), start + 20);
+        const matches = grepUntil(index, fragment, limits, index.ordinalById.get(entry.id)!);
+        expect(matches.map((m) => m.entryId), `${session.name} ${entry.id}`).toContain(entry.id);
+        checked++;
+      }
+      expect(checked).toBeGreaterThan(500);
+    }
   });
 });
