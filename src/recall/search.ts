@@ -39,8 +39,9 @@ export interface ShowParams {
 export interface RegexEngine {
   bounded: boolean;
   /**
-   * Starts the time budget of one grep call and returns its check, asked between entries: true stops the scan
-   * with a continuation cursor. Injected by the host, which owns the clock.
+   * Starts the time budget of one grep call and returns its check, asked between entries, every 64 lines and
+   * before each long-line window: true stops the scan with a continuation cursor. Injected by the host, which
+   * owns the clock.
    */
   startBudget?: () => () => boolean;
 }
