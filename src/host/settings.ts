@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { StrategySetting } from "../log/entries.ts";
+import type { RecallSettings } from "../recall/settings.ts";
 
 export interface LedgerSettings {
   /** What /compact, threshold and overflow compaction do. */
@@ -13,7 +14,7 @@ export interface LedgerSettings {
   foldTools: boolean;
   /** Recall tools (context_lookup, context_list_entries, context_grep, context_show_entry). */
   recallTools: boolean;
-  recall: { grepMaxResults: number; grepMaxChars: number; lookupTurnBudget: number; lookupModel?: string };
+  recall: RecallSettings;
   checkpoint: { capPercent: number; startupReads: boolean };
   /** Attach the Stately inspector to every lifecycle actor (message bodies are stripped). */
   inspect: boolean;
@@ -88,6 +89,10 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   s.recall.lookupTurnBudget = pick("recall.lookupTurnBudget", recall.lookupTurnBudget, isCount, s.recall.lookupTurnBudget);
   const model = pick<string | undefined>("recall.lookupModel", recall.lookupModel, isModel, undefined);
   if (model) s.recall.lookupModel = model;
+  for (const key of ["lookupAttempts", "lookupResultChars", "lookupAnswerChars", "listPageSize"] as const) {
+    const value = pick<number | undefined>(`recall.${key}`, recall[key], isCount, undefined);
+    if (value !== undefined) s.recall[key] = value;
+  }
   const checkpoint = sub("checkpoint");
   s.checkpoint.capPercent = pick("checkpoint.capPercent", checkpoint.capPercent, isPercent, s.checkpoint.capPercent);
   s.checkpoint.startupReads = pick("checkpoint.startupReads", checkpoint.startupReads, isBool, s.checkpoint.startupReads);
@@ -110,6 +115,20 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   s.foldTools = envBool("FOLD_TOOLS", s.foldTools);
   s.recallTools = envBool("RECALL_TOOLS", s.recallTools);
   s.inspect = envBool("INSPECT", s.inspect);
+  const envCount = (name: string, apply: (n: number) => void) => {
+    const v = envValue(name);
+    if (v === undefined) return;
+    if (isCount(Number(v))) apply(Number(v));
+    else warnings.push(`PI_CONTEXT_LEDGER_${name}: expected a positive integer, got ${JSON.stringify(v)}; ignored`);
+  };
+  envCount("GREP_MAX_RESULTS", (n) => (s.recall.grepMaxResults = n));
+  envCount("GREP_MAX_CHARS", (n) => (s.recall.grepMaxChars = n));
+  envCount("LOOKUP_TURN_BUDGET", (n) => (s.recall.lookupTurnBudget = n));
+  const lookupModel = envValue("LOOKUP_MODEL");
+  if (lookupModel !== undefined) {
+    if (isModel(lookupModel)) s.recall.lookupModel = lookupModel;
+    else warnings.push(`PI_CONTEXT_LEDGER_LOOKUP_MODEL: expected provider/model, got ${JSON.stringify(lookupModel)}; ignored`);
+  }
   const cap = envValue("CAP_PERCENT");
   if (cap !== undefined) {
     if (isPercent(Number(cap))) s.checkpoint.capPercent = Number(cap);

@@ -63,3 +63,15 @@ describe("inspector redaction", () => {
     expect(redacted).toEqual({ kind: "fold", request: { target: "a1b2c3d4", summary: "[text 32 chars]" }, plan: { content: ["[text 500 chars]"] } });
   });
 });
+
+describe("recall settings", () => {
+  it("reads the optional recall limits and their environment overrides", () => {
+    const { settings, warnings } = resolveSettings(
+      { recall: { lookupAttempts: 2, listPageSize: 10, lookupAnswerChars: -1 } },
+      { PI_CONTEXT_LEDGER_GREP_MAX_RESULTS: "3", PI_CONTEXT_LEDGER_LOOKUP_MODEL: "anthropic/claude" },
+    );
+    expect(settings.recall).toMatchObject({ lookupAttempts: 2, listPageSize: 10, grepMaxResults: 3, lookupModel: "anthropic/claude" });
+    expect(settings.recall.lookupAnswerChars).toBeUndefined();
+    expect(warnings.join()).toMatch(/lookupAnswerChars/);
+  });
+});
