@@ -43,6 +43,11 @@ export interface FoldRange {
   throughId: string;
   /** Assistant entry whose tool results stay visible so its calls are not orphaned. */
   keepToolResultsOf?: string;
+  /**
+   * Hide only technical state (tool calls, tool results, unfinished assistant turns, custom messages) and keep the
+   * dialogue: user messages and completed assistant answers. Used by the `preserve` strategy.
+   */
+  keepDialogue?: boolean;
 }
 
 /** `details` of a `context-ledger/fold` custom message. */

@@ -12,6 +12,14 @@ export function isFoldable(entry: SessionEntry): boolean {
   return role === "user" || role === "assistant" || role === "toolResult";
 }
 
+/** Dialogue a `keepDialogue` rule never hides: user messages and completed assistant answers without tool calls. */
+export function isDialogue(entry: SessionEntry): boolean {
+  if (entry.type !== "message") return false;
+  const m = entry.message;
+  if (m.role === "user") return true;
+  return m.role === "assistant" && m.stopReason === "stop" && !(m.content ?? []).some((b) => b.type === "toolCall");
+}
+
 /** Positions of entries on the path, as the rules need them. */
 export interface PathLookup {
   indexOf(id: string): number;
@@ -23,6 +31,7 @@ interface ResolvedRule {
   from: number; // first hidden index (inclusive)
   through: number; // last hidden index (inclusive)
   keptCalls: ReadonlySet<string>;
+  keepDialogue: boolean;
 }
 
 /** Tool call ids of an assistant entry. */
@@ -47,7 +56,7 @@ export class FoldMask {
       // A rule whose anchors are off this path cannot apply here (defensive: rules are read from ancestors).
       if (through < 0 || (fold.afterId !== null && after < 0) || after >= through) continue;
       const keptCalls = fold.keepToolResultsOf ? toolCallIdsOf(path.get(fold.keepToolResultsOf)) : new Set<string>();
-      this.rules.push({ from: after + 1, through, keptCalls });
+      this.rules.push({ from: after + 1, through, keptCalls, keepDialogue: fold.keepDialogue === true });
     }
   }
 
@@ -60,6 +69,7 @@ export class FoldMask {
     if (index < 0 || !isFoldable(entry)) return false;
     for (const rule of this.rules) {
       if (index < rule.from || index > rule.through) continue;
+      if (rule.keepDialogue && isDialogue(entry)) continue;
       if (entry.type === "message" && entry.message.role === "toolResult" && rule.keptCalls.has(entry.message.toolCallId)) continue;
       return true;
     }

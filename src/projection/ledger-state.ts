@@ -10,6 +10,7 @@ export interface FoldRule {
   afterId: string | null;
   throughId: string;
   keepToolResultsOf?: string;
+  keepDialogue?: boolean;
 }
 
 /** A compaction entry on the branch: ours (with a strategy) or Pi's native one. */
@@ -48,6 +49,7 @@ export function evolve(state: LedgerState, entry: SessionEntry): LedgerState {
           afterId: range.afterId,
           throughId: range.throughId,
           ...(range.keepToolResultsOf ? { keepToolResultsOf: range.keepToolResultsOf } : {}),
+          ...(range.keepDialogue ? { keepDialogue: true } : {}),
         });
       });
     }

@@ -133,3 +133,20 @@ describe("LiveLedger.estimateViewTokens", () => {
     expect(c).toBeTruthy();
   });
 });
+
+describe("keepDialogue rules", () => {
+  it("hide tool traffic in range but keep user messages and completed answers", () => {
+    const b = new LedgerBuilder();
+    b.user("please fix DIALOGUE-USER");
+    b.assistant("", [{ id: "c1", name: "bash" }]);
+    b.toolResult("c1", "bash", "TOOL-NOISE");
+    const answer = b.assistant("fixed it DIALOGUE-ANSWER");
+    b.fold({ afterId: null, throughId: answer, keepDialogue: true }, "checkpoint #1");
+    const texts = visibleTexts(b).join("\n");
+    expect(texts).toContain("DIALOGUE-USER");
+    expect(texts).toContain("DIALOGUE-ANSWER");
+    expect(texts).toContain("checkpoint #1");
+    expect(texts).not.toContain("TOOL-NOISE");
+    expect(texts).not.toContain("c1");
+  });
+});
