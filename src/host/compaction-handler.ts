@@ -71,6 +71,7 @@ export async function handleBeforeCompact(
     contextFiles: host.contextFiles(),
     systemPrompt: safe(() => ctx.getSystemPrompt()),
     customInstructions: event.customInstructions,
+    complete: modelCompleter(ctx, session.settings.plannerModel),
   };
   const lifecycle = await startLifecycle(
     { kind: "compaction", strategy, request: { reason: event.reason, firstKeptEntryId: p.firstKeptEntryId } },
@@ -106,6 +107,21 @@ export async function handleBeforeCompact(
       warn(`context-ledger: ${strategy} compaction fell back to Pi's native compaction (${outcome.reason ?? "no reason given"}).`);
       return undefined;
   }
+}
+
+/**
+ * Text completion on the active model, or on `provider/model` from the global settings. Returns undefined when no
+ * model is available, so strategies that need one decline and Pi compacts natively.
+ */
+export function modelCompleter(ctx: ExtensionContext, configured: string | undefined): StrategyInput["complete"] {
+  const slash = configured ? configured.indexOf("/") : -1;
+  const model = configured && slash > 0 ? ctx.modelRegistry.find(configured.slice(0, slash), configured.slice(slash + 1)) : ctx.model;
+  if (!model) return undefined;
+  return async ({ system, prompt }, signal) => {
+    const reply = await ctx.modelRegistry.complete(model, { systemPrompt: system, messages: [{ role: "user", content: prompt, timestamp: 0 }] }, { signal });
+    if (reply.stopReason === "error" || reply.stopReason === "aborted") throw new Error(reply.errorMessage ?? `model call ${reply.stopReason}`);
+    return reply.content.filter((b) => b.type === "text").map((b) => b.text).join("");
+  };
 }
 
 function safe<T>(fn: () => T): T | undefined {

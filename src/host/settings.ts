@@ -16,6 +16,8 @@ export interface LedgerSettings {
   recallTools: boolean;
   recall: RecallSettings;
   checkpoint: { capPercent: number; startupReads: boolean };
+  /** `provider/model` for strategies that call a model (planned, preserve); absent means the active model. */
+  plannerModel?: string;
   /** Attach the Stately inspector to every lifecycle actor (message bodies are stripped). */
   inspect: boolean;
 }
@@ -93,6 +95,8 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
     const value = pick<number | undefined>(`recall.${key}`, recall[key], isCount, undefined);
     if (value !== undefined) s.recall[key] = value;
   }
+  const plannerModel = pick<string | undefined>("plannerModel", obj.plannerModel, isModel, undefined);
+  if (plannerModel) s.plannerModel = plannerModel;
   const checkpoint = sub("checkpoint");
   s.checkpoint.capPercent = pick("checkpoint.capPercent", checkpoint.capPercent, isPercent, s.checkpoint.capPercent);
   s.checkpoint.startupReads = pick("checkpoint.startupReads", checkpoint.startupReads, isBool, s.checkpoint.startupReads);

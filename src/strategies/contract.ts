@@ -27,7 +27,11 @@ export interface CompactionInput {
   contextFiles: readonly ContextFile[];
   systemPrompt?: string;
   customInstructions?: string;
-  /** Id the compaction entry will get is unknown until Pi appends it; strategies key on the branch instead. */
+  /**
+   * Model access for strategies that need it (planned, preserve), bound by the host to the active model or the
+   * model named in the trusted global settings. Absent in the lab and in deterministic strategies.
+   */
+  complete?: CompleteText;
 }
 
 /** What a strategy returns: Pi persists it as a compaction entry. */
@@ -39,8 +43,8 @@ export interface CompactionPlan {
   details: LedgerCompactionDetails;
 }
 
-/** Injected model access for strategies that need one (planned, preserve). */
-export type CompleteText = (prompt: string, signal: AbortSignal) => Promise<string>;
+/** Injected model access: one system prompt and one user prompt in, the reply's text out. */
+export type CompleteText = (request: { system: string; prompt: string }, signal: AbortSignal) => Promise<string>;
 
 export interface StrategyPlanner {
   name: CompactionStrategyName;
