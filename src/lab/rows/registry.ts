@@ -8,6 +8,7 @@ import type { RowFactory } from "../row.ts";
 import { checkpointRow } from "./checkpoint.ts";
 import { foldPolicy } from "./fold-policy.ts";
 import { piNative } from "./native.ts";
+import { plannedRow } from "./planned.ts";
 
 export interface RowEntry {
   id: string;
@@ -19,7 +20,7 @@ export interface RowEntry {
 /** Every row id, in display order. Strategies still being built carry `unavailable`. */
 export const ROWS: readonly RowEntry[] = [
   { id: "checkpoint", factory: checkpointRow },
-  { id: "planned", unavailable: "planned strategy (heuristic planner) not built yet" },
+  { id: "planned", factory: plannedRow },
   { id: "preserve", unavailable: "preserve strategy (extractive writer) not built yet" },
   { id: "fold", factory: foldPolicy },
   { id: "none", factory: noCompaction },

@@ -1,0 +1,167 @@
+// Deterministic application of a ranked deletion plan to the numbered transcript: validation, protection,
+// the retention target and floor, and rendering with markers. Pure: no I/O.
+import { CHARS_PER_TOKEN, estimateTextTokens } from "../../projection/tokens.ts";
+import { INTRO, isProtected, markerCount, markerText, type LineKind, type TranscriptLine } from "./transcript.ts";
+
+/** One ranked deletion record: lines `from` through `to`, 1-based, inclusive. */
+export interface PlanRange {
+  from: number;
+  to: number;
+}
+
+/** Retention settings. */
+export interface RetentionOptions {
+  /** Share of the compactable region to keep (0..1). */
+  retainRatio: number;
+  /** Never keep fewer estimated tokens than this. */
+  minRetainedTokens: number;
+  /** Compact only when it saves at least this many estimated tokens. */
+  minSavedTokens: number;
+}
+
+export const DEFAULT_RETENTION: RetentionOptions = { retainRatio: 0.5, minRetainedTokens: 8_000, minSavedTokens: 2_048 };
+
+/** A plan the host must not apply. The message carries numbers and categories only, never transcript text. */
+export class PlanError extends Error {
+  readonly category: string;
+  constructor(category: string, message: string) {
+    super(message);
+    this.name = "PlanError";
+    this.category = category;
+  }
+}
+
+/** What applying a plan produced. */
+export interface AppliedPlan {
+  /** INTRO, then surviving lines byte for byte, with one marker per removed run. */
+  summary: string;
+  /** Kinds of the summary's lines after the intro. */
+  kinds: LineKind[];
+  regionTokens: number;
+  targetTokens: number;
+  keptTokens: number;
+  /** Source lines removed by this plan (prior markers' counts not included). */
+  removedLines: number;
+  pinnedLines: number;
+  proposedRanges: number;
+  appliedRanges: number;
+}
+
+/**
+ * Check a plan's shape: every range inside 1..lineCount and not reversed; exact duplicates collapse at their first
+ * rank; any other overlap rejects the whole plan (a planner that contradicts itself is not trusted with the rest).
+ */
+export function validateRanges(ranges: readonly PlanRange[], lineCount: number): PlanRange[] {
+  const unique: PlanRange[] = [];
+  const seen = new Set<string>();
+  ranges.forEach((range, i) => {
+    const { from, to } = range;
+    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to)) throw new PlanError("shape", `record ${i + 1} is not a pair of whole line numbers`);
+    if (from > to) throw new PlanError("reversed", `record ${i + 1} is reversed (${from} > ${to})`);
+    if (from < 1 || to > lineCount) throw new PlanError("bounds", `record ${i + 1} (${from},${to}) is outside lines 1..${lineCount}`);
+    const key = `${from},${to}`;
+    if (seen.has(key)) return;
+    seen.add(key);
+    unique.push({ from, to });
+  });
+  const sorted = unique.map((r, rank) => ({ ...r, rank })).sort((a, b) => a.from - b.from || a.to - b.to);
+  for (let i = 1; i < sorted.length; i++) {
+    if (sorted[i].from <= sorted[i - 1].to) {
+      const [a, b] = [sorted[i - 1].rank, sorted[i].rank].sort((x, y) => x - y);
+      throw new PlanError("overlap", `records ${a + 1} and ${b + 1} overlap`);
+    }
+  }
+  return unique;
+}
+
+/** A range split around protected lines: the deletable runs inside it, as 0-based [start, end) pieces. */
+function pieces(lines: readonly TranscriptLine[], range: PlanRange): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  let start = -1;
+  for (let i = range.from - 1; i < range.to; i++) {
+    if (isProtected(lines[i])) {
+      if (start >= 0) out.push([start, i]);
+      start = -1;
+    } else if (start < 0) start = i;
+  }
+  if (start >= 0) out.push([start, range.to]);
+  return out;
+}
+
+/** Render lines with a deletion mask: removed runs and carried markers fold into one marker each. */
+export function render(lines: readonly TranscriptLine[], removed: readonly boolean[]): { summary: string; kinds: LineKind[] } {
+  const out: string[] = [INTRO];
+  const kinds: LineKind[] = [];
+  let pending = 0;
+  const flush = () => {
+    if (pending > 0) {
+      out.push(markerText(pending));
+      kinds.push("marker");
+    }
+    pending = 0;
+  };
+  lines.forEach((line, i) => {
+    if (line.kind === "marker") pending += markerCount(line.text) ?? 0;
+    else if (removed[i]) pending += 1;
+    else {
+      flush();
+      out.push(line.text);
+      kinds.push(line.kind);
+    }
+  });
+  flush();
+  return { summary: out.join("\n"), kinds };
+}
+
+const lineChars = (line: TranscriptLine) => line.text.length + 1;
+
+/**
+ * Apply ranked ranges until the kept region reaches the target (`retainRatio` of the region, never under the
+ * floor). A piece whose removal would cross the floor is skipped. Throws PlanError when the plan cannot save
+ * `minSavedTokens`: the host then lets Pi compact natively instead of persisting a weak result.
+ */
+export function applyPlan(lines: readonly TranscriptLine[], ranges: readonly PlanRange[], options: RetentionOptions): AppliedPlan {
+  const valid = validateRanges(ranges, lines.length);
+  const regionTokens = estimateTextTokens(render(lines, []).summary);
+  const targetTokens = Math.max(Math.ceil(regionTokens * options.retainRatio), options.minRetainedTokens);
+  const targetChars = targetTokens * CHARS_PER_TOKEN;
+  const floorChars = options.minRetainedTokens * CHARS_PER_TOKEN;
+  let keptChars = 0;
+  for (const line of lines) keptChars += lineChars(line);
+
+  const removed = new Array<boolean>(lines.length).fill(false);
+  let applied = 0;
+  for (const range of valid) {
+    if (keptChars <= targetChars) break;
+    let used = false;
+    for (const [start, end] of pieces(lines, range)) {
+      if (keptChars <= targetChars) break;
+      let chars = 0;
+      for (let i = start; i < end; i++) chars += lineChars(lines[i]);
+      // Marker lines added by the render only make the result longer, so this check keeps the floor.
+      if (keptChars - chars < floorChars) continue;
+      for (let i = start; i < end; i++) removed[i] = true;
+      keptChars -= chars;
+      used = true;
+    }
+    if (used) applied++;
+  }
+
+  const { summary, kinds } = render(lines, removed);
+  const keptTokens = estimateTextTokens(summary);
+  const saved = regionTokens - keptTokens;
+  if (saved < options.minSavedTokens) {
+    throw new PlanError("too-little", `the plan saves about ${Math.max(saved, 0)} tokens of ${regionTokens}; at least ${options.minSavedTokens} are required`);
+  }
+  return {
+    summary,
+    kinds,
+    regionTokens,
+    targetTokens,
+    keptTokens,
+    removedLines: lines.filter((l, i) => removed[i] && l.kind !== "marker").length,
+    pinnedLines: lines.filter((l) => l.kind === "pinned").length,
+    proposedRanges: valid.length,
+    appliedRanges: applied,
+  };
+}

@@ -1,0 +1,152 @@
+// The `planned` strategy: a planner (a model, or the built-in heuristic) ranks line ranges to delete from the
+// numbered old region; deterministic code applies them and keeps every other line verbatim. Pure: no I/O.
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import type { CompactionEntry, SessionEntry } from "../../log/entries.ts";
+import { textOf, type LedgerCompactionDetails } from "../../log/entries.ts";
+import { projectBranch } from "../../projection/project.ts";
+import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
+import type { CompactionInput, CompactionPlan, StrategyPlanner } from "../contract.ts";
+import { applyPlan, DEFAULT_RETENTION, PlanError, type AppliedPlan, type PlanRange, type RetentionOptions } from "./apply.ts";
+import { rankDeletions } from "./heuristic.ts";
+import { buildPlannerPrompt, parsePlanText } from "./model-plan.ts";
+import { buildTranscript, collectCalls, digestOf, encodeKinds, type Provenance, type TranscriptLine } from "./transcript.ts";
+
+/** Which planner ranks the deletions. */
+export type PlannerKind = "heuristic" | "model";
+
+/** Settings of the strategy (`contextLedger.planned`). */
+export interface PlannedOptions extends RetentionOptions {
+  /**
+   * `model` asks the injected model; `heuristic` ranks deterministically without one. Unset means the model
+   * when the host provides one, else the heuristic (the lab and tests have no model).
+   */
+  planner?: PlannerKind;
+}
+
+export const DEFAULT_PLANNED_OPTIONS: PlannedOptions = { ...DEFAULT_RETENTION };
+
+/** Numbers the compaction card shows. Counts only: no transcript or planner text is stored. */
+export interface PlannedStats {
+  regionTokens: number;
+  targetTokens: number;
+  keptTokens: number;
+  removedLines: number;
+  pinnedLines: number;
+  proposedRanges: number;
+  appliedRanges: number;
+  tokensAfter: number;
+}
+
+/** `details` of a planned compaction entry. */
+export interface PlannedDetails extends LedgerCompactionDetails {
+  v: 1;
+  strategy: "planned";
+  planner: PlannerKind;
+  /** Binds each summary line's kind to the summary text, so the next compaction can trust it. */
+  provenance: Provenance;
+  stats: PlannedStats;
+}
+
+/** The newest compaction in view (its summary is part of the region), as Pi's preparation sees it. */
+function priorCompaction(branch: readonly SessionEntry[]): CompactionEntry | undefined {
+  const first = projectBranch(branch).entries[0]?.sourceEntry;
+  return first?.type === "compaction" ? first : undefined;
+}
+
+/** The compactable region as numbered lines: the previous summary, then Pi's messages and turn prefix. */
+export function transcriptOf(input: CompactionInput): TranscriptLine[] {
+  const branchMessages = input.branch.flatMap((e) => (e.type === "message" ? [e.message as AgentMessage] : []));
+  const calls = collectCalls([...branchMessages, ...input.messagesToSummarize, ...input.turnPrefixMessages]);
+  return buildTranscript({ prior: priorCompaction(input.branch), messages: [...input.messagesToSummarize, ...input.turnPrefixMessages], calls });
+}
+
+/** The user's latest words on the branch: the objective the model planner is asked to protect. */
+function objectiveOf(branch: readonly SessionEntry[]): string | undefined {
+  for (let i = branch.length - 1; i >= 0; i--) {
+    const entry = branch[i];
+    if (entry.type === "message" && entry.message.role === "user") {
+      const text = textOf(entry.message.content);
+      if (text.trim()) return text;
+    }
+  }
+  return undefined;
+}
+
+/** Estimated context after the compaction: summary, kept tail, system prompt. */
+function tokensAfter(input: CompactionInput, summary: string): number {
+  const entries = projectBranch(input.branch).entries;
+  const at = entries.findIndex((e) => e.sourceEntry.id === input.firstKeptEntryId && e.sourceEntry.type !== "compaction");
+  const tail = at < 0 ? [] : entries.slice(at).flatMap((e) => e.messages);
+  return estimateTextTokens(summary) + estimateMessagesTokens(tail) + (input.systemPrompt ? estimateTextTokens(input.systemPrompt) : 0);
+}
+
+function toPlan(input: CompactionInput, planner: PlannerKind, applied: AppliedPlan): CompactionPlan {
+  const after = tokensAfter(input, applied.summary);
+  const details: PlannedDetails = {
+    v: 1,
+    strategy: "planned",
+    planner,
+    provenance: { digest: digestOf(applied.summary), kinds: encodeKinds(applied.kinds) },
+    stats: {
+      regionTokens: applied.regionTokens,
+      targetTokens: applied.targetTokens,
+      keptTokens: applied.keptTokens,
+      removedLines: applied.removedLines,
+      pinnedLines: applied.pinnedLines,
+      proposedRanges: applied.proposedRanges,
+      appliedRanges: applied.appliedRanges,
+      tokensAfter: after,
+    },
+  };
+  return { summary: applied.summary, firstKeptEntryId: input.firstKeptEntryId, tokensBefore: input.tokensBefore, estimatedTokensAfter: after, details };
+}
+
+/** Plan with the heuristic: same input, same bytes. Throws PlanError when the region cannot shrink enough. */
+export function planHeuristic(input: CompactionInput, options: RetentionOptions = DEFAULT_RETENTION): CompactionPlan {
+  const lines = transcriptOf(input);
+  return toPlan(input, "heuristic", applyPlan(lines, rankDeletions(lines), options));
+}
+
+function abortError(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new Error("planned compaction aborted");
+}
+
+/**
+ * Plan with the configured planner. Rejects when the signal aborts, when the model is missing or its reply is
+ * not a usable plan, and when the plan saves too little: the host then falls back to Pi's native compaction.
+ */
+export async function planPlanned(input: CompactionInput, options: PlannedOptions, signal: AbortSignal): Promise<CompactionPlan> {
+  if (signal.aborted) throw abortError(signal);
+  const kind: PlannerKind = options.planner ?? (input.complete ? "model" : "heuristic");
+  const lines = transcriptOf(input);
+  const probe = applyTarget(lines, options);
+  // Checked before any model call: a region this small cannot give the required saving whatever the plan.
+  if (probe.regionTokens - options.minRetainedTokens < options.minSavedTokens) {
+    throw new PlanError("too-small", `the region is about ${probe.regionTokens} tokens; keeping ${options.minRetainedTokens} cannot save ${options.minSavedTokens}`);
+  }
+  let ranges: PlanRange[];
+  if (kind === "heuristic") ranges = rankDeletions(lines);
+  else {
+    if (!input.complete) throw new PlanError("no-model", "the model planner is configured but no model is available");
+    const request = buildPlannerPrompt(lines, { objective: objectiveOf(input.branch), ...probe, customInstructions: input.customInstructions });
+    const reply = await input.complete(request, signal);
+    if (signal.aborted) throw abortError(signal);
+    ranges = parsePlanText(reply);
+  }
+  return toPlan(input, kind, applyPlan(lines, ranges, options));
+}
+
+/** Region size and target, computed the way applyPlan does (an empty plan applied gives them). */
+function applyTarget(lines: readonly TranscriptLine[], options: RetentionOptions): { regionTokens: number; targetTokens: number } {
+  const applied = applyPlan(lines, [], { ...options, minSavedTokens: Number.NEGATIVE_INFINITY });
+  return { regionTokens: applied.regionTokens, targetTokens: applied.targetTokens };
+}
+
+/** The planner for the host, with options read at call time (settings can change between compactions). */
+export function createPlannedPlanner(getOptions: () => PlannedOptions = () => DEFAULT_PLANNED_OPTIONS): StrategyPlanner {
+  return {
+    name: "planned",
+    plan: (input, signal) => planPlanned(input, getOptions(), signal),
+  };
+}

@@ -1,0 +1,344 @@
+// The numbered transcript the `planned` strategy plans over: Pi's compactable messages (and the previous
+// summary) serialized into lines, each tagged with its provenance. Pure: no I/O, no clock.
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import type { CompactionEntry } from "../../log/entries.ts";
+import { pinnedLines } from "./protection.ts";
+
+/**
+ * Where a transcript line came from, which decides what may happen to it:
+ * - `structure`: a header this serializer wrote (`[user]`, `[tool result: read "a.ts"]`); protected, it keeps
+ *   every surviving line attributable to its message and field;
+ * - `text`: a line of stored message text, copied byte for byte; deletable;
+ * - `pinned`: a text line inside a trusted `<keepContext>` span of user text; protected;
+ * - `marker`: `[compacted: N lines removed]` carried from an earlier planned compaction; folds into neighbours.
+ */
+export type LineKind = "structure" | "text" | "pinned" | "marker";
+
+export interface TranscriptLine {
+  text: string;
+  kind: LineKind;
+}
+
+/** First line of every planned summary. Not numbered, not carried into the next compaction. */
+export const INTRO = "[planned compaction: earlier conversation kept line for line; [compacted: N lines removed] marks removed runs]";
+
+const MARKER = /^\[compacted: (\d{1,12}) lines? removed\]$/;
+
+/** The marker that stands for `count` removed lines. */
+export function markerText(count: number): string {
+  return `[compacted: ${count} ${count === 1 ? "line" : "lines"} removed]`;
+}
+
+/** Removed-line count of a marker line, or undefined when the line is not one. */
+export function markerCount(text: string): number | undefined {
+  const match = MARKER.exec(text);
+  return match ? Number(match[1]) : undefined;
+}
+
+/** True when a line is protected from deletion whatever a plan says. */
+export function isProtected(line: TranscriptLine): boolean {
+  return line.kind === "structure" || line.kind === "pinned";
+}
+
+// Headers. The syntax is ours, so a parsed header is trusted only when provenance says the line is structure.
+const HEADER = {
+  user: "[user]",
+  assistant: "[assistant]",
+  thinking: "[assistant thinking]",
+  bashCommand: "[user bash command]",
+  bashOutput: "[user bash output]",
+  branchSummary: "[branch summary]",
+  earlierSummary: "[earlier summary]",
+  image: "[image]",
+} as const;
+
+/** What a structure line says about the lines after it (up to the next structure line). */
+export type Header =
+  | { kind: "user" | "assistant" | "thinking" | "bashCommand" | "bashOutput" | "branchSummary" | "earlierSummary" | "image" }
+  | { kind: "toolCall"; tool: string }
+  | { kind: "toolResult"; tool: string; key?: string; error: boolean }
+  | { kind: "custom"; customType: string };
+
+const TOOL_CALL = /^\[tool call: ([^\s\]]+)\]$/;
+const TOOL_RESULT = /^\[tool result: ([^\s\]]+)( ".*")?( error)?\]$/;
+const CUSTOM = /^\[custom: ([^\s\]]+)\]$/;
+
+/** Parse a line this serializer wrote as a header; undefined for anything else. */
+export function parseHeader(text: string): Header | undefined {
+  for (const [kind, line] of Object.entries(HEADER)) if (text === line) return { kind } as Header;
+  let match = TOOL_CALL.exec(text);
+  if (match) return { kind: "toolCall", tool: match[1] };
+  match = TOOL_RESULT.exec(text);
+  if (match) {
+    let key: string | undefined;
+    if (match[2]) {
+      try {
+        const parsed: unknown = JSON.parse(match[2].slice(1));
+        if (typeof parsed === "string") key = parsed;
+      } catch {
+        // A malformed key only loses the key; the header still attributes the lines.
+      }
+    }
+    return { kind: "toolResult", tool: match[1], key, error: !!match[3] };
+  }
+  match = CUSTOM.exec(text);
+  if (match) return { kind: "custom", customType: match[1] };
+  return undefined;
+}
+
+/** True for any line this serializer could have generated (header or marker). Used by tests and diagnostics. */
+export function isGeneratedLine(text: string): boolean {
+  return text === INTRO || markerCount(text) !== undefined || parseHeader(text) !== undefined;
+}
+
+const safeName = (name: string): string => (name ? name.replace(/[^\w.:-]/g, "_") : "_");
+
+/** The argument that names what a tool acted on, shown in its result header. */
+export function keyArgument(args: unknown): string | undefined {
+  if (!args || typeof args !== "object") return undefined;
+  const a = args as Record<string, unknown>;
+  for (const name of ["path", "file_path", "filePath", "command", "pattern", "url", "query"]) {
+    const value = a[name];
+    if (typeof value === "string" && value) return value.length > 160 ? value.slice(0, 160) : value;
+  }
+  return undefined;
+}
+
+/** JSON with object keys sorted at every depth, so the same arguments always render the same line. */
+export function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map((v) => stableJson(v === undefined ? null : v)).join(",")}]`;
+  if (value && typeof value === "object") {
+    const obj = value as Record<string, unknown>;
+    const keys = Object.keys(obj)
+      .filter((k) => obj[k] !== undefined)
+      .sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${stableJson(obj[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+interface CallInfo {
+  name: string;
+  args: unknown;
+}
+
+type Block = Record<string, unknown>;
+
+/** Serializes messages into provenance-tagged lines. */
+class Writer {
+  readonly lines: TranscriptLine[] = [];
+  private readonly calls: ReadonlyMap<string, CallInfo>;
+
+  constructor(calls: ReadonlyMap<string, CallInfo>) {
+    this.calls = calls;
+  }
+
+  structure(text: string): void {
+    this.lines.push({ text, kind: "structure" });
+  }
+
+  text(text: string): void {
+    for (const line of text.split("\n")) this.lines.push({ text: line, kind: "text" });
+  }
+
+  /** Text and image blocks; `trusted` turns on `<keepContext>` recognition (user text only). */
+  content(content: unknown, trusted: boolean): void {
+    if (typeof content === "string") {
+      this.texts([content], trusted);
+      return;
+    }
+    if (!Array.isArray(content)) return;
+    // Consecutive text blocks are pinned as one run so a span may cross block boundaries.
+    let run: string[] = [];
+    for (const block of content as Block[]) {
+      if (block?.type === "text" && typeof block.text === "string") run.push(block.text);
+      else if (block?.type === "image") {
+        this.texts(run, trusted);
+        run = [];
+        this.structure(HEADER.image);
+      }
+    }
+    this.texts(run, trusted);
+  }
+
+  private texts(texts: readonly string[], trusted: boolean): void {
+    if (!texts.length) return;
+    const lines = texts.flatMap((t) => t.split("\n"));
+    const pins = trusted ? pinnedLines(lines) : undefined;
+    lines.forEach((line, i) => this.lines.push({ text: line, kind: pins?.[i] ? "pinned" : "text" }));
+  }
+
+  message(message: AgentMessage): void {
+    const m = message as unknown as Block;
+    switch (m.role) {
+      case "user":
+        this.structure(HEADER.user);
+        this.content(m.content, true);
+        break;
+      case "assistant":
+        this.assistant(m.content);
+        break;
+      case "toolResult": {
+        const call = this.calls.get(String(m.toolCallId));
+        const tool = safeName(String(m.toolName ?? call?.name ?? ""));
+        const key = keyArgument(call?.args);
+        this.structure(`[tool result: ${tool}${key !== undefined ? ` ${JSON.stringify(key)}` : ""}${m.isError ? " error" : ""}]`);
+        this.content(m.content, false);
+        break;
+      }
+      case "bashExecution":
+        // `!!` commands never reach the model; they stay out of the plan and the summary too.
+        if (m.excludeFromContext) break;
+        this.structure(HEADER.bashCommand);
+        this.text(String(m.command ?? ""));
+        this.structure(HEADER.bashOutput);
+        if (typeof m.output === "string" && m.output) this.text(m.output);
+        break;
+      case "custom":
+        this.structure(`[custom: ${safeName(String(m.customType ?? ""))}]`);
+        this.content(m.content, false);
+        break;
+      case "branchSummary":
+        this.structure(HEADER.branchSummary);
+        this.text(String(m.summary ?? ""));
+        break;
+      case "compactionSummary":
+        this.structure(HEADER.earlierSummary);
+        this.text(String(m.summary ?? ""));
+        break;
+      default:
+        // System prompt state and unknown roles are not conversation.
+        break;
+    }
+  }
+
+  private assistant(content: unknown): void {
+    if (typeof content === "string") {
+      this.structure(HEADER.assistant);
+      this.text(content);
+      return;
+    }
+    if (!Array.isArray(content)) return;
+    let section: "text" | "thinking" | undefined;
+    for (const block of content as Block[]) {
+      if (block?.type === "text" && typeof block.text === "string") {
+        if (section !== "text") this.structure(HEADER.assistant);
+        section = "text";
+        this.text(block.text);
+      } else if (block?.type === "thinking" && typeof block.thinking === "string" && !block.redacted && block.thinking) {
+        if (section !== "thinking") this.structure(HEADER.thinking);
+        section = "thinking";
+        this.text(block.thinking);
+      } else if (block?.type === "toolCall") {
+        section = undefined;
+        this.structure(`[tool call: ${safeName(String(block.name ?? ""))}]`);
+        this.lines.push({ text: stableJson(block.arguments ?? {}), kind: "text" });
+      }
+    }
+  }
+}
+
+/** Tool calls by id, so a result header can name the file or command it answers. */
+export function collectCalls(messages: Iterable<AgentMessage>, into = new Map<string, CallInfo>()): Map<string, CallInfo> {
+  for (const message of messages) {
+    const m = message as unknown as Block;
+    if (m.role !== "assistant" || !Array.isArray(m.content)) continue;
+    for (const block of m.content as Block[]) {
+      if (block?.type === "toolCall" && typeof block.id === "string") into.set(block.id, { name: String(block.name ?? ""), args: block.arguments });
+    }
+  }
+  return into;
+}
+
+// ---- provenance of a planned summary -------------------------------------------------------------------------
+
+const KIND_CODE: Record<LineKind, string> = { structure: "s", text: "t", pinned: "p", marker: "m" };
+const CODE_KIND: Record<string, LineKind> = { s: "structure", t: "text", p: "pinned", m: "marker" };
+
+/** Run-length code of line kinds, e.g. `s1t12p3m1`. */
+export function encodeKinds(kinds: readonly LineKind[]): string {
+  let out = "";
+  for (let i = 0; i < kinds.length; ) {
+    let j = i;
+    while (j < kinds.length && kinds[j] === kinds[i]) j++;
+    out += `${KIND_CODE[kinds[i]]}${j - i}`;
+    i = j;
+  }
+  return out;
+}
+
+/** Inverse of `encodeKinds`; undefined for anything malformed (details come from disk). */
+export function decodeKinds(code: unknown): LineKind[] | undefined {
+  if (typeof code !== "string" || !/^([stpm]\d{1,9})*$/.test(code)) return undefined;
+  const kinds: LineKind[] = [];
+  for (const [, c, n] of code.matchAll(/([stpm])(\d+)/g)) {
+    const count = Number(n);
+    if (count === 0 || kinds.length + count > 10_000_000) return undefined;
+    for (let i = 0; i < count; i++) kinds.push(CODE_KIND[c]);
+  }
+  return kinds;
+}
+
+/** A 53-bit string hash (cyrb53), hex. Binds stored provenance to the exact summary text. */
+export function digestOf(text: string): string {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    h1 = Math.imul(h1 ^ ch, 2654435761);
+    h2 = Math.imul(h2 ^ ch, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return (4294967296 * (2097151 & h2) + (h1 >>> 0)).toString(16).padStart(14, "0");
+}
+
+/** Provenance a planned compaction stores in its details. */
+export interface Provenance {
+  /** `digestOf(summary)`. */
+  digest: string;
+  /** `encodeKinds` of the summary's lines after the intro. */
+  kinds: string;
+}
+
+/**
+ * The lines of a previous compaction's summary. A planned summary whose provenance still matches its text is
+ * re-read with its kinds, so structure and pinned lines stay protected and markers fold forward. Anything else
+ * (Pi's prose, a checkpoint, a planned summary whose text no longer matches) is one block of ordinary text:
+ * earlier summaries are data, never a source of protection.
+ */
+export function priorLines(entry: CompactionEntry): TranscriptLine[] {
+  const summary = typeof entry.summary === "string" ? entry.summary : "";
+  const details = entry.details as { v?: unknown; strategy?: unknown; provenance?: Partial<Provenance> } | undefined;
+  if (details?.v === 1 && details.strategy === "planned" && details.provenance?.digest === digestOf(summary)) {
+    const lines = summary.split("\n");
+    const kinds = decodeKinds(details.provenance.kinds);
+    if (lines[0] === INTRO && kinds && kinds.length === lines.length - 1) {
+      const body = lines.slice(1).map((text, i) => ({ text, kind: kinds[i] }));
+      // Provenance claims are re-checked against the syntax they imply.
+      if (body.every((l) => (l.kind === "marker" ? markerCount(l.text) !== undefined : l.kind !== "structure" || parseHeader(l.text) !== undefined))) return body;
+    }
+  }
+  const writer = new Writer(new Map());
+  writer.structure(HEADER.earlierSummary);
+  if (summary) writer.text(summary);
+  return writer.lines;
+}
+
+/** Inputs of the serializer. */
+export interface TranscriptSource {
+  /** The newest compaction whose summary is in view, if any. */
+  prior?: CompactionEntry;
+  /** Messages Pi would summarize, then the split turn's prefix. */
+  messages: readonly AgentMessage[];
+  /** Where to look up tool calls whose results appear in `messages` (defaults to `messages`). */
+  calls?: ReadonlyMap<string, CallInfo>;
+}
+
+/** Serialize the compactable region into numbered lines (line n is `lines[n - 1]`). */
+export function buildTranscript(source: TranscriptSource): TranscriptLine[] {
+  const writer = new Writer(source.calls ?? collectCalls(source.messages));
+  const lines = source.prior ? priorLines(source.prior) : [];
+  for (const message of source.messages) writer.message(message);
+  return [...lines, ...writer.lines];
+}
