@@ -25,17 +25,12 @@ export interface LedgerState {
   /** Labels on the active path: entry id -> label (latest label entry wins; undefined clears). */
   labels: Record<string, string>;
   compactions: CompactionFact[];
-  /** Cumulative paths touched by file tools on the branch. */
-  files: { read: string[]; modified: string[] };
 }
 
 /** The state of an empty branch. */
 export function initialLedgerState(): LedgerState {
-  return { folds: [], labels: {}, compactions: [], files: { read: [], modified: [] } };
+  return { folds: [], labels: {}, compactions: [] };
 }
-
-const READ_TOOLS = new Set(["read"]);
-const MODIFY_TOOLS = new Set(["write", "edit"]);
 
 /** Apply one branch entry. Entries that say nothing to the ledger return the same state object. */
 export function evolve(state: LedgerState, entry: SessionEntry): LedgerState {
@@ -68,8 +63,9 @@ export function evolve(state: LedgerState, entry: SessionEntry): LedgerState {
         if (entry.label === undefined) delete draft.labels[entry.targetId];
         else draft.labels[entry.targetId] = entry.label;
       });
+    // File operations are derived from messages when a strategy needs them (projection/file-ops.ts); keeping them
+    // here would copy a growing list on every new path.
     case "message":
-      return evolveFiles(state, entry.message as unknown as { role: string; content?: unknown });
     case "thinking_level_change":
     case "model_change":
     case "usage":
@@ -83,22 +79,6 @@ export function evolve(state: LedgerState, entry: SessionEntry): LedgerState {
       return state;
     }
   }
-}
-
-function evolveFiles(state: LedgerState, message: { role: string; content?: unknown }): LedgerState {
-  if (message.role !== "assistant" || !Array.isArray(message.content)) return state;
-  let next = state;
-  for (const block of message.content as { type?: string; name?: string; arguments?: Record<string, unknown> }[]) {
-    if (block?.type !== "toolCall" || !block.name) continue;
-    const path = block.arguments?.path ?? block.arguments?.file_path;
-    if (typeof path !== "string") continue;
-    const list = READ_TOOLS.has(block.name) ? "read" : MODIFY_TOOLS.has(block.name) ? "modified" : undefined;
-    if (!list || next.files[list].includes(path)) continue;
-    next = produce(next, (draft) => {
-      draft.files[list].push(path);
-    });
-  }
-  return next;
 }
 
 /** Fold a whole branch from scratch. */

@@ -9,6 +9,18 @@ import { entryKeys, matchMessages } from "./message-match.ts";
 import { entryMessages } from "./project.ts";
 import { estimateMessagesTokens } from "./tokens.ts";
 
+/** The previous request's matching, valid while the rules and the compaction stay the same. */
+interface RequestMemo {
+  folds: LedgerState["folds"];
+  compactions: LedgerState["compactions"];
+  roles: string[];
+  stamps: (number | undefined)[];
+  ids: (string | undefined)[];
+  keep: boolean[];
+  /** Entries matched by the memoized prefix: later messages cannot take them. */
+  matched: Set<string>;
+}
+
 export class LiveLedger {
   private readonly path = new ActivePath();
   /** states[i]: the ledger state after path entry i. Immer shares structure, so this is one pointer per entry. */
@@ -19,10 +31,13 @@ export class LiveLedger {
   /** tokenSums[i]: estimated tokens of path entries 0..i-1, so any range costs O(1). */
   private readonly tokenSums: number[] = [0];
   private mask: { state: LedgerState; mask: FoldMask } | undefined;
+  /** What the previous request matched, so the unchanged prefix of the next one costs two comparisons a message. */
+  private request: RequestMemo | undefined;
 
   /** Move to `leafId`, folding only entries not already on the path. */
   sync(leafId: string | null, getEntry: (id: string) => SessionEntry | undefined): PathChange {
     const change = this.path.moveTo(leafId, getEntry);
+    if (change.removed.length) this.request = undefined; // matches made on the old branch no longer hold
     for (const entry of change.removed) this.unindex(entry);
     this.states.length = change.kept;
     this.tokenSums.length = change.kept + 1;
@@ -119,16 +134,48 @@ export class LiveLedger {
   filterContext(messages: AgentMessage[]): AgentMessage[] | undefined {
     const mask = this.foldMask();
     if (mask.empty) return undefined;
+    const state = this.state;
+    let memo = this.request;
+    if (!memo || memo.folds !== state.folds || memo.compactions !== state.compactions) {
+      memo = { folds: state.folds, compactions: state.compactions, roles: [], stamps: [], ids: [], keep: [], matched: new Set() };
+    }
+    // Reuse decisions while the request repeats the previous one position by position.
+    let same = 0;
+    const limit = Math.min(messages.length, memo.roles.length);
+    while (same < limit) {
+      const m = messages[same] as { role: string; timestamp?: number };
+      if (m.role !== memo.roles[same] || m.timestamp !== memo.stamps[same]) break;
+      same++;
+    }
+    for (let i = same; i < memo.ids.length; i++) {
+      const id = memo.ids[i];
+      if (id !== undefined) memo.matched.delete(id);
+    }
+    memo.roles.length = memo.stamps.length = memo.ids.length = memo.keep.length = same;
+
+    const tail = messages.slice(same);
     const start = this.contextStart();
-    const ids = matchMessages(messages, {
-      candidates: (key) => (this.byKey.get(key) ?? []).filter((id) => this.inRequest(id, start)),
+    const matched = memo.matched;
+    const ids = matchMessages(tail, {
+      candidates: (key) => (this.byKey.get(key) ?? []).filter((id) => !matched.has(id) && this.inRequest(id, start)),
       projectedContent: (id) => this.projectedContent(id),
     });
-    const kept = messages.filter((_, i) => {
-      const id = ids[i];
-      return id === undefined || !mask.hides(this.path.get(id)!, this.path.indexOf(id));
+    tail.forEach((message, k) => {
+      const id = ids[k];
+      if (id !== undefined) matched.add(id);
+      memo.roles.push(message.role);
+      memo.stamps.push((message as { timestamp?: number }).timestamp);
+      memo.ids.push(id);
+      memo.keep.push(id === undefined || !mask.hides(this.path.get(id)!, this.path.indexOf(id)));
     });
-    return kept.length === messages.length ? undefined : kept;
+    this.request = memo;
+    const keep = memo.keep;
+    let dropped = 0;
+    for (let i = 0; i < keep.length; i++) if (!keep[i]) dropped++;
+    if (!dropped) return undefined;
+    const kept: AgentMessage[] = [];
+    for (let i = 0; i < messages.length; i++) if (keep[i]) kept.push(messages[i]);
+    return kept;
   }
 
   /** Path index where the model's context starts (the latest compaction's kept entry), and that compaction. */
