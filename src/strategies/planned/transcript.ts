@@ -91,7 +91,7 @@ export function isGeneratedLine(text: string): boolean {
   return text === INTRO || markerCount(text) !== undefined || parseHeader(text) !== undefined;
 }
 
-const safeName = (name: string): string => (name ? name.replace(/[^\w.:-]/g, "_") : "_");
+const safeName = (name: string): string => (name ? name.replace(/[^\w.:/-]/g, "_") : "_");
 
 /** The argument that names what a tool acted on, shown in its result header. */
 export function keyArgument(args: unknown): string | undefined {
