@@ -5,6 +5,7 @@ import { Text } from "@earendil-works/pi-tui";
 import { LedgerType } from "../log/entries.ts";
 import type { ContextFile } from "../strategies/contract.ts";
 import { createCheckpointPlanner } from "../strategies/checkpoint/planner.ts";
+import { createPlannedPlanner } from "../strategies/planned/planner.ts";
 import { handleBeforeCompact } from "./compaction-handler.ts";
 import { renderDashboard } from "./dashboard.ts";
 import { FoldCoordinator } from "./fold-tools.ts";
@@ -21,6 +22,7 @@ export function registerContextLedger(pi: ExtensionAPI): void {
   const folds = new FoldCoordinator(pi, () => session);
   if (session.settings.foldTools) folds.register();
   registerStrategy(createCheckpointPlanner(() => session.settings.checkpoint));
+  registerStrategy(createPlannedPlanner(() => session.settings.planned));
   registerRecap(pi, () => ({ enabled: true }), (ctx) => {
     session.sync(ctx.sessionManager);
     const last = session.live.state.compactions.at(-1);

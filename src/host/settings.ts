@@ -6,6 +6,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import type { StrategySetting } from "../log/entries.ts";
 import type { RecallSettings } from "../recall/settings.ts";
+import { DEFAULT_PLANNED_OPTIONS, type PlannedOptions } from "../strategies/planned/planner.ts";
 
 export interface LedgerSettings {
   /** What /compact, threshold and overflow compaction do. */
@@ -18,6 +19,8 @@ export interface LedgerSettings {
   checkpoint: { capPercent: number; startupReads: boolean };
   /** `provider/model` for strategies that call a model (planned, preserve); absent means the active model. */
   plannerModel?: string;
+  /** The planned strategy: who ranks deletions, and how much of the compacted region it keeps. */
+  planned: PlannedOptions;
   /** Attach the Stately inspector to every lifecycle actor (message bodies are stripped). */
   inspect: boolean;
 }
@@ -28,6 +31,7 @@ export const DEFAULT_SETTINGS: LedgerSettings = {
   recallTools: true,
   recall: { grepMaxResults: 8, grepMaxChars: 12_000, lookupTurnBudget: 10 },
   checkpoint: { capPercent: 25, startupReads: true },
+  planned: { ...DEFAULT_PLANNED_OPTIONS },
   inspect: false,
 };
 
@@ -97,6 +101,14 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   }
   const plannerModel = pick<string | undefined>("plannerModel", obj.plannerModel, isModel, undefined);
   if (plannerModel) s.plannerModel = plannerModel;
+  const planned = sub("planned");
+  const isPlanner = (v: unknown): v is "heuristic" | "model" => v === "heuristic" || v === "model";
+  const isRatio = (v: unknown): v is number => typeof v === "number" && v > 0 && v < 1;
+  const plannerKind = pick<"heuristic" | "model" | undefined>("planned.planner", planned.planner, isPlanner, undefined);
+  if (plannerKind) s.planned.planner = plannerKind;
+  s.planned.retainRatio = pick("planned.retainRatio", planned.retainRatio, isRatio, s.planned.retainRatio);
+  s.planned.minRetainedTokens = pick("planned.minRetainedTokens", planned.minRetainedTokens, isCount, s.planned.minRetainedTokens);
+  s.planned.minSavedTokens = pick("planned.minSavedTokens", planned.minSavedTokens, isCount, s.planned.minSavedTokens);
   const checkpoint = sub("checkpoint");
   s.checkpoint.capPercent = pick("checkpoint.capPercent", checkpoint.capPercent, isPercent, s.checkpoint.capPercent);
   s.checkpoint.startupReads = pick("checkpoint.startupReads", checkpoint.startupReads, isBool, s.checkpoint.startupReads);
