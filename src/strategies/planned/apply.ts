@@ -120,7 +120,12 @@ const lineChars = (line: TranscriptLine) => line.text.length + 1;
  * floor). A piece whose removal would cross the floor is skipped. Throws PlanError when the plan cannot save
  * `minSavedTokens`: the host then lets Pi compact natively instead of persisting a weak result.
  */
-export function applyPlan(lines: readonly TranscriptLine[], ranges: readonly PlanRange[], options: RetentionOptions): AppliedPlan {
+export function applyPlan(
+  lines: readonly TranscriptLine[],
+  ranges: readonly PlanRange[],
+  options: RetentionOptions,
+  { allowEmpty = false }: { allowEmpty?: boolean } = {},
+): AppliedPlan {
   const valid = validateRanges(ranges, lines.length);
   const regionTokens = estimateTextTokens(render(lines, []).summary);
   const targetTokens = Math.max(Math.ceil(regionTokens * options.retainRatio), options.minRetainedTokens);
@@ -150,6 +155,9 @@ export function applyPlan(lines: readonly TranscriptLine[], ranges: readonly Pla
   const { summary, kinds } = render(lines, removed);
   const keptTokens = estimateTextTokens(summary);
   const saved = regionTokens - keptTokens;
+  const removedLines = lines.filter((l, i) => removed[i] && l.kind !== "marker").length;
+  // A plan that removes nothing would persist the region unchanged under a new entry: not a compaction.
+  if (!removedLines && !allowEmpty) throw new PlanError("no-effect", "the plan removes no line within the retention limits");
   if (saved < options.minSavedTokens) {
     throw new PlanError("too-little", `the plan saves about ${Math.max(saved, 0)} tokens of ${regionTokens}; at least ${options.minSavedTokens} are required`);
   }
@@ -159,7 +167,7 @@ export function applyPlan(lines: readonly TranscriptLine[], ranges: readonly Pla
     regionTokens,
     targetTokens,
     keptTokens,
-    removedLines: lines.filter((l, i) => removed[i] && l.kind !== "marker").length,
+    removedLines,
     pinnedLines: lines.filter((l) => l.kind === "pinned").length,
     proposedRanges: valid.length,
     appliedRanges: applied,

@@ -103,8 +103,19 @@ function toPlan(input: CompactionInput, planner: PlannerKind, applied: AppliedPl
 
 /** Plan with the heuristic: same input, same bytes. Throws PlanError when the region cannot shrink enough. */
 export function planHeuristic(input: CompactionInput, options: RetentionOptions = DEFAULT_RETENTION): CompactionPlan {
-  const lines = transcriptOf(input);
+  const { lines } = regionOf(input, options);
   return toPlan(input, "heuristic", applyPlan(lines, rankDeletions(lines), options));
+}
+
+/** The numbered region and its target; throws before any planning when the region cannot give the saving. */
+function regionOf(input: CompactionInput, options: RetentionOptions) {
+  const lines = transcriptOf(input);
+  const probe = applyTarget(lines, options);
+  // Checked before any model call: a region this small cannot give the required saving whatever the plan.
+  if (probe.regionTokens - options.minRetainedTokens < Math.max(options.minSavedTokens, 1)) {
+    throw new PlanError("too-small", `the region is about ${probe.regionTokens} tokens; keeping ${options.minRetainedTokens} cannot save ${options.minSavedTokens}`);
+  }
+  return { lines, probe };
 }
 
 function abortError(signal: AbortSignal): Error {
@@ -119,12 +130,7 @@ function abortError(signal: AbortSignal): Error {
 export async function planPlanned(input: CompactionInput, options: PlannedOptions, signal: AbortSignal): Promise<CompactionPlan> {
   if (signal.aborted) throw abortError(signal);
   const kind: PlannerKind = options.planner ?? (input.complete ? "model" : "heuristic");
-  const lines = transcriptOf(input);
-  const probe = applyTarget(lines, options);
-  // Checked before any model call: a region this small cannot give the required saving whatever the plan.
-  if (probe.regionTokens - options.minRetainedTokens < options.minSavedTokens) {
-    throw new PlanError("too-small", `the region is about ${probe.regionTokens} tokens; keeping ${options.minRetainedTokens} cannot save ${options.minSavedTokens}`);
-  }
+  const { lines, probe } = regionOf(input, options);
   let ranges: PlanRange[];
   if (kind === "heuristic") ranges = rankDeletions(lines);
   else {
@@ -139,7 +145,7 @@ export async function planPlanned(input: CompactionInput, options: PlannedOption
 
 /** Region size and target, computed the way applyPlan does (an empty plan applied gives them). */
 function applyTarget(lines: readonly TranscriptLine[], options: RetentionOptions): { regionTokens: number; targetTokens: number } {
-  const applied = applyPlan(lines, [], { ...options, minSavedTokens: Number.NEGATIVE_INFINITY });
+  const applied = applyPlan(lines, [], { ...options, minSavedTokens: Number.NEGATIVE_INFINITY }, { allowEmpty: true });
   return { regionTokens: applied.regionTokens, targetTokens: applied.targetTokens };
 }
 
