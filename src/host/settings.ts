@@ -107,8 +107,9 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   const plannerKind = pick<"heuristic" | "model" | undefined>("planned.planner", planned.planner, isPlanner, undefined);
   if (plannerKind) s.planned.planner = plannerKind;
   s.planned.retainRatio = pick("planned.retainRatio", planned.retainRatio, isRatio, s.planned.retainRatio);
-  s.planned.minRetainedTokens = pick("planned.minRetainedTokens", planned.minRetainedTokens, isCount, s.planned.minRetainedTokens);
-  s.planned.minSavedTokens = pick("planned.minSavedTokens", planned.minSavedTokens, isCount, s.planned.minSavedTokens);
+  const isTokens = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 10_000_000;
+  s.planned.minRetainedTokens = pick("planned.minRetainedTokens", planned.minRetainedTokens, isTokens, s.planned.minRetainedTokens);
+  s.planned.minSavedTokens = pick("planned.minSavedTokens", planned.minSavedTokens, isTokens, s.planned.minSavedTokens);
   const checkpoint = sub("checkpoint");
   s.checkpoint.capPercent = pick("checkpoint.capPercent", checkpoint.capPercent, isPercent, s.checkpoint.capPercent);
   s.checkpoint.startupReads = pick("checkpoint.startupReads", checkpoint.startupReads, isBool, s.checkpoint.startupReads);
