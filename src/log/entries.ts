@@ -24,6 +24,8 @@ export const LedgerType = {
   notice: "context-ledger/notice",
   /** custom_message: the re-orientation recap after a checkpoint compaction. */
   recap: "context-ledger/recap",
+  /** custom_message: a preserve tool checkpoint; its range hides technical state and keeps the dialogue. */
+  preserve: "context-ledger/preserve",
 } as const;
 
 /** Names of the compaction strategies that answer `session_before_compact`. */
@@ -73,10 +75,30 @@ export function isMessageEntry(entry: SessionEntry): entry is SessionMessageEntr
   return entry.type === "message";
 }
 
+/** `details` every range-bearing message shares: a fold summary or a preserve checkpoint. */
+export interface RangeDetails {
+  v: 1;
+  range: FoldRange;
+}
+
+/** A fold summary (`context-ledger/fold`). */
 export function isFoldEntry(entry: SessionEntry): entry is CustomMessageEntry<FoldDetails> {
-  if (entry.type !== "custom_message" || entry.customType !== LedgerType.fold) return false;
-  const details = entry.details as Partial<FoldDetails> | undefined;
-  return details?.v === 1 && typeof details.range?.throughId === "string";
+  return entry.type === "custom_message" && entry.customType === LedgerType.fold && hasRange(entry.details);
+}
+
+/** A preserve checkpoint (`context-ledger/preserve`); the model view shows it right after its range. */
+export function isPreserveEntry(entry: SessionEntry): entry is CustomMessageEntry<RangeDetails> {
+  return entry.type === "custom_message" && entry.customType === LedgerType.preserve && hasRange(entry.details);
+}
+
+/** Any message carrying a range rule. */
+export function isRangeEntry(entry: SessionEntry): entry is CustomMessageEntry<RangeDetails> {
+  return isFoldEntry(entry) || isPreserveEntry(entry);
+}
+
+function hasRange(details: unknown): boolean {
+  const d = details as Partial<RangeDetails> | undefined;
+  return d?.v === 1 && typeof d.range?.throughId === "string";
 }
 
 export function isLedgerCompaction(entry: SessionEntry): entry is CompactionEntry<LedgerCompactionDetails> {

@@ -1,6 +1,6 @@
 // Which branch entries the fold range rules hide. Rules are constant-size; the hidden set is derived
 // from the rules and the positions of entries on the active path. Pure: no I/O.
-import type { SessionEntry } from "../log/entries.ts";
+import { LedgerType, type SessionEntry } from "../log/entries.ts";
 import type { FoldRule } from "./ledger-state.ts";
 
 /** Entries a fold may hide: conversation messages and custom messages. System loadout, `!` bash output,
@@ -12,8 +12,13 @@ export function isFoldable(entry: SessionEntry): boolean {
   return role === "user" || role === "assistant" || role === "toolResult";
 }
 
-/** Dialogue a `keepDialogue` rule never hides: user messages and completed assistant answers without tool calls. */
+/**
+ * Dialogue a `keepDialogue` rule never hides: user messages, completed assistant answers without tool calls, and
+ * preserve checkpoints.
+ */
 export function isDialogue(entry: SessionEntry): boolean {
+  // Preserve checkpoints are permanent context: a later checkpoint's range covers them but never hides them.
+  if (entry.type === "custom_message") return entry.customType === LedgerType.preserve;
   if (entry.type !== "message") return false;
   const m = entry.message;
   if (m.role === "user") return true;

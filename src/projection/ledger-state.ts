@@ -1,7 +1,7 @@
 // The ledger state: what this package's facts on the active branch say, folded entry by entry.
 // Pure reducer (immer for nested updates); no clocks, no I/O.
 import { produce } from "immer";
-import { isFoldEntry, isLedgerCompaction, type SessionEntry } from "../log/entries.ts";
+import { isLedgerCompaction, isPreserveEntry, isRangeEntry, type SessionEntry } from "../log/entries.ts";
 
 /** A fold's range rule, keyed by the summary entry that carries it. */
 export interface FoldRule {
@@ -11,6 +11,8 @@ export interface FoldRule {
   throughId: string;
   keepToolResultsOf?: string;
   keepDialogue?: boolean;
+  /** Shown right after `throughId` in the model view instead of at its own position (preserve checkpoints). */
+  anchored?: boolean;
 }
 
 /** A compaction entry on the branch: ours (with a strategy) or Pi's native one. */
@@ -36,8 +38,9 @@ export function initialLedgerState(): LedgerState {
 export function evolve(state: LedgerState, entry: SessionEntry): LedgerState {
   switch (entry.type) {
     case "custom_message": {
-      if (!isFoldEntry(entry)) return state;
+      if (!isRangeEntry(entry)) return state;
       const { range } = entry.details!;
+      const anchored = isPreserveEntry(entry);
       return produce(state, (draft) => {
         draft.folds.push({
           entryId: entry.id,
@@ -45,6 +48,7 @@ export function evolve(state: LedgerState, entry: SessionEntry): LedgerState {
           throughId: range.throughId,
           ...(range.keepToolResultsOf ? { keepToolResultsOf: range.keepToolResultsOf } : {}),
           ...(range.keepDialogue ? { keepDialogue: true } : {}),
+          ...(anchored ? { anchored: true } : {}),
         });
       });
     }

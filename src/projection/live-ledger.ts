@@ -172,10 +172,43 @@ export class LiveLedger {
     const keep = memo.keep;
     let dropped = 0;
     for (let i = 0; i < keep.length; i++) if (!keep[i]) dropped++;
-    if (!dropped) return undefined;
-    const kept: AgentMessage[] = [];
-    for (let i = 0; i < messages.length; i++) if (keep[i]) kept.push(messages[i]);
-    return kept;
+    const anchored = state.folds.some((f) => f.anchored);
+    if (!dropped && !anchored) return undefined;
+    const kept: number[] = [];
+    for (let i = 0; i < messages.length; i++) if (keep[i]) kept.push(i);
+    const moved = anchored ? this.placeAnchored(kept, memo.ids) : false;
+    if (!dropped && !moved) return undefined;
+    return kept.map((i) => messages[i]);
+  }
+
+  /**
+   * Move each anchored range message (preserve checkpoint) to just after the last kept message at or before its
+   * range end, as `projectBranch` orders it. Works on message indexes; returns true when anything moved.
+   */
+  private placeAnchored(kept: number[], ids: readonly (string | undefined)[]): boolean {
+    const anchorEnd = new Map<string, number>();
+    for (const rule of this.state.folds) if (rule.anchored) anchorEnd.set(rule.entryId, this.path.indexOf(rule.throughId));
+    // Where a message sits in the view's order: its path index, or just after its range end when anchored.
+    const viewIndex = (id: string | undefined): number => {
+      if (id === undefined) return Infinity; // unmatched: keep it after whatever it followed
+      const end = anchorEnd.get(id);
+      return end !== undefined && end >= 0 ? end + 0.5 : this.path.indexOf(id);
+    };
+    let moved = false;
+    for (const rule of this.state.folds) {
+      if (!rule.anchored) continue;
+      const end = anchorEnd.get(rule.entryId)!;
+      let at = kept.length - 1;
+      while (at >= 0 && ids[kept[at]] !== rule.entryId) at--;
+      if (end < 0 || at < 0) continue;
+      let target = at;
+      while (target > 0 && viewIndex(ids[kept[target - 1]]) > end) target--;
+      if (target === at) continue;
+      const [message] = kept.splice(at, 1);
+      kept.splice(target, 0, message);
+      moved = true;
+    }
+    return moved;
   }
 
   /** Path index where the model's context starts (the latest compaction's kept entry), and that compaction. */

@@ -134,5 +134,35 @@ export function projectBranch(path: readonly SessionEntry[], state: LedgerState 
     if (mask && !mask.empty && mask.hides(sourceEntry, lookup!.indexOf(sourceEntry.id))) return { sourceEntry, messages: [], folded: true };
     return { sourceEntry, messages: applyEdit(entryMessages(sourceEntry), edits.get(sourceEntry.id)) };
   });
-  return { entries, messages: entries.flatMap((e) => e.messages), ...sessionSettings(path) };
+  const ordered = placeAnchored(entries, state);
+  return { entries: ordered, messages: ordered.flatMap((e) => e.messages), ...sessionSettings(path) };
+}
+
+/**
+ * Move anchored range messages (preserve checkpoints) to just after the entry their range ends at, so the view
+ * reads `[…, checkpoint k, raw batch]` and everything up to checkpoint k stays byte-identical when k+1 arrives.
+ * An anchor whose end is not in the selected entries stays where it is.
+ */
+function placeAnchored(entries: ProjectedEntry[], state: LedgerState): ProjectedEntry[] {
+  const anchors = new Map<string, string>();
+  for (const rule of state.folds) if (rule.anchored) anchors.set(rule.entryId, rule.throughId);
+  if (!anchors.size) return entries;
+  const present = new Set(entries.map((e) => e.sourceEntry.id));
+  const after = new Map<string, ProjectedEntry[]>();
+  const out: ProjectedEntry[] = [];
+  for (const e of entries) {
+    const end = anchors.get(e.sourceEntry.id);
+    if (end !== undefined && present.has(end) && end !== e.sourceEntry.id) {
+      const list = after.get(end);
+      if (list) list.push(e);
+      else after.set(end, [e]);
+    }
+  }
+  const moved = new Set([...after.values()].flat());
+  const emit = (e: ProjectedEntry) => {
+    out.push(e);
+    for (const anchored of after.get(e.sourceEntry.id) ?? []) emit(anchored);
+  };
+  for (const e of entries) if (!moved.has(e)) emit(e);
+  return out;
 }

@@ -150,3 +150,50 @@ describe("keepDialogue rules", () => {
     expect(texts).not.toContain("c1");
   });
 });
+
+describe("preserve checkpoints (anchored keepDialogue rules)", () => {
+  function preserve(b: LedgerBuilder, afterId: string | null, throughId: string, k: number): string {
+    const id = b.fold({ afterId, throughId, keepDialogue: true }, `CHECKPOINT-${k}`);
+    const entry = b.entries.at(-1) as { customType: string };
+    entry.customType = "context-ledger/preserve";
+    return id;
+  }
+  const view = (b: LedgerBuilder) => projectBranch(branchTo(b.entries, b.leaf)).messages;
+  const liveView = (b: LedgerBuilder) => {
+    const live = new LiveLedger();
+    live.sync(b.leaf, (id) => b.byId().get(id));
+    const request = structuredClone(buildSessionProjection(b.entries, b.leaf).messages.filter((m) => m.role !== "system"));
+    return live.filterContext(request) ?? request;
+  };
+  const text = (ms: unknown[]) => ms.map((m) => JSON.stringify((m as { content?: unknown }).content)).join("\n");
+
+  it("show the checkpoint before the raw current batch, and keep the prefix byte-identical when the next one lands", () => {
+    const b = new LedgerBuilder();
+    b.user("USER-1");
+    b.assistant("", [{ id: "a1", name: "bash" }]);
+    b.toolResult("a1", "bash", "OLD-TOOL-1");
+    b.assistant("DONE-1");
+    const t1 = b.user("USER-2");
+    b.assistant("", [{ id: "a2", name: "bash" }]);
+    const r2 = b.toolResult("a2", "bash", "BATCH-2");
+    preserve(b, null, t1, 1);
+    const first = view(b);
+    expect(text(first)).not.toContain("OLD-TOOL-1");
+    expect(text(first).indexOf("CHECKPOINT-1")).toBeLessThan(text(first).indexOf("BATCH-2"));
+    expect(liveView(b)).toEqual(first);
+
+    b.assistant("", [{ id: "a3", name: "bash" }]);
+    b.toolResult("a3", "bash", "BATCH-3");
+    preserve(b, t1, r2, 2);
+    const second = view(b);
+    const upToFirst = first.slice(0, first.findIndex((m) => JSON.stringify(m).includes("CHECKPOINT-1")) + 1);
+    expect(JSON.stringify(second.slice(0, upToFirst.length))).toBe(JSON.stringify(upToFirst));
+    const order = text(second);
+    expect(order).not.toContain("BATCH-2");
+    expect(order.indexOf("CHECKPOINT-1")).toBeLessThan(order.indexOf("CHECKPOINT-2"));
+    expect(order.indexOf("CHECKPOINT-2")).toBeLessThan(order.indexOf("BATCH-3"));
+    expect(order).toContain("USER-1");
+    expect(order).toContain("DONE-1");
+    expect(liveView(b)).toEqual(second);
+  });
+});
