@@ -1,10 +1,9 @@
 // `session_before_compact`: Pi prepared a compaction (manual /compact, threshold or overflow). The request runs
 // through the lifecycle machine with the configured strategy; anything unexpected falls back to Pi's native path.
-import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { ExtensionContext, SessionBeforeCompactEvent, SessionBeforeCompactResult, SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { CompactionStrategyName } from "../log/entries.ts";
 import { collectFileOps } from "../projection/file-ops.ts";
-import type { CompactionInput as StrategyInput, CompactionPlan, ContextFile } from "../strategies/contract.ts";
+import { compactionInput, type CompactionInput as StrategyInput, type CompactionPlan, type ContextFile, type PreparedCut } from "../strategies/contract.ts";
 import type { LedgerSession } from "./ledger-session.ts";
 import { startLifecycle } from "./lifecycle.ts";
 import { getStrategy } from "./strategies.ts";
@@ -59,20 +58,16 @@ export async function handleBeforeCompact(
     return undefined;
   }
   const p = event.preparation;
-  const input: StrategyInput = {
+  const input = compactionInput(p as PreparedCut, {
     reason: event.reason,
     branch: event.branchEntries,
-    firstKeptEntryId: p.firstKeptEntryId,
-    messagesToSummarize: p.messagesToSummarize as AgentMessage[],
-    turnPrefixMessages: p.turnPrefixMessages as AgentMessage[],
-    tokensBefore: p.tokensBefore,
     contextWindow: ctx.model?.contextWindow ?? 128_000,
     cwd: ctx.cwd,
     contextFiles: host.contextFiles(),
     systemPrompt: safe(() => ctx.getSystemPrompt()),
     customInstructions: event.customInstructions,
     complete: modelCompleter(ctx, session.settings.plannerModel),
-  };
+  });
   const lifecycle = await startLifecycle(
     { kind: "compaction", strategy, request: { reason: event.reason, firstKeptEntryId: p.firstKeptEntryId } },
     async (_context, signal) => {

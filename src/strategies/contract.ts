@@ -50,3 +50,27 @@ export interface StrategyPlanner {
   name: CompactionStrategyName;
   plan(input: CompactionInput, signal: AbortSignal): Promise<CompactionPlan>;
 }
+
+/** The part of Pi's compaction preparation every strategy reads. */
+export interface PreparedCut {
+  firstKeptEntryId: string;
+  messagesToSummarize: readonly AgentMessage[];
+  turnPrefixMessages: readonly AgentMessage[];
+  tokensBefore: number;
+}
+
+/** Build a strategy's input from Pi's preparation (or the lab's replay of it) and the session facts. */
+export function compactionInput(
+  cut: PreparedCut,
+  session: Omit<CompactionInput, keyof PreparedCut | "reason" | "contextFiles"> & Partial<Pick<CompactionInput, "reason" | "contextFiles">>,
+): CompactionInput {
+  return {
+    reason: session.reason ?? "threshold",
+    firstKeptEntryId: cut.firstKeptEntryId,
+    messagesToSummarize: cut.messagesToSummarize,
+    turnPrefixMessages: cut.turnPrefixMessages,
+    tokensBefore: cut.tokensBefore,
+    contextFiles: session.contextFiles ?? [],
+    ...session,
+  };
+}

@@ -3,7 +3,7 @@
 // natively, so the row does the same with the native stand-in and counts it as a model call.
 import { PlanError } from "../../strategies/planned/apply.ts";
 import { planHeuristic } from "../../strategies/planned/planner.ts";
-import type { CompactionInput } from "../../strategies/contract.ts";
+import { compactionInput } from "../../strategies/contract.ts";
 import type { LabSettings, Row } from "../row.ts";
 import { compactionRow } from "./compaction-row.ts";
 import { nativeSummary } from "./native.ts";
@@ -13,19 +13,8 @@ export const plannedRow = (settings: LabSettings): Row =>
     { id: "planned", label: "planned (heuristic)", family: "ours", note: "planned strategy: heuristic deletion ranking, surviving lines verbatim, no model call" },
     settings,
     (prep, branch) => {
-      const input: CompactionInput = {
-        reason: "threshold",
-        branch,
-        firstKeptEntryId: prep.firstKeptEntryId,
-        messagesToSummarize: prep.messagesToSummarize,
-        turnPrefixMessages: prep.turnPrefixMessages,
-        tokensBefore: prep.tokensBefore,
-        contextWindow: settings.window,
-        cwd: "/",
-        contextFiles: [],
-      };
       try {
-        const plan = planHeuristic(input);
+        const plan = planHeuristic(compactionInput(prep, { branch, contextWindow: settings.window, cwd: "/" }));
         return { summary: plan.summary, firstKeptEntryId: plan.firstKeptEntryId, details: plan.details, sideCalls: [], modelCall: false };
       } catch (error) {
         // Same fallback as the host: a plan that cannot save enough hands the compaction to Pi.

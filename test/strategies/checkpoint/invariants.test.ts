@@ -9,7 +9,7 @@ import { branchTo } from "../../../src/log/branch.ts";
 import { textBlocks, toolCallsOf, pathArgument } from "../../../src/strategies/checkpoint/conversation.ts";
 import { planCheckpoint, type CheckpointOptions } from "../../../src/strategies/checkpoint/planner.ts";
 import { isGeneratedLine } from "../../../src/strategies/checkpoint/render.ts";
-import type { CompactionInput } from "../../../src/strategies/contract.ts";
+import { compactionInput, type CompactionInput } from "../../../src/strategies/contract.ts";
 import { ledgerArb, type GeneratedLedger } from "../../arbitraries/index.ts";
 
 const runs = Number(process.env.FC_RUNS ?? 200);
@@ -28,17 +28,7 @@ function instructions(branch: readonly SessionEntry[]) {
 function inputOf(branch: SessionEntry[], keep: number, contextWindow: number): CompactionInput | undefined {
   const prep = prepare(branch, keep);
   if (!prep) return undefined;
-  return {
-    reason: "threshold",
-    branch,
-    firstKeptEntryId: prep.firstKeptEntryId,
-    messagesToSummarize: prep.messagesToSummarize,
-    turnPrefixMessages: prep.turnPrefixMessages,
-    tokensBefore: prep.tokensBefore,
-    contextWindow,
-    cwd: CWD,
-    contextFiles: instructions(branch),
-  };
+  return compactionInput(prep, { branch, contextWindow, cwd: CWD, contextFiles: instructions(branch) });
 }
 
 /** Every line of text the branch holds: message texts, tool outputs, summaries and edit replacements. */

@@ -7,7 +7,7 @@ import { branchTo } from "../../../src/log/branch.ts";
 import { textBlocks } from "../../../src/strategies/checkpoint/conversation.ts";
 import { DEFAULT_CHECKPOINT_OPTIONS, planCheckpoint, type CheckpointDetails } from "../../../src/strategies/checkpoint/planner.ts";
 import { isGeneratedLine } from "../../../src/strategies/checkpoint/render.ts";
-import type { CompactionInput } from "../../../src/strategies/contract.ts";
+import { compactionInput, type CompactionInput } from "../../../src/strategies/contract.ts";
 import { loadRealSessions } from "../../properties/real-sessions.ts";
 
 const SETTINGS = { enabled: true, reserveTokens: 16_384, keepRecentTokens: 20_000 };
@@ -16,17 +16,7 @@ const CWD = "/Users/badlogic/workspaces/pi-mono";
 function inputAt(branch: SessionEntry[]): CompactionInput {
   const prep = prepareCompaction(branch, SETTINGS);
   if (!prep) throw new Error("Pi found nothing to compact");
-  return {
-    reason: "manual",
-    branch,
-    firstKeptEntryId: prep.firstKeptEntryId,
-    messagesToSummarize: prep.messagesToSummarize,
-    turnPrefixMessages: prep.turnPrefixMessages,
-    tokensBefore: prep.tokensBefore,
-    contextWindow: 200_000,
-    cwd: CWD,
-    contextFiles: [],
-  };
+  return compactionInput(prep, { reason: "manual", branch, contextWindow: 200_000, cwd: CWD });
 }
 
 function sources(branch: readonly SessionEntry[]): Set<string> {

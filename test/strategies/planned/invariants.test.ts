@@ -7,7 +7,7 @@ import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { prepareCompaction } from "../../../node_modules/@earendil-works/pi-coding-agent/dist/core/compaction/compaction.js";
 import { branchTo } from "../../../src/log/branch.ts";
 import { estimateTextTokens } from "../../../src/projection/tokens.ts";
-import type { CompactionInput, CompactionPlan } from "../../../src/strategies/contract.ts";
+import { compactionInput, type CompactionInput, type CompactionPlan } from "../../../src/strategies/contract.ts";
 import { applyPlan, PlanError, type RetentionOptions } from "../../../src/strategies/planned/apply.ts";
 import { planHeuristic, planPlanned, transcriptOf } from "../../../src/strategies/planned/planner.ts";
 import { INTRO, markerCount, parseHeader, stableJson } from "../../../src/strategies/planned/transcript.ts";
@@ -36,17 +36,7 @@ function withTags(branch: readonly SessionEntry[], mask: number): SessionEntry[]
 function inputOf(branch: SessionEntry[], keep: number): CompactionInput | undefined {
   const prep = prepareCompaction(branch, { enabled: true, reserveTokens: 1_000, keepRecentTokens: keep });
   if (!prep) return undefined;
-  return {
-    reason: "threshold",
-    branch,
-    firstKeptEntryId: prep.firstKeptEntryId,
-    messagesToSummarize: prep.messagesToSummarize,
-    turnPrefixMessages: prep.turnPrefixMessages,
-    tokensBefore: prep.tokensBefore,
-    contextWindow: 100_000,
-    cwd: "/p",
-    contextFiles: [],
-  };
+  return compactionInput(prep, { branch, contextWindow: 100_000, cwd: "/p" });
 }
 
 type Block = Record<string, unknown>;

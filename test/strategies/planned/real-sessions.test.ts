@@ -5,6 +5,7 @@ import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { prepareCompaction } from "../../../node_modules/@earendil-works/pi-coding-agent/dist/core/compaction/compaction.js";
 import { branchTo } from "../../../src/log/branch.ts";
 import { estimateTextTokens } from "../../../src/projection/tokens.ts";
+import { compactionInput } from "../../../src/strategies/contract.ts";
 import { planHeuristic, type PlannedDetails } from "../../../src/strategies/planned/planner.ts";
 import { markerCount, parseHeader, stableJson, INTRO } from "../../../src/strategies/planned/transcript.ts";
 import { loadRealSessions } from "../../properties/real-sessions.ts";
@@ -38,17 +39,7 @@ describe("planned heuristic on the real sessions", () => {
       const branch = branchTo(raw, leaf.id);
       const prep = prepareCompaction(branch, { enabled: true, reserveTokens: 16_384, keepRecentTokens: 20_000 })!;
       expect(prep).toBeDefined();
-      const plan = planHeuristic({
-        reason: "threshold",
-        branch,
-        firstKeptEntryId: prep.firstKeptEntryId,
-        messagesToSummarize: prep.messagesToSummarize,
-        turnPrefixMessages: prep.turnPrefixMessages,
-        tokensBefore: prep.tokensBefore,
-        contextWindow: 200_000,
-        cwd: "/",
-        contextFiles: [],
-      });
+      const plan = planHeuristic(compactionInput(prep, { branch, contextWindow: 200_000, cwd: "/" }));
       const { stats } = plan.details as PlannedDetails;
       console.log(`${session.name}: tokensBefore ${prep.tokensBefore} → after ${stats.tokensAfter}; region ${stats.regionTokens} → ${stats.keptTokens} (${stats.removedLines} lines removed, ${stats.appliedRanges} ranges)`);
       expect(stats.keptTokens).toBeGreaterThanOrEqual(8_000);
