@@ -65,6 +65,8 @@ export class FoldCoordinator {
   private pending: PendingFold | undefined;
   /** Steps in which a second compact request voided all of them. */
   private readonly voidedSteps = new Set<string>();
+  /** Steps that already made a compact request, accepted or refused. */
+  private readonly requestedSteps = new Set<string>();
   private readonly pendingNames = new Set<string>();
   private nested = 0;
 
@@ -127,13 +129,14 @@ export class FoldCoordinator {
     session.sync(ctx.sessionManager);
     const request = findRequest(session, toolCallId, ++this.nested);
     if (!request) throw new Error("context_compact could not find the message that called it; nothing was folded.");
-    if (this.voidedSteps.has(request.entryId)) throw new Error("context_compact may be called once per step; this step's requests are all cancelled.");
-    if (this.pending && this.pending.requestEntryId === request.entryId) {
-      // Both requests become void: folding either would discard what the other one meant to keep.
+    if (this.requestedSteps.has(request.entryId)) {
+      // Every request of the step becomes void, a refused first one included: folding after either would discard
+      // what the other one meant to keep.
       this.voidedSteps.add(request.entryId);
-      void this.pending.lifecycle.then((l) => l.actor.send({ type: "tool.compactRequested" }));
-      throw new Error("context_compact may be called once per step; this step's requests are all cancelled.");
+      if (this.pending?.requestEntryId === request.entryId) void this.pending.lifecycle.then((l) => l.actor.send({ type: "tool.compactRequested" }));
     }
+    this.requestedSteps.add(request.entryId);
+    if (this.voidedSteps.has(request.entryId)) throw new Error("context_compact may be called once per step; this step's requests are all cancelled.");
     if (this.pending) void this.pending.lifecycle.then((l) => l.actor.send({ type: "host.runEnded" }));
 
     if (!params.summary?.trim()) throw new Error("summary must not be empty: it is all that remains of the folded history in your context.");
@@ -222,6 +225,9 @@ export class FoldCoordinator {
   /** turn_end boundary: commit or cancel the pending fold of this step. */
   async onTurnEnd(event: TurnEndEvent, ctx: ExtensionContext): Promise<TurnEndEventResult | undefined> {
     const pending = this.pending;
+    // The step is over: its request bookkeeping goes with it.
+    this.requestedSteps.clear();
+    this.voidedSteps.clear();
     if (!pending) return undefined;
     this.pending = undefined;
     this.session().sync(ctx.sessionManager);
@@ -258,5 +264,6 @@ export class FoldCoordinator {
     this.pending = undefined;
     this.pendingNames.clear();
     this.voidedSteps.clear();
+    this.requestedSteps.clear();
   }
 }

@@ -183,11 +183,10 @@ describe("lifecycle races e2e", () => {
     );
   });
 
-  // Regression case, found while writing the race above (lead-owned src/host/fold-tools.ts, requestFold): the
-  // seed cancels every compact request of a step once there is more than one, but a first request that fails
-  // validation (here: an unknown target) is never stored as pending, so the step is not voided and the second,
-  // valid request of the same step commits a fold. Remove `.fails` once the first request marks its step.
-  it.fails("a refused first context_compact still voids a second one in the same step", async () => {
+  // Regression case, found while writing the race above: a first request that failed validation (here: an unknown
+  // target) was never stored as pending, so the step was not voided and a second, valid request of the same step
+  // committed a fold. Every compact request of a step now counts, refused or not.
+  it("a refused first context_compact still voids a second one in the same step", async () => {
     const h = await start({ persist: true });
     await twoTasks(h);
     const one = userId(h, "ONE");
