@@ -1,0 +1,148 @@
+// The technical delta of a preserve checkpoint: visible tool traffic and unfinished assistant turns after the previous
+// checkpoint, cut into indivisible units and grouped by the user message that caused them. Pure: no I/O.
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import { isPreserveEntry, type CustomMessageEntry, type RangeDetails, type SessionEntry } from "../../log/entries.ts";
+import { isDialogue, isFoldable } from "../../projection/fold-rules.ts";
+import { projectBranch } from "../../projection/project.ts";
+import { CHARS_PER_TOKEN, estimateMessagesTokens } from "../../projection/tokens.ts";
+
+/**
+ * Raises our chars/4 estimate to chars/3 for fit decisions. A delta-only request must not overflow, and tool output
+ * (code, JSON, paths) tokenizes denser than prose, so fit is judged on the pessimistic side.
+ */
+export const DELTA_FIT_FACTOR = CHARS_PER_TOKEN / 3;
+
+/**
+ * An indivisible piece of technical state: an assistant turn with the tool results answering it, or one custom
+ * message. A checkpoint boundary never falls inside a unit, so a call is never separated from its results.
+ */
+export interface DeltaUnit {
+  /** Absolute 1-based ordinal of the user message that started this work (0: before any user message). */
+  ordinal: number;
+  entryIds: string[];
+  /** What the model currently sees of these entries (context edits applied). */
+  messages: AgentMessage[];
+  /** Estimated tokens of `messages`. */
+  tokens: number;
+}
+
+/** All technical state a checkpoint could hide now. */
+export interface Delta {
+  /** Exclusive start: the previous checkpoint's `throughId`, or null for the first checkpoint. */
+  afterId: string | null;
+  /** Last eligible entry (the one before the current assistant message, or the leaf for a manual request). */
+  limitId: string;
+  units: DeltaUnit[];
+  /** 1-based number the next checkpoint gets on this branch. */
+  checkpoint: number;
+  tokens: number;
+}
+
+/** Previous preserve checkpoints on the branch, oldest first. */
+export function checkpointsOn(branch: readonly SessionEntry[]): CustomMessageEntry<RangeDetails>[] {
+  return branch.filter(isPreserveEntry);
+}
+
+/** The entry right before `assistantId` on the branch: the newest entry a turn_end checkpoint may cover. */
+export function entryBefore(branch: readonly SessionEntry[], assistantId: string): string | undefined {
+  const i = branch.findIndex((e) => e.id === assistantId);
+  return i > 0 ? branch[i - 1].id : undefined;
+}
+
+function isTechnical(entry: SessionEntry): boolean {
+  return isFoldable(entry) && !isDialogue(entry) && !isPreserveEntry(entry);
+}
+
+function pendingCalls(message: AgentMessage): Set<string> {
+  const ids = new Set<string>();
+  if (message.role === "assistant") for (const b of message.content ?? []) if (b.type === "toolCall") ids.add(b.id);
+  return ids;
+}
+
+/**
+ * Select the technical delta in (previous checkpoint, `limitId`]. Only entries the model sees right now count: state
+ * already hidden by a fold or left behind by a compaction is not summarized again.
+ */
+export function selectDelta(branch: readonly SessionEntry[], limitId: string): Delta | undefined {
+  const limit = branch.findIndex((e) => e.id === limitId);
+  if (limit < 0) return undefined;
+  // The whole branch is "now": its checkpoints, folds and compactions decide what is still raw and visible.
+  const previous = checkpointsOn(branch);
+  const afterId = previous.at(-1)?.details?.range.throughId ?? null;
+  const after = afterId === null ? -1 : branch.findIndex((e) => e.id === afterId);
+
+  const visible = new Map<string, AgentMessage[]>();
+  for (const p of projectBranch(branch).entries) if (p.messages.length) visible.set(p.sourceEntry.id, p.messages);
+
+  const units: DeltaUnit[] = [];
+  let ordinal = 0;
+  let open: { unit: DeltaUnit; waiting: Set<string> } | undefined;
+  for (let i = 0; i <= limit; i++) {
+    const entry = branch[i];
+    if (entry.type === "message" && entry.message.role === "user") ordinal++;
+    if (i <= after) continue;
+    if (!isTechnical(entry)) {
+      if (isDialogue(entry)) open = undefined; // dialogue closes a unit: the next work starts a new one
+      continue;
+    }
+    const messages = visible.get(entry.id);
+    if (!messages) continue;
+    const role = entry.type === "message" ? entry.message.role : "custom";
+    // Tool results (and custom messages arriving while calls are unanswered) stay with their assistant turn.
+    const joins = open && (role === "toolResult" || (role === "custom" && open.waiting.size > 0));
+    if (!joins) {
+      open = { unit: { ordinal, entryIds: [], messages: [], tokens: 0 }, waiting: new Set() };
+      units.push(open.unit);
+    }
+    const unit = open!.unit;
+    unit.entryIds.push(entry.id);
+    unit.messages.push(...messages);
+    unit.tokens += estimateMessagesTokens(messages);
+    if (role === "assistant") open!.waiting = pendingCalls(entry.type === "message" ? entry.message : messages[0]);
+    if (role === "toolResult" && entry.type === "message" && entry.message.role === "toolResult") open!.waiting.delete(entry.message.toolCallId);
+  }
+  return {
+    afterId,
+    limitId,
+    units,
+    checkpoint: previous.length + 1,
+    tokens: units.reduce((sum, u) => sum + u.tokens, 0),
+  };
+}
+
+/** Absolute user ordinals a list of units covers, ascending and unique. */
+export function ordinalsOf(units: readonly DeltaUnit[]): number[] {
+  return [...new Set(units.map((u) => u.ordinal))].sort((a, b) => a - b);
+}
+
+export type FitResult =
+  | { ok: true; included: DeltaUnit[]; carried: DeltaUnit[]; throughId: string }
+  | { ok: false; error: string };
+
+/**
+ * Take the largest older prefix of units whose cost fits `budget`; the newest suffix stays raw and is eligible for a
+ * later checkpoint. When everything fits the rule ends at the delta's limit. A first unit that cannot fit alone fails
+ * closed: dropping it silently would lose tool evidence nobody summarized.
+ */
+export function fitDelta(delta: Delta, budget: number, cost: (unit: DeltaUnit) => number): FitResult {
+  if (!delta.units.length) return { ok: false, error: "there is no technical state to checkpoint" };
+  let used = 0;
+  let n = 0;
+  for (const unit of delta.units) {
+    const c = cost(unit);
+    if (used + c > budget) break;
+    used += c;
+    n++;
+  }
+  if (n === 0) {
+    const first = delta.units[0];
+    return {
+      ok: false,
+      error: `a single tool step (${first.entryIds.length} entries, ~${cost(first)} tokens, user message ${first.ordinal}) does not fit the summary request budget of ~${budget} tokens; nothing was checkpointed`,
+    };
+  }
+  const included = delta.units.slice(0, n);
+  const carried = delta.units.slice(n);
+  const throughId = carried.length ? included[n - 1].entryIds.at(-1)! : delta.limitId;
+  return { ok: true, included, carried, throughId };
+}

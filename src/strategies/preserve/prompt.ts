@@ -1,0 +1,170 @@
+// The summary requests of the preserve strategy: a cache-friendly ask appended to the live conversation, and a
+// delta-only form that carries just the technical state being checkpointed. Also the output check. Pure: no I/O.
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import { textOf } from "../../log/entries.ts";
+import { estimateTextTokens } from "../../projection/tokens.ts";
+import { DELTA_FIT_FACTOR, type DeltaUnit } from "./delta.ts";
+
+/** The heading every checkpoint body starts with. */
+export const TOOL_CONTEXT_HEADING = "## Tool Context";
+
+/** Below this many output tokens a summary is not worth asking for in the cache-friendly shape. */
+export const MIN_SUMMARY_OUTPUT = 1_024;
+
+function ordinalList(ordinals: readonly number[]): string {
+  return ordinals.map((n) => (n === 0 ? "0 (work before the first user message)" : String(n))).join(", ");
+}
+
+/** The output format, shared by both request shapes and mirrored by the extractive writer. */
+export function formatInstructions(ordinals: readonly number[]): string {
+  const sections = ordinals
+    .map((n) => `### User message ${n}\n#### Findings\n- …\n\n#### Changes & Validation\n- …\n\n#### Unresolved\n- …`)
+    .join("\n\n");
+  return [
+    "Reply with Markdown in exactly this shape, one `### User message N` section per number listed, in that order:",
+    "",
+    TOOL_CONTEXT_HEADING,
+    sections,
+    "",
+    "Rules:",
+    "- Findings: facts the tools established (file contents that matter, locations, causes). Name files, symbols and values exactly.",
+    "- Changes & Validation: files changed and how; commands run with their outcome (exit status, counts such as `12 passed, 1 failed`).",
+    "- Unresolved: open errors, failing checks, unanswered questions. Write `- (none)` when there are none.",
+    "- Use the absolute user-message numbers given; never renumber them.",
+    "- Do not quote or paraphrase the user's messages: they stay in the conversation verbatim.",
+    "- Earlier Tool Context checkpoints are final. Do not repeat, merge, correct or extend them; cover only the new work.",
+    "- Do not call tools. Write only the checkpoint.",
+  ].join("\n");
+}
+
+/**
+ * The one user message appended to the live conversation for the cache-friendly request. Everything before it is
+ * the exact prefix of the previous provider request, so the provider can reuse its cache.
+ */
+export function continuationAsk(checkpoint: number, ordinals: readonly number[]): string {
+  return [
+    `[Context maintenance, not a user request] Write Tool Context Checkpoint #${checkpoint}.`,
+    `It replaces the tool calls, tool results and intermediate assistant turns since the previous checkpoint; they belong to user message(s) ${ordinalList(ordinals)}.`,
+    "",
+    formatInstructions(ordinals),
+  ].join("\n");
+}
+
+/** System prompt of the delta-only request: short, because this request shares no cache anyway. */
+export const DELTA_ONLY_SYSTEM =
+  "You condense a coding agent's tool activity into a Tool Context Checkpoint. The agent keeps the conversation itself; your text replaces only the tool traffic shown to you.";
+
+const RESULT_LABEL = "tool result";
+
+/** Serialize one unit for the delta-only request: every call with id, name and arguments, every result in full. */
+export function renderUnit(unit: DeltaUnit): string {
+  const lines: string[] = [];
+  for (const message of unit.messages) {
+    const m = message as AgentMessage & { content?: unknown };
+    switch (m.role) {
+      case "assistant": {
+        for (const block of m.content ?? []) {
+          if (block.type === "text" && block.text.trim()) lines.push(`[assistant] ${block.text}`);
+          else if (block.type === "thinking" && block.thinking.trim()) lines.push(`[assistant reasoning] ${block.thinking}`);
+          else if (block.type === "toolCall") lines.push(`[tool call ${block.id}] ${block.name} ${JSON.stringify(block.arguments ?? {})}`);
+        }
+        break;
+      }
+      case "toolResult":
+        lines.push(`[${RESULT_LABEL} ${m.toolCallId} ${m.toolName}${m.isError ? " (error)" : ""}]`, textOf(m.content));
+        break;
+      case "custom": {
+        const c = m as unknown as { customType?: string; content?: unknown };
+        lines.push(`[note ${c.customType ?? ""}]`, textOf(c.content));
+        break;
+      }
+      default:
+        lines.push(`[${m.role}]`, textOf(m.content));
+    }
+  }
+  return lines.join("\n");
+}
+
+/** The delta rendered by owning user message, as the delta-only request shows it. */
+export function renderDelta(units: readonly DeltaUnit[]): string {
+  const parts: string[] = [];
+  let current: number | undefined;
+  for (const unit of units) {
+    if (unit.ordinal !== current) {
+      current = unit.ordinal;
+      parts.push(`=== Work for user message ${unit.ordinal} ===`);
+    }
+    parts.push(renderUnit(unit));
+  }
+  return parts.join("\n\n");
+}
+
+/** The delta-only request: a tiny instruction plus exactly the technical delta. */
+export function deltaOnlyRequest(checkpoint: number, ordinals: readonly number[], units: readonly DeltaUnit[]): { system: string; prompt: string } {
+  return {
+    system: DELTA_ONLY_SYSTEM,
+    prompt: [
+      `Write Tool Context Checkpoint #${checkpoint} for the tool activity below (user message(s) ${ordinalList(ordinals)}).`,
+      "",
+      formatInstructions(ordinals),
+      "",
+      "<tool-activity>",
+      renderDelta(units),
+      "</tool-activity>",
+    ].join("\n"),
+  };
+}
+
+/** Conservative token cost of one unit inside a delta-only request (for fit decisions). */
+export function unitFitCost(unit: DeltaUnit): number {
+  return Math.ceil(estimateTextTokens(renderUnit(unit) + "\n\n") * DELTA_FIT_FACTOR);
+}
+
+/** Conservative cost of the delta-only request around its units (instructions, headings). */
+export function deltaOnlyOverhead(checkpoint: number, ordinals: readonly number[]): number {
+  const shell = deltaOnlyRequest(checkpoint, ordinals, []);
+  return Math.ceil(estimateTextTokens(shell.system + shell.prompt) * DELTA_FIT_FACTOR) + ordinals.length * 16;
+}
+
+export type RequestShape = { mode: "continuation"; maxOutput: number } | { mode: "delta-only"; maxOutput: number; deltaBudget: number };
+
+/**
+ * Choose the request shape. The continuation is preferred (its prefix is cached); it is used when the live prefix
+ * plus the ask still leaves room for a useful summary. Otherwise the delta-only request gets the window minus the
+ * output reserve for its delta.
+ */
+export function chooseRequestShape(input: {
+  contextWindow: number;
+  /** Estimated tokens of the live prefix the continuation would resend. */
+  prefixTokens: number;
+  askTokens: number;
+  /** Summary output cap: the reserve, clipped by the model's maximum output. */
+  outputCap: number;
+  /** Conservative cost of the delta-only request without its units. */
+  deltaOverhead: number;
+}): RequestShape {
+  const room = input.contextWindow - input.prefixTokens - input.askTokens;
+  const continuationOutput = Math.min(input.outputCap, room);
+  if (continuationOutput >= Math.min(MIN_SUMMARY_OUTPUT, input.outputCap)) return { mode: "continuation", maxOutput: continuationOutput };
+  const maxOutput = input.outputCap;
+  return { mode: "delta-only", maxOutput, deltaBudget: Math.max(0, input.contextWindow - maxOutput - input.deltaOverhead) };
+}
+
+/**
+ * Check and normalize a model's checkpoint text. Returns undefined for unusable output (empty, or a reply that is
+ * not a checkpoint at all), so the caller retries or falls back; a missing top heading is added.
+ */
+export function normalizeCheckpointText(text: string): string | undefined {
+  let body = text.trim();
+  const fence = /^```(?:markdown|md)?\n([\s\S]*?)\n```$/.exec(body);
+  if (fence) body = fence[1].trim();
+  if (!body) return undefined;
+  const at = body.indexOf(TOOL_CONTEXT_HEADING);
+  if (at > 0) body = body.slice(at);
+  if (!body.startsWith(TOOL_CONTEXT_HEADING)) {
+    if (!/^###\s+User message\s+\d+/m.test(body)) return undefined;
+    body = `${TOOL_CONTEXT_HEADING}\n${body}`;
+  }
+  if (!/^###\s+User message\s+\d+/m.test(body)) return undefined;
+  return body;
+}
