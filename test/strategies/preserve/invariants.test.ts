@@ -1,0 +1,127 @@
+// Invariant 5 (byte-stable prefixes) and 1 (paired tool results) for preserve checkpoints on generated ledgers, and
+// invariant 8 (determinism) of the extractive writer.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import { LedgerType, type SessionEntry } from "../../../src/log/entries.ts";
+import { projectBranch } from "../../../src/projection/project.ts";
+import { extractiveCheckpoint, type PreserveDraft } from "../../../src/strategies/preserve/checkpoint.ts";
+import { entryBefore } from "../../../src/strategies/preserve/delta.ts";
+import { ledgerArb } from "../../arbitraries/index.ts";
+import { numRuns, propertyTimeout } from "../../properties/runs.ts";
+
+/** The active path, root to leaf. */
+function pathOf(entries: readonly SessionEntry[], leafId: string | null): SessionEntry[] {
+  const byId = new Map(entries.map((e) => [e.id, e]));
+  const path: SessionEntry[] = [];
+  for (let e = leafId ? byId.get(leafId) : undefined; e; e = e.parentId ? byId.get(e.parentId) : undefined) path.push(e);
+  return path.reverse();
+}
+
+function asEntry(draft: PreserveDraft, parent: SessionEntry, n: number): SessionEntry {
+  return {
+    id: `preserve-${n}`,
+    parentId: parent.id,
+    timestamp: new Date(Date.parse(parent.timestamp) + 1).toISOString(),
+    type: "custom_message",
+    customType: draft.customType,
+    content: draft.content,
+    display: draft.display,
+    details: draft.details,
+  } as SessionEntry;
+}
+
+/** Entries that change earlier context by design (not preserve's doing): the prefix may legitimately differ after them. */
+function rewritesHistory(entry: SessionEntry): boolean {
+  return entry.type === "compaction" || entry.type === "context_edit" || (entry.type === "custom_message" && entry.customType === LedgerType.fold);
+}
+
+/** End of the batch started by the assistant at `i`: its trailing tool results. */
+function batchEnd(path: readonly SessionEntry[], i: number): number {
+  let j = i;
+  while (j + 1 < path.length && path[j + 1].type === "message" && (path[j + 1] as { message: AgentMessage }).message.role === "toolResult") j++;
+  return j;
+}
+
+function assistants(path: readonly SessionEntry[]): number[] {
+  const out: number[] = [];
+  path.forEach((e, i) => {
+    if (e.type === "message" && e.message.role === "assistant") out.push(i);
+  });
+  return out;
+}
+
+function assertPaired(messages: readonly AgentMessage[]): void {
+  const calls = new Set<string>();
+  for (const m of messages) {
+    if (m.role === "assistant") for (const b of m.content ?? []) if (b.type === "toolCall") calls.add(b.id);
+    if (m.role === "toolResult") expect(calls.has(m.toolCallId)).toBe(true);
+  }
+}
+
+const ledger = ledgerArb({ maxCommands: 50, weights: { assistant: 20, navigate: 1 } });
+
+describe("preserve invariants on generated ledgers", () => {
+  it(
+    "context up to checkpoint k is byte-identical before and after checkpoint k+1; tool results stay paired",
+    () => {
+      let exercised = 0;
+      fc.assert(
+        fc.property(ledger, fc.nat(), fc.nat(), (generated, pickA, pickB) => {
+          const path = pathOf(generated.entries, generated.leafId);
+          const turns = assistants(path).filter((i) => i > 0);
+          if (turns.length < 2) return;
+          // Checkpoint k at the end of the batch of assistant A, covering everything before A.
+          const a = turns[pickA % (turns.length - 1)];
+          const endA = batchEnd(path, a);
+          const first = extractiveCheckpoint(path.slice(0, endA + 1), entryBefore(path, path[a].id)!);
+          if (!first.ok) return;
+          const cp1 = asEntry(first.draft, path[endA], 1);
+          // Later turns continue from the checkpoint; checkpoint k+1 comes at the end of a later batch B.
+          const laterTurns = turns.filter((i) => i > endA);
+          if (!laterTurns.length) return;
+          const b = laterTurns[pickB % laterTurns.length];
+          const endB = batchEnd(path, b);
+          const middle = path.slice(endA + 1, endB + 1);
+          if (middle.some(rewritesHistory)) return;
+          const before = [...path.slice(0, endA + 1), cp1, ...middle];
+          const second = extractiveCheckpoint(before, entryBefore(before, path[b].id)!);
+          if (!second.ok) return;
+          const after = [...before, asEntry(second.draft, before.at(-1)!, 2)];
+
+          const viewBefore = projectBranch(before).messages;
+          const viewAfter = projectBranch(after).messages;
+          const k = viewBefore.findIndex((m) => m.role === "custom" && (m as { details?: { checkpoint?: number } }).details?.checkpoint === 1);
+          if (k < 0) return; // checkpoint k is outside the context (an earlier compaction boundary)
+          exercised++;
+          expect(JSON.stringify(viewAfter.slice(0, k + 1))).toBe(JSON.stringify(viewBefore.slice(0, k + 1)));
+          // The new checkpoint sits right after its range and before the raw current batch.
+          expect(viewAfter.filter((m) => m.role === "custom" && (m as { customType?: string }).customType === LedgerType.preserve).length).toBe(2);
+          assertPaired(viewBefore);
+          assertPaired(viewAfter);
+        }),
+        { numRuns },
+      );
+      expect(exercised).toBeGreaterThan(numRuns / 10);
+    },
+    propertyTimeout,
+  );
+
+  it(
+    "the extractive checkpoint is byte-identical for the same input (invariant 8)",
+    () => {
+      fc.assert(
+        fc.property(ledger, (generated) => {
+          const path = pathOf(generated.entries, generated.leafId);
+          const limit = path.at(-1)?.id;
+          if (!limit) return;
+          const one = extractiveCheckpoint(path, limit);
+          const two = extractiveCheckpoint(structuredClone(path), limit);
+          expect(JSON.stringify(two)).toBe(JSON.stringify(one));
+        }),
+        { numRuns },
+      );
+    },
+    propertyTimeout,
+  );
+});
