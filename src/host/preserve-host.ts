@@ -152,23 +152,20 @@ export class PreserveHost {
 
   /**
    * Write a checkpoint for `delta`: the cache-friendly continuation when it fits, else (or after a failure or length
-   * stop) one delta-only request, else the extractive writer. Fails only when even one unit cannot fit, or on abort.
+   * stop) one delta-only request, else the extractive writer. Fails only on abort or when there is nothing to write.
    */
   async write(delta: Delta, branch: readonly SessionEntry[], ctx: ExtensionContext, contextWindow: number, contextBefore: number | null, signal?: AbortSignal): Promise<WriteOutcome> {
     const session = this.session();
     const model = resolveModel(ctx, session.settings.plannerModel);
     const reserve = reserveTokens(contextWindow);
     const outputCap = Math.max(256, Math.min(reserve, model?.maxTokens || reserve));
-    const fitBudget = contextWindow - outputCap;
-    const fitted = fitDelta(delta, fitBudget - deltaOnlyOverhead(delta.checkpoint, ordinalsOf(delta.units)), unitFitCost);
-    if (!fitted.ok) return { ok: false, error: fitted.error };
     const aborted = () => signal?.aborted === true;
     const draftOf = (included: readonly DeltaUnit[], carried: readonly DeltaUnit[], throughId: string, body: string, writer: "model" | "delta-only" | "extractive", requestTokens: number) =>
       checkpointDraft({ delta, included, carried, throughId, body, writer, contextBefore, requestTokens });
 
     if (model) {
       // 1. Cache-friendly: the previous request's exact messages (system message with prompt and tools first), then one
-      // ask. Only when the whole delta is covered, since that prefix shows all of it and the ask names its ordinals.
+      // ask. It covers the whole delta, since that prefix shows all of it and the ask names its ordinals.
       const prefix = this.previousRequest(branch, delta.limitId);
       const ask = continuationAsk(delta.checkpoint, ordinalsOf(delta.units));
       const shape = chooseRequestShape({
@@ -184,6 +181,19 @@ export class PreserveHost {
         if (aborted()) return { ok: false, error: "aborted", aborted: true };
         if (attempt.ok) return { ok: true, draft: draftOf(delta.units, [], delta.limitId, attempt.body, "model", attempt.requestTokens) };
       }
+    }
+
+    // The delta-only request must fit on its own: the largest older prefix of units that does, the rest stays raw.
+    const fitBudget = contextWindow - outputCap - deltaOnlyOverhead(delta.checkpoint, ordinalsOf(delta.units));
+    const fitted = fitDelta(delta, fitBudget, unitFitCost);
+    if (!fitted.ok) {
+      // No summary request can hold the oldest unit (fitDelta fails closed for the model path). The extractive writer
+      // needs no request, so it still records that unit's evidence; the raw entries stay recoverable by recall tools.
+      if (!delta.units.length) return { ok: false, error: fitted.error };
+      ctx.ui.notify(`context-ledger: ${fitted.error}; the checkpoint is written without a model.`, "warning");
+      return { ok: true, draft: draftOf(delta.units, [], delta.limitId, writeExtractiveCheckpoint(delta.units), "extractive", 0) };
+    }
+    if (model) {
       // 2. Delta-only: a tiny instruction and exactly the (fitted) technical delta.
       const request = deltaOnlyRequest(delta.checkpoint, ordinalsOf(fitted.included), fitted.included);
       const attempt = await this.ask(

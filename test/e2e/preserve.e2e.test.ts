@@ -37,7 +37,7 @@ afterEach(async () => {
 const WINDOW = 16_000;
 /** ~6,000 tokens each: two raw results cross window − reserve (16,000 − 4,937). */
 const big = (marker: string) => `// ${marker}\n` + `export const ${marker.toLowerCase().replace(/-/g, "_")} = [\n` + "  'padding padding padding padding padding',\n".repeat(540) + "];\n";
-const FILES = { "a.ts": big("MARK-A"), "b.ts": big("MARK-B"), "c.ts": big("MARK-C") };
+const FILES = { "a.ts": big("MARK-A"), "b.ts": big("MARK-B"), "c.ts": big("MARK-C"), "huge.ts": big("MARK-H").repeat(3) };
 const USER1 = "Find why retries loop forever.  Keep my wording: ünïcødé ✓ ";
 const USER2 = "Now check c.ts as well.";
 
@@ -163,6 +163,18 @@ describe("preserve e2e", () => {
     expect(cp.content).toContain("### User message 1");
     expect(cp.content).toContain("Read `a.ts`");
     expect(requestText(h!.requests.at(-1)!)).not.toContain("MARK-A");
+  });
+
+  it("a unit too large for any summary request is checkpointed without a model, never dropped silently", async () => {
+    await start();
+    h!.script(responder([read("huge.ts"), read("b.ts"), fauxAssistantMessage("DONE-1")], modelSummary));
+    const calls = () => h!.requests.filter((r) => isSummaryRequest({ messages: r })).length;
+    await h!.session.prompt(USER1);
+    const [cp] = checkpoints();
+    expect((cp.details as PreserveDetails).writer).toBe("extractive");
+    expect(cp.content).toContain("Read `huge.ts`");
+    expect(calls()).toBe(0);
+    expect(requestText(h!.requests.at(-1)!)).not.toContain("MARK-H");
   });
 
   it("manual /compact checkpoints all raw technical state now and cancels Pi's summary", async () => {

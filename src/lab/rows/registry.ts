@@ -9,6 +9,7 @@ import { checkpointRow } from "./checkpoint.ts";
 import { foldPolicy } from "./fold-policy.ts";
 import { piNative } from "./native.ts";
 import { plannedRow } from "./planned.ts";
+import { preserveRow } from "./preserve.ts";
 
 export interface RowEntry {
   id: string;
@@ -21,7 +22,7 @@ export interface RowEntry {
 export const ROWS: readonly RowEntry[] = [
   { id: "checkpoint", factory: checkpointRow },
   { id: "planned", factory: plannedRow },
-  { id: "preserve", unavailable: "preserve strategy (extractive writer) not built yet" },
+  { id: "preserve", factory: preserveRow },
   { id: "fold", factory: foldPolicy },
   { id: "none", factory: noCompaction },
   { id: "truncate", factory: truncateOldest },

@@ -1,0 +1,62 @@
+// The `preserve` strategy as a lab row, written by the extractive writer (no model call). Before each request, the
+// previous step's boundary is a turn_end: when the view reaches window − reserve(window) and older raw technical
+// state exists, one checkpoint with a keepDialogue range rule is appended and the view is projected again.
+import { performance } from "node:perf_hooks";
+import type { SessionEntry } from "../../log/entries.ts";
+import { evolve, initialLedgerState, type LedgerState } from "../../projection/ledger-state.ts";
+import { projectBranch } from "../../projection/project.ts";
+import { extractiveFromDelta } from "../../strategies/preserve/checkpoint.ts";
+import { entryBefore, selectDelta } from "../../strategies/preserve/delta.ts";
+import { decideTrigger } from "../../strategies/preserve/reserve.ts";
+import type { LabSettings, Row } from "../row.ts";
+import type { TimedAction } from "./compaction-row.ts";
+import { SimulatedLedger } from "./ledger-row.ts";
+
+export const preserveRow = (settings: LabSettings): Row => {
+  const ledger = new SimulatedLedger("lab-preserve-");
+  let state: LedgerState = initialLedgerState();
+  let lastAssistant: string | undefined;
+  /** The boundary last found with nothing to checkpoint: re-checking it would only repeat the projection. */
+  let emptyAt: string | undefined;
+  return {
+    info: {
+      id: "preserve",
+      label: "preserve (extractive)",
+      family: "ours",
+      note: "preserve strategy: dialogue verbatim, older tool traffic replaced by append-only Tool Context checkpoints (extractive writer, no model call)",
+    },
+    view: ledger.view,
+    ledger: () => ledger.branch,
+    append(entry: SessionEntry) {
+      ledger.appendSource(entry);
+      state = evolve(state, entry);
+      if (entry.type === "message" && entry.message.role === "assistant") lastAssistant = entry.id;
+    },
+    beforeRequest(): TimedAction | undefined {
+      if (!lastAssistant) return undefined;
+      const tokensBefore = ledger.view.tokens;
+      const limitId = entryBefore(ledger.branch, lastAssistant);
+      if (!limitId || limitId === emptyAt) return undefined;
+      // Cheap check first: below the threshold nothing is selected at all.
+      if (!decideTrigger({ usageTokens: tokensBefore, contextWindow: settings.window, compactableTokens: 1 }).checkpoint) return undefined;
+      const started = performance.now();
+      const delta = selectDelta(ledger.branch, limitId);
+      if (!delta || !decideTrigger({ usageTokens: tokensBefore, contextWindow: settings.window, compactableTokens: delta.tokens }).checkpoint) {
+        emptyAt = limitId;
+        return undefined;
+      }
+      // The extractive writer sends no request, so no request budget limits the delta (the host does the same when
+      // no model can take it).
+      const result = extractiveFromDelta(delta, Number.POSITIVE_INFINITY, tokensBefore);
+      if (!result.ok) {
+        emptyAt = limitId;
+        return undefined;
+      }
+      const { customType, content, display, details } = result.draft;
+      const fact = ledger.appendFact({ type: "custom_message", customType, content, display, details });
+      state = evolve(state, fact);
+      ledger.reset(projectBranch(ledger.branch, state).messages);
+      return { kind: "checkpoint", tokensBefore, sideCalls: [], latencyMs: performance.now() - started };
+    },
+  };
+};
