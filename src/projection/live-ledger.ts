@@ -174,9 +174,14 @@ export class LiveLedger {
     for (let i = 0; i < keep.length; i++) if (!keep[i]) dropped++;
     const anchored = state.folds.some((f) => f.anchored);
     if (!dropped && !anchored) return undefined;
+    if (!anchored) {
+      const out: AgentMessage[] = [];
+      for (let i = 0; i < messages.length; i++) if (keep[i]) out.push(messages[i]);
+      return out;
+    }
     const kept: number[] = [];
     for (let i = 0; i < messages.length; i++) if (keep[i]) kept.push(i);
-    const moved = anchored ? this.placeAnchored(kept, memo.ids) : false;
+    const moved = this.placeAnchored(kept, memo.ids);
     if (!dropped && !moved) return undefined;
     return kept.map((i) => messages[i]);
   }
