@@ -6,10 +6,11 @@ import { LedgerType } from "../log/entries.ts";
 import type { ContextFile } from "../strategies/contract.ts";
 import { createCheckpointPlanner } from "../strategies/checkpoint/planner.ts";
 import { createPlannedPlanner } from "../strategies/planned/planner.ts";
-import { handleBeforeCompact } from "./compaction-handler.ts";
+import { filterPreparation, handleBeforeCompact } from "./compaction-handler.ts";
 import { renderDashboard } from "./dashboard.ts";
 import { FoldCoordinator } from "./fold-tools.ts";
 import { LedgerSession } from "./ledger-session.ts";
+import { PreserveHost } from "./preserve-host.ts";
 import { registerRecap } from "./recap.ts";
 import { registerRecallTools } from "./recall-tools.ts";
 import { loadSettings } from "./settings.ts";
@@ -21,6 +22,8 @@ export function registerContextLedger(pi: ExtensionAPI): void {
   let contextFiles: readonly ContextFile[] = [];
   const folds = new FoldCoordinator(pi, () => session);
   if (session.settings.foldTools) folds.register();
+  const preserve = new PreserveHost(pi, () => session);
+  preserve.register();
   registerStrategy(createCheckpointPlanner(() => session.settings.checkpoint));
   registerStrategy(createPlannedPlanner(() => session.settings.planned));
   registerRecap(pi, () => ({ enabled: true }), (ctx) => {
@@ -62,12 +65,33 @@ export function registerContextLedger(pi: ExtensionAPI): void {
     contextFiles = event.systemPromptOptions.contextFiles.map((f) => ({ path: f.path, content: f.content }));
   });
 
-  // Boundaries: a requested fold commits or cancels at the end of its step.
-  pi.on("turn_end", (event, ctx) => folds.onTurnEnd(event, ctx));
+  // The preserve strategy's cache-friendly summary request continues exactly the last request sent.
+  pi.on("context_with_system", (event) => {
+    preserve.noteRequest(event.messages);
+  });
+
+  // Boundaries: a requested fold commits or cancels at the end of its step; then preserve may checkpoint
+  // (it declines when the fold already appended a range fact at this boundary).
+  pi.on("turn_end", async (event, ctx) => {
+    const fold = await folds.onTurnEnd(event, ctx);
+    const entries = fold?.entries ?? event.entries;
+    const checkpoint = await preserve.onTurnEnd(event, ctx, entries);
+    if (!fold && !checkpoint) return undefined;
+    return { entries: checkpoint?.entries ?? entries, ...(fold?.continue || checkpoint?.continue ? { continue: true } : {}) };
+  });
   pi.on("agent_end", () => folds.onAgentEnd());
 
   // Compaction requested by Pi (manual, threshold, overflow): routed through the lifecycle machine.
-  pi.on("session_before_compact", (event, ctx) => handleBeforeCompact(event, ctx, session, { contextFiles: () => contextFiles }));
+  // Preserve manages the window at turn_end; when it hands a compaction back (overflow, nothing to checkpoint),
+  // Pi's native summary runs on input filtered by the range rules, as for the native strategy.
+  pi.on("session_before_compact", async (event, ctx) => {
+    if (session.settings.strategy !== "preserve") return handleBeforeCompact(event, ctx, session, { contextFiles: () => contextFiles });
+    const answer = await preserve.onBeforeCompact(event, ctx);
+    if (answer) return answer;
+    session.sync(ctx.sessionManager);
+    filterPreparation(event, session);
+    return undefined;
+  });
 
   pi.registerCommand("context", {
     description: "Context ledger dashboard: usage, checkpoints, folds and compactions on this branch",
