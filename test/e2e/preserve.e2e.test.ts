@@ -2,31 +2,11 @@
 // the reserve triggers. Assertions read the requests the provider was actually sent.
 import { afterEach, describe, expect, it } from "vitest";
 import { fauxAssistantMessage, fauxText, fauxToolCall, type Context, type FauxResponseStep, type Message } from "@earendil-works/pi-ai";
-import type { ExtensionFactory, SessionEntry } from "@earendil-works/pi-coding-agent";
-import { LedgerSession } from "../../src/host/ledger-session.ts";
-import { PreserveHost } from "../../src/host/preserve-host.ts";
-import { loadSettings } from "../../src/host/settings.ts";
+import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { PreserveDetails } from "../../src/strategies/preserve/checkpoint.ts";
 import { DELTA_ONLY_SYSTEM } from "../../src/strategies/preserve/prompt.ts";
 import { reserveTokens } from "../../src/strategies/preserve/reserve.ts";
 import { startHarness, type Harness } from "./harness.ts";
-
-/**
- * Wires the preserve host the way the adapter does. Until src/host/extension.ts wires it, this test extension does;
- * once it does, this one stays inert: Pi stops at the first cancelling compaction handler, and a boundary that
- * already carries a preserve draft gets no second one.
- */
-const wirePreserve: ExtensionFactory = (pi) => {
-  let session = new LedgerSession(loadSettings().settings);
-  const host = new PreserveHost(pi, () => session);
-  pi.on("session_start", (_event, ctx) => {
-    session = new LedgerSession(loadSettings().settings);
-    session.rebuild(ctx.sessionManager);
-  });
-  pi.on("context_with_system", (event) => host.noteRequest(event.messages));
-  pi.on("turn_end", (event, ctx) => host.onTurnEnd(event, ctx, event.entries));
-  pi.on("session_before_compact", (event, ctx) => host.onBeforeCompact(event, ctx));
-};
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -72,7 +52,6 @@ async function start(settings: Record<string, unknown> = {}): Promise<void> {
     files: FILES,
     contextWindow: WINDOW,
     ledgerSettings: { strategy: "preserve" },
-    extensions: [wirePreserve],
     settings: { compaction: { reserveTokens: 10_000, keepRecentTokens: 100 }, ...settings },
   });
 }
