@@ -109,14 +109,19 @@ export async function handleBeforeCompact(
  * model is available, so strategies that need one decline and Pi compacts natively.
  */
 export function modelCompleter(ctx: ExtensionContext, configured: string | undefined): StrategyInput["complete"] {
-  const slash = configured ? configured.indexOf("/") : -1;
-  const model = configured && slash > 0 ? ctx.modelRegistry.find(configured.slice(0, slash), configured.slice(slash + 1)) : ctx.model;
+  const model = strategyModel(ctx, configured);
   if (!model) return undefined;
   return async ({ system, prompt }, signal) => {
     const reply = await ctx.modelRegistry.complete(model, { systemPrompt: system, messages: [{ role: "user", content: prompt, timestamp: 0 }] }, { signal });
     if (reply.stopReason === "error" || reply.stopReason === "aborted") throw new Error(reply.errorMessage ?? `model call ${reply.stopReason}`);
     return reply.content.filter((b) => b.type === "text").map((b) => b.text).join("");
   };
+}
+
+/** The model a strategy may call: `provider/model` from the global settings, else the active model. */
+export function strategyModel(ctx: ExtensionContext, configured: string | undefined): ExtensionContext["model"] {
+  const slash = configured ? configured.indexOf("/") : -1;
+  return configured && slash > 0 ? ctx.modelRegistry.find(configured.slice(0, slash), configured.slice(slash + 1)) : ctx.model;
 }
 
 function safe<T>(fn: () => T): T | undefined {

@@ -29,6 +29,7 @@ import {
   unitFitCost,
 } from "../strategies/preserve/prompt.ts";
 import { decideTrigger, reserveTokens } from "../strategies/preserve/reserve.ts";
+import { strategyModel } from "./compaction-handler.ts";
 import type { LedgerSession } from "./ledger-session.ts";
 
 type AnyModel = Model<Api>;
@@ -156,7 +157,7 @@ export class PreserveHost {
    */
   async write(delta: Delta, branch: readonly SessionEntry[], ctx: ExtensionContext, contextWindow: number, contextBefore: number | null, signal?: AbortSignal): Promise<WriteOutcome> {
     const session = this.session();
-    const model = resolveModel(ctx, session.settings.plannerModel);
+    const model = strategyModel(ctx, session.settings.plannerModel) as AnyModel | undefined;
     const reserve = reserveTokens(contextWindow);
     const outputCap = Math.max(256, Math.min(reserve, model?.maxTokens || reserve));
     const aborted = () => signal?.aborted === true;
@@ -235,12 +236,6 @@ export function prefixMessages(branch: readonly SessionEntry[], limitId: string)
 }
 
 /** The configured planner model, or the active one. */
-function resolveModel(ctx: ExtensionContext, configured: string | undefined): AnyModel | undefined {
-  const slash = configured ? configured.indexOf("/") : -1;
-  const model = configured && slash > 0 ? ctx.modelRegistry.find(configured.slice(0, slash), configured.slice(slash + 1)) : ctx.model;
-  return model as AnyModel | undefined;
-}
-
 /** The one-line card: checkpoint number, hidden tokens → checkpoint size, and who wrote it. */
 export function checkpointCardLine(details: PreserveDetails | undefined): string {
   if (!details) return "Tool Context checkpoint";
