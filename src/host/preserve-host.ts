@@ -30,6 +30,7 @@ import {
 } from "../strategies/preserve/prompt.ts";
 import { decideTrigger, reserveTokens } from "../strategies/preserve/reserve.ts";
 import { strategyModel } from "./compaction-handler.ts";
+import { startLifecycle } from "./lifecycle.ts";
 import type { LedgerSession } from "./ledger-session.ts";
 
 type AnyModel = Model<Api>;
@@ -113,7 +114,7 @@ export class PreserveHost {
     if (!delta) return undefined;
     const decision = decideTrigger({ usageTokens: usage?.tokens ?? null, contextWindow, compactableTokens: delta.tokens });
     if (!decision.checkpoint) return undefined;
-    const outcome = await this.write(delta, branch, ctx, contextWindow, usage?.tokens ?? null, ctx.signal);
+    const outcome = await this.writeThroughLifecycle(delta, branch, ctx, contextWindow, usage?.tokens ?? null, ctx.signal);
     if (!outcome.ok) {
       if (!outcome.aborted) ctx.ui.notify(`context-ledger: preserve checkpoint skipped: ${outcome.error}`, "warning");
       return undefined;
@@ -140,7 +141,7 @@ export class PreserveHost {
     if (!delta?.units.length) return undefined;
     const usage = ctx.getContextUsage();
     const contextWindow = usage?.contextWindow ?? ctx.model?.contextWindow ?? 128_000;
-    const outcome = await this.write(delta, branch, ctx, contextWindow, usage?.tokens ?? null, event.signal);
+    const outcome = await this.writeThroughLifecycle(delta, branch, ctx, contextWindow, usage?.tokens ?? null, event.signal);
     if (!outcome.ok) {
       if (outcome.aborted) return { cancel: true };
       ctx.ui.notify(`context-ledger: preserve checkpoint failed (${outcome.error}); Pi compacts natively.`, "warning");
@@ -149,6 +150,35 @@ export class PreserveHost {
     const { customType, content, display, details } = outcome.draft;
     this.pi.sendMessage({ customType, content, display, details });
     return { cancel: true };
+  }
+
+  /**
+   * Run one checkpoint write as a compaction lifecycle (requested → planning → validated → committed, or cancelled on
+   * abort, or nativeFallback when it could not be written), so preserve is driven by the same statechart as the
+   * other strategies and shows up in the inspector.
+   */
+  private async writeThroughLifecycle(delta: Delta, branch: readonly SessionEntry[], ctx: ExtensionContext, contextWindow: number, contextBefore: number | null, signal?: AbortSignal): Promise<WriteOutcome> {
+    const lifecycle = await startLifecycle(
+      { kind: "compaction", strategy: "preserve", request: { units: delta.units.length, tokens: delta.tokens } },
+      async (_context, lifecycleSignal) => {
+        const outcome = await this.write(delta, branch, ctx, contextWindow, contextBefore, signal ? AbortSignal.any([signal, lifecycleSignal]) : lifecycleSignal);
+        return outcome.ok ? { ok: true, plan: outcome.draft } : { ok: false, reason: outcome.error };
+      },
+      { inspect: this.session().settings.inspect, warn: (m) => ctx.ui.notify(m, "warning") },
+    );
+    const onAbort = () => lifecycle.actor.send({ type: "host.aborted" });
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener("abort", onAbort, { once: true });
+    const result = await lifecycle.outcome;
+    signal?.removeEventListener("abort", onAbort);
+    switch (result.outcome) {
+      case "committed":
+        return { ok: true, draft: result.plan as PreserveDraft };
+      case "cancelled":
+        return { ok: false, aborted: true, error: result.reason ?? "aborted" };
+      case "nativeFallback":
+        return { ok: false, error: result.reason ?? "the checkpoint could not be written" };
+    }
   }
 
   /**
