@@ -26,16 +26,7 @@ export interface PlannedOptions extends RetentionOptions {
 export const DEFAULT_PLANNED_OPTIONS: PlannedOptions = { ...DEFAULT_RETENTION };
 
 /** Numbers the compaction card shows. Counts only: no transcript or planner text is stored. */
-export interface PlannedStats {
-  regionTokens: number;
-  targetTokens: number;
-  keptTokens: number;
-  removedLines: number;
-  pinnedLines: number;
-  proposedRanges: number;
-  appliedRanges: number;
-  tokensAfter: number;
-}
+export type PlannedStats = Omit<AppliedPlan, "summary" | "kinds"> & { tokensAfter: number };
 
 /** `details` of a planned compaction entry. */
 export interface PlannedDetails extends LedgerCompactionDetails {
