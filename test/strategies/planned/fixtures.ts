@@ -1,7 +1,7 @@
 // Small message and entry builders for the planned strategy's unit tests.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { CompactionEntry, SessionEntry } from "@earendil-works/pi-coding-agent";
-import type { CompactionInput } from "../../../src/strategies/contract.ts";
+import { compactionInput, type CompactionInput } from "../../../src/strategies/contract.ts";
 
 export const user = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: 0 }) as AgentMessage;
 export const assistant = (...content: unknown[]): AgentMessage =>
@@ -31,18 +31,10 @@ export function branchOf(messages: readonly AgentMessage[], prior?: Pick<Compact
 
 /** Input that compacts every message but the last (which Pi keeps). */
 export function inputOf(messages: readonly AgentMessage[], prior?: Pick<CompactionEntry, "summary" | "details">): CompactionInput {
-  const branch = branchOf(messages, prior);
-  return {
-    reason: "manual",
-    branch,
-    firstKeptEntryId: `e${messages.length}`,
-    messagesToSummarize: messages.slice(0, -1),
-    turnPrefixMessages: [],
-    tokensBefore: 1_000,
-    contextWindow: 128_000,
-    cwd: "/p",
-    contextFiles: [],
-  };
+  return compactionInput(
+    { firstKeptEntryId: `e${messages.length}`, messagesToSummarize: messages.slice(0, -1), turnPrefixMessages: [], tokensBefore: 1_000 },
+    { reason: "manual", branch: branchOf(messages, prior), contextWindow: 128_000, cwd: "/p" },
+  );
 }
 
 export const NO_FLOOR = { retainRatio: 0.5, minRetainedTokens: 0, minSavedTokens: 0 };
