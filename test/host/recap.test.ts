@@ -2,14 +2,15 @@ import { describe, expect, it } from "vitest";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { currentCheckpoint, hasRecapAfter, isFirstRequestAfter, placeRecap, recapCard, recapFor } from "../../src/host/recap.ts";
 import { RECAP_TYPE } from "../../src/strategies/checkpoint/recap.ts";
-import { Branch, compactInto } from "../strategies/checkpoint/fixtures.ts";
+import { LedgerBuilder } from "../support/ledger-builder.ts";
+import { compactInto } from "../strategies/checkpoint/fixtures.ts";
 
 const user = (text: string) => ({ role: "user", content: [{ type: "text", text }], timestamp: 1 }) as AgentMessage;
 const recap = (compactionId: string, text = `recap ${compactionId}`) =>
   ({ role: "custom", customType: RECAP_TYPE, content: text, display: true, details: { v: 1, compactionId }, timestamp: 2 }) as AgentMessage;
 
 function checkpointBranch() {
-  const b = new Branch();
+  const b = new LedgerBuilder();
   b.user("one");
   const u2 = b.user("two");
   const { id } = compactInto(b, u2);

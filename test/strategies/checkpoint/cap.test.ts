@@ -4,7 +4,8 @@ import { capSpans, MIN_CONVERSATION_CHARS, STUB_KEEP_CHARS } from "../../../src/
 import { planCheckpoint, type CheckpointDetails } from "../../../src/strategies/checkpoint/planner.ts";
 import { spansLines, TRIM_NOTE } from "../../../src/strategies/checkpoint/render.ts";
 import type { CheckpointSpan, SpanItem } from "../../../src/strategies/checkpoint/spans.ts";
-import { Branch, compactInto, inputFor, spanBody, UNCAPPED } from "./fixtures.ts";
+import { LedgerBuilder } from "../../support/ledger-builder.ts";
+import { compactInto, inputFor, spanBody, UNCAPPED } from "./fixtures.ts";
 
 const runs = Number(process.env.FC_RUNS ?? 200);
 
@@ -93,7 +94,7 @@ describe("cap stages", () => {
 
 describe("cap in the planner", () => {
   it("budgets 25% of the context window by default, keeps details uncapped, and marks trimmed spans", () => {
-    const b = new Branch();
+    const b = new LedgerBuilder();
     const u1 = b.user("please do it");
     for (let i = 0; i < 30; i++) b.tool("bash", { command: `step ${i}` }, "out", { text: `narration ${i} ${"n".repeat(200)}` });
     const u2 = b.user("next");
@@ -109,7 +110,7 @@ describe("cap in the planner", () => {
   });
 
   it("re-caps earlier spans from their uncapped details at the next checkpoint", () => {
-    const b = new Branch();
+    const b = new LedgerBuilder();
     b.user("one");
     b.assistant("a".repeat(3_000));
     const u2 = b.user("two");

@@ -2,11 +2,12 @@ import { describe, expect, it } from "vitest";
 import { classifyRead } from "../../../src/strategies/checkpoint/file-evidence.ts";
 import { planCheckpoint } from "../../../src/strategies/checkpoint/planner.ts";
 import { FILES_NOTE } from "../../../src/strategies/checkpoint/render.ts";
-import { Branch, inputFor, UNCAPPED } from "./fixtures.ts";
+import { LedgerBuilder } from "../../support/ledger-builder.ts";
+import { inputFor, UNCAPPED } from "./fixtures.ts";
 
 /** Compacted history touching `paths` (reads and edits), then a tail the test fills in. */
 function history(reads: string[], edits: string[]) {
-  const b = new Branch();
+  const b = new LedgerBuilder();
   b.user("start");
   for (const path of reads) b.tool("read", { path }, `content of ${path}`);
   for (const path of edits) b.tool("edit", { path, edits: [{ oldText: "a", newText: "b" }] }, "Successfully replaced text");
@@ -19,7 +20,7 @@ function lineOf(summary: string, path: string): string | undefined {
   return summary.split("\n").find((l) => l.startsWith("[read] ") || l.startsWith("[modified] ") ? l.includes(`"${path}"`) : false);
 }
 
-function plan(b: Branch, tailStart: string) {
+function plan(b: LedgerBuilder, tailStart: string) {
   return planCheckpoint(inputFor(b.entries, tailStart), UNCAPPED).summary;
 }
 
@@ -88,10 +89,10 @@ describe("file-list annotations", () => {
       { id: "s4", name: "edit", args: { path: "wsib.ts", edits: [] } },
     ]);
     // Results arrive read-first, which proves nothing about the order the tools ran in.
-    b.result("s1", "read", "snapshot");
-    b.result("s2", "edit", "ok");
-    b.result("s3", "write", "ok");
-    b.result("s4", "edit", "ok");
+    b.toolResult("s1", "read", "snapshot");
+    b.toolResult("s2", "edit", "ok");
+    b.toolResult("s3", "write", "ok");
+    b.toolResult("s4", "edit", "ok");
     const summary = plan(b, tailStart);
     expect(lineOf(summary, "sib.ts")).toBe('[modified] "sib.ts" (read in tail; order uncertain)');
     expect(lineOf(summary, "wsib.ts")).toBe('[modified] "wsib.ts" (write in tail; order uncertain)');
@@ -105,7 +106,7 @@ describe("file-list annotations", () => {
     b.edit(omitted.result, null);
     b.tool("read", { path: "nested.ts" }, "v1");
     b.assistant("", [{ id: "n1", name: "codemode", args: { script: "..." } }]);
-    b.result("n1", "codemode", "done", { nestedCalls: { complete: true, calls: [{ id: "x", name: "write", arguments: { path: "nested.ts" }, status: "ok" }] } });
+    b.toolResult("n1", "codemode", "done", { nestedCalls: { complete: true, calls: [{ id: "x", name: "write", arguments: { path: "nested.ts" }, status: "ok" }] } });
     b.tool("read", { path: "failed.ts" }, "v1");
     b.tool("edit", { path: "failed.ts", edits: [] }, "no match", { isError: true });
     const summary = plan(b, tailStart);

@@ -2,17 +2,18 @@ import { describe, expect, it } from "vitest";
 import { LedgerType } from "../../../src/log/entries.ts";
 import { planCheckpoint, type CheckpointDetails } from "../../../src/strategies/checkpoint/planner.ts";
 import { EVIDENCE_BOUNDARY, INTRODUCTION, isGeneratedLine, startupReadLines, TAIL_MARKER } from "../../../src/strategies/checkpoint/render.ts";
-import { Branch, compactInto, inputFor, spanBody, UNCAPPED } from "./fixtures.ts";
+import { LedgerBuilder } from "../../support/ledger-builder.ts";
+import { compactInto, inputFor, spanBody, UNCAPPED } from "./fixtures.ts";
 
 /** A branch with every kind of content the checkpoint treats differently, cut before `second request`. */
 function everyKind() {
-  const b = new Branch();
+  const b = new LedgerBuilder();
   const ids = {
     u1: b.user("Fix the bug in src/a.ts\n  keep   spacing\t\nünïcødé 😀\r\nlast line"),
     a1: b.assistant("I'll look.\nSecond line of prose", [{ id: "c1", name: "read", args: { path: "/repo/src/a.ts" } }], { thinking: "SECRET THINKING" }),
-    r1: b.result("c1", "read", "SECRET FILE CONTENT"),
+    r1: b.toolResult("c1", "read", "SECRET FILE CONTENT"),
     a2: b.assistant("", [{ id: "c2", name: "bash", args: { command: "cd /repo && npm test" } }]),
-    r2: b.result("c2", "bash", "SECRET TEST OUTPUT", { isError: true }),
+    r2: b.toolResult("c2", "bash", "SECRET TEST OUTPUT", { isError: true }),
     cm: b.custom("other-ext/note", "SECRET CUSTOM BODY"),
     rc: b.custom(LedgerType.recap, "OLD RECAP TEXT", { v: 1, compactionId: "older" }),
     sh: b.bash("ls /repo/src", "SECRET LS OUTPUT"),
@@ -51,7 +52,7 @@ describe("checkpoint content", () => {
   });
 
   it("copies user text byte for byte", () => {
-    const b = new Branch();
+    const b = new LedgerBuilder();
     const text = "  leading\n\n\ttabs\u00a0nbsp \\n literal\r\nemoji 👩‍💻 and </span> and [call x] lookalike\n";
     const u1 = b.user(text);
     const u2 = b.user("next");
@@ -74,7 +75,7 @@ describe("checkpoint content", () => {
   });
 
   it("abbreviates long custom types like arguments and labels stopped turns", () => {
-    const b = new Branch();
+    const b = new LedgerBuilder();
     b.user("go");
     const c = b.custom("x".repeat(300), "body");
     const a = b.assistant("", [], { stopReason: "error", errorMessage: "rate limited" });
@@ -107,7 +108,7 @@ describe("checkpoint content", () => {
 
 describe("repeated checkpoints", () => {
   it("re-renders earlier spans oldest first, byte for byte, without re-summarizing", () => {
-    const b = new Branch();
+    const b = new LedgerBuilder();
     b.user("task one");
     b.assistant("answer one");
     const u2 = b.user("task two");
@@ -128,7 +129,7 @@ describe("repeated checkpoints", () => {
   });
 
   it("skips our own recap messages instead of stubbing them", () => {
-    const b = new Branch();
+    const b = new LedgerBuilder();
     b.user("task one");
     const u2 = b.user("task two");
     const first = compactInto(b, u2);
@@ -140,7 +141,7 @@ describe("repeated checkpoints", () => {
   });
 
   it("keeps a prior model summary as an opaque base block and spans only what followed it", () => {
-    const b = new Branch();
+    const b = new LedgerBuilder();
     b.user("old task");
     const u2 = b.user("kept after native");
     const native = b.compaction(u2, "## Goal\nModel-written summary\n<read-files>\nx.ts\n</read-files>", { readFiles: ["/repo/x.ts"], modifiedFiles: [] });
@@ -166,7 +167,7 @@ describe("repeated checkpoints", () => {
   });
 
   it("starts a fresh chain after a native compaction that followed a checkpoint", () => {
-    const b = new Branch();
+    const b = new LedgerBuilder();
     b.user("one");
     const u2 = b.user("two");
     compactInto(b, u2);
@@ -183,7 +184,7 @@ describe("repeated checkpoints", () => {
 
 describe("context edits and folds", () => {
   it("leaves out omitted messages and shows replacements as the model saw them", () => {
-    const b = new Branch();
+    const b = new LedgerBuilder();
     const u1 = b.user("original secret request");
     const a1 = b.assistant("omitted answer");
     const u2 = b.user("kept");
@@ -195,11 +196,11 @@ describe("context edits and folds", () => {
   });
 
   it("leaves folded entries out and keeps the fold summary as prose", () => {
-    const b = new Branch();
+    const b = new LedgerBuilder();
     const u1 = b.user("before the fold");
     b.user("FOLDED AWAY");
     const a = b.assistant("FOLDED PROSE", [{ id: "f1", name: "context_compact", args: { target: u1, summary: "s" } }]);
-    b.result("f1", "context_compact", "Compaction requested");
+    b.toolResult("f1", "context_compact", "Compaction requested");
     const fold = b.custom(LedgerType.fold, "Summary line one\nSummary line two", { v: 1, range: { afterId: u1, throughId: "e004" }, requestEntryId: a, target: u1 });
     const u3 = b.user("tail");
     const body = spanBody(planCheckpoint(inputFor(b.entries, u3), UNCAPPED).summary, 1);
@@ -207,10 +208,10 @@ describe("context edits and folds", () => {
   });
 
   it("labels a call whose result an edit hid from the raw outcome", () => {
-    const b = new Branch();
+    const b = new LedgerBuilder();
     b.user("go");
     const a = b.assistant("", [{ id: "k1", name: "bash", args: { command: "make" } }]);
-    const r = b.result("k1", "bash", "boom", { isError: true });
+    const r = b.toolResult("k1", "bash", "boom", { isError: true });
     b.edit(r, null);
     const u = b.user("next");
     expect(spanBody(planCheckpoint(inputFor(b.entries, u), UNCAPPED).summary, 1)).toContain(`[call ${a}] bash command="make" → error`);

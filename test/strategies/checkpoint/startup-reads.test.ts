@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { planCheckpoint, type CheckpointDetails } from "../../../src/strategies/checkpoint/planner.ts";
 import { instructionBlocks, mentions } from "../../../src/strategies/checkpoint/startup-reads.ts";
-import { Branch, compactInto, inputFor, UNCAPPED } from "./fixtures.ts";
+import { LedgerBuilder } from "../../support/ledger-builder.ts";
+import { compactInto, inputFor, UNCAPPED } from "./fixtures.ts";
 
 const AGENTS = { path: "/repo/AGENTS.md", content: "Before coding, read docs/guide.md and `SPEC.md`.\nSee also docs/README.md.\n" };
 
@@ -33,7 +34,7 @@ describe("path mentions", () => {
 
 describe("retained startup reads", () => {
   function startup() {
-    const b = new Branch();
+    const b = new LedgerBuilder();
     b.user("hello");
     const guide = b.tool("read", { path: "docs/guide.md" }, "GUIDE TEXT\nline 2");
     b.tool("read", { path: "/repo/SPEC.md", limit: 3 }, "SPEC HEAD\n\n[20 more lines in file. Use offset=4 to continue.]");
@@ -89,7 +90,7 @@ describe("retained startup reads", () => {
   });
 
   it("keeps the window open until the second user message and adds reads that qualify later", () => {
-    const b = new Branch();
+    const b = new LedgerBuilder();
     b.user("one long task");
     b.tool("read", { path: "docs/guide.md" }, "GUIDE");
     const cut = b.assistant("working");
@@ -109,7 +110,7 @@ describe("retained startup reads", () => {
   });
 
   it("treats an instruction file the agent read as a source and retains it when Pi did not load it", () => {
-    const b = new Branch();
+    const b = new LedgerBuilder();
     b.user("hi");
     b.tool("read", { path: "pkg/AGENTS.md" }, "In this package, follow pkg/STYLE.md.");
     b.tool("read", { path: "pkg/STYLE.md" }, "STYLE RULES");
@@ -129,7 +130,7 @@ describe("retained startup reads", () => {
   });
 
   it("is never trimmed by the cap and warns when it alone exceeds the budget", () => {
-    const b = new Branch();
+    const b = new LedgerBuilder();
     b.user("hi");
     b.tool("read", { path: "SPEC.md" }, "S".repeat(8_000));
     b.assistant("prose ".repeat(200));
