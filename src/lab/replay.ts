@@ -6,7 +6,7 @@ import { branchTo } from "../log/branch.ts";
 import type { SessionEntry } from "../log/entries.ts";
 import { cacheReuse, type Prices, type RequestTokens, requestCost, type SideCall } from "./metrics.ts";
 import { extractProbes, PROBE_KINDS, type Probe, type ProbeKind, viewRetention } from "./probes.ts";
-import { contextGrepSearch, recoverability } from "./recoverability.ts";
+import { contextGrepSearch, ledgerIndex, recoverability, type SourceIndex, sourceIndex } from "./recoverability.ts";
 import { type ContextAction, type LabSettings, type Row, type RowFactory, type RowInfo, visibleMessages } from "./row.ts";
 
 /** A session to replay: its entries as loaded (any order the file had), plus what loading noticed. */
@@ -151,12 +151,14 @@ export async function replaySession(session: SessionInput, options: ReplayOption
   // Rows are independent, so each replays the branch on its own: memory holds the session and one row's
   // state at a time, and a row's garbage is gone before the next one starts.
   const rows: RowResult[] = [];
+  // The branch's recall rendering is shared by every row that leaves a ledger; built when the first one ends.
+  let source: SourceIndex | undefined;
   const requestPoints = branch.reduce((n, e) => n + (isRequestPoint(e) ? 1 : 0), 0);
   const total = branch.length * options.rows.length;
   const progressEvery = Math.max(1, Math.floor(total / 100));
   let done = 0;
   for (const factory of options.rows) {
-    const state: RowState = { row: factory(options.settings), requests: [], tokens: [], actions: [] };
+    let state: RowState | undefined = { row: factory(options.settings), requests: [], tokens: [], actions: [] };
     let request = 0;
     for (let i = 0; i < branch.length; i++) {
       const entry = branch[i];
@@ -183,7 +185,15 @@ export async function replaySession(session: SessionInput, options: ReplayOption
       if (options.onProgress && (++done % progressEvery === 0 || done === total)) options.onProgress(done, total);
     }
     options.onFinalView?.(session.name, state.row.info, state.row.view.messages, probes);
-    rows.push(summarizeRow(state, probes, options, sourceOf));
+    const { result, missing } = summarizeRow(state, probes, options, sourceOf);
+    // Only the ledger's entries are needed from here on: the row (view, planner state) goes before the index is built.
+    const ledger = state.row.ledger ? [...state.row.ledger()] : undefined;
+    state = undefined;
+    if (ledger) {
+      source ??= sourceIndex(branch);
+      result.recoverability = recoverability(missing, contextGrepSearch(ledgerIndex(source, ledger)));
+    }
+    rows.push(result);
   }
   const request = requestPoints;
   const byKind = Object.fromEntries(PROBE_KINDS.map((k) => [k, probes.filter((p) => p.kind === k).length])) as Record<ProbeKind, number>;
@@ -201,7 +211,8 @@ export async function replaySession(session: SessionInput, options: ReplayOption
   };
 }
 
-function summarizeRow(state: RowState, probes: readonly Probe[], options: ReplayOptions, sourceOf: SourceOf): RowResult {
+/** A row's figures, all but recoverability (which needs only the ledger), plus the probes its final view lost. */
+function summarizeRow(state: RowState, probes: readonly Probe[], options: ReplayOptions, sourceOf: SourceOf): { result: RowResult; missing: Probe[] } {
   const { row, requests, tokens, actions } = state;
   const final = viewRetention(probes, row.view.messages, sourceOf);
   const missing = new Set(final.missing);
@@ -211,11 +222,10 @@ function summarizeRow(state: RowState, probes: readonly Probe[], options: Replay
       return [kind, { kept: ofKind.filter((p) => !missing.has(p)).length, total: ofKind.length }];
     }),
   ) as Record<ProbeKind, { kept: number; total: number }>;
-  const ledger = row.ledger?.();
   const sideCalls = actions.flatMap((a) => a.sideCalls);
   const promptTokens = requests.reduce((s, r) => s + r.prompt, 0);
   const cachedTokens = requests.reduce((s, r) => s + r.cached, 0);
-  return {
+  const result: RowResult = {
     info: row.info,
     requests: requests.length,
     peakTokens: tokens.reduce((m, t) => Math.max(m, t), 0),
@@ -225,9 +235,11 @@ function summarizeRow(state: RowState, probes: readonly Probe[], options: Replay
     actions,
     compactions: actions.length,
     retention: { share: final.share, kept: final.kept, total: final.total, byKind },
-    ...(ledger ? { recoverability: recoverability(final.missing, contextGrepSearch(ledger)) } : {}),
+    // Filled in by the caller once the row is released (the key keeps its place in the JSON).
+    ...(row.ledger ? { recoverability: { share: 0, found: 0, dropped: 0, checked: 0 } } : {}),
     cache: { reuse: cacheReuse(requests), promptTokens, cachedTokens },
     cost: requestCost(requests, sideCalls, options.prices),
     sideCalls: { count: sideCalls.length, inputTokens: sideCalls.reduce((s, c) => s + c.input, 0), outputTokens: sideCalls.reduce((s, c) => s + c.output, 0) },
   };
+  return { result, missing: final.missing };
 }
