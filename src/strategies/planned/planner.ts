@@ -3,7 +3,7 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { CompactionEntry, SessionEntry } from "../../log/entries.ts";
 import { textOf, type LedgerCompactionDetails } from "../../log/entries.ts";
-import { projectBranch } from "../../projection/project.ts";
+import { type BranchProjection, projectBranch } from "../../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
 import type { CompactionInput, CompactionPlan, StrategyPlanner } from "../contract.ts";
 import { applyPlan, DEFAULT_RETENTION, PlanError, type AppliedPlan, type PlanRange, type RetentionOptions } from "./apply.ts";
@@ -39,16 +39,28 @@ export interface PlannedDetails extends LedgerCompactionDetails {
 }
 
 /** The newest compaction in view (its summary is part of the region), as Pi's preparation sees it. */
-function priorCompaction(branch: readonly SessionEntry[]): CompactionEntry | undefined {
-  const first = projectBranch(branch).entries[0]?.sourceEntry;
+function priorCompaction(projection: BranchProjection): CompactionEntry | undefined {
+  const first = projection.entries[0]?.sourceEntry;
   return first?.type === "compaction" ? first : undefined;
 }
 
+/**
+ * Tool calls for the region's results: the region's own calls when they answer every result there (the usual
+ * case, since Pi never cuts between a call and its result); otherwise the whole branch's calls, the region's
+ * taking precedence, as before.
+ */
+function regionCalls(branch: readonly SessionEntry[], region: readonly AgentMessage[]) {
+  const own = collectCalls(region);
+  const answered = region.every((m) => m.role !== "toolResult" || own.has(String((m as { toolCallId?: unknown }).toolCallId)));
+  if (answered) return own;
+  const all = collectCalls(branch.flatMap((e) => (e.type === "message" ? [e.message as AgentMessage] : [])));
+  return collectCalls(region, all);
+}
+
 /** The compactable region as numbered lines: the previous summary, then Pi's messages and turn prefix. */
-export function transcriptOf(input: CompactionInput): TranscriptLine[] {
-  const branchMessages = input.branch.flatMap((e) => (e.type === "message" ? [e.message as AgentMessage] : []));
-  const calls = collectCalls([...branchMessages, ...input.messagesToSummarize, ...input.turnPrefixMessages]);
-  return buildTranscript({ prior: priorCompaction(input.branch), messages: [...input.messagesToSummarize, ...input.turnPrefixMessages], calls });
+export function transcriptOf(input: CompactionInput, projection: BranchProjection = projectBranch(input.branch)): TranscriptLine[] {
+  const messages = [...input.messagesToSummarize, ...input.turnPrefixMessages];
+  return buildTranscript({ prior: priorCompaction(projection), messages, calls: regionCalls(input.branch, messages) });
 }
 
 /** The user's latest words on the branch: the objective the model planner is asked to protect. */
@@ -64,15 +76,15 @@ function objectiveOf(branch: readonly SessionEntry[]): string | undefined {
 }
 
 /** Estimated context after the compaction: summary, kept tail, system prompt. */
-function tokensAfter(input: CompactionInput, summary: string): number {
-  const entries = projectBranch(input.branch).entries;
+function tokensAfter(input: CompactionInput, summary: string, projection: BranchProjection): number {
+  const entries = projection.entries;
   const at = entries.findIndex((e) => e.sourceEntry.id === input.firstKeptEntryId && e.sourceEntry.type !== "compaction");
   const tail = at < 0 ? [] : entries.slice(at).flatMap((e) => e.messages);
   return estimateTextTokens(summary) + estimateMessagesTokens(tail) + (input.systemPrompt ? estimateTextTokens(input.systemPrompt) : 0);
 }
 
-function toPlan(input: CompactionInput, planner: PlannerKind, applied: AppliedPlan): CompactionPlan {
-  const after = tokensAfter(input, applied.summary);
+function toPlan(input: CompactionInput, planner: PlannerKind, applied: AppliedPlan, projection: BranchProjection): CompactionPlan {
+  const after = tokensAfter(input, applied.summary, projection);
   const details: PlannedDetails = {
     v: 1,
     strategy: "planned",
@@ -94,19 +106,21 @@ function toPlan(input: CompactionInput, planner: PlannerKind, applied: AppliedPl
 
 /** Plan with the heuristic: same input, same bytes. Throws PlanError when the region cannot shrink enough. */
 export function planHeuristic(input: CompactionInput, options: RetentionOptions = DEFAULT_RETENTION): CompactionPlan {
-  const { lines } = regionOf(input, options);
-  return toPlan(input, "heuristic", applyPlan(lines, rankDeletions(lines), options));
+  const { lines, projection } = regionOf(input, options);
+  return toPlan(input, "heuristic", applyPlan(lines, rankDeletions(lines), options), projection);
 }
 
 /** The numbered region and its target; throws before any planning when the region cannot give the saving. */
 function regionOf(input: CompactionInput, options: RetentionOptions) {
-  const lines = transcriptOf(input);
+  // One projection of the branch serves both the prior summary and the size after the compaction.
+  const projection = projectBranch(input.branch);
+  const lines = transcriptOf(input, projection);
   const probe = applyTarget(lines, options);
   // Checked before any model call: a region this small cannot give the required saving whatever the plan.
   if (probe.regionTokens - options.minRetainedTokens < Math.max(options.minSavedTokens, 1)) {
     throw new PlanError("too-small", `the region is about ${probe.regionTokens} tokens; keeping ${options.minRetainedTokens} cannot save ${options.minSavedTokens}`);
   }
-  return { lines, probe };
+  return { lines, probe, projection };
 }
 
 function abortError(signal: AbortSignal): Error {
@@ -121,7 +135,7 @@ function abortError(signal: AbortSignal): Error {
 export async function planPlanned(input: CompactionInput, options: PlannedOptions, signal: AbortSignal): Promise<CompactionPlan> {
   if (signal.aborted) throw abortError(signal);
   const kind: PlannerKind = options.planner ?? (input.complete ? "model" : "heuristic");
-  const { lines, probe } = regionOf(input, options);
+  const { lines, probe, projection } = regionOf(input, options);
   let ranges: PlanRange[];
   if (kind === "heuristic") ranges = rankDeletions(lines);
   else {
@@ -131,7 +145,7 @@ export async function planPlanned(input: CompactionInput, options: PlannedOption
     if (signal.aborted) throw abortError(signal);
     ranges = parsePlanText(reply);
   }
-  return toPlan(input, kind, applyPlan(lines, ranges, options));
+  return toPlan(input, kind, applyPlan(lines, ranges, options), projection);
 }
 
 /** Region size and target, computed the way applyPlan does (an empty plan applied gives them). */

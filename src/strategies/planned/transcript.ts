@@ -59,13 +59,17 @@ export type Header =
   | { kind: "toolResult"; tool: string; key?: string; error: boolean }
   | { kind: "custom"; customType: string };
 
+/** Header line to kind (the lines are distinct), so parsing a line allocates nothing when it is not one. */
+const HEADER_KIND = new Map(Object.entries(HEADER).map(([kind, line]) => [line as string, kind]));
+
 const TOOL_CALL = /^\[tool call: ([^\s\]]+)\]$/;
 const TOOL_RESULT = /^\[tool result: ([^\s\]]+)( ".*")?( error)?\]$/;
 const CUSTOM = /^\[custom: ([^\s\]]+)\]$/;
 
 /** Parse a line this serializer wrote as a header; undefined for anything else. */
 export function parseHeader(text: string): Header | undefined {
-  for (const [kind, line] of Object.entries(HEADER)) if (text === line) return { kind } as Header;
+  const kind = HEADER_KIND.get(text);
+  if (kind) return { kind } as Header;
   let match = TOOL_CALL.exec(text);
   if (match) return { kind: "toolCall", tool: match[1] };
   match = TOOL_RESULT.exec(text);
