@@ -27,6 +27,8 @@ export interface HarnessOptions {
   withLedger?: boolean;
   /** Test-only extensions loaded after ours. */
   extensions?: ExtensionFactory[];
+  /** Test-only extensions loaded before ours, so their handlers for an event run first. */
+  extensionsBefore?: ExtensionFactory[];
   /** Pi settings (in memory). `compaction` etc. */
   settings?: Record<string, unknown>;
   /** Our global settings, written to <agentDir>/settings.json under `contextLedger`. */
@@ -81,7 +83,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   runtime.registerNativeProvider(faux.provider);
   await runtime.setRuntimeApiKey(faux.getModel().provider, "test-key");
 
-  const factories: ExtensionFactory[] = [];
+  const factories: ExtensionFactory[] = [...(options.extensionsBefore ?? [])];
   if (options.withLedger !== false) factories.push(contextLedger);
   factories.push(...(options.extensions ?? []));
   const loader = new DefaultResourceLoader({ cwd, agentDir, extensionFactories: factories, noSkills: true, noPromptTemplates: true, noThemes: true });

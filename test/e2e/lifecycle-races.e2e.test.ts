@@ -207,19 +207,22 @@ describe("lifecycle races e2e", () => {
   it("a fold pending while the session is replaced leaves no fold entry", async () => {
     const slot: { current?: fc.Scheduler } = {};
     const probe: { boundary: boolean } = { boundary: false };
-    // Runs after our turn_end handler: from here on our fold may already be decided, so it is marked first.
-    const boundaryProbe = (pi: ExtensionAPI) =>
+    // Loaded before our extension, so it runs (and is held) before our turn_end handler decides: once it has
+    // started, the fold may be decided at any moment; before it, nothing may have been written. (Run after ours,
+    // a replacement could slip in between our decision and the probe's mark and be judged "before the boundary".)
+    const boundaryProbe = (pi: ExtensionAPI): void => {
       pi.on("turn_end", async () => {
         probe.boundary = true;
         await (slot.current?.schedule(Promise.resolve("turn_end"), "turn_end") ?? Promise.resolve());
         return undefined;
       });
+    };
     let pendingAtReplacement = 0;
     const when = fc.constantFrom("start" as const, "requested" as const);
     await fc.assert(
       fc.asyncProperty(fc.scheduler(), fc.constantFrom("runtime", "dispose"), when, fc.nat({ max: 2 }), async (s, how, trigger, paces) => {
         slot.current = undefined;
-        const h = await start({ persist: true, extensions: [pacer(slot, ["tool_call", "tool_result", "context"]), boundaryProbe] });
+        const h = await start({ persist: true, extensionsBefore: [boundaryProbe], extensions: [pacer(slot, ["tool_call", "tool_result", "context"])] });
         await twoTasks(h);
         const one = userId(h, "ONE");
         const calls = [
