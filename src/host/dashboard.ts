@@ -24,7 +24,11 @@ export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionConte
   for (const fold of state.folds) {
     const entry = live.getEntry(fold.entryId);
     const size = entry?.type === "custom_message" ? estimateTextTokens(textOf(entry.content)) : 0;
-    lines.push(`  fold ${fold.entryId}: after ${fold.afterId ?? "root"} through ${fold.throughId}, summary ~${size} tokens${live.isFolded(fold.entryId) ? " (itself folded later)" : ""}`);
+    const kind = fold.anchored ? "preserve checkpoint" : "fold";
+    const hides = fold.keepDialogue ? "tool traffic" : "history";
+    lines.push(
+      `  ${kind} ${fold.entryId}: hides ${hides} after ${fold.afterId ?? "root"} through ${fold.throughId}, ~${size} tokens${live.isFolded(fold.entryId) ? " (itself folded later)" : ""}`,
+    );
   }
   for (const c of state.compactions) lines.push(`  compaction ${c.entryId}: ${c.strategy}, kept from ${c.firstKeptEntryId}`);
   return lines.join("\n");

@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { renderDashboard } from "../../src/host/dashboard.ts";
+import { LedgerSession } from "../../src/host/ledger-session.ts";
+import { DEFAULT_SETTINGS } from "../../src/host/settings.ts";
+import { LedgerBuilder } from "../support/ledger-builder.ts";
+
+describe("/context dashboard", () => {
+  it("reports usage, checkpoints, folds and preserve checkpoints with their sizes and hidden counts", () => {
+    const b = new LedgerBuilder();
+    const u = b.user("start");
+    b.label(u, "cp-start");
+    const a = b.assistant("work ".repeat(40));
+    b.fold({ afterId: u, throughId: a }, "folded summary");
+    const preserve = b.fold({ afterId: null, throughId: b.leaf!, keepDialogue: true }, "tool context");
+    (b.entries.at(-1) as { customType: string }).customType = "context-ledger/preserve";
+    const session = new LedgerSession(DEFAULT_SETTINGS);
+    session.sync({ getLeafId: () => b.leaf, getEntry: (id) => b.byId().get(id) });
+    const text = renderDashboard(session, { getContextUsage: () => ({ tokens: 1234, contextWindow: 128_000, percent: 1 }) as never });
+    expect(text).toContain("1234 / 128000 tokens (1%)");
+    expect(text).toContain("cp-start");
+    expect(text).toMatch(/fold \S+: hides history after/);
+    expect(text).toContain(`preserve checkpoint ${preserve}: hides tool traffic`);
+    // The assistant turn under the fold, and the fold message itself under the preserve range (it is not dialogue).
+    expect(text).toMatch(/5 entries, 2 hidden by folds/);
+    expect(text).toContain("(itself folded later)");
+  });
+});
