@@ -37,7 +37,9 @@ export class LiveLedger {
   /** Move to `leafId`, folding only entries not already on the path. */
   sync(leafId: string | null, getEntry: (id: string) => SessionEntry | undefined): PathChange {
     const change = this.path.moveTo(leafId, getEntry);
-    if (change.removed.length) this.request = undefined; // matches made on the old branch no longer hold
+    // Matches made on the old branch no longer hold; a context edit can remove a message from the request, which
+    // shifts positions (and a same-millisecond twin could then pass the position check with the wrong decision).
+    if (change.removed.length || change.appended.some((e) => e.type === "context_edit")) this.request = undefined;
     for (const entry of change.removed) this.unindex(entry);
     this.states.length = change.kept;
     this.tokenSums.length = change.kept + 1;

@@ -124,3 +124,36 @@ describe("replay equals live (invariant 3)", () => {
     }, propertyTimeout);
   });
 });
+
+describe("replay equals live: memoized request matching", () => {
+  /**
+   * Found by the property above (seed -1147800588): two same-millisecond assistant messages, a fold that keeps
+   * the first and hides the second, then a context edit that omits the first. The request memo reused position
+   * 0's decision (keep) for the second message, which now sat at position 0 with the same role and timestamp.
+   */
+  it("regression: a context edit that removes a same-millisecond twin does not reuse the stale decision", () => {
+    const at = (ms: number) => new Date(Date.UTC(2025, 0, 1) + ms).toISOString();
+    const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+    const assistant = (id: string, parentId: string, content: unknown[], stopReason: string) =>
+      ({ type: "message", id, parentId, timestamp: at(1), message: { role: "assistant", content, api: "a", provider: "p", model: "m", usage, stopReason, timestamp: Date.UTC(2025, 0, 1) + 1 } }) as unknown as SessionEntry;
+    const result = (id: string, parentId: string, callId: string, ms: number) =>
+      ({ type: "message", id, parentId, timestamp: at(ms), message: { role: "toolResult", toolCallId: callId, toolName: "read", content: [{ type: "text", text: `out ${id}` }], isError: false, timestamp: Date.UTC(2025, 0, 1) + ms } }) as unknown as SessionEntry;
+    const entries: SessionEntry[] = [
+      { type: "message", id: "u", parentId: null, timestamp: at(0), message: { role: "user", content: "go", timestamp: Date.UTC(2025, 0, 1) } } as unknown as SessionEntry,
+      assistant("a3", "u", [{ type: "text", text: "" }], "stop"),
+      assistant("a4", "a3", [{ type: "toolCall", id: "c1", name: "read", arguments: {} }, { type: "toolCall", id: "c2", name: "context_compact", arguments: {} }], "toolUse"),
+      result("r5", "a4", "c1", 2),
+      result("r6", "r5", "c2", 3),
+      { type: "custom_message", id: "f7", parentId: "r6", timestamp: at(4), customType: "context-ledger/fold", content: "sum", display: true, details: { v: 1, range: { afterId: "a3", throughId: "r6", keepToolResultsOf: "a3" }, requestEntryId: "a4", target: "a3" } } as SessionEntry,
+      { type: "context_edit", id: "e8", parentId: "f7", timestamp: at(5), targetId: "a3", replacement: null } as SessionEntry,
+    ];
+    const byId = indexById(entries);
+    const live = new LiveLedger();
+    for (let i = 0; i < entries.length; i++) {
+      const leaf = entries[i].id;
+      live.sync(leaf, (id) => byId.get(id));
+      const request = piRequest(entries.slice(0, i + 1), leaf, byId);
+      expect(live.filterContext(request) ?? request).toEqual(projectBranch(branchTo(entries, leaf, byId)).messages);
+    }
+  });
+});
