@@ -27,21 +27,16 @@ export function twoRequests(): Scenario {
   return { b, ids };
 }
 
+/** A checkpoint draft as the entry Pi persists for it. */
+export function draftEntry(draft: PreserveDraft, base: { id: string; parentId: string | null; timestamp: string }): SessionEntry {
+  return { ...base, type: "custom_message", customType: draft.customType, content: draft.content, display: draft.display, details: draft.details } as SessionEntry;
+}
+
 /** Append a checkpoint draft as an entry, the way Pi persists a boundary draft. */
 export function appendDraft(b: LedgerBuilder, draft: PreserveDraft): string {
   const n = b.entries.length + 1;
   const id = `p${String(n).padStart(3, "0")}`;
-  const entry = {
-    id,
-    parentId: b.leaf,
-    timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString(),
-    type: "custom_message",
-    customType: draft.customType,
-    content: draft.content,
-    display: draft.display,
-    details: draft.details,
-  } as SessionEntry;
-  b.entries.push(entry);
+  b.entries.push(draftEntry(draft, { id, parentId: b.leaf, timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString() }));
   b.leaf = id;
   return id;
 }

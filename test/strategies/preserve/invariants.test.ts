@@ -9,6 +9,7 @@ import { extractiveCheckpoint, type PreserveDraft } from "../../../src/strategie
 import { entryBefore } from "../../../src/strategies/preserve/delta.ts";
 import { ledgerArb } from "../../arbitraries/index.ts";
 import { numRuns, propertyTimeout } from "../../properties/runs.ts";
+import { draftEntry } from "./fixtures.ts";
 
 /** The active path, root to leaf. */
 function pathOf(entries: readonly SessionEntry[], leafId: string | null): SessionEntry[] {
@@ -19,16 +20,7 @@ function pathOf(entries: readonly SessionEntry[], leafId: string | null): Sessio
 }
 
 function asEntry(draft: PreserveDraft, parent: SessionEntry, n: number): SessionEntry {
-  return {
-    id: `preserve-${n}`,
-    parentId: parent.id,
-    timestamp: new Date(Date.parse(parent.timestamp) + 1).toISOString(),
-    type: "custom_message",
-    customType: draft.customType,
-    content: draft.content,
-    display: draft.display,
-    details: draft.details,
-  } as SessionEntry;
+  return draftEntry(draft, { id: `preserve-${n}`, parentId: parent.id, timestamp: new Date(Date.parse(parent.timestamp) + 1).toISOString() });
 }
 
 /** Entries that change earlier context by design (not preserve's doing): the prefix may legitimately differ after them. */
