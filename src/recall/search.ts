@@ -102,6 +102,13 @@ function decodeCursor(kind: SearchKind, key: string, raw: string): Cursor | stri
 
 const STALE = "the branch changed since this cursor was issued (e.g. /tree); run the query again without a cursor";
 
+/** Decode a list/grep cursor and check that the entry it points at is still where it was on the branch. */
+function resumeAt(kind: "list" | "grep", key: string, raw: string, index: TranscriptIndex): Cursor | string {
+  const cursor = decodeCursor(kind, key, raw);
+  if (typeof cursor === "string") return cursor;
+  return index.entries[cursor.ordinal]?.id === cursor.anchor ? cursor : STALE;
+}
+
 // ---------------------------------------------------------------------------------------------------------
 // Regex safety
 
@@ -280,9 +287,8 @@ export function listEntries(index: TranscriptIndex, params: ListParams, limits: 
   const key = queryKey("list", params);
   let start = 0;
   if (params.cursor) {
-    const cursor = decodeCursor("list", key, params.cursor);
+    const cursor = resumeAt("list", key, params.cursor, index);
     if (typeof cursor === "string") return { ok: false, error: cursor };
-    if (index.entries[cursor.ordinal]?.id !== cursor.anchor) return { ok: false, error: STALE };
     start = cursor.ordinal;
   }
   const matching = (e: TranscriptEntry) => !role || e.role === role;
@@ -387,9 +393,8 @@ export function grepTranscript(
   let ordinal = 0;
   let offset = 0;
   if (params.cursor) {
-    const cursor = decodeCursor("grep", key, params.cursor);
+    const cursor = resumeAt("grep", key, params.cursor, index);
     if (typeof cursor === "string") return { ok: false, error: cursor };
-    if (index.entries[cursor.ordinal]?.id !== cursor.anchor) return { ok: false, error: STALE };
     ordinal = cursor.ordinal;
     offset = cursor.position;
   }
