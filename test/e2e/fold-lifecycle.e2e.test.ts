@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { fauxAssistantMessage, fauxToolCall, type Message } from "@earendil-works/pi-ai";
 import type { ExtensionAPI, SessionEntry } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import { startHarness, type Harness } from "./harness.ts";
+import { startHarness, userEntryId, visibleText, type Harness } from "./harness.ts";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -11,9 +11,9 @@ afterEach(async () => {
   h = undefined;
 });
 
-const visible = (messages: Message[]) => JSON.stringify(messages.filter((m) => m.role !== "system"));
+const visible = visibleText;
 const branch = (): SessionEntry[] => h!.session.sessionManager.getBranch();
-const userId = (needle: string) => branch().find((e) => e.type === "message" && e.message.role === "user" && JSON.stringify(e.message.content).includes(needle))!.id;
+const userId = (needle: string) => userEntryId(h!.session, needle);
 const resultOf = (callId: string) => JSON.stringify(branch().find((x) => x.type === "message" && x.message.role === "toolResult" && x.message.toolCallId === callId));
 const foldCount = () => branch().filter((e) => e.type === "custom_message" && e.customType === "context-ledger/fold").length;
 const compact = (target: string | (() => string), summary: string, id = `compact-${summary}`, extra: Record<string, unknown> = {}) => () =>

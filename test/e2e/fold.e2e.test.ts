@@ -1,8 +1,8 @@
 // Fold strategy end to end: a real AgentSession on the faux provider; assertions read the provider requests.
 import { afterEach, describe, expect, it } from "vitest";
-import { fauxAssistantMessage, fauxToolCall, type Message } from "@earendil-works/pi-ai";
+import { fauxAssistantMessage, fauxToolCall } from "@earendil-works/pi-ai";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
-import { startHarness, type Harness } from "./harness.ts";
+import { startHarness, userEntryId, visibleText, type Harness } from "./harness.ts";
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -10,9 +10,9 @@ afterEach(async () => {
   h = undefined;
 });
 
-const text = (messages: Message[]) => JSON.stringify(messages.filter((m) => m.role !== "system"));
+const text = visibleText;
 const branch = (): SessionEntry[] => h!.session.sessionManager.getBranch();
-const idOfUser = (needle: string) => branch().find((e) => e.type === "message" && e.message.role === "user" && JSON.stringify(e.message.content).includes(needle))!.id;
+const idOfUser = (needle: string) => userEntryId(h!.session, needle);
 const toolResultText = (callId: string) => {
   const e = branch().find((x) => x.type === "message" && x.message.role === "toolResult" && x.message.toolCallId === callId);
   return e?.type === "message" ? JSON.stringify(e.message) : undefined;

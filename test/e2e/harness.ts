@@ -127,3 +127,17 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     },
   };
 }
+
+/** A request's conversation (system messages left out) as one JSON string, for `toContain` checks. */
+export function visibleText(messages: readonly Message[]): string {
+  return JSON.stringify(messages.filter((m) => m.role !== "system"));
+}
+
+/** Id of the first user message on the session's branch whose content contains `needle`. */
+export function userEntryId(session: AgentSession, needle: string): string {
+  const entry = session.sessionManager
+    .getBranch()
+    .find((e) => e.type === "message" && e.message.role === "user" && JSON.stringify(e.message.content).includes(needle));
+  if (!entry) throw new Error(`no user message contains ${JSON.stringify(needle)}`);
+  return entry.id;
+}
