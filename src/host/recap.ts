@@ -188,6 +188,8 @@ export function registerRecap(pi: ExtensionAPI, getSettings: () => RecapSettings
     if (!getSettings().enabled) return undefined;
     // Runs before every request: the view is the live ledger's path, so no branch walk happens here.
     const { branch, lastCompaction } = view(ctx);
+    // Recaps only ever follow a compaction on the path, so a path without one has nothing to place or remove.
+    if (lastCompaction < 0) return undefined;
     const found = checkpointAt(branch, lastCompaction);
     if (found && hasRecapAfter(branch, found.index, found.entry.id)) steeredFor = undefined;
     const current = found ? { recap: recapFor(found.entry), firstRequest: isFirstRequestAfter(branch, found.index) } : undefined;
