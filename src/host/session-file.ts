@@ -1,7 +1,7 @@
 // Loads a session file from disk for the lab and the `show` command: streams lines, reports malformed ones
 // with their line numbers, gives legacy files stable ids, then runs Pi's own migrations.
+import { constants } from "node:buffer";
 import { createReadStream } from "node:fs";
-import { createInterface } from "node:readline";
 import { migrateSessionEntries } from "@earendil-works/pi-coding-agent";
 import type { FileEntry, SessionEntry, SessionHeader } from "../log/entries.ts";
 import { assignLegacyIds, parseLine, type LineDiagnostic } from "../log/jsonl.ts";
@@ -20,18 +20,64 @@ const KNOWN_TYPES = new Set([
   "custom", "custom_message", "context_edit", "label", "session_info",
 ]);
 
+/** One line of a file: its 1-based number and its text, or only its length when it was too long to hold. */
+export type FileLine = { line: number; text: string } | { line: number; tooLong: number };
+
+/** Longest line kept as text: a longer one cannot become a JavaScript string at all. */
+export const MAX_LINE_BYTES = constants.MAX_STRING_LENGTH;
+
+/**
+ * The lines of a file, streamed as bytes. A line longer than `maxLineBytes` is skipped without ever being
+ * held whole (readline would throw an uncaught RangeError past V8's string limit). `\r\n` counts as `\n`.
+ */
+export async function* fileLines(path: string, maxLineBytes = MAX_LINE_BYTES): AsyncGenerator<FileLine> {
+  let pieces: Buffer[] = [];
+  let length = 0;
+  let line = 0;
+  const finish = (): FileLine => {
+    line++;
+    if (length > maxLineBytes) return { line, tooLong: length };
+    let text = (pieces.length === 1 ? pieces[0] : Buffer.concat(pieces, length)).toString("utf8");
+    if (text.endsWith("\r")) text = text.slice(0, -1);
+    return { line, text };
+  };
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 20 }) as AsyncIterable<Buffer>) {
+    let start = 0;
+    for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
+      if (length + nl - start <= maxLineBytes) pieces.push(chunk.subarray(start, nl));
+      length += nl - start;
+      yield finish();
+      pieces = [];
+      length = 0;
+      start = nl + 1;
+    }
+    const rest = chunk.length - start;
+    // Past the limit only the length is counted; the bytes are dropped.
+    if (rest > 0 && length + rest <= maxLineBytes) pieces.push(Buffer.from(chunk.subarray(start)));
+    else if (rest > 0) pieces = [];
+    length += rest;
+  }
+  if (length > 0) yield finish();
+}
+
+/** Why an over-long line was skipped (no transcript text, only the limit). */
+export function tooLongReason(maxLineBytes = MAX_LINE_BYTES): string {
+  return `line longer than ${maxLineBytes} bytes (the longest string JavaScript can hold); skipped`;
+}
+
 /** Read a session file line by line (large files stream; a bad line never costs a good one). */
-export async function loadSessionFile(path: string): Promise<LoadedSession> {
+export async function loadSessionFile(path: string, maxLineBytes = MAX_LINE_BYTES): Promise<LoadedSession> {
   const all: FileEntry[] = [];
   const diagnostics: LineDiagnostic[] = [];
-  const lines = createInterface({ input: createReadStream(path, { encoding: "utf8" }), crlfDelay: Infinity });
-  let n = 0;
-  for await (const line of lines) {
-    n++;
-    const parsed = parseLine(line);
+  for await (const item of fileLines(path, maxLineBytes)) {
+    if ("tooLong" in item) {
+      diagnostics.push({ line: item.line, reason: tooLongReason(maxLineBytes) });
+      continue;
+    }
+    const parsed = parseLine(item.text);
     if (!parsed) continue;
     if ("entry" in parsed) all.push(parsed.entry);
-    else diagnostics.push({ line: n, reason: parsed.reason });
+    else diagnostics.push({ line: item.line, reason: parsed.reason });
   }
   assignLegacyIds(all);
   migrateSessionEntries(all);

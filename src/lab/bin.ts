@@ -4,7 +4,9 @@
 import { runBench } from "./commands/bench.ts";
 import { runLab } from "./commands/lab.ts";
 import { runMachines } from "./commands/machines.ts";
-import { runShow } from "./commands/show.ts";
+import { firstLine, runShow } from "./commands/show.ts";
+import { InputError } from "./errors.ts";
+import { terminalSafe } from "./terminal-text.ts";
 
 const USAGE = `Usage: pi-context-ledger <command> [options]
 
@@ -24,13 +26,20 @@ if (!command || command === "--help" || command === "-h" || command === "help") 
   process.stdout.write(USAGE);
   process.exitCode = command ? 0 : 2;
 } else if (!commands[command]) {
-  process.stderr.write(`pi-context-ledger: unknown command "${command}"\n\n${USAGE}`);
+  process.stderr.write(`pi-context-ledger: unknown command ${JSON.stringify(terminalSafe(command))} (see pi-context-ledger --help)\n`);
   process.exitCode = 2;
 } else {
   try {
     process.exitCode = await commands[command](rest);
   } catch (error) {
-    process.stderr.write(`pi-context-ledger ${command}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exitCode = 1;
+    // Bad input is one line and exit 2; anything else is a bug, one line too, with the stack on request.
+    if (error instanceof InputError) {
+      process.stderr.write(`${command}: ${terminalSafe(error.message)}\n`);
+      process.exitCode = 2;
+    } else {
+      const stack = process.env.PI_CONTEXT_LEDGER_DEBUG && error instanceof Error ? `\n${error.stack}` : " (PI_CONTEXT_LEDGER_DEBUG=1 shows the stack)";
+      process.stderr.write(`pi-context-ledger ${command}: internal error: ${terminalSafe(firstLine(error))}${stack}\n`);
+      process.exitCode = 1;
+    }
   }
 }

@@ -1,13 +1,15 @@
 // Where the lab's sessions come from: the generated sample, the user's Pi session directory, or paths.
-import { readdir, stat } from "node:fs/promises";
-import { basename, join, resolve } from "node:path";
+import { constants as fsConstants } from "node:fs";
+import { access, readdir, stat } from "node:fs/promises";
+import { basename, dirname, join, resolve } from "node:path";
 import { agentDir } from "../host/settings.ts";
 import type { SessionEntry } from "../log/entries.ts";
+import { InputError } from "./errors.ts";
+import { terminalSafe } from "./terminal-text.ts";
 import type { SessionInput } from "./replay.ts";
 import { generateSample } from "./sample/generate.ts";
 
-/** A user-facing input problem: the CLI prints the message and exits 2. */
-export class InputError extends Error {}
+export { InputError };
 
 /** The generated sample as replay inputs. */
 export function sampleInputs(seed: number): SessionInput[] {
@@ -35,7 +37,9 @@ export async function sessionFiles(paths: readonly string[]): Promise<string[]> 
       const found = await jsonlUnder(path);
       if (!found.length) throw new InputError(`no session files (*.jsonl) in ${raw}`);
       files.push(...found);
-    } else files.push(path);
+    } else if (info.isFile()) files.push(path);
+    // A device or a pipe never ends or cannot be read twice; session files are regular files.
+    else throw new InputError(`not a regular file: ${raw}`);
   }
   return files;
 }
@@ -45,7 +49,24 @@ export function userSessionsDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(agentDir(env), "sessions");
 }
 
-/** Short display name of a session file. */
+/** Short display name of a session file (file names may hold control characters; they are escaped). */
 export function sessionName(path: string): string {
-  return basename(path);
+  return terminalSafe(basename(path));
+}
+
+/**
+ * Check before a run that `path` can be written as the output of `flag`: its directory exists and is
+ * writable, and the path itself is not a directory. Failing after an hour of replay would lose the run.
+ */
+export async function checkOutputPath(flag: string, raw: string): Promise<string> {
+  const path = resolve(raw);
+  const info = await stat(path).catch(() => undefined);
+  if (info?.isDirectory()) throw new InputError(`cannot write ${flag} ${raw}: it is a directory`);
+  const dir = dirname(path);
+  const parent = await stat(dir).catch(() => undefined);
+  if (!parent) throw new InputError(`cannot write ${flag} ${raw}: directory ${dir} does not exist`);
+  if (!parent.isDirectory()) throw new InputError(`cannot write ${flag} ${raw}: ${dir} is not a directory`);
+  const writable = await access(info ? path : dir, fsConstants.W_OK).then(() => true, () => false);
+  if (!writable) throw new InputError(`cannot write ${flag} ${raw}: permission denied`);
+  return path;
 }

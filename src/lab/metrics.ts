@@ -2,6 +2,7 @@
 // imply under configurable prices. Deterministic arithmetic; no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { estimateMessageTokens } from "../projection/tokens.ts";
+import { InputError } from "./errors.ts";
 
 /** Price multipliers relative to one uncached input token, plus the dollar price of that token. */
 export interface Prices {
@@ -28,7 +29,7 @@ export function parsePrices(spec: string | undefined, base: Prices = DEFAULT_PRI
     const [rawKey, rawValue] = part.split("=");
     const key = names[rawKey?.trim().toLowerCase() ?? ""];
     const value = Number(rawValue);
-    if (!key || !Number.isFinite(value) || value < 0) throw new Error(`bad price "${part}" (expected input=…, write=…, read=…, output=…, usd=…)`);
+    if (!key || !Number.isFinite(value) || value < 0) throw new InputError(`bad price "${part}" (expected input=…, write=…, read=…, output=…, usd=…)`);
     prices[key] = value;
   }
   return prices;

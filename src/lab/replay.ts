@@ -2,11 +2,11 @@
 // measures each provider request (one per assistant message): context size, cached prefix, the actions a
 // row took before it, and at the end which probes survive and which the ledger can still recover.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import { branchTo } from "../log/branch.ts";
 import type { SessionEntry } from "../log/entries.ts";
 import { cacheReuse, type Prices, type RequestTokens, requestCost, type SideCall } from "./metrics.ts";
 import { extractProbes, PROBE_KINDS, type Probe, type ProbeKind, viewRetention } from "./probes.ts";
 import { contextGrepSearch, ledgerIndex, recoverability, type SourceIndex, sourceIndex } from "./recoverability.ts";
+import { checkedBranch } from "./tree-check.ts";
 import { type ContextAction, type LabSettings, type Row, type RowFactory, type RowInfo, visibleMessages } from "./row.ts";
 
 /** A session to replay: its entries as loaded (any order the file had), plus what loading noticed. */
@@ -63,6 +63,8 @@ export interface SessionResult {
   originalCompactions: number;
   malformedLines: { line: number; reason: string }[];
   unknownTypes: Record<string, number>;
+  /** Problems of the session tree (cycles, duplicate ids, dangling parents). */
+  treeProblems: string[];
   rows: RowResult[];
 }
 
@@ -82,8 +84,8 @@ export interface ReplayOptions {
 const PER_STEP_KINDS = new Set(["masking", "clearing", "truncation"]);
 
 /** The active branch without the file's own compactions, re-linked so parent ids still chain. */
-export function replayBranch(entries: readonly SessionEntry[]): { branch: SessionEntry[]; originalCompactions: number } {
-  const path = branchTo(entries);
+export function replayBranch(entries: readonly SessionEntry[]): { branch: SessionEntry[]; originalCompactions: number; treeProblems: string[] } {
+  const { branch: path, problems } = checkedBranch(entries);
   const branch: SessionEntry[] = [];
   let dropped = 0;
   let relink = false;
@@ -97,7 +99,7 @@ export function replayBranch(entries: readonly SessionEntry[]): { branch: Sessio
     branch.push(relink && entry.parentId !== parentId ? ({ ...entry, parentId } as SessionEntry) : entry);
     relink = false;
   }
-  return { branch, originalCompactions: dropped };
+  return { branch, originalCompactions: dropped, treeProblems: problems };
 }
 
 function isRequestPoint(entry: SessionEntry): boolean {
@@ -143,7 +145,7 @@ function downsample(values: readonly number[], points: number): [number, number]
 
 /** Replay one session through every row. */
 export async function replaySession(session: SessionInput, options: ReplayOptions): Promise<SessionResult> {
-  const { branch, originalCompactions } = replayBranch(session.entries);
+  const { branch, originalCompactions, treeProblems } = replayBranch(session.entries);
   const probes = extractProbes(branch);
   const sourceMessages = new Map<string, readonly AgentMessage[]>();
   for (const probe of probes) if (!sourceMessages.has(probe.entryId)) sourceMessages.set(probe.entryId, visibleMessages(branch[probe.index]));
@@ -207,6 +209,7 @@ export async function replaySession(session: SessionInput, options: ReplayOption
     originalCompactions,
     malformedLines: session.malformedLines ?? [],
     unknownTypes: session.unknownTypes ?? {},
+    treeProblems,
     rows,
   };
 }

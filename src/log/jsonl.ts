@@ -15,7 +15,10 @@ export function parseLine(text: string): { entry: FileEntry } | { reason: string
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return { reason: `invalid JSON (${error instanceof Error ? error.message.split("\n")[0].slice(0, 80) : "parse error"})` };
+    // V8 quotes the start of the bad input ('Unexpected token …, "…" is not valid JSON'): transcript text,
+    // which a diagnostic never carries.
+    const message = error instanceof Error ? error.message.split("\n")[0].replace(/^(Unexpected token) .*$/s, "$1").slice(0, 80) : "parse error";
+    return { reason: `invalid JSON (${message})` };
   }
   if (!value || typeof value !== "object" || Array.isArray(value)) return { reason: "not a JSON object" };
   const type = (value as { type?: unknown }).type;

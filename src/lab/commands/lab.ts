@@ -1,9 +1,9 @@
 // `pi-context-ledger lab`: replay sessions through every row and print, write and chart the comparison.
 import { writeFile } from "node:fs/promises";
-import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { loadSessionFile } from "../../host/session-file.ts";
-import { InputError, sampleInputs, sessionFiles, sessionName, userSessionsDir } from "../inputs.ts";
+import { InputError } from "../errors.ts";
+import { checkOutputPath, sampleInputs, sessionFiles, sessionName, userSessionsDir } from "../inputs.ts";
 import { judgeRun, type JudgeNote } from "../judge.ts";
 import { DEFAULT_PRICES, parsePrices } from "../metrics.ts";
 import { createProgress } from "../progress.ts";
@@ -14,6 +14,8 @@ import { defaultSettings } from "../row.ts";
 import { selectRows } from "../rows/registry.ts";
 import { DEFAULT_SEED } from "../sample/generate.ts";
 import { LEGEND, renderTable } from "../table.ts";
+import { terminalLines, terminalSafe } from "../terminal-text.ts";
+import { firstLine } from "./show.ts";
 
 export const LAB_USAGE = `Usage: pi-context-ledger lab [files or dirs…] [options]
 
@@ -70,7 +72,7 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut): Pr
       },
     });
   } catch (error) {
-    out.stderr(`lab: ${(error as Error).message}\n\n${LAB_USAGE}`);
+    out.stderr(`lab: ${terminalSafe(firstLine(error))} (see lab --help)\n`);
     return 2;
   }
   const { values, positionals } = args;
@@ -86,6 +88,9 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut): Pr
     if (!factories.length) throw new InputError("no runnable strategy selected");
     const seed = values.seed ? Number(values.seed) : DEFAULT_SEED;
     if (!Number.isInteger(seed)) throw new InputError(`bad seed "${values.seed}"`);
+    // Output paths are checked before the replay, which can take long on big sessions.
+    const jsonPath = values.json ? await checkOutputPath("--json", values.json) : undefined;
+    const reportPath = values["no-report"] ? undefined : await checkOutputPath("--report", values.report ?? "lab-report.html");
 
     // Inputs: paths, the user's sessions, or the sample. Files load one at a time, so memory follows one session.
     const paths = [...positionals];
@@ -125,19 +130,18 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut): Pr
     result.run = { seconds: (performance.now() - started) / 1000, maxRssBytes: process.resourceUsage().maxRSS * 1024 };
 
     out.stdout(renderSummary(result));
-    if (values.json) {
-      await writeFile(resolve(values.json), `${JSON.stringify(result, null, 1)}\n`);
-      out.stdout(`JSON: ${values.json}\n`);
+    if (jsonPath) {
+      await writeFile(jsonPath, `${JSON.stringify(result, null, 1)}\n`);
+      out.stdout(`JSON: ${terminalSafe(values.json ?? "")}\n`);
     }
-    if (!values["no-report"]) {
-      const reportPath = values.report ?? "lab-report.html";
-      await writeFile(resolve(reportPath), await renderReport(result));
-      out.stdout(`Report: ${reportPath}\n`);
+    if (reportPath) {
+      await writeFile(reportPath, await renderReport(result));
+      out.stdout(`Report: ${terminalSafe(values.report ?? "lab-report.html")}\n`);
     }
     return 0;
   } catch (error) {
     if (error instanceof InputError) {
-      out.stderr(`lab: ${error.message}\n`);
+      out.stderr(`lab: ${terminalSafe(error.message)}\n`);
       return 2;
     }
     throw error;
@@ -163,7 +167,7 @@ export function renderSummary(result: LabResult): string {
   for (const row of result.unavailable) lines.push(`Not in this run: ${row.id} (${row.reason}).`);
   if (result.judge) lines.push(`Judge: ${result.judge.note}`);
   lines.push(``);
-  return lines.join("\n");
+  return terminalLines(lines.join("\n"));
 }
 
 function priceText(result: LabResult): string {
@@ -175,11 +179,12 @@ function priceText(result: LabResult): string {
 export function diagnostics(session: SessionResult): string[] {
   const out: string[] = [];
   if (session.malformedLines.length) {
-    const shown = session.malformedLines.slice(0, 10).map((d) => `line ${d.line}: ${d.reason}`);
+    const shown = session.malformedLines.slice(0, 10).map((d) => `line ${d.line}: ${terminalSafe(d.reason)}`);
     out.push(`skipped ${session.malformedLines.length} malformed line(s): ${shown.join("; ")}${session.malformedLines.length > 10 ? "; …" : ""}`);
   }
   const unknown = Object.entries(session.unknownTypes);
-  if (unknown.length) out.push(`unknown entry types (ignored): ${unknown.map(([t, n]) => `${t} ×${n}`).join(", ")}`);
+  if (unknown.length) out.push(`unknown entry types (ignored): ${unknown.map(([t, n]) => `${terminalSafe(t)} ×${n}`).join(", ")}`);
+  for (const problem of session.treeProblems ?? []) out.push(`session tree: ${problem}`);
   if (session.originalCompactions) out.push(`the file's own ${session.originalCompactions} compaction(s) were set aside, so every row starts from the raw history`);
   return out;
 }

@@ -3,13 +3,15 @@
 // stays hidden in the file. Malformed lines are listed with their line numbers.
 import { parseArgs } from "node:util";
 import { loadSessionFile } from "../../host/session-file.ts";
-import { branchTo } from "../../log/branch.ts";
 import { isFoldEntry, isLedgerCompaction, isLedgerEntry, type SessionEntry, textOf } from "../../log/entries.ts";
 import { foldBranch } from "../../projection/ledger-state.ts";
 import { entryMessages, projectBranch } from "../../projection/project.ts";
 import { estimateMessagesTokens } from "../../projection/tokens.ts";
-import { InputError, sessionFiles } from "../inputs.ts";
+import { InputError } from "../errors.ts";
+import { sessionFiles } from "../inputs.ts";
 import { kTokens } from "../table.ts";
+import { terminalJson, terminalLines, terminalSafe } from "../terminal-text.ts";
+import { checkedBranch } from "../tree-check.ts";
 
 const USAGE = `Usage: pi-context-ledger show <session.jsonl> [--json]
 
@@ -31,6 +33,8 @@ export interface ShowReport {
   offBranch: number;
   malformedLines: { line: number; reason: string }[];
   unknownTypes: Record<string, number>;
+  /** What is wrong with the session tree (cycles, duplicate ids, dangling parents), one line each. */
+  treeProblems: string[];
   facts: { id: string; type: string; what: string }[];
   timeline: { id: string; timestamp: string; what: string }[];
   visible: { entries: number; tokens: number };
@@ -39,7 +43,7 @@ export interface ShowReport {
 
 /** Build the report from loaded entries (pure apart from the loading done by the caller). */
 export function showReport(path: string, entries: readonly SessionEntry[], malformedLines: ShowReport["malformedLines"], unknownTypes: Record<string, number>): ShowReport {
-  const branch = branchTo(entries);
+  const { branch, problems } = checkedBranch(entries);
   const state = foldBranch(branch);
   const projection = projectBranch(branch, state);
   const projected = new Map(projection.entries.map((p) => [p.sourceEntry.id, p]));
@@ -84,6 +88,7 @@ export function showReport(path: string, entries: readonly SessionEntry[], malfo
     offBranch: entries.length - branch.length,
     malformedLines,
     unknownTypes,
+    treeProblems: problems,
     facts,
     timeline,
     visible: { entries: visibleEntries, tokens: estimateMessagesTokens(projection.messages) },
@@ -94,15 +99,16 @@ export function showReport(path: string, entries: readonly SessionEntry[], malfo
 /** Plain-text rendering of a show report. */
 export function renderShow(report: ShowReport): string {
   const lines = [
-    `${report.path}`,
+    `${terminalSafe(report.path)}`,
     `${report.entries} entries (${report.branchEntries} on the active branch, ${report.offBranch} on other branches)`,
   ];
   if (report.malformedLines.length) {
     lines.push(`malformed lines skipped: ${report.malformedLines.length}`);
-    for (const d of report.malformedLines) lines.push(`  line ${d.line}: ${d.reason}`);
+    for (const d of report.malformedLines) lines.push(`  line ${d.line}: ${terminalSafe(d.reason)}`);
   }
   const unknown = Object.entries(report.unknownTypes);
-  if (unknown.length) lines.push(`unknown entry types: ${unknown.map(([t, n]) => `${t} ×${n}`).join(", ")}`);
+  if (unknown.length) lines.push(`unknown entry types: ${unknown.map(([t, n]) => `${terminalSafe(t)} ×${n}`).join(", ")}`);
+  for (const problem of report.treeProblems) lines.push(`tree: ${problem}`);
   lines.push(
     ``,
     `model view: ${report.visible.entries} entries visible, ${kTokens(report.visible.tokens)} tokens`,
@@ -111,34 +117,45 @@ export function renderShow(report: ShowReport): string {
     `facts (${report.facts.length}):`,
   );
   if (!report.facts.length) lines.push(`  none: no compactions, folds or checkpoints on this branch`);
-  for (const f of report.facts) lines.push(`  ${f.id}  ${f.type}: ${f.what}`);
+  for (const f of report.facts) lines.push(`  ${terminalSafe(f.id)}  ${terminalSafe(f.type)}: ${terminalSafe(f.what)}`);
   lines.push(``, `timeline (${report.timeline.length}):`);
-  for (const t of report.timeline) lines.push(`  ${t.timestamp.slice(0, 19).replace("T", " ")}  ${t.id}  ${t.what}`);
-  return `${lines.join("\n")}\n`;
+  for (const t of report.timeline) lines.push(`  ${terminalSafe(String(t.timestamp).slice(0, 19).replace("T", " "))}  ${terminalSafe(t.id)}  ${terminalSafe(t.what)}`);
+  // Every line passes through terminalLines: nothing from the file reaches the terminal raw.
+  return `${terminalLines(lines.join("\n"))}\n`;
 }
 
 export async function runShow(argv: readonly string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } } });
+  let values;
+  let positionals;
+  try {
+    ({ values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } } }));
+    if (!values.help && positionals.length !== 1) throw new InputError(`expected one session file (see show --help)`);
+  } catch (error) {
+    process.stderr.write(`show: ${terminalSafe(firstLine(error))}\n`);
+    return 2;
+  }
   if (values.help) {
     process.stdout.write(USAGE);
     return 0;
-  }
-  if (positionals.length !== 1) {
-    process.stderr.write(`show: expected one session file\n\n${USAGE}`);
-    return 2;
   }
   let files: string[];
   try {
     files = await sessionFiles(positionals);
   } catch (error) {
     if (error instanceof InputError) {
-      process.stderr.write(`show: ${error.message}\n`);
+      process.stderr.write(`show: ${terminalSafe(error.message)}\n`);
       return 2;
     }
     throw error;
   }
   const loaded = await loadSessionFile(files[0]);
   const report = showReport(positionals[0], loaded.entries, loaded.diagnostics, loaded.unknownTypes);
-  process.stdout.write(values.json ? `${JSON.stringify(report, null, 1)}\n` : renderShow(report));
+  process.stdout.write(values.json ? `${terminalJson(JSON.stringify(report, null, 1))}\n` : renderShow(report));
   return 0;
+}
+
+/** The first line of an error's message, without Node's advice after it. */
+export function firstLine(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split("\n")[0].replace(/\. To specify a positional argument.*$/, "");
 }

@@ -4,6 +4,7 @@ import { observationMasking } from "../baselines/masking.ts";
 import { noCompaction } from "../baselines/none.ts";
 import { opencodePrune } from "../baselines/prune.ts";
 import { truncateOldest } from "../baselines/truncate.ts";
+import { InputError } from "../errors.ts";
 import type { RowFactory } from "../row.ts";
 import { checkpointRow } from "./checkpoint.ts";
 import { foldPolicy } from "./fold-policy.ts";
@@ -39,7 +40,7 @@ export function selectRows(spec: string | undefined): { factories: RowFactory[];
   const skipped: RowEntry[] = [];
   for (const id of wanted) {
     const row = ROWS.find((r) => r.id === id);
-    if (!row) throw new Error(`unknown strategy "${id}" (known: ${ROWS.map((r) => r.id).join(", ")})`);
+    if (!row) throw new InputError(`unknown strategy "${id}" (known: ${ROWS.map((r) => r.id).join(", ")})`);
     if (row.factory) factories.push(row.factory);
     else skipped.push(row);
   }

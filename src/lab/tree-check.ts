@@ -1,0 +1,41 @@
+// The active branch of a loaded session, with what is wrong with its tree: a parent cycle, duplicate ids
+// (the last entry with an id wins, as in Pi's index) and a parent id that names no entry. Pure; no I/O.
+import { branchTo, indexById } from "../log/branch.ts";
+import type { SessionEntry } from "../log/entries.ts";
+
+/** Longest id shown in a diagnostic; ids come from the file and may be huge. */
+const MAX_ID = 40;
+/** Duplicate ids listed by name before the rest are only counted. */
+const MAX_LISTED = 5;
+
+function quoted(id: string): string {
+  return JSON.stringify(id.length > MAX_ID ? `${id.slice(0, MAX_ID)}…` : id);
+}
+
+/** The active branch, cut where a parent cycle would repeat an entry, and one line per tree problem. */
+export function checkedBranch(entries: readonly SessionEntry[]): { branch: SessionEntry[]; problems: string[] } {
+  const problems: string[] = [];
+  const byId = indexById(entries);
+  if (byId.size < entries.length) {
+    const counts = new Map<string, number>();
+    for (const entry of entries) counts.set(entry.id, (counts.get(entry.id) ?? 0) + 1);
+    const duplicated = [...counts].filter(([, n]) => n > 1);
+    for (const [id, n] of duplicated.slice(0, MAX_LISTED)) problems.push(`duplicate id ${quoted(id)} (${n} entries; the last one wins)`);
+    if (duplicated.length > MAX_LISTED) problems.push(`${duplicated.length - MAX_LISTED} more duplicate ids`);
+  }
+  const path = branchTo(entries, undefined, byId);
+  // `branchTo` stops a cycle only by length; walking back from the leaf, the first repeat closes it.
+  const seen = new Set<SessionEntry>();
+  let start = path.length;
+  while (start > 0 && !seen.has(path[start - 1])) seen.add(path[--start]);
+  const branch = start ? path.slice(start) : path;
+  if (start) {
+    // Parent ids followed from the leaf, up to the entry they lead back to.
+    const walk = branch.slice().reverse().map((e) => quoted(e.id));
+    const shown = walk.length > 6 ? [...walk.slice(0, 5), "…"] : walk;
+    problems.push(`parent cycle: ${[...shown, quoted(path[start - 1].id)].join(" → ")} (parent ids followed from the leaf); the active branch starts at ${quoted(branch[0].id)}`);
+  } else if (branch.length && branch[0].parentId && !byId.has(branch[0].parentId)) {
+    problems.push(`dangling parent: entry ${quoted(branch[0].id)} names parent ${quoted(branch[0].parentId)}, which is not in the file; the active branch starts at ${quoted(branch[0].id)}`);
+  }
+  return { branch, problems };
+}
