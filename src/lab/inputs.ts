@@ -13,7 +13,11 @@ export { InputError };
 
 /** The generated sample as replay inputs. */
 export function sampleInputs(seed: number): SessionInput[] {
-  return generateSample(seed).map((s) => ({ name: s.name, entries: s.entries.filter((e): e is SessionEntry => e.type !== "session") }));
+  return generateSample(seed).map((s) => ({
+    name: s.name,
+    cwd: s.entries.find((e) => e.type === "session")?.cwd ?? "",
+    entries: s.entries.filter((e): e is SessionEntry => e.type !== "session"),
+  }));
 }
 
 async function jsonlUnder(dir: string): Promise<string[]> {

@@ -16,6 +16,21 @@ export interface Probe {
   entryId: string;
   /** Position of that entry on the replayed branch. */
   index: number;
+  /** Other spellings that count as the same fact: an absolute path under the session's cwd, relative to it. */
+  forms?: string[];
+}
+
+/** `path` relative to `cwd` when it lies strictly inside it (absolute POSIX paths only), else undefined. */
+export function relativeToCwd(path: string, cwd: string): string | undefined {
+  const base = cwd.replace(/\/+$/, "");
+  if (!base.startsWith("/") || !path.startsWith(`${base}/`)) return undefined;
+  const rest = path.slice(base.length + 1);
+  return rest || undefined;
+}
+
+/** True when `text` holds the probe in one of its spellings. */
+export function holds(text: string, probe: Probe): boolean {
+  return text.includes(probe.text) || (probe.forms?.some((form) => text.includes(form)) ?? false);
 }
 
 /** Words that mark a user sentence as a constraint or a correction. */
@@ -59,16 +74,18 @@ function firstLine(text: string): string {
 
 /**
  * Extract the probes of a branch, deterministically and in branch order. A probe text appears once
- * (first occurrence wins), so a repeated command or path counts once.
+ * (first occurrence wins), so a repeated command or path counts once. With the session's `cwd`, an absolute
+ * path inside it also counts in its relative spelling, as strategies may show it.
  */
-export function extractProbes(branch: readonly SessionEntry[]): Probe[] {
+export function extractProbes(branch: readonly SessionEntry[], cwd = ""): Probe[] {
   const probes: Probe[] = [];
   const seen = new Set<string>();
   const add = (kind: ProbeKind, text: string, entry: SessionEntry, index: number): void => {
     const key = `${kind}\u0000${text}`;
     if (!text || seen.has(key)) return;
     seen.add(key);
-    probes.push({ kind, text, entryId: entry.id, index });
+    const relative = kind === "path" ? relativeToCwd(text, cwd) : undefined;
+    probes.push({ kind, text, entryId: entry.id, index, ...(relative ? { forms: [relative] } : {}) });
   };
   const failedCalls = new Set<string>();
   branch.forEach((entry, index) => {
@@ -140,7 +157,7 @@ export function viewText(messages: readonly AgentMessage[]): string {
 /** Share of `probes` whose text occurs verbatim in `text` (1 when there are no probes). */
 export function retention(probes: readonly Probe[], text: string): { kept: number; total: number; share: number; missing: Probe[] } {
   const missing: Probe[] = [];
-  for (const probe of probes) if (!text.includes(probe.text)) missing.push(probe);
+  for (const probe of probes) if (!holds(text, probe)) missing.push(probe);
   const kept = probes.length - missing.length;
   return { kept, total: probes.length, share: probes.length ? kept / probes.length : 1, missing };
 }
@@ -160,7 +177,7 @@ export function viewRetention(
   for (const probe of probes) {
     if (sourceOf(probe).some((m) => present.has(m))) continue;
     text ??= viewText(messages);
-    if (!text.includes(probe.text)) missing.push(probe);
+    if (!holds(text, probe)) missing.push(probe);
   }
   const kept = probes.length - missing.length;
   return { kept, total: probes.length, share: probes.length ? kept / probes.length : 1, missing };

@@ -13,6 +13,8 @@ import { type ContextAction, type LabSettings, type Row, type RowFactory, type R
 export interface SessionInput {
   name: string;
   path?: string;
+  /** Working directory from the session header; "" or absent when unknown. */
+  cwd?: string;
   entries: readonly SessionEntry[];
   malformedLines?: { line: number; reason: string }[];
   unknownTypes?: Record<string, number>;
@@ -55,6 +57,8 @@ export interface RowResult {
 export interface SessionResult {
   name: string;
   path?: string;
+  /** The working directory the session ran in (from its header), "" when unknown. */
+  cwd: string;
   entries: number;
   branchEntries: number;
   requests: number;
@@ -146,7 +150,8 @@ function downsample(values: readonly number[], points: number): [number, number]
 /** Replay one session through every row. */
 export async function replaySession(session: SessionInput, options: ReplayOptions): Promise<SessionResult> {
   const { branch, originalCompactions, treeProblems } = replayBranch(session.entries);
-  const probes = extractProbes(branch);
+  const cwd = session.cwd ?? "";
+  const probes = extractProbes(branch, cwd);
   const sourceMessages = new Map<string, readonly AgentMessage[]>();
   for (const probe of probes) if (!sourceMessages.has(probe.entryId)) sourceMessages.set(probe.entryId, visibleMessages(branch[probe.index]));
   const sourceOf: SourceOf = (probe) => sourceMessages.get(probe.entryId) ?? [];
@@ -160,7 +165,7 @@ export async function replaySession(session: SessionInput, options: ReplayOption
   const progressEvery = Math.max(1, Math.floor(total / 100));
   let done = 0;
   for (const factory of options.rows) {
-    let state: RowState | undefined = { row: factory(options.settings), requests: [], tokens: [], actions: [] };
+    let state: RowState | undefined = { row: factory({ ...options.settings, cwd }), requests: [], tokens: [], actions: [] };
     let request = 0;
     for (let i = 0; i < branch.length; i++) {
       const entry = branch[i];
@@ -202,6 +207,7 @@ export async function replaySession(session: SessionInput, options: ReplayOption
   return {
     name: session.name,
     ...(session.path ? { path: session.path } : {}),
+    cwd,
     entries: session.entries.length,
     branchEntries: branch.length,
     requests: request,

@@ -73,7 +73,13 @@ export interface Row {
   ledger?(): readonly SessionEntry[];
 }
 
-export type RowFactory = (settings: LabSettings) => Row;
+/** The run's settings plus what belongs to the one session a row replays. */
+export interface SessionSettings extends LabSettings {
+  /** The session's working directory, from its header ("" when the header has none: paths stay as written). */
+  cwd: string;
+}
+
+export type RowFactory = (settings: SessionSettings) => Row;
 
 /** Messages an entry sends to the model, as Pi builds them (entries `!!` excluded from context send none). */
 export function visibleMessages(entry: SessionEntry): AgentMessage[] {

@@ -7,13 +7,14 @@ import { noCompaction } from "../../src/lab/baselines/none.ts";
 import { opencodePrune } from "../../src/lab/baselines/prune.ts";
 import { truncateOldest } from "../../src/lab/baselines/truncate.ts";
 import type { RequestTokens } from "../../src/lab/metrics.ts";
-import type { ContextAction, LabSettings, Row } from "../../src/lab/row.ts";
+import type { ContextAction, Row, SessionSettings } from "../../src/lab/row.ts";
 import { foldPolicy } from "../../src/lab/rows/fold-policy.ts";
 import { piNative } from "../../src/lab/rows/native.ts";
 import type { SessionEntry } from "../../src/log/entries.ts";
 import { chars, Ledger } from "./fixtures.ts";
 
-const settings = (over: Partial<LabSettings> = {}): LabSettings => ({
+const settings = (over: Partial<SessionSettings> = {}): SessionSettings => ({
+  cwd: "",
   window: 1000,
   reserve: 100,
   keepRecent: 150,

@@ -107,7 +107,7 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut): Pr
       let input: SessionInput;
       if (files.length) {
         const loaded = await loadSessionFile(files[i]);
-        input = { name: sessionName(files[i]), path: files[i], entries: loaded.entries, malformedLines: loaded.diagnostics, unknownTypes: loaded.unknownTypes };
+        input = { name: sessionName(files[i]), path: files[i], cwd: loaded.header?.cwd ?? "", entries: loaded.entries, malformedLines: loaded.diagnostics, unknownTypes: loaded.unknownTypes };
       } else input = sample[i];
       progress.start(input.name, i, count);
       const t0 = performance.now();

@@ -4,17 +4,17 @@
 import { PlanError } from "../../strategies/planned/apply.ts";
 import { planHeuristic } from "../../strategies/planned/planner.ts";
 import { compactionInput } from "../../strategies/contract.ts";
-import type { LabSettings, Row } from "../row.ts";
+import type { Row, SessionSettings } from "../row.ts";
 import { compactionRow } from "./compaction-row.ts";
 import { nativeSummary } from "./native.ts";
 
-export const plannedRow = (settings: LabSettings): Row =>
+export const plannedRow = (settings: SessionSettings): Row =>
   compactionRow(
     { id: "planned", label: "planned (heuristic)", family: "ours", note: "planned strategy: heuristic deletion ranking, surviving lines verbatim, no model call" },
     settings,
     (prep, branch) => {
       try {
-        const plan = planHeuristic(compactionInput(prep, { branch, contextWindow: settings.window, cwd: "/" }));
+        const plan = planHeuristic(compactionInput(prep, { branch, contextWindow: settings.window, cwd: settings.cwd }));
         return { summary: plan.summary, firstKeptEntryId: plan.firstKeptEntryId, details: plan.details, sideCalls: [], modelCall: false };
       } catch (error) {
         // Same fallback as the host: a plan that cannot save enough hands the compaction to Pi.
