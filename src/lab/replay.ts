@@ -1,13 +1,16 @@
-// The replay: feeds a session's active branch to every row turn by turn, the way Pi grows the context, and
-// measures each provider request (one per assistant message): context size, cached prefix, the actions a
-// row took before it, and at the end which probes survive and which the ledger can still recover.
+// The replay: feeds a session's active branch to every row at once, entry by entry, the way Pi grows the
+// context, and measures each provider request (one per assistant message): context size, cached prefix, the
+// actions a row took before it, what the agent needed later and whether the view still showed it, and at
+// the end which probes survive and which the ledger can still recover.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { SessionEntry } from "../log/entries.ts";
 import { cacheReuse, type Prices, type RequestTokens, requestCost, type SideCall } from "./metrics.ts";
-import { extractProbes, PROBE_KINDS, type Probe, type ProbeKind, viewRetention } from "./probes.ts";
-import { contextGrepSearch, ledgerIndex, recoverability, type SourceIndex, sourceIndex } from "./recoverability.ts";
+import { Finder } from "./finder.ts";
+import { asProbe, NEEDED_KINDS, type NeededItem, type NeededKind, neededAt, neededItems } from "./needed.ts";
+import { extractProbes, PROBE_KINDS, type Probe, type ProbeKind } from "./probes.ts";
+import { contextGrepSearch, ledgerIndex, MAX_CHECKED, recoverability, type SourceIndex, sourceIndex } from "./recoverability.ts";
 import { checkedBranch } from "./tree-check.ts";
-import { type ContextAction, type LabSettings, type Row, type RowFactory, type RowInfo, visibleMessages } from "./row.ts";
+import type { ContextAction, LabSettings, Row, RowFactory, RowInfo } from "./row.ts";
 
 /** A session to replay: its entries as loaded (any order the file had), plus what loading noticed. */
 export interface SessionInput {
@@ -30,8 +33,24 @@ export interface ActionRecord {
   sideCalls: SideCall[];
   latencyMs?: number;
   modelCall?: boolean;
-  /** Share of the probes seen so far still in the view right after the action (not computed for per-step masking). */
+  /** Measured acts only (see MAX_MEASURED): share of the probes seen so far still in the view right after the act. */
   retention?: number;
+  /** Measured acts only: items the agent uses after this act that appeared before it, and how many the view shows. */
+  needed?: { total: number; visible: number };
+}
+
+/** "Needed later" over a row's measured acts: pairs (act, item) needed, shown, and recoverable by context_grep. */
+export interface NeededLater {
+  /** Acts measured. */
+  acts: number;
+  /** (act, item) pairs needed, and of them visible right after the act. */
+  needed: number;
+  visible: number;
+  /** visible / needed (1 when nothing was needed). */
+  share: number;
+  byKind: Record<NeededKind, { needed: number; visible: number }>;
+  /** Of the pairs not visible, the share whose item context_grep finds in its first entry (ledger rows only). */
+  recoverable?: { share: number; found: number; missing: number; checked: number };
 }
 
 export interface RowResult {
@@ -49,6 +68,7 @@ export interface RowResult {
   retention: { share: number; kept: number; total: number; byKind: Record<ProbeKind, { kept: number; total: number }> };
   /** Over `checked` dropped probes (all of them, or an even sample of 200). */
   recoverability?: { share: number; found: number; dropped: number; checked: number };
+  neededLater: NeededLater;
   cache: { reuse: number; promptTokens: number; cachedTokens: number };
   cost: { units: number; usd: number };
   sideCalls: { count: number; inputTokens: number; outputTokens: number };
@@ -63,6 +83,8 @@ export interface SessionResult {
   branchEntries: number;
   requests: number;
   probes: { total: number; byKind: Record<ProbeKind, number> };
+  /** Distinct items the agent used again after they first appeared. */
+  neededItems: number;
   /** Compaction entries already in the file; the replay drops them so every row starts from the raw history. */
   originalCompactions: number;
   malformedLines: { line: number; reason: string }[];
@@ -82,10 +104,30 @@ export interface ReplayOptions {
   seriesPoints?: number;
   /** Sees each row's final model view (the judge asks its questions against it). */
   onFinalView?: (session: string, row: RowInfo, messages: readonly AgentMessage[], probes: readonly Probe[]) => void;
+  /** Sees the view right after every act of every row (`--dump`). */
+  onAct?: (act: ActView) => void | Promise<void>;
 }
 
-/** Kinds of action that happen on (nearly) every step; retention after each of them is not computed. */
-const PER_STEP_KINDS = new Set(["masking", "clearing", "truncation"]);
+/** The model view right after one act, as `--dump` writes it. */
+export interface ActView {
+  session: string;
+  row: RowInfo;
+  /** Index of the act within the row, from 0. */
+  act: number;
+  kind: string;
+  /** Index of the request the act preceded. */
+  request: number;
+  /** Id of the newest entry on the row's ledger (its own fact after a compaction or fold), else of the newest source entry. */
+  leafEntryId: string | null;
+  tokens: number;
+  messages: readonly AgentMessage[];
+}
+
+/**
+ * Acts measured per row (retention and needed-later right after the act): at most one in each of this many
+ * equal slices of the session's requests, the first act in the slice. The same rule for every row.
+ */
+export const MAX_MEASURED = 200;
 
 /** The active branch without the file's own compactions, re-linked so parent ids still chain. */
 export function replayBranch(entries: readonly SessionEntry[]): { branch: SessionEntry[]; originalCompactions: number; treeProblems: string[] } {
@@ -115,19 +157,53 @@ interface RowState {
   requests: RequestTokens[];
   tokens: number[];
   actions: ActionRecord[];
+  /** Slice of the session (see MAX_MEASURED) of the last measured act. */
+  measuredSlice: number;
+  /** Needed items not visible right after measured acts: item -> number of acts. */
+  missed: Map<NeededItem, number>;
+  neededByKind: NeededLater["byKind"];
+  newestSource: string | null;
 }
 
-type SourceOf = (probe: Probe) => readonly AgentMessage[];
+/**
+ * Which probes and needed items a list of messages shows, by substring, in any of their spellings. One
+ * many-pattern search per message object, remembered, so a view costs one pass over its messages.
+ */
+class Presence {
+  private readonly finder: Finder;
+  private readonly probeIds = new Map<Probe, number[]>();
+  private readonly itemIds = new Map<NeededItem, number[]>();
+  private readonly marks: Uint32Array;
+  private stamp = 0;
 
-/** Probes found before `index`, checked against a row's current view. */
-function retentionSoFar(row: Row, probes: readonly Probe[], index: number, sourceOf: SourceOf): number {
-  const seen = probes.filter((p) => p.index < index);
-  return viewRetention(seen, row.view.messages, sourceOf).share;
-}
+  constructor(probes: readonly Probe[], items: readonly NeededItem[]) {
+    const patterns: string[] = [];
+    const add = (forms: readonly string[]) => forms.map((form) => patterns.push(form) - 1);
+    for (const probe of probes) this.probeIds.set(probe, add([probe.text, ...(probe.forms ?? [])]));
+    // A needed path is canonical relative to the cwd, so its absolute spelling contains it already.
+    for (const item of items) this.itemIds.set(item, add([item.text]));
+    this.finder = new Finder(patterns);
+    this.marks = new Uint32Array(patterns.length);
+  }
 
-/** Per-action retention is measured for the first actions of a row and then for every tenth. */
-function measuresAction(count: number): boolean {
-  return count < 40 || count % 10 === 0;
+  /** Look at a list of messages; `hasProbe` and `hasItem` then answer for it. */
+  look(messages: readonly AgentMessage[]): this {
+    this.stamp++;
+    this.finder.present(messages, this.marks, this.stamp);
+    return this;
+  }
+
+  private marked(ids: readonly number[] | undefined): boolean {
+    return ids?.some((id) => this.marks[id] === this.stamp) ?? false;
+  }
+
+  hasProbe(probe: Probe): boolean {
+    return this.marked(this.probeIds.get(probe));
+  }
+
+  hasItem(item: NeededItem): boolean {
+    return this.marked(this.itemIds.get(item));
+  }
 }
 
 function downsample(values: readonly number[], points: number): [number, number][] {
@@ -147,31 +223,60 @@ function downsample(values: readonly number[], points: number): [number, number]
   return out;
 }
 
-/** Replay one session through every row. */
+/** What a measured act keeps: retention of the probes seen so far and visibility of the needed items. */
+function measureAct(state: RowState, probes: readonly Probe[], items: readonly NeededItem[], position: number, presence: Presence): Pick<ActionRecord, "retention" | "needed"> {
+  presence.look(state.row.view.messages);
+  let seen = 0;
+  let kept = 0;
+  for (const probe of probes) {
+    if (probe.index >= position) break;
+    seen++;
+    if (presence.hasProbe(probe)) kept++;
+  }
+  const retention = seen ? kept / seen : 1;
+  const needed = neededAt(items, position);
+  let visible = 0;
+  for (const item of needed) {
+    const counts = state.neededByKind[item.kind];
+    counts.needed++;
+    if (presence.hasItem(item)) {
+      visible++;
+      counts.visible++;
+    } else state.missed.set(item, (state.missed.get(item) ?? 0) + 1);
+  }
+  return { retention, needed: { total: needed.length, visible } };
+}
+
+/** Replay one session through every row in one pass over its branch. */
 export async function replaySession(session: SessionInput, options: ReplayOptions): Promise<SessionResult> {
   const { branch, originalCompactions, treeProblems } = replayBranch(session.entries);
   const cwd = session.cwd ?? "";
   const probes = extractProbes(branch, cwd);
-  const sourceMessages = new Map<string, readonly AgentMessage[]>();
-  for (const probe of probes) if (!sourceMessages.has(probe.entryId)) sourceMessages.set(probe.entryId, visibleMessages(branch[probe.index]));
-  const sourceOf: SourceOf = (probe) => sourceMessages.get(probe.entryId) ?? [];
-  // Rows are independent, so each replays the branch on its own: memory holds the session and one row's
-  // state at a time, and a row's garbage is gone before the next one starts.
-  const rows: RowResult[] = [];
-  // The branch's recall rendering is shared by every row that leaves a ledger; built when the first one ends.
-  let source: SourceIndex | undefined;
+  const items = neededItems(branch, cwd);
+  const presence = new Presence(probes, items);
   const requestPoints = branch.reduce((n, e) => n + (isRequestPoint(e) ? 1 : 0), 0);
-  const total = branch.length * options.rows.length;
-  const progressEvery = Math.max(1, Math.floor(total / 100));
-  let done = 0;
-  for (const factory of options.rows) {
-    let state: RowState | undefined = { row: factory({ ...options.settings, cwd }), requests: [], tokens: [], actions: [] };
-    let request = 0;
-    for (let i = 0; i < branch.length; i++) {
-      const entry = branch[i];
-      if (isRequestPoint(entry)) {
+  const slice = Math.max(1, Math.ceil(requestPoints / MAX_MEASURED));
+  const states: RowState[] = options.rows.map((factory) => ({
+    row: factory({ ...options.settings, cwd }),
+    requests: [],
+    tokens: [],
+    actions: [],
+    measuredSlice: -1,
+    missed: new Map(),
+    neededByKind: Object.fromEntries(NEEDED_KINDS.map((k) => [k, { needed: 0, visible: 0 }])) as NeededLater["byKind"],
+    newestSource: null,
+  }));
+  const progressEvery = Math.max(1, Math.floor(branch.length / 100));
+  let request = 0;
+  for (let i = 0; i < branch.length; i++) {
+    const entry = branch[i];
+    if (isRequestPoint(entry)) {
+      for (const state of states) {
         const action: (ContextAction & { latencyMs?: number }) | undefined = await state.row.beforeRequest();
         if (action) {
+          const current = Math.floor(request / slice);
+          const measured = current > state.measuredSlice;
+          if (measured) state.measuredSlice = current;
           state.actions.push({
             kind: action.kind,
             request,
@@ -180,29 +285,53 @@ export async function replaySession(session: SessionInput, options: ReplayOption
             sideCalls: action.sideCalls,
             ...(action.latencyMs !== undefined ? { latencyMs: action.latencyMs } : {}),
             ...(action.modelCall ? { modelCall: true } : {}),
-            ...(PER_STEP_KINDS.has(action.kind) || !measuresAction(state.actions.length) ? {} : { retention: retentionSoFar(state.row, probes, i, sourceOf) }),
+            ...(measured ? measureAct(state, probes, items, i, presence) : {}),
           });
+          if (options.onAct) {
+            const ledger = state.row.ledger?.();
+            await options.onAct({
+              session: session.name,
+              row: state.row.info,
+              act: state.actions.length - 1,
+              kind: action.kind,
+              request,
+              leafEntryId: ledger?.length ? ledger[ledger.length - 1].id : state.newestSource,
+              tokens: state.row.view.tokens,
+              messages: state.row.view.messages,
+            });
+          }
         }
         const tokens = state.row.view.markRequest();
         state.requests.push(tokens);
         state.tokens.push(tokens.prompt);
-        request++;
       }
-      state.row.append(entry);
-      if (options.onProgress && (++done % progressEvery === 0 || done === total)) options.onProgress(done, total);
+      request++;
     }
+    for (const state of states) {
+      state.row.append(entry);
+      state.newestSource = entry.id;
+    }
+    if (options.onProgress && ((i + 1) % progressEvery === 0 || i + 1 === branch.length)) options.onProgress(i + 1, branch.length);
+  }
+  // The branch's recall rendering is shared by every row that leaves a ledger; built when the first one needs it.
+  let source: SourceIndex | undefined;
+  const rows: RowResult[] = [];
+  for (let r = 0; r < states.length; r++) {
+    const state = states[r];
     options.onFinalView?.(session.name, state.row.info, state.row.view.messages, probes);
-    const { result, missing } = summarizeRow(state, probes, options, sourceOf);
+    const { result, missing } = summarizeRow(state, probes, options, presence);
     // Only the ledger's entries are needed from here on: the row (view, planner state) goes before the index is built.
     const ledger = state.row.ledger ? [...state.row.ledger()] : undefined;
-    state = undefined;
+    const missed = state.missed;
+    states[r] = undefined as unknown as RowState;
     if (ledger) {
       source ??= sourceIndex(branch);
-      result.recoverability = recoverability(missing, contextGrepSearch(ledgerIndex(source, ledger)));
+      const search = contextGrepSearch(ledgerIndex(source, ledger));
+      result.recoverability = recoverability(missing, search);
+      result.neededLater.recoverable = neededRecoverable(missed, search);
     }
     rows.push(result);
   }
-  const request = requestPoints;
   const byKind = Object.fromEntries(PROBE_KINDS.map((k) => [k, probes.filter((p) => p.kind === k).length])) as Record<ProbeKind, number>;
   return {
     name: session.name,
@@ -210,8 +339,9 @@ export async function replaySession(session: SessionInput, options: ReplayOption
     cwd,
     entries: session.entries.length,
     branchEntries: branch.length,
-    requests: request,
+    requests: requestPoints,
     probes: { total: probes.length, byKind },
+    neededItems: items.length,
     originalCompactions,
     malformedLines: session.malformedLines ?? [],
     unknownTypes: session.unknownTypes ?? {},
@@ -220,10 +350,40 @@ export async function replaySession(session: SessionInput, options: ReplayOption
   };
 }
 
+/** Of the (act, item) pairs a row's views missed, the share whose item context_grep finds (on a sample of items). */
+function neededRecoverable(missed: ReadonlyMap<NeededItem, number>, search: (probe: Probe) => boolean): NeededLater["recoverable"] {
+  const all = [...missed.keys()];
+  const checked = all.length <= MAX_CHECKED ? all : Array.from({ length: MAX_CHECKED }, (_, i) => all[Math.floor((i * all.length) / MAX_CHECKED)]);
+  let found = 0;
+  let missing = 0;
+  for (const item of checked) {
+    const pairs = missed.get(item)!;
+    missing += pairs;
+    if (search(asProbe(item))) found += pairs;
+  }
+  return { share: missing ? found / missing : 1, found, missing, checked: checked.length };
+}
+
+/** "Needed later" totals over a row's measured acts. */
+function neededLater(state: RowState): NeededLater {
+  let acts = 0;
+  let needed = 0;
+  let visible = 0;
+  for (const action of state.actions) {
+    if (!action.needed) continue;
+    acts++;
+    needed += action.needed.total;
+    visible += action.needed.visible;
+  }
+  return { acts, needed, visible, share: needed ? visible / needed : 1, byKind: state.neededByKind };
+}
+
 /** A row's figures, all but recoverability (which needs only the ledger), plus the probes its final view lost. */
-function summarizeRow(state: RowState, probes: readonly Probe[], options: ReplayOptions, sourceOf: SourceOf): { result: RowResult; missing: Probe[] } {
+function summarizeRow(state: RowState, probes: readonly Probe[], options: ReplayOptions, presence: Presence): { result: RowResult; missing: Probe[] } {
   const { row, requests, tokens, actions } = state;
-  const final = viewRetention(probes, row.view.messages, sourceOf);
+  presence.look(row.view.messages);
+  const lost = probes.filter((p) => !presence.hasProbe(p));
+  const final = { kept: probes.length - lost.length, total: probes.length, share: probes.length ? (probes.length - lost.length) / probes.length : 1, missing: lost };
   const missing = new Set(final.missing);
   const byKind = Object.fromEntries(
     PROBE_KINDS.map((kind) => {
@@ -244,6 +404,7 @@ function summarizeRow(state: RowState, probes: readonly Probe[], options: Replay
     actions,
     compactions: actions.length,
     retention: { share: final.share, kept: final.kept, total: final.total, byKind },
+    neededLater: neededLater(state),
     // Filled in by the caller once the row is released (the key keeps its place in the JSON).
     ...(row.ledger ? { recoverability: { share: 0, found: 0, dropped: 0, checked: 0 } } : {}),
     cache: { reuse: cacheReuse(requests), promptTokens, cachedTokens },

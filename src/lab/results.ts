@@ -1,7 +1,7 @@
 // The lab's result document (what `--json` writes and the report renders) and the totals over sessions.
 import type { Prices } from "./metrics.ts";
 import type { ProbeKind } from "./probes.ts";
-import type { RowResult, SessionResult } from "./replay.ts";
+import type { NeededLater, RowResult, SessionResult } from "./replay.ts";
 import type { LabSettings, RowInfo } from "./row.ts";
 
 export interface RowTotals {
@@ -20,9 +20,36 @@ export interface RowTotals {
   minRetentionAfterAction?: number;
   retention: { share: number; kept: number; total: number; byKind: Record<ProbeKind, { kept: number; total: number }> };
   recoverability?: { share: number; found: number; dropped: number; checked: number };
+  neededLater: NeededLater;
   cache: { reuse: number; promptTokens: number; cachedTokens: number };
   cost: { units: number; usd: number };
   overWindow: number;
+}
+
+/** "Needed later" pooled over sessions: every measured (act, item) pair counts once. */
+export function poolNeeded(parts: readonly NeededLater[]): NeededLater {
+  const byKind = {} as NeededLater["byKind"];
+  for (const part of parts) {
+    for (const [kind, v] of Object.entries(part.byKind) as [keyof NeededLater["byKind"], { needed: number; visible: number }][]) {
+      byKind[kind] ??= { needed: 0, visible: 0 };
+      byKind[kind].needed += v.needed;
+      byKind[kind].visible += v.visible;
+    }
+  }
+  const acts = parts.reduce((s, p) => s + p.acts, 0);
+  const needed = parts.reduce((s, p) => s + p.needed, 0);
+  const visible = parts.reduce((s, p) => s + p.visible, 0);
+  const recs = parts.map((p) => p.recoverable).filter((r) => r !== undefined);
+  const found = recs.reduce((s, r) => s + r.found, 0);
+  const missing = recs.reduce((s, r) => s + r.missing, 0);
+  return {
+    acts,
+    needed,
+    visible,
+    share: needed ? visible / needed : 1,
+    byKind,
+    ...(recs.length ? { recoverable: { share: missing ? found / missing : 1, found, missing, checked: recs.reduce((s, r) => s + r.checked, 0) } } : {}),
+  };
 }
 
 export interface LabResult {
@@ -76,6 +103,7 @@ export function totalsFor(rows: readonly RowResult[]): RowTotals {
     ...(retentions.length ? { minRetentionAfterAction: Math.min(...retentions) } : {}),
     retention: { share: total ? kept / total : 1, kept, total, byKind },
     ...(recs.length ? { recoverability: { share: checked ? found / checked : 1, found, dropped, checked } } : {}),
+    neededLater: poolNeeded(rows.map((r) => r.neededLater)),
     cache: { reuse: promptTokens ? cachedTokens / promptTokens : 0, promptTokens, cachedTokens },
     cost: { units: rows.reduce((s, r) => s + r.cost.units, 0), usd: rows.reduce((s, r) => s + r.cost.usd, 0) },
     overWindow: rows.reduce((s, r) => s + r.overWindow, 0),

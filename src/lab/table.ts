@@ -18,7 +18,7 @@ function latency(row: RowTotals): string {
   return "—";
 }
 
-export const TABLE_COLUMNS = ["strategy", "peak", "mean", "acts", "after", "latency", "probes", "min@act", "recover", "cache", "cost $", ">window"] as const;
+export const TABLE_COLUMNS = ["strategy", "peak", "mean", "acts", "after", "latency", "probes", "min@act", "recover", "needed", "n.grep", "cache", "cost $", ">window"] as const;
 
 /** Rows of cells for one table. */
 export function tableCells(rows: readonly RowTotals[]): string[][] {
@@ -32,6 +32,8 @@ export function tableCells(rows: readonly RowTotals[]): string[][] {
     pct(r.retention.share),
     pct(r.minRetentionAfterAction),
     pct(r.recoverability?.share),
+    r.neededLater.needed ? pct(r.neededLater.share) : "—",
+    r.neededLater.recoverable?.missing ? pct(r.neededLater.recoverable.share) : "—",
     pct(r.cache.reuse),
     r.cost.usd.toFixed(2),
     String(r.overWindow),
@@ -52,5 +54,6 @@ export function renderTable(rows: readonly RowTotals[]): string {
 export const LEGEND = [
   "peak/mean: context tokens per request · acts: compactions, folds, truncations, maskings, clearings or prunes · after: mean tokens left after an act",
   "probes: verbatim probes still in the final view · min@act: lowest retention right after an act · recover: dropped probes that context_grep finds in their source entry",
+  "needed: of the items (paths, identifiers, errors, numbers, commands) the agent used after an act that had appeared before it, the share the view showed right after the act · n.grep: of those it did not show, the share context_grep finds",
   "cache: prompt tokens that repeat the previous request's prefix · cost: at the configured prices · >window: requests larger than the window",
 ];
