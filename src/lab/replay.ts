@@ -9,6 +9,7 @@ import { Finder } from "./finder.ts";
 import { asProbe, NEEDED_KINDS, type NeededItem, type NeededKind, neededAt, neededItems } from "./needed.ts";
 import { extractProbes, PROBE_KINDS, type Probe, type ProbeKind } from "./probes.ts";
 import { contextGrepSearch, ledgerIndex, MAX_CHECKED, recoverability, type SourceIndex, sourceIndex } from "./recoverability.ts";
+import type { Recommendation } from "./recommend.ts";
 import { checkedBranch } from "./tree-check.ts";
 import type { ContextAction, LabSettings, Row, RowFactory, RowInfo } from "./row.ts";
 
@@ -92,6 +93,8 @@ export interface SessionResult {
   /** Problems of the session tree (cycles, duplicate ids, dangling parents). */
   treeProblems: string[];
   rows: RowResult[];
+  /** The recommendation for this session alone (set by the lab command). */
+  recommendation?: Recommendation;
 }
 
 export interface ReplayOptions {

@@ -1,5 +1,6 @@
 // The lab's result document (what `--json` writes and the report renders) and the totals over sessions.
 import type { Prices } from "./metrics.ts";
+import type { Recommendation } from "./recommend.ts";
 import type { ProbeKind } from "./probes.ts";
 import type { NeededLater, RowResult, SessionResult } from "./replay.ts";
 import type { LabSettings, RowInfo } from "./row.ts";
@@ -62,6 +63,8 @@ export interface LabResult {
   unavailable: { id: string; reason: string }[];
   sessions: SessionResult[];
   totals: RowTotals[];
+  /** Which settable strategy to use for these sessions, and why. */
+  recommendation?: Recommendation;
   judge?: { note: string; results?: unknown };
   /** Wall time of the whole run and peak memory (informative; never asserted). */
   run?: { seconds: number; maxRssBytes: number };

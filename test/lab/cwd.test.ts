@@ -14,20 +14,11 @@ import { replaySession } from "../../src/lab/replay.ts";
 import type { LabResult } from "../../src/lab/results.ts";
 import { defaultSettings, visibleMessages } from "../../src/lab/row.ts";
 import { selectRows } from "../../src/lab/rows/registry.ts";
-import { chars, Ledger } from "./fixtures.ts";
+import { Ledger, readingSession, sessionJsonl } from "./fixtures.ts";
 
 const CWD = "/home/u/proj";
 
-/** 30 reads of absolute paths under the cwd, 1k tokens each: a 40k window compacts. */
-function session(): Ledger {
-  const l = new Ledger();
-  for (let i = 0; i < 30; i++) {
-    l.user(`Task ${i}: look at module ${i} and tell me what it does.`);
-    l.call(chars(4000, String(i % 10)), { path: `${CWD}/src/mod${i}.ts` });
-    l.say(`Module ${i} is fine.`);
-  }
-  return l;
-}
+const session = () => readingSession(CWD);
 
 describe("per-session cwd", () => {
   it("checkpoint and planned render absolute paths under the session's cwd relative to it; path probes stay kept", async () => {
@@ -66,8 +57,7 @@ describe("per-session cwd", () => {
   it("the CLI takes the cwd from each session file's header", () => {
     const dir = mkdtempSync(join(tmpdir(), "lab-cwd-"));
     const file = join(dir, "abs.jsonl");
-    const header = JSON.stringify({ type: "session", version: 3, id: "s", timestamp: "2025-01-01T00:00:00.000Z", cwd: CWD });
-    writeFileSync(file, `${[header, ...session().entries.map((e) => JSON.stringify(e))].join("\n")}\n`);
+    writeFileSync(file, sessionJsonl(session().entries, CWD));
     const repo = resolve(fileURLToPath(new URL("../../", import.meta.url)));
     const json = join(dir, "out.json");
     const r = spawnSync(process.execPath, [join(repo, "src/lab/bin.ts"), "lab", file, "--window", "40k", "--strategies", "checkpoint", "--json", json, "--no-report", "--quiet"], { encoding: "utf8" });

@@ -48,3 +48,20 @@ export class Ledger {
 export function chars(n: number, fill = "x"): string {
   return fill.repeat(n);
 }
+
+/** A session that compacts in a 40k window: `tasks` reads of absolute paths under `cwd`, about 1k tokens each. */
+export function readingSession(cwd: string, tasks = 30): Ledger {
+  const l = new Ledger();
+  for (let i = 0; i < tasks; i++) {
+    l.user(`Task ${i}: look at module ${i} and tell me what it does.`);
+    l.call(chars(4000, String(i % 10)), { path: `${cwd}/src/mod${i}.ts` });
+    l.say(`Module ${i} is fine.`);
+  }
+  return l;
+}
+
+/** JSONL text of a session file: a v3 header with `cwd`, then the entries. */
+export function sessionJsonl(entries: readonly SessionEntry[], cwd: string): string {
+  const header = JSON.stringify({ type: "session", version: 3, id: "s", timestamp: "2025-01-01T00:00:00.000Z", cwd });
+  return `${[header, ...entries.map((e) => JSON.stringify(e))].join("\n")}\n`;
+}

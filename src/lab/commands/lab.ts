@@ -2,11 +2,13 @@
 import { writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { loadSessionFile } from "../../host/session-file.ts";
+import { createDump, prepareDumpDir } from "../dump.ts";
 import { InputError } from "../errors.ts";
 import { checkOutputPath, sampleInputs, sessionFiles, sessionName, userSessionsDir } from "../inputs.ts";
 import { judgeRun, type JudgeNote } from "../judge.ts";
 import { DEFAULT_PRICES, parsePrices } from "../metrics.ts";
 import { createProgress } from "../progress.ts";
+import { parseWeights, recommend } from "../recommend.ts";
 import { renderReport } from "../report/html.ts";
 import { type ReplayOptions, replaySession, type SessionInput, type SessionResult } from "../replay.ts";
 import { type LabResult, totalsOf } from "../results.ts";
@@ -29,7 +31,9 @@ Options:
   --json <file>          write every figure as JSON
   --report <file>        write the HTML report (default lab-report.html; --no-report to skip)
   --prices <spec>        input=1,write=1.25,read=0.1,output=5,usd=3 (multipliers; usd per M input tokens)
+  --weights <spec>       quality=0.7,cost=0.3: how the recommendation weighs what the agent needed later against cost
   --seed <n>             sample seed (default ${DEFAULT_SEED})
+  --dump <dir>           write the model view right after every act of every row (JSONL per session and row)
   --judge <prov/model>   ask a real model probe questions (skipped without credentials)
   --quiet                no progress output
 `;
@@ -65,8 +69,10 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut): Pr
         report: { type: "string" },
         "no-report": { type: "boolean" },
         prices: { type: "string" },
+        weights: { type: "string" },
         seed: { type: "string" },
         judge: { type: "string" },
+        dump: { type: "string" },
         quiet: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
@@ -84,6 +90,7 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut): Pr
   try {
     const settings = defaultSettings(values.window ? parseTokens(values.window) : 128_000);
     const prices = parsePrices(values.prices, DEFAULT_PRICES);
+    const weights = parseWeights(values.weights);
     const { factories, skipped } = selectRows(values.strategies);
     if (!factories.length) throw new InputError("no runnable strategy selected");
     const seed = values.seed ? Number(values.seed) : DEFAULT_SEED;
@@ -91,6 +98,7 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut): Pr
     // Output paths are checked before the replay, which can take long on big sessions.
     const jsonPath = values.json ? await checkOutputPath("--json", values.json) : undefined;
     const reportPath = values["no-report"] ? undefined : await checkOutputPath("--report", values.report ?? "lab-report.html");
+    const dump = values.dump ? createDump(await prepareDumpDir(values.dump)) : undefined;
 
     // Inputs: paths, the user's sessions, or the sample. Files load one at a time, so memory follows one session.
     const paths = [...positionals];
@@ -100,7 +108,7 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut): Pr
     const count = files.length || sample.length;
     const progress = createProgress(process.stderr, values.quiet === true);
     const judge = values.judge ? await judgeRun(values.judge) : undefined;
-    const options: ReplayOptions = { settings, rows: factories, prices, onProgress: (d, t) => progress.update(d, t), onFinalView: judge?.collect };
+    const options: ReplayOptions = { settings, rows: factories, prices, onProgress: (d, t) => progress.update(d, t), onFinalView: judge?.collect, ...(dump ? { onAct: dump.act } : {}) };
 
     const sessions: SessionResult[] = [];
     for (let i = 0; i < count; i++) {
@@ -110,12 +118,14 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut): Pr
         input = { name: sessionName(files[i]), path: files[i], cwd: loaded.header?.cwd ?? "", entries: loaded.entries, malformedLines: loaded.diagnostics, unknownTypes: loaded.unknownTypes };
       } else input = sample[i];
       progress.start(input.name, i, count);
+      await dump?.session(i, input.name);
       const t0 = performance.now();
       const result = await replaySession(input, options);
       progress.finish(`${result.requests} requests, ${result.probes.total} probes, ${((performance.now() - t0) / 1000).toFixed(1)}s`);
       sessions.push(result);
     }
 
+    await dump?.close();
     const result: LabResult = {
       v: 1,
       tool: "pi-context-ledger lab",
@@ -126,6 +136,8 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut): Pr
       sessions,
       totals: totalsOf(sessions),
     };
+    result.recommendation = recommend(result.totals, weights);
+    for (const session of sessions) session.recommendation = recommend(totalsOf([session]), weights);
     if (judge) result.judge = await judge.finish();
     result.run = { seconds: (performance.now() - started) / 1000, maxRssBytes: process.resourceUsage().maxRSS * 1024 };
 
@@ -134,6 +146,7 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut): Pr
       await writeFile(jsonPath, `${JSON.stringify(result, null, 1)}\n`);
       out.stdout(`JSON: ${terminalSafe(values.json ?? "")}\n`);
     }
+    if (dump) out.stdout(`Dump: ${terminalSafe(values.dump ?? "")} (the model view after every act, one JSON line per act)\n`);
     if (reportPath) {
       await writeFile(reportPath, await renderReport(result));
       out.stdout(`Report: ${terminalSafe(values.report ?? "lab-report.html")}\n`);
@@ -152,20 +165,25 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut): Pr
 export function renderSummary(result: LabResult): string {
   const lines: string[] = [];
   const { settings } = result;
-  const source = result.input.kind === "sample" ? `generated sample (seed ${result.input.seed})` : `${result.input.paths.length} session file(s)`;
+  const count = result.sessions.length;
+  const source = result.input.kind === "sample" ? `generated sample (seed ${result.input.seed}), ${count} session${count === 1 ? "" : "s"}` : `${count} session file${count === 1 ? "" : "s"}`;
   lines.push(``, `pi-context-ledger lab · ${source} · window ${settings.window} (compacts above ${settings.window - settings.reserve}) · prices ${priceText(result)}`, ``);
   for (const session of result.sessions) {
-    lines.push(`■ ${session.name}: ${session.branchEntries} entries, ${session.requests} requests, ${session.probes.total} probes`);
+    lines.push(`■ ${session.name}: ${session.branchEntries} entries, ${session.requests} requests, ${session.probes.total} probes, ${session.neededItems} items needed later`);
     const notes = diagnostics(session);
     if (notes.length) lines.push(...notes.map((n) => `  ${n}`));
-    lines.push(renderTable(totalsOf([session])), ``);
+    lines.push(renderTable(totalsOf([session])));
+    const own = session.recommendation;
+    if (own?.choice && count > 1) lines.push(`  for this session alone: ${own.choice.label}${own.closeCall ? " (a close call)" : ""}`);
+    lines.push(``);
   }
-  if (result.sessions.length > 1) lines.push(`■ all ${result.sessions.length} sessions`, renderTable(result.totals), ``);
+  if (count > 1) lines.push(`■ all ${count} sessions`, renderTable(result.totals), ``);
   lines.push(...LEGEND, ``);
   const simulated = result.totals.filter((t) => t.info.note.startsWith("simulated"));
   if (simulated.length) lines.push(`Simulations of published behaviour (not the real products): ${simulated.map((t) => t.info.label).join(", ")}.`);
   for (const row of result.unavailable) lines.push(`Not in this run: ${row.id} (${row.reason}).`);
   if (result.judge) lines.push(`Judge: ${result.judge.note}`);
+  if (result.recommendation) lines.push(``, `Recommendation for ${count === 1 ? "this session" : `these ${count} sessions`}:`, ...result.recommendation.lines.map((l) => `  ${l}`));
   lines.push(``);
   return terminalLines(lines.join("\n"));
 }

@@ -1,0 +1,88 @@
+// `--dump DIR`: the model view right after every act of every row, as the provider would receive it
+// (Pi's convertToLlm), one JSON line per act in DIR/<NN>-<session>/<row>.jsonl, so a user can read exactly
+// what the model would have seen.
+import { createWriteStream, type WriteStream } from "node:fs";
+import { mkdir, stat } from "node:fs/promises";
+import { dirname, join, resolve } from "node:path";
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import { convertToLlm } from "@earendil-works/pi-coding-agent";
+import { InputError } from "./errors.ts";
+import type { ActView } from "./replay.ts";
+
+/** Check (before a run) that DIR can hold the dump: an existing directory, or a new one in an existing parent. */
+export async function prepareDumpDir(raw: string): Promise<string> {
+  const dir = resolve(raw);
+  const info = await stat(dir).catch(() => undefined);
+  if (info && !info.isDirectory()) throw new InputError(`cannot write --dump ${raw}: not a directory`);
+  if (!info) {
+    const parent = await stat(dirname(dir)).catch(() => undefined);
+    if (!parent?.isDirectory()) throw new InputError(`cannot write --dump ${raw}: directory ${dirname(dir)} does not exist`);
+    await mkdir(dir);
+  }
+  return dir;
+}
+
+/** A file-system-safe name: letters, digits, dot, dash and underscore. */
+function safeName(name: string): string {
+  return name.replace(/\.jsonl$/, "").replace(/[^\w.-]+/g, "_").slice(0, 80) || "session";
+}
+
+/** One dump line. */
+export interface DumpLine {
+  session: string;
+  row: string;
+  label: string;
+  act: number;
+  kind: string;
+  request: number;
+  leafEntryId: string | null;
+  tokens: number;
+  messages: ReturnType<typeof convertToLlm>;
+}
+
+/** A dump writer for one run: `session(i)` before each session, `act` for every act, `close` at the end. */
+export function createDump(dir: string) {
+  const files = new Map<string, WriteStream>();
+  let folder = "";
+  const write = (stream: WriteStream, line: string) => new Promise<void>((ok, fail) => {
+    stream.once("error", fail);
+    if (stream.write(line)) {
+      stream.off("error", fail);
+      ok();
+    } else stream.once("drain", () => {
+      stream.off("error", fail);
+      ok();
+    });
+  });
+  const closeAll = async () => {
+    await Promise.all([...files.values()].map((s) => new Promise<void>((ok) => s.end(ok))));
+    files.clear();
+  };
+  return {
+    async session(index: number, name: string): Promise<void> {
+      await closeAll();
+      folder = join(dir, `${String(index + 1).padStart(2, "0")}-${safeName(name)}`);
+      await mkdir(folder, { recursive: true });
+    },
+    async act(view: ActView): Promise<void> {
+      let stream = files.get(view.row.id);
+      if (!stream) {
+        stream = createWriteStream(join(folder, `${safeName(view.row.id)}.jsonl`));
+        files.set(view.row.id, stream);
+      }
+      const line: DumpLine = {
+        session: view.session,
+        row: view.row.id,
+        label: view.row.label,
+        act: view.act,
+        kind: view.kind,
+        request: view.request,
+        leafEntryId: view.leafEntryId,
+        tokens: view.tokens,
+        messages: convertToLlm((view.messages as AgentMessage[]).slice()),
+      };
+      await write(stream, `${JSON.stringify(line)}\n`);
+    },
+    close: closeAll,
+  };
+}

@@ -1,0 +1,156 @@
+// The lab's answer to "which strategy should I set for sessions like these?". Each strategy a user can set
+// gets a score from two measured figures under stated weights: quality (the share of what the agent needed
+// later that the view still showed right after an act) and cost (the cheapest candidate's cost over this
+// one's). Rows that sent a request larger than the window cannot be chosen. Pure arithmetic; no I/O.
+import { InputError } from "./errors.ts";
+import type { RowTotals } from "./results.ts";
+
+/** How much quality and cost count; they sum to 1. */
+export interface Weights {
+  quality: number;
+  cost: number;
+}
+
+export const DEFAULT_WEIGHTS: Weights = { quality: 0.7, cost: 0.3 };
+
+/** Scores this close (on a 0-100 scale) are a close call. */
+export const CLOSE_POINTS = 3;
+/** A cost weight this close to the one that would flip the choice also makes a close call. */
+export const CLOSE_WEIGHT = 0.1;
+
+/** Parse `quality=2,cost=1` (any non-negative numbers; normalized to sum 1). */
+export function parseWeights(spec: string | undefined): Weights {
+  if (!spec) return { ...DEFAULT_WEIGHTS };
+  const raw: Partial<Weights> = {};
+  for (const part of spec.split(",")) {
+    const [key, value] = part.split("=").map((s) => s?.trim());
+    const n = Number(value);
+    if ((key !== "quality" && key !== "cost") || value === undefined || value === "" || !Number.isFinite(n) || n < 0) {
+      throw new InputError(`bad weight "${part}" (expected quality=…,cost=…, non-negative numbers)`);
+    }
+    raw[key] = n;
+  }
+  const quality = raw.quality ?? (raw.cost !== undefined ? Math.max(0, 1 - raw.cost) : DEFAULT_WEIGHTS.quality);
+  const cost = raw.cost ?? (raw.quality !== undefined ? Math.max(0, 1 - raw.quality) : DEFAULT_WEIGHTS.cost);
+  const sum = quality + cost;
+  if (!(sum > 0)) throw new InputError(`bad weights "${spec}": at least one must be above 0`);
+  return { quality: quality / sum, cost: cost / sum };
+}
+
+/** The strategies a user can set, by lab row id: the settings that select them, and what the lab ran instead of the real thing. */
+export const SETTABLE: Readonly<Record<string, { setting: string; caveat?: string }>> = {
+  checkpoint: { setting: `"strategy": "checkpoint" (the default)` },
+  planned: { setting: `"strategy": "planned", "planned": { "planner": "heuristic" }` },
+  preserve: { setting: `"strategy": "preserve"`, caveat: "the lab ran its deterministic writer; with a model available, Pi's model writes the checkpoints" },
+  native: { setting: `"strategy": "native"`, caveat: "simulated: the summary is a stand-in that repeats nothing, so its quality is a floor" },
+};
+
+export interface Candidate {
+  id: string;
+  label: string;
+  /** Needed-later share visible right after acts (1 when the row never acted). */
+  quality: number;
+  /** Acts measured for quality. */
+  acts: number;
+  usd: number;
+  /** Cheapest eligible cost / this cost. */
+  costScore: number;
+  /** 0..100. */
+  score: number;
+  /** Why it cannot be chosen. */
+  excluded?: string;
+}
+
+export interface Recommendation {
+  weights: Weights;
+  /** Every settable strategy in the run, best first (excluded ones last). */
+  candidates: Candidate[];
+  choice?: { id: string; label: string; setting: string; caveat?: string };
+  runnerUp?: { id: string; label: string };
+  closeCall: boolean;
+  /** Cost weight at which the runner-up would win (when a weight between 0 and 1 does that). */
+  flipAtCostWeight?: number;
+  /** Plain sentences: the answer, why, and how sure. */
+  lines: string[];
+}
+
+const pct = (share: number) => `${Math.round(share * 100)}%`;
+const usd = (n: number) => `$${n.toFixed(2)}`;
+
+/** Score the settable strategies of a run and explain the choice. */
+export function recommend(totals: readonly RowTotals[], weights: Weights = DEFAULT_WEIGHTS): Recommendation {
+  const settable = totals.filter((t) => SETTABLE[t.info.id]);
+  const eligible = settable.filter((t) => t.overWindow === 0);
+  const cheapest = Math.min(...eligible.map((t) => t.cost.usd).filter((c) => c > 0), Number.POSITIVE_INFINITY);
+  const candidates: Candidate[] = settable.map((t) => {
+    const quality = t.neededLater.share;
+    const costScore = t.cost.usd > 0 && Number.isFinite(cheapest) ? Math.min(1, cheapest / t.cost.usd) : 1;
+    return {
+      id: t.info.id,
+      label: t.info.label,
+      quality,
+      acts: t.neededLater.acts,
+      usd: t.cost.usd,
+      costScore,
+      score: 100 * (weights.quality * quality + weights.cost * costScore),
+      ...(t.overWindow > 0 ? { excluded: `${t.overWindow} request(s) larger than the window` } : {}),
+    };
+  });
+  candidates.sort((a, b) => Number(!!a.excluded) - Number(!!b.excluded) || b.score - a.score || a.id.localeCompare(b.id));
+  const weightText = `weights: quality ${pct(weights.quality)}, cost ${pct(weights.cost)}`;
+  const ranked = candidates.filter((c) => !c.excluded);
+  const [best, second] = ranked;
+  if (!best) {
+    return { weights, candidates, closeCall: false, lines: [`No strategy to recommend: none of the settable strategies ran without exceeding the window (${weightText}).`] };
+  }
+  const info = SETTABLE[best.id];
+  const lines: string[] = [];
+  const choice = { id: best.id, label: best.label, setting: info.setting, ...(info.caveat ? { caveat: info.caveat } : {}) };
+  if (candidates.every((c) => c.acts === 0)) {
+    lines.push(
+      `Use ${best.label} (${info.setting}); but it hardly matters here: no strategy had to act in these sessions, so all keep everything and cost about the same.`,
+    );
+    return { weights, candidates, choice, closeCall: true, lines };
+  }
+  lines.push(`Use ${best.label}: ${info.setting}. Score ${best.score.toFixed(1)} of 100 (${weightText}).`);
+  lines.push(
+    `Why: right after it acted, the view still showed ${pct(best.quality)} of what the agent used later, at ${usd(best.usd)}` +
+      (second ? `; ${second.label} showed ${pct(second.quality)} at ${usd(second.usd)} (score ${second.score.toFixed(1)}).` : "."),
+  );
+  let closeCall = false;
+  let flipAtCostWeight: number | undefined;
+  if (second) {
+    // Where (1 - w) * dq + w * dc = 0: the cost weight at which the two swap places.
+    const dq = best.quality - second.quality;
+    const dc = best.costScore - second.costScore;
+    if (dq !== dc) {
+      const w = dq / (dq - dc);
+      if (w > 0 && w < 1) flipAtCostWeight = w;
+    }
+    const gap = best.score - second.score;
+    closeCall = gap < CLOSE_POINTS || (flipAtCostWeight !== undefined && Math.abs(flipAtCostWeight - weights.cost) < CLOSE_WEIGHT);
+    const side = dq >= 0 ? (dc >= 0 ? "on both quality and cost" : "on quality, not on cost") : "on cost, not on quality";
+    const flip =
+      flipAtCostWeight === undefined
+        ? `no choice of weights makes ${second.label} win`
+        : `${second.label} would win with the cost weight ${weights.cost < flipAtCostWeight ? "above" : "below"} ${pct(flipAtCostWeight)}`;
+    lines.push(
+      closeCall
+        ? `A close call: ${best.label} leads by ${gap.toFixed(1)} points, ${side}; ${flip}.`
+        : `A clear choice: ${best.label} leads by ${gap.toFixed(1)} points, ${side}; ${flip}.`,
+    );
+  }
+  if (info.caveat) lines.push(`Note: ${best.label}: ${info.caveat}.`);
+  // Honesty about the rows a user cannot set here (baselines, the fold policy): say so when one scores higher.
+  const references = totals
+    .filter((t) => !SETTABLE[t.info.id] && t.overWindow === 0 && t.cost.usd > 0)
+    .map((t) => ({ label: t.info.label, score: 100 * (weights.quality * t.neededLater.share + weights.cost * Math.min(1, cheapest / t.cost.usd)) }))
+    .filter((r) => r.score > best.score)
+    .sort((a, b) => b.score - a.score);
+  if (references.length) {
+    lines.push(`For reference, rows that are not settings of this package scored higher: ${references.map((r) => `${r.label} ${r.score.toFixed(1)}`).join(", ")}.`);
+  }
+  const excluded = candidates.filter((c) => c.excluded);
+  if (excluded.length) lines.push(`Not eligible: ${excluded.map((c) => `${c.label} (${c.excluded})`).join("; ")}.`);
+  return { weights, candidates, choice, ...(second ? { runnerUp: { id: second.id, label: second.label } } : {}), closeCall, ...(flipAtCostWeight !== undefined ? { flipAtCostWeight } : {}), lines };
+}

@@ -1,0 +1,86 @@
+// The recommendation: scores under stated weights, the choice and why, close calls explained as such, rows
+// over the window excluded, and weights the user can change.
+import { describe, expect, it } from "vitest";
+import { parseWeights, recommend } from "../../src/lab/recommend.ts";
+import type { RowTotals } from "../../src/lab/results.ts";
+
+/** Totals with only what the recommendation reads. */
+function row(id: string, quality: number, usd: number, extra: { overWindow?: number; acts?: number; family?: "ours" | "baseline" } = {}): RowTotals {
+  const acts = extra.acts ?? 4;
+  return {
+    info: { id, label: `${id} row`, family: extra.family ?? "ours", note: "" },
+    sessions: 1,
+    requests: 100,
+    peakTokens: 1000,
+    meanTokens: 500,
+    actions: acts,
+    modelCalls: 0,
+    retention: { share: 1, kept: 1, total: 1, byKind: {} as RowTotals["retention"]["byKind"] },
+    neededLater: { acts, needed: acts ? 100 : 0, visible: acts ? Math.round(quality * 100) : 0, share: acts ? quality : 1, byKind: {} as RowTotals["neededLater"]["byKind"] },
+    cache: { reuse: 0.9, promptTokens: 1, cachedTokens: 1 },
+    cost: { units: usd * 1e6, usd },
+    overWindow: extra.overWindow ?? 0,
+  };
+}
+
+describe("recommend", () => {
+  it("picks the best score under the default weights and says why, with the setting to use", () => {
+    const r = recommend([row("checkpoint", 0.82, 10), row("native", 0.7, 9.5), row("masking", 0.99, 8, { family: "baseline", overWindow: 3 })]);
+    expect(r.weights).toEqual({ quality: 0.7, cost: 0.3 });
+    expect(r.choice).toMatchObject({ id: "checkpoint", setting: expect.stringContaining(`"strategy": "checkpoint"`) });
+    // 70 * 0.82 + 30 * 9.5 / 10 = 57.4 + 28.5 = 85.9; native: 70 * 0.7 + 30 = 79.
+    expect(r.candidates.map((c) => [c.id, Number(c.score.toFixed(1))])).toEqual([["checkpoint", 85.9], ["native", 79]]);
+    expect(r.lines[0]).toBe(`Use checkpoint row: "strategy": "checkpoint" (the default). Score 85.9 of 100 (weights: quality 70%, cost 30%).`);
+    expect(r.lines[1]).toMatch(/showed 82% of what the agent used later, at \$10\.00; native row showed 70% at \$9\.50/);
+    expect(r.closeCall).toBe(false);
+    // (1 - w) * 0.12 + w * (0.95 - 1) = 0  =>  w = 0.12 / 0.17.
+    expect(r.flipAtCostWeight).toBeCloseTo(0.12 / 0.17, 6);
+    expect(r.lines[2]).toMatch(/^A clear choice: checkpoint row leads by 6\.9 points, on quality, not on cost; native row would win with the cost weight above 71%\.$/);
+    // The simulated masking row is no setting and exceeded the window: not mentioned as a choice.
+    expect(r.lines.join("\n")).not.toMatch(/masking/);
+  });
+
+  it("explains a close call and the weight that would flip it", () => {
+    const r = recommend([row("checkpoint", 0.8, 10), row("preserve", 0.78, 9.4)]);
+    expect(r.closeCall).toBe(true);
+    expect(r.lines.join("\n")).toMatch(/A close call: .* leads by [0-2]\.\d points/);
+    expect(r.lines.join("\n")).toMatch(/would win with the cost weight (above|below) \d+%/);
+  });
+
+  it("user weights change the choice", () => {
+    const totals = [row("checkpoint", 0.9, 12), row("native", 0.5, 8)];
+    expect(recommend(totals).choice?.id).toBe("checkpoint");
+    expect(recommend(totals, parseWeights("quality=1,cost=3")).choice?.id).toBe("native");
+    expect(recommend(totals, parseWeights("cost=1")).choice?.id).toBe("native");
+  });
+
+  it("a row with requests over the window is not eligible, and is named as such", () => {
+    const r = recommend([row("checkpoint", 0.6, 10), row("planned", 0.99, 9, { overWindow: 2 })]);
+    expect(r.choice?.id).toBe("checkpoint");
+    expect(r.candidates.at(-1)).toMatchObject({ id: "planned", excluded: "2 request(s) larger than the window" });
+    expect(r.lines.join("\n")).toContain("Not eligible: planned row (2 request(s) larger than the window).");
+  });
+
+  it("says when a reference row that is not a setting scores higher", () => {
+    const r = recommend([row("checkpoint", 0.6, 10), row("masking", 0.95, 9, { family: "baseline" })]);
+    expect(r.choice?.id).toBe("checkpoint");
+    expect(r.lines.join("\n")).toMatch(/For reference, rows that are not settings of this package scored higher: masking row 96\.5/);
+  });
+
+  it("when nothing had to act, says the choice hardly matters", () => {
+    const r = recommend([row("checkpoint", 1, 1, { acts: 0 }), row("native", 1, 1, { acts: 0 })]);
+    expect(r.closeCall).toBe(true);
+    expect(r.lines[0]).toMatch(/hardly matters here: no strategy had to act/);
+  });
+});
+
+describe("parseWeights", () => {
+  it("normalizes, fills a missing side, and rejects bad input with a clear message", () => {
+    expect(parseWeights(undefined)).toEqual({ quality: 0.7, cost: 0.3 });
+    expect(parseWeights("quality=3,cost=1")).toEqual({ quality: 0.75, cost: 0.25 });
+    expect(parseWeights("quality=0.5")).toEqual({ quality: 0.5, cost: 0.5 });
+    expect(() => parseWeights("speed=1")).toThrow(/bad weight "speed=1"/);
+    expect(() => parseWeights("quality=-1")).toThrow(/bad weight/);
+    expect(() => parseWeights("quality=0,cost=0")).toThrow(/at least one must be above 0/);
+  });
+});
