@@ -134,11 +134,8 @@ export function recommend(totals: readonly RowTotals[], weights: Weights = DEFAU
       flipAtCostWeight === undefined
         ? `no choice of weights makes ${second.label} win`
         : `${second.label} would win with the cost weight ${weights.cost < flipAtCostWeight ? "above" : "below"} ${pct(flipAtCostWeight)}`;
-    lines.push(
-      closeCall
-        ? `A close call: ${best.label} leads by ${gap.toFixed(1)} points, ${side}; ${flip}.`
-        : `A clear choice: ${best.label} leads by ${gap.toFixed(1)} points, ${side}; ${flip}.`,
-    );
+    const lead = gap < 0.05 ? `${best.label} and ${second.label} tie (${best.label} is ahead ${side})` : `${best.label} leads by ${gap.toFixed(1)} points, ${side}`;
+    lines.push(`${closeCall ? "A close call" : "A clear choice"}: ${lead}; ${flip}.`);
   }
   if (info.caveat) lines.push(`Note: ${best.label}: ${info.caveat}.`);
   // Honesty about the rows a user cannot set here (baselines, the fold policy): say so when one scores higher.

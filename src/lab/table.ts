@@ -1,4 +1,5 @@
-// The compact terminal table of a lab run.
+// The lab's results table: one column list with a short name for the terminal, a readable title for the
+// report and one sentence on what it means, so both outputs explain each column where it appears.
 import type { RowTotals } from "./results.ts";
 
 /** 123456 -> "123.5k". */
@@ -18,31 +19,56 @@ function latency(row: RowTotals): string {
   return "—";
 }
 
-export const TABLE_COLUMNS = ["strategy", "peak", "mean", "acts", "after", "latency", "probes", "min@act", "recover", "needed", "n.grep", "cache", "cost $", ">window"] as const;
+/** One column: terminal name, report title, meaning, and its cell. */
+export interface Column {
+  short: string;
+  title: string;
+  help: string;
+  cell: (row: RowTotals) => string;
+}
+
+export const COLUMNS: readonly Column[] = [
+  { short: "strategy", title: "Strategy", help: "our strategies first, then reference baselines (simulations of published behaviour)", cell: (r) => r.info.label },
+  { short: "peak", title: "Peak tokens", help: "the largest context sent in one request", cell: (r) => kTokens(r.peakTokens) },
+  { short: "mean", title: "Mean tokens", help: "context tokens per request, on average", cell: (r) => kTokens(r.meanTokens) },
+  { short: "acts", title: "Acts", help: "how often the row changed the context: compactions, folds, truncations, maskings, clearings, prunes", cell: (r) => String(r.actions) },
+  { short: "after", title: "Tokens after an act", help: "context tokens right after an act, on average", cell: (r) => (r.meanTokensAfter === undefined ? "—" : kTokens(r.meanTokensAfter)) },
+  { short: "latency", title: "Time per act", help: "measured for our deterministic planners; \"LLM call\" where a real run waits on a model", cell: latency },
+  {
+    short: "probes",
+    title: "Facts kept at the end",
+    help: "share of probes (user constraints, file paths, error lines, test results, commands) still verbatim in the final view",
+    cell: (r) => pct(r.retention.share),
+  },
+  { short: "min@act", title: "Facts, worst act", help: "the lowest share of the probes seen so far still in the view right after an act (measured acts)", cell: (r) => pct(r.minRetentionAfterAction) },
+  { short: "recover", title: "Facts recoverable", help: "of the probes the final view lost, the share context_grep finds in the entry they came from", cell: (r) => pct(r.recoverability?.share) },
+  {
+    short: "needed",
+    title: "Needed later, shown",
+    help: "of the items (paths, identifiers, errors, numbers, commands) the agent used after an act that had appeared before it, the share the view showed right after the act",
+    cell: (r) => (r.neededLater.needed ? pct(r.neededLater.share) : "—"),
+  },
+  {
+    short: "n.grep",
+    title: "Needed later, recoverable",
+    help: "of the needed items the view did not show, the share context_grep finds in the entry where they first appeared",
+    cell: (r) => (r.neededLater.recoverable?.missing ? pct(r.neededLater.recoverable.share) : "—"),
+  },
+  { short: "cache", title: "Cache reuse", help: "share of prompt tokens that repeat the previous request's prefix byte for byte", cell: (r) => pct(r.cache.reuse) },
+  { short: "cost $", title: "Cost ($)", help: "cached reads, cache writes and summary calls at the configured prices", cell: (r) => r.cost.usd.toFixed(2) },
+  { short: ">window", title: "Over the window", help: "requests larger than the window: a provider would reject them", cell: (r) => String(r.overWindow) },
+];
+
+export const TABLE_COLUMNS = COLUMNS.map((c) => c.short);
 
 /** Rows of cells for one table. */
 export function tableCells(rows: readonly RowTotals[]): string[][] {
-  return rows.map((r) => [
-    r.info.label,
-    kTokens(r.peakTokens),
-    kTokens(r.meanTokens),
-    String(r.actions),
-    r.meanTokensAfter === undefined ? "—" : kTokens(r.meanTokensAfter),
-    latency(r),
-    pct(r.retention.share),
-    pct(r.minRetentionAfterAction),
-    pct(r.recoverability?.share),
-    r.neededLater.needed ? pct(r.neededLater.share) : "—",
-    r.neededLater.recoverable?.missing ? pct(r.neededLater.recoverable.share) : "—",
-    pct(r.cache.reuse),
-    r.cost.usd.toFixed(2),
-    String(r.overWindow),
-  ]);
+  return rows.map((r) => COLUMNS.map((c) => c.cell(r)));
 }
 
 /** Render a plain-text table with aligned columns (first column left, numbers right). */
 export function renderTable(rows: readonly RowTotals[]): string {
-  const cells = [TABLE_COLUMNS.slice() as string[], ...tableCells(rows)];
+  const cells = [TABLE_COLUMNS.slice(), ...tableCells(rows)];
   const widths = TABLE_COLUMNS.map((_, c) => Math.max(...cells.map((row) => row[c].length)));
   const line = (row: string[]) => row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join("  ");
   const out = [line(cells[0]), widths.map((w) => "─".repeat(w)).join("  ")];
@@ -50,10 +76,5 @@ export function renderTable(rows: readonly RowTotals[]): string {
   return out.join("\n");
 }
 
-/** What the columns mean, printed under the tables. */
-export const LEGEND = [
-  "peak/mean: context tokens per request · acts: compactions, folds, truncations, maskings, clearings or prunes · after: mean tokens left after an act",
-  "probes: verbatim probes still in the final view · min@act: lowest retention right after an act · recover: dropped probes that context_grep finds in their source entry",
-  "needed: of the items (paths, identifiers, errors, numbers, commands) the agent used after an act that had appeared before it, the share the view showed right after the act · n.grep: of those it did not show, the share context_grep finds",
-  "cache: prompt tokens that repeat the previous request's prefix · cost: at the configured prices · >window: requests larger than the window",
-];
+/** What the columns mean, printed under the terminal tables. */
+export const LEGEND = COLUMNS.slice(1).map((c) => `${c.short.padStart(8)}: ${c.help}`);
