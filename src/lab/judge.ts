@@ -1,6 +1,7 @@
 // The optional judge: a real model answers probe questions from each row's final context, in the spirit of
 // probe-based evaluation. Without credentials it is skipped with a one-line note, never an error.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import type { Api, Model } from "@earendil-works/pi-ai";
 import { convertToLlm, serializeConversation } from "@earendil-works/pi-coding-agent";
 import type { Probe } from "./probes.ts";
 import type { RowInfo } from "./row.ts";
@@ -57,32 +58,44 @@ export async function judgeView(ask: Ask, messages: readonly AgentMessage[], pro
   return { asked: chosen.length, correct };
 }
 
+/** A model the judge can call, with its key; or why there is none. */
+export type JudgeModel = { model: Model<Api>; apiKey: string } | { skip: string };
+
+/** Find `provider/model` among Pi's built-in models and its API key in the environment. */
+export async function builtInJudgeModel(provider: string, modelId: string, env: NodeJS.ProcessEnv): Promise<JudgeModel> {
+  const ai = await import("@earendil-works/pi-ai/compat");
+  const model = modelId ? (ai.getModel as (p: string, m: string) => Model<Api> | undefined)(provider, modelId) : undefined;
+  if (!model) return { skip: `judge skipped: unknown model "${provider}/${modelId}" (expected provider/model)` };
+  const apiKey = ai.getEnvApiKey(provider, env as Record<string, string>);
+  if (!apiKey) return { skip: `judge skipped: no credentials for ${provider} in the environment` };
+  return { model, apiKey };
+}
+
+/** Ask through Pi's provider layer: one user message, the reply's text. */
+export async function askModel(found: Exclude<JudgeModel, { skip: string }>): Promise<Ask> {
+  const ai = await import("@earendil-works/pi-ai/compat");
+  return async (prompt) => {
+    const reply = await ai.completeSimple(found.model, { messages: [{ role: "user", content: prompt, timestamp: 0 }] }, { apiKey: found.apiKey });
+    return reply.content.map((b) => (b.type === "text" ? b.text : "")).join("");
+  };
+}
+
+/** Resolves the `--judge` model; the CLI uses Pi's built-in models, tests a scripted one. */
+export type ResolveJudgeModel = (provider: string, modelId: string, env: NodeJS.ProcessEnv) => Promise<JudgeModel>;
+
 /** Prepare a judge for `provider/model`, or a note saying why it is skipped. */
-export async function judgeRun(spec: string, env: NodeJS.ProcessEnv = process.env, injected?: Ask) {
+export async function judgeRun(spec: string, env: NodeJS.ProcessEnv = process.env, resolve: ResolveJudgeModel = builtInJudgeModel) {
   const [provider, ...rest] = spec.split("/");
-  const modelId = rest.join("/");
-  let ask = injected;
-  let skip: string | undefined;
-  if (!ask) {
-    const ai = await import("@earendil-works/pi-ai/compat");
-    const key = ai.getEnvApiKey(provider, env as Record<string, string>);
-    const model = modelId ? (ai.getModel as (p: string, m: string) => unknown)(provider, modelId) : undefined;
-    if (!modelId || !model) skip = `judge skipped: unknown model "${spec}" (expected provider/model)`;
-    else if (!key) skip = `judge skipped: no credentials for ${provider} in the environment`;
-    else {
-      ask = async (prompt) => {
-        const reply = await ai.completeSimple(model as Parameters<typeof ai.completeSimple>[0], { messages: [{ role: "user", content: prompt, timestamp: 0 }] }, { apiKey: key });
-        return reply.content.map((b) => (b.type === "text" ? b.text : "")).join("");
-      };
-    }
-  }
+  const found = await resolve(provider, rest.join("/"), env);
+  const skip = "skip" in found ? found.skip : undefined;
+  const ask = "skip" in found ? undefined : await askModel(found);
   const pending: Promise<{ session: string; row: string; asked: number; correct: number }>[] = [];
   return {
-    collect: skip
-      ? undefined
-      : (session: string, row: RowInfo, messages: readonly AgentMessage[], probes: readonly Probe[]) => {
-          pending.push(judgeView(ask!, messages, probes).then((r) => ({ session, row: row.id, ...r })));
-        },
+    collect: ask
+      ? (session: string, row: RowInfo, messages: readonly AgentMessage[], probes: readonly Probe[]) => {
+          pending.push(judgeView(ask, messages, probes).then((r) => ({ session, row: row.id, ...r })));
+        }
+      : undefined,
     async finish(): Promise<JudgeNote> {
       if (skip) return { note: skip };
       const results = await Promise.all(pending);

@@ -5,7 +5,7 @@ import { loadSessionFile } from "../../host/session-file.ts";
 import { createDump, prepareDumpDir } from "../dump.ts";
 import { InputError } from "../errors.ts";
 import { checkOutputPath, sampleInputs, sessionFiles, sessionName, userSessionsDir } from "../inputs.ts";
-import { judgeRun, type JudgeNote } from "../judge.ts";
+import { judgeRun, type JudgeNote, type ResolveJudgeModel } from "../judge.ts";
 import { DEFAULT_PRICES, parsePrices } from "../metrics.ts";
 import { createProgress } from "../progress.ts";
 import { parseWeights, recommend } from "../recommend.ts";
@@ -54,8 +54,13 @@ interface Out {
 
 const defaultOut: Out = { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) };
 
+/** What a test may replace: where the `--judge` model comes from. */
+export interface LabDeps {
+  judgeModel?: ResolveJudgeModel;
+}
+
 /** Run the lab command; returns the exit code. */
-export async function runLab(argv: readonly string[], out: Out = defaultOut): Promise<number> {
+export async function runLab(argv: readonly string[], out: Out = defaultOut, deps: LabDeps = {}): Promise<number> {
   let args;
   try {
     args = parseArgs({
@@ -107,7 +112,7 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut): Pr
     const sample = paths.length ? [] : sampleInputs(seed);
     const count = files.length || sample.length;
     const progress = createProgress(process.stderr, values.quiet === true);
-    const judge = values.judge ? await judgeRun(values.judge) : undefined;
+    const judge = values.judge ? await judgeRun(values.judge, process.env, deps.judgeModel) : undefined;
     const options: ReplayOptions = { settings, rows: factories, prices, onProgress: (d, t) => progress.update(d, t), onFinalView: judge?.collect, ...(dump ? { onAct: dump.act } : {}) };
 
     const sessions: SessionResult[] = [];
