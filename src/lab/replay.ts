@@ -8,7 +8,7 @@ import { cacheReuse, type Prices, type RequestTokens, requestCost, type SideCall
 import { Finder } from "./finder.ts";
 import { asProbe, NEEDED_KINDS, type NeededItem, type NeededKind, neededAt, neededItems } from "./needed.ts";
 import { extractProbes, PROBE_KINDS, type Probe, type ProbeKind } from "./probes.ts";
-import { contextGrepSearch, ledgerIndex, MAX_CHECKED, recoverability, type SourceIndex, sourceIndex } from "./recoverability.ts";
+import { contextGrepSearch, ledgerIndex, MAX_CHECKED, recoverability, sourceIndex } from "./recoverability.ts";
 import type { Recommendation } from "./recommend.ts";
 import { checkedBranch } from "./tree-check.ts";
 import type { ContextAction, LabSettings, Row, RowFactory, RowInfo } from "./row.ts";
@@ -316,20 +316,20 @@ export async function replaySession(session: SessionInput, options: ReplayOption
     }
     if (options.onProgress && ((i + 1) % progressEvery === 0 || i + 1 === branch.length)) options.onProgress(i + 1, branch.length);
   }
-  // The branch's recall rendering is shared by every row that leaves a ledger; built when the first one needs it.
-  let source: SourceIndex | undefined;
+  // Every ledger row keeps every source entry, and probes and needed items are attributed to source entries:
+  // one recall index of the branch serves every row (the rows' own summaries are not searched).
+  let search: ((probe: Probe) => boolean) | undefined;
   const rows: RowResult[] = [];
   for (let r = 0; r < states.length; r++) {
     const state = states[r];
     options.onFinalView?.(session.name, state.row.info, state.row.view.messages, probes);
     const { result, missing } = summarizeRow(state, probes, options, presence);
-    // Only the ledger's entries are needed from here on: the row (view, planner state) goes before the index is built.
-    const ledger = state.row.ledger ? [...state.row.ledger()] : undefined;
+    const hasLedger = state.row.ledger !== undefined;
     const missed = state.missed;
+    // The row (view, ledger, planner state) goes before the search index is built.
     states[r] = undefined as unknown as RowState;
-    if (ledger) {
-      source ??= sourceIndex(branch);
-      const search = contextGrepSearch(ledgerIndex(source, ledger));
+    if (hasLedger) {
+      search ??= contextGrepSearch(ledgerIndex(sourceIndex(branch), branch.slice()));
       result.recoverability = recoverability(missing, search);
       result.neededLater.recoverable = neededRecoverable(missed, search);
     }

@@ -34,23 +34,24 @@ export function compactionRow(info: RowInfo, settings: LabSettings, summarize: S
     view: ledger.view,
     append: (entry) => ledger.appendSource(entry),
     ledger: () => ledger.branch,
-    async beforeRequest(): Promise<TimedAction | undefined> {
-      if (ledger.view.tokens <= threshold) return undefined;
-      const pi = await piCompaction();
-      const tokensBefore = ledger.view.tokens;
-      const started = performance.now();
-      const prep = pi.prepareCompaction(ledger.branch, { enabled: true, reserveTokens: settings.reserve, keepRecentTokens: settings.keepRecent });
-      if (!prep) return undefined;
-      const result = await summarize(prep, ledger.branch, settings);
-      const latencyMs = performance.now() - started;
-      const entry: Partial<CompactionEntry> = { type: "compaction", summary: result.summary, firstKeptEntryId: result.firstKeptEntryId, tokensBefore: prep.tokensBefore, details: result.details };
-      if (project === "pi") entry.fromHook = false;
-      else entry.fromHook = true;
-      ledger.appendFact(entry as Record<string, unknown>);
-      ledger.reset(await projectMessages(ledger.branch, project));
-      return { kind: "compaction", tokensBefore, sideCalls: result.sideCalls, modelCall: result.modelCall, latencyMs: result.modelCall ? undefined : latencyMs };
-    },
+    beforeRequest: async () => (ledger.view.tokens <= threshold ? undefined : compactNow(ledger, settings, summarize, project)),
   };
+}
+
+/** One compaction of a simulated ledger, as Pi runs it: Pi's preparation, the summarizer, the fact, the view projected again. */
+export async function compactNow(ledger: SimulatedLedger, settings: LabSettings, summarize: Summarizer, project: "pi" | "ours"): Promise<TimedAction | undefined> {
+  const pi = await piCompaction();
+  const tokensBefore = ledger.view.tokens;
+  const started = performance.now();
+  const prep = pi.prepareCompaction(ledger.branch, { enabled: true, reserveTokens: settings.reserve, keepRecentTokens: settings.keepRecent });
+  if (!prep) return undefined;
+  const result = await summarize(prep, ledger.branch, settings);
+  const latencyMs = performance.now() - started;
+  const entry: Partial<CompactionEntry> = { type: "compaction", summary: result.summary, firstKeptEntryId: result.firstKeptEntryId, tokensBefore: prep.tokensBefore, details: result.details };
+  entry.fromHook = project !== "pi";
+  ledger.appendFact(entry as Record<string, unknown>);
+  ledger.reset(await projectMessages(ledger.branch, project));
+  return { kind: "compaction", tokensBefore, sideCalls: result.sideCalls, modelCall: result.modelCall, latencyMs: result.modelCall ? undefined : latencyMs };
 }
 
 async function projectMessages(branch: readonly SessionEntry[], project: "pi" | "ours") {

@@ -1,15 +1,18 @@
 // The `preserve` strategy as a lab row, written by the extractive writer (no model call). Before each request, the
 // previous step's boundary is a turn_end: when the view reaches window − reserve(window) and older raw technical
-// state exists, one checkpoint with a keepDialogue range rule is appended and the view is projected again.
+// state exists, one checkpoint with a keepDialogue range rule is appended and the view is projected again. When
+// the view still exceeds the window, the request would overflow: the host lets Pi compact natively, and so does
+// the row (with the native row's stand-in summary, counted as a model call).
 import { performance } from "node:perf_hooks";
 import type { SessionEntry } from "../../log/entries.ts";
-import { evolve, initialLedgerState, type LedgerState } from "../../projection/ledger-state.ts";
+import { evolve, foldBranch, initialLedgerState, type LedgerState } from "../../projection/ledger-state.ts";
 import { projectBranch } from "../../projection/project.ts";
 import { extractiveFromDelta } from "../../strategies/preserve/checkpoint.ts";
 import { entryBefore, selectDelta } from "../../strategies/preserve/delta.ts";
 import { decideTrigger } from "../../strategies/preserve/reserve.ts";
 import type { LabSettings, Row } from "../row.ts";
-import type { TimedAction } from "./compaction-row.ts";
+import { compactNow, type TimedAction } from "./compaction-row.ts";
+import { nativeSummary } from "./native.ts";
 import { SimulatedLedger } from "./ledger-row.ts";
 
 export const preserveRow = (settings: LabSettings): Row => {
@@ -32,31 +35,41 @@ export const preserveRow = (settings: LabSettings): Row => {
       state = evolve(state, entry);
       if (entry.type === "message" && entry.message.role === "assistant") lastAssistant = entry.id;
     },
-    beforeRequest(): TimedAction | undefined {
-      if (!lastAssistant) return undefined;
-      const tokensBefore = ledger.view.tokens;
-      const limitId = entryBefore(ledger.branch, lastAssistant);
-      if (!limitId || limitId === emptyAt) return undefined;
-      // Cheap check first: below the threshold nothing is selected at all.
-      if (!decideTrigger({ usageTokens: tokensBefore, contextWindow: settings.window, compactableTokens: 1 }).checkpoint) return undefined;
-      const started = performance.now();
-      const delta = selectDelta(ledger.branch, limitId);
-      if (!delta || !decideTrigger({ usageTokens: tokensBefore, contextWindow: settings.window, compactableTokens: delta.tokens }).checkpoint) {
-        emptyAt = limitId;
-        return undefined;
-      }
-      // The extractive writer sends no request, so no request budget limits the delta (the host does the same when
-      // no model can take it).
-      const result = extractiveFromDelta(delta, Number.POSITIVE_INFINITY, tokensBefore);
-      if (!result.ok) {
-        emptyAt = limitId;
-        return undefined;
-      }
-      const { customType, content, display, details } = result.draft;
-      const fact = ledger.appendFact({ type: "custom_message", customType, content, display, details });
-      state = evolve(state, fact);
-      ledger.reset(projectBranch(ledger.branch, state).messages);
-      return { kind: "checkpoint", tokensBefore, sideCalls: [], latencyMs: performance.now() - started };
+    async beforeRequest(): Promise<TimedAction | undefined> {
+      const action = checkpoint();
+      if (ledger.view.tokens <= settings.window) return action;
+      const overflow = await compactNow(ledger, settings, nativeSummary, "ours");
+      if (overflow) state = foldBranch(ledger.branch);
+      // One act per request: a checkpoint that did not prevent the overflow is reported with it.
+      return overflow && action ? { ...overflow, tokensBefore: action.tokensBefore, sideCalls: [...action.sideCalls, ...overflow.sideCalls] } : (overflow ?? action);
     },
   };
+
+  /** The strategy's own act: one extractive Tool Context checkpoint when the reserve is reached. */
+  function checkpoint(): TimedAction | undefined {
+    if (!lastAssistant) return undefined;
+    const tokensBefore = ledger.view.tokens;
+    const limitId = entryBefore(ledger.branch, lastAssistant);
+    if (!limitId || limitId === emptyAt) return undefined;
+    // Cheap check first: below the threshold nothing is selected at all.
+    if (!decideTrigger({ usageTokens: tokensBefore, contextWindow: settings.window, compactableTokens: 1 }).checkpoint) return undefined;
+    const started = performance.now();
+    const delta = selectDelta(ledger.branch, limitId);
+    if (!delta || !decideTrigger({ usageTokens: tokensBefore, contextWindow: settings.window, compactableTokens: delta.tokens }).checkpoint) {
+      emptyAt = limitId;
+      return undefined;
+    }
+    // The extractive writer sends no request, so no request budget limits the delta (the host does the same when
+    // no model can take it).
+    const result = extractiveFromDelta(delta, Number.POSITIVE_INFINITY, tokensBefore);
+    if (!result.ok) {
+      emptyAt = limitId;
+      return undefined;
+    }
+    const { customType, content, display, details } = result.draft;
+    const fact = ledger.appendFact({ type: "custom_message", customType, content, display, details });
+    state = evolve(state, fact);
+    ledger.reset(projectBranch(ledger.branch, state).messages);
+    return { kind: "checkpoint", tokensBefore, sideCalls: [], latencyMs: performance.now() - started };
+  }
 };
