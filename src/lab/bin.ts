@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // pi-context-ledger: the lab CLI. `lab` compares strategies on sessions, `bench` measures performance,
 // `machines` exports the statecharts, `show` prints a session's ledger as the extension sees it.
-import { runBench } from "./commands/bench.ts";
-import { runLab } from "./commands/lab.ts";
-import { runMachines } from "./commands/machines.ts";
-import { firstLine, runShow } from "./commands/show.ts";
-import { InputError } from "./errors.ts";
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { agentDir } from "../host/settings.ts";
+import { firstLine, InputError } from "./errors.ts";
+import { heapFlags, inputBytes } from "./heap.ts";
 import { terminalSafe } from "./terminal-text.ts";
 
 const USAGE = `Usage: pi-context-ledger <command> [options]
@@ -20,7 +20,21 @@ Run a command with --help for its options.
 `;
 
 const [command, ...rest] = process.argv.slice(2);
-const commands: Record<string, (argv: string[]) => Promise<number>> = { lab: runLab, bench: runBench, machines: runMachines, show: runShow };
+// Commands load lazily: a `lab` run first re-starts itself with a heap sized to its input (see heap.ts).
+const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>>> = {
+  lab: async () => (await import("./commands/lab.ts")).runLab,
+  bench: async () => (await import("./commands/bench.ts")).runBench,
+  machines: async () => (await import("./commands/machines.ts")).runMachines,
+  show: async () => (await import("./commands/show.ts")).runShow,
+};
+
+/** Run the lab in a child Node with heap flags for its input; its exit code is ours. */
+async function labWithSizedHeap(argv: string[]): Promise<number> {
+  const sessions = join(agentDir(), "sessions");
+  const flags = heapFlags(await inputBytes(argv, sessions));
+  const child = spawn(process.execPath, [...process.execArgv, ...flags, process.argv[1], "lab", ...argv], { stdio: "inherit", env: { ...process.env, PI_CONTEXT_LEDGER_LAB_CHILD: "1" } });
+  return new Promise((ok) => child.once("exit", (code, signal) => ok(code ?? (signal ? 128 + 2 : 1))));
+}
 
 if (!command || command === "--help" || command === "-h" || command === "help") {
   process.stdout.write(USAGE);
@@ -30,7 +44,8 @@ if (!command || command === "--help" || command === "-h" || command === "help") 
   process.exitCode = 2;
 } else {
   try {
-    process.exitCode = await commands[command](rest);
+    const sized = command === "lab" && !process.env.PI_CONTEXT_LEDGER_LAB_CHILD && !process.execArgv.some((a) => a.startsWith("--max-old-space-size"));
+    process.exitCode = sized ? await labWithSizedHeap(rest) : await (await commands[command]())(rest);
   } catch (error) {
     // Bad input is one line and exit 2; anything else is a bug, one line too, with the stack on request.
     if (error instanceof InputError) {

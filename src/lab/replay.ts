@@ -316,18 +316,18 @@ export async function replaySession(session: SessionInput, options: ReplayOption
     }
     if (options.onProgress && ((i + 1) % progressEvery === 0 || i + 1 === branch.length)) options.onProgress(i + 1, branch.length);
   }
+  // Every row is summarized and released before the recall index is built, so the peak holds one or the other.
+  const summaries = states.map((state) => {
+    options.onFinalView?.(session.name, state.row.info, state.row.view.messages, probes);
+    const { result, missing } = summarizeRow(state, probes, options, presence);
+    return { result, missing, missed: state.missed, hasLedger: state.row.ledger !== undefined };
+  });
+  states.length = 0;
   // Every ledger row keeps every source entry, and probes and needed items are attributed to source entries:
   // one recall index of the branch serves every row (the rows' own summaries are not searched).
   let search: ((probe: Probe) => boolean) | undefined;
   const rows: RowResult[] = [];
-  for (let r = 0; r < states.length; r++) {
-    const state = states[r];
-    options.onFinalView?.(session.name, state.row.info, state.row.view.messages, probes);
-    const { result, missing } = summarizeRow(state, probes, options, presence);
-    const hasLedger = state.row.ledger !== undefined;
-    const missed = state.missed;
-    // The row (view, ledger, planner state) goes before the search index is built.
-    states[r] = undefined as unknown as RowState;
+  for (const { result, missing, missed, hasLedger } of summaries) {
     if (hasLedger) {
       search ??= contextGrepSearch(ledgerIndex(sourceIndex(branch), branch.slice()));
       result.recoverability = recoverability(missing, search);

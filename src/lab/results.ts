@@ -67,7 +67,7 @@ export interface LabResult {
   recommendation?: Recommendation;
   judge?: { note: string; results?: unknown };
   /** Wall time of the whole run and peak memory (informative; never asserted). */
-  run?: { seconds: number; maxRssBytes: number };
+  run?: { seconds: number; maxRssBytes: number; heapLimitBytes?: number };
 }
 
 /** Totals of one row over every session it ran on. */

@@ -1,9 +1,10 @@
 // `pi-context-ledger lab`: replay sessions through every row and print, write and chart the comparison.
 import { writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
+import { getHeapStatistics } from "node:v8";
 import { loadSessionFile } from "../../host/session-file.ts";
 import { createDump, prepareDumpDir } from "../dump.ts";
-import { InputError } from "../errors.ts";
+import { firstLine, InputError } from "../errors.ts";
 import { checkOutputPath, sampleInputs, sessionFiles, sessionName, userSessionsDir } from "../inputs.ts";
 import { judgeRun, type JudgeNote, type ResolveJudgeModel } from "../judge.ts";
 import { DEFAULT_PRICES, parsePrices } from "../metrics.ts";
@@ -17,7 +18,6 @@ import { selectRows } from "../rows/registry.ts";
 import { DEFAULT_SEED } from "../sample/generate.ts";
 import { LEGEND, renderTable } from "../table.ts";
 import { terminalLines, terminalSafe } from "../terminal-text.ts";
-import { firstLine } from "./show.ts";
 
 export const LAB_USAGE = `Usage: pi-context-ledger lab [files or dirs…] [options]
 
@@ -144,7 +144,7 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
     result.recommendation = recommend(result.totals, weights);
     for (const session of sessions) session.recommendation = recommend(totalsOf([session]), weights);
     if (judge) result.judge = await judge.finish();
-    result.run = { seconds: (performance.now() - started) / 1000, maxRssBytes: process.resourceUsage().maxRSS * 1024 };
+    result.run = { seconds: (performance.now() - started) / 1000, maxRssBytes: process.resourceUsage().maxRSS * 1024, heapLimitBytes: getHeapStatistics().heap_size_limit };
 
     out.stdout(renderSummary(result));
     if (jsonPath) {

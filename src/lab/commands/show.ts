@@ -7,7 +7,7 @@ import { isFoldEntry, isLedgerCompaction, isLedgerEntry, type SessionEntry, text
 import { foldBranch } from "../../projection/ledger-state.ts";
 import { entryMessages, projectBranch } from "../../projection/project.ts";
 import { estimateMessagesTokens } from "../../projection/tokens.ts";
-import { InputError } from "../errors.ts";
+import { firstLine, InputError } from "../errors.ts";
 import { sessionFiles } from "../inputs.ts";
 import { kTokens } from "../table.ts";
 import { terminalJson, terminalLines, terminalSafe } from "../terminal-text.ts";
@@ -152,10 +152,4 @@ export async function runShow(argv: readonly string[]): Promise<number> {
   const report = showReport(positionals[0], loaded.entries, loaded.diagnostics, loaded.unknownTypes);
   process.stdout.write(values.json ? `${terminalJson(JSON.stringify(report, null, 1))}\n` : renderShow(report));
   return 0;
-}
-
-/** The first line of an error's message, without Node's advice after it. */
-export function firstLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  return message.split("\n")[0].replace(/\. To specify a positional argument.*$/, "");
 }

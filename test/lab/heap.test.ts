@@ -1,0 +1,40 @@
+// The lab re-starts itself with a heap sized to its input, so the collector works before memory grows far
+// past what the replay holds.
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { heapFlags, inputBytes } from "../../src/lab/heap.ts";
+import type { LabResult } from "../../src/lab/results.ts";
+import { readingSession, sessionJsonl } from "./fixtures.ts";
+
+describe("heap sized to the input", () => {
+  it("counts the session files a command line names, and sizes old space from them", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "lab-heap-"));
+    mkdirSync(join(dir, "nested"));
+    writeFileSync(join(dir, "a.jsonl"), "x".repeat(1000));
+    writeFileSync(join(dir, "nested", "b.jsonl"), "x".repeat(500));
+    writeFileSync(join(dir, "notes.txt"), "x".repeat(9999));
+    const agent = join(dir, "nested");
+    expect(await inputBytes([dir, "--window", "64k", "/nonexistent"], agent)).toBe(1500);
+    expect(await inputBytes(["--sessions"], agent)).toBe(500);
+    expect(heapFlags(0)).toEqual(["--max-old-space-size=256", "--max-semi-space-size=4"]);
+    expect(heapFlags(100_000_001)).toEqual(["--max-old-space-size=660", "--max-semi-space-size=4"]);
+  });
+
+  it("the CLI's lab runs under that heap limit", () => {
+    const dir = mkdtempSync(join(tmpdir(), "lab-heap-"));
+    const file = join(dir, "s.jsonl");
+    writeFileSync(file, sessionJsonl(readingSession("/p", 3).entries, "/p"));
+    const repo = resolve(fileURLToPath(new URL("../../", import.meta.url)));
+    const json = join(dir, "out.json");
+    const r = spawnSync(process.execPath, [join(repo, "src/lab/bin.ts"), "lab", file, "--json", json, "--no-report", "--quiet"], { encoding: "utf8", env: { ...process.env, PI_CONTEXT_LEDGER_LAB_CHILD: "" } });
+    expect(r.status).toBe(0);
+    const run = (JSON.parse(readFileSync(json, "utf8")) as LabResult).run!;
+    // V8 adds its young generation to the old-space limit it reports.
+    expect(run.heapLimitBytes! / 2 ** 20).toBeGreaterThanOrEqual(257);
+    expect(run.heapLimitBytes! / 2 ** 20).toBeLessThan(300);
+  });
+});
