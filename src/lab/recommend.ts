@@ -128,7 +128,9 @@ export function recommend(totals: readonly RowTotals[], weights: Weights = DEFAU
       if (w > 0 && w < 1) flipAtCostWeight = w;
     }
     const gap = best.score - second.score;
-    closeCall = gap < CLOSE_POINTS || (flipAtCostWeight !== undefined && Math.abs(flipAtCostWeight - weights.cost) < CLOSE_WEIGHT);
+    // Close: the scores are near, or the weights are near the point where the order flips. A leader that is at
+    // least as good on both counts is a clear choice however near the scores are.
+    closeCall = flipAtCostWeight !== undefined && (gap < CLOSE_POINTS || Math.abs(flipAtCostWeight - weights.cost) < CLOSE_WEIGHT);
     const side = dq >= 0 ? (dc >= 0 ? "on both quality and cost" : "on quality, not on cost") : "on cost, not on quality";
     const flip =
       flipAtCostWeight === undefined

@@ -67,6 +67,13 @@ describe("recommend", () => {
     expect(r.lines.join("\n")).toMatch(/For reference, rows that are not settings of this package scored higher: masking row 96\.5/);
   });
 
+  it("a leader at least as good on quality and cost is a clear choice, however near the scores", () => {
+    const r = recommend([row("checkpoint", 1, 10.1), row("planned", 1, 10.65)]);
+    expect(r.closeCall).toBe(false);
+    expect(r.flipAtCostWeight).toBeUndefined();
+    expect(r.lines[2]).toMatch(/^A clear choice: checkpoint row leads by 1\.5 points, on both quality and cost; no choice of weights makes planned row win\.$/);
+  });
+
   it("when nothing had to act, says the choice hardly matters", () => {
     const r = recommend([row("checkpoint", 1, 1, { acts: 0 }), row("native", 1, 1, { acts: 0 })]);
     expect(r.closeCall).toBe(true);
