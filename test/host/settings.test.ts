@@ -57,10 +57,15 @@ describe("settings", () => {
 });
 
 describe("inspector redaction", () => {
-  it("keeps shape and short identifiers but never transcript text", () => {
-    const redacted = redactText({ kind: "fold", request: { target: "a1b2c3d4", summary: "the secret plan to refactor auth" }, plan: { content: ["x".repeat(500)] } });
-    expect(JSON.stringify(redacted)).not.toContain("secret");
-    expect(redacted).toEqual({ kind: "fold", request: { target: "a1b2c3d4", summary: "[text 32 chars]" }, plan: { content: ["[text 500 chars]"] } });
+  it("keeps the shape but no string at all, however short or deep", () => {
+    const redacted = redactText({ kind: "fold", request: { target: "hunter2", summary: "the secret plan to refactor auth" }, plan: { content: ["x".repeat(500)] }, deep: { a: { b: { c: { d: { e: { f: "pw" } } } } } } });
+    expect(JSON.stringify(redacted)).not.toMatch(/secret|hunter2|pw/);
+    expect(redacted).toEqual({
+      kind: "[text 4 chars]",
+      request: { target: "[text 7 chars]", summary: "[text 32 chars]" },
+      plan: { content: ["[text 500 chars]"] },
+      deep: { a: { b: { c: { d: { e: "[object]" } } } } },
+    });
   });
 });
 
