@@ -88,3 +88,16 @@ export const hostileStringArb: fc.Arbitrary<string> = fc.oneof(controlCharsArb, 
 export function hasRawControl(text: string): boolean {
   return /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/.test(text);
 }
+
+/**
+ * `fc.assert` for hostile inputs: the same check, but a failure report is cut to a readable size, because a
+ * counterexample may be a megabyte of text.
+ */
+export async function assertBounded<T>(property: fc.IAsyncPropertyWithHooks<T> | fc.IAsyncProperty<T> | fc.IProperty<T>, params: fc.Parameters<T> = {}): Promise<void> {
+  const details = await fc.check(property as fc.IAsyncProperty<T>, params);
+  if (!details.failed) return;
+  const report = fc.defaultReportMessage(details) ?? "property failed";
+  const cut = (s: string) => (s.length > 2_000 ? `${s.slice(0, 2_000)}… (${s.length} chars)` : s);
+  const cause = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
+  throw new Error(`${cut(report)}\ncaused by: ${cut(cause)}`);
+}
