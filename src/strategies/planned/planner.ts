@@ -98,6 +98,7 @@ function toPlan(input: CompactionInput, planner: PlannerKind, applied: AppliedPl
       pinnedLines: applied.pinnedLines,
       proposedRanges: applied.proposedRanges,
       appliedRanges: applied.appliedRanges,
+      trimmed: applied.trimmed,
       tokensAfter: after,
     },
   };

@@ -41,7 +41,7 @@ describe("planned planner", () => {
       seen = prompt;
       return "```\n" + `${start},${start + 59}\n` + "```";
     };
-    const plan = await planPlanned({ ...input, complete, customInstructions: "mind auth" }, NO_FLOOR, signal());
+    const plan = await planPlanned({ ...input, complete, customInstructions: "mind auth" }, { ...NO_FLOOR, retainRatio: 0 }, signal());
     expect((plan.details as PlannedDetails).planner).toBe("model");
     expect(seen).toContain(`${start}| listing 0`);
     expect(seen).toContain("mind auth");
@@ -49,7 +49,7 @@ describe("planned planner", () => {
   });
 
   it("rejects garbage model output with a PlanError and never returns a summary", async () => {
-    for (const reply of ["I think you should delete the listing.", "9999,10000", "5,2", "1,4\n3,6", ""]) {
+    for (const reply of ["I think you should delete the listing.", "9999,10000", "5,2", "1,4\nnot a record", ""]) {
       const complete: CompleteText = async () => reply;
       await expect(planPlanned({ ...inputOf(session), complete }, NO_FLOOR, signal())).rejects.toBeInstanceOf(PlanError);
     }
