@@ -21,13 +21,32 @@ export interface RetentionOptions {
 
 export const DEFAULT_RETENTION: RetentionOptions = { retainRatio: 0.5, minRetainedTokens: 8_000, minSavedTokens: 2_048 };
 
+/** Counts that describe a planning attempt. Numbers only: never transcript or planner text. */
+export interface PlanDiagnostics {
+  /** How the planner answered: the `submit_deletion_plan` tool, or the text form. */
+  form?: "tool" | "text";
+  /** Records the planner sent, accepted, and discarded (tool form only discards individually). */
+  records?: number;
+  accepted?: number;
+  discarded?: number;
+  /** Discarded records by category (`shape`, `reversed`, `bounds`). */
+  discardedBy?: Record<string, number>;
+  /** 1-based index of the first discarded record. */
+  firstDiscarded?: number;
+  regionLines?: number;
+  regionTokens?: number;
+  targetTokens?: number;
+}
+
 /** A plan the host must not apply. The message carries numbers and categories only, never transcript text. */
 export class PlanError extends Error {
   readonly category: string;
-  constructor(category: string, message: string) {
+  diagnostics: PlanDiagnostics;
+  constructor(category: string, message: string, diagnostics: PlanDiagnostics = {}) {
     super(message);
     this.name = "PlanError";
     this.category = category;
+    this.diagnostics = diagnostics;
   }
 }
 

@@ -240,10 +240,19 @@ describe("planned invariants on generated ledgers", () => {
     fc.array(fc.oneof(record, fc.string({ maxLength: 12 }), fc.constant("99999999999999,1")), { maxLength: 10 }).map((r) => ["```", ...r, "```"].join("\n")),
     fc.constant("1,1\n".repeat(6_000)),
   );
+  // Tool-call replies: records of every shape, including non-objects, reversed and out-of-bounds pairs.
+  const toolRecordArb = fc.oneof(
+    fc.record({ start: fc.integer({ min: -5, max: 400 }), end: fc.integer({ min: -5, max: 400 }) }),
+    fc.anything(),
+  );
+  const toolReplyArb = fc.oneof(
+    fc.array(toolRecordArb, { maxLength: 30 }).map((ranges) => ({ text: "", toolCalls: [{ name: "submit_deletion_plan", arguments: { ranges } }] })),
+    fc.anything().map((args) => ({ text: "", toolCalls: [{ name: "submit_deletion_plan", arguments: args }] })),
+  );
 
   it("garbage planner output is a clear PlanError or a valid plan, never a corrupt summary", async () => {
     await fc.assert(
-      fc.asyncProperty(caseArb, garbageArb, async (c, reply) => {
+      fc.asyncProperty(caseArb, fc.oneof(garbageArb, toolReplyArb), async (c, reply) => {
         const { branch, input } = caseInput(c);
         fc.pre(input !== undefined);
         let plan: CompactionPlan | undefined;
