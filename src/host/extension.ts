@@ -10,6 +10,7 @@ import { filterPreparation, handleBeforeCompact } from "./compaction-handler.ts"
 import { renderDashboard } from "./dashboard.ts";
 import { FoldCoordinator } from "./fold-tools.ts";
 import { LedgerSession } from "./ledger-session.ts";
+import { registerPlannerCards } from "./planner-cards.ts";
 import { PreserveHost } from "./preserve-host.ts";
 import { registerRecap } from "./recap.ts";
 import { registerRecallTools } from "./recall-tools.ts";
@@ -26,6 +27,7 @@ export function registerContextLedger(pi: ExtensionAPI): void {
   preserve.register();
   registerStrategy(createCheckpointPlanner(() => session.settings.checkpoint));
   registerStrategy(createPlannedPlanner(() => session.settings.planned));
+  const cards = registerPlannerCards(pi);
   registerRecap(pi, () => ({ enabled: true }), (ctx) => {
     session.sync(ctx.sessionManager);
     const last = session.live.state.compactions.at(-1);
@@ -85,7 +87,9 @@ export function registerContextLedger(pi: ExtensionAPI): void {
   // Preserve manages the window at turn_end; when it hands a compaction back (overflow, nothing to checkpoint),
   // Pi's native summary runs on input filtered by the range rules, as for the native strategy.
   pi.on("session_before_compact", async (event, ctx) => {
-    if (session.settings.strategy !== "preserve") return handleBeforeCompact(event, ctx, session, { contextFiles: () => contextFiles });
+    if (session.settings.strategy !== "preserve") {
+      return handleBeforeCompact(event, ctx, session, { contextFiles: () => contextFiles, recordFallback: (details) => cards.recordFailure(details) });
+    }
     const answer = await preserve.onBeforeCompact(event, ctx);
     if (answer) return answer;
     session.sync(ctx.sessionManager);

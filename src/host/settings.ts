@@ -79,7 +79,8 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   const isBool = (v: unknown): v is boolean => typeof v === "boolean";
   const isCount = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v > 0 && v <= 1_000_000;
   const isPercent = (v: unknown): v is number => typeof v === "number" && v > 0 && v <= 100;
-  const isModel = (v: unknown): v is string => typeof v === "string" && /^[\w.-]+\/[\w.:@-]+$/.test(v);
+  // `provider/model`; the model id may itself hold slashes (`openrouter/anthropic/claude-x`): callers split at the first.
+  const isModel = (v: unknown): v is string => typeof v === "string" && /^[\w.-]+\/[\w.:@-]+(?:\/[\w.:@-]+)*$/.test(v);
   const sub = (name: string): Record<string, unknown> => {
     const v = obj[name];
     return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
@@ -110,6 +111,9 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   const isTokens = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 10_000_000;
   s.planned.minRetainedTokens = pick("planned.minRetainedTokens", planned.minRetainedTokens, isTokens, s.planned.minRetainedTokens);
   s.planned.minSavedTokens = pick("planned.minSavedTokens", planned.minSavedTokens, isTokens, s.planned.minSavedTokens);
+  const isMillis = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 100 && v <= 3_600_000;
+  s.planned.timeoutMs = pick("planned.timeoutMs", planned.timeoutMs, isMillis, s.planned.timeoutMs);
+  s.planned.maxOutputTokens = pick("planned.maxOutputTokens", planned.maxOutputTokens, isCount, s.planned.maxOutputTokens);
   const checkpoint = sub("checkpoint");
   s.checkpoint.capPercent = pick("checkpoint.capPercent", checkpoint.capPercent, isPercent, s.checkpoint.capPercent);
   s.checkpoint.startupReads = pick("checkpoint.startupReads", checkpoint.startupReads, isBool, s.checkpoint.startupReads);
@@ -146,6 +150,23 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
     if (isModel(lookupModel)) s.recall.lookupModel = lookupModel;
     else warnings.push(`PI_CONTEXT_LEDGER_LOOKUP_MODEL: expected provider/model, got ${JSON.stringify(lookupModel)}; ignored`);
   }
+  // The planned strategy and its model, each setting with its own variable.
+  const envSetting = <T>(name: string, parse: (v: string) => unknown, check: (v: unknown) => v is T, expected: string, apply: (v: T) => void) => {
+    const raw = envValue(name);
+    if (raw === undefined) return;
+    const value = parse(raw);
+    if (check(value)) apply(value);
+    else warnings.push(`PI_CONTEXT_LEDGER_${name}: expected ${expected}, got ${JSON.stringify(raw)}; ignored`);
+  };
+  const text = (v: string) => v;
+  const num = (v: string) => (v.trim() === "" ? Number.NaN : Number(v));
+  envSetting("PLANNER_MODEL", text, isModel, "provider/model", (v) => (s.plannerModel = v));
+  envSetting("PLANNED_PLANNER", text, isPlanner, "heuristic or model", (v) => (s.planned.planner = v));
+  envSetting("PLANNED_RETAIN_RATIO", num, isRatio, "a ratio between 0 and 1", (v) => (s.planned.retainRatio = v));
+  envSetting("PLANNED_MIN_RETAINED_TOKENS", num, isTokens, "a token count", (v) => (s.planned.minRetainedTokens = v));
+  envSetting("PLANNED_MIN_SAVED_TOKENS", num, isTokens, "a token count", (v) => (s.planned.minSavedTokens = v));
+  envSetting("PLANNED_TIMEOUT_MS", num, isMillis, "milliseconds (100-3600000)", (v) => (s.planned.timeoutMs = v));
+  envSetting("PLANNED_MAX_OUTPUT_TOKENS", num, isCount, "a positive integer", (v) => (s.planned.maxOutputTokens = v));
   const cap = envValue("CAP_PERCENT");
   if (cap !== undefined) {
     if (isPercent(Number(cap))) s.checkpoint.capPercent = Number(cap);

@@ -52,6 +52,8 @@ export interface ModelRequest {
   tools?: readonly Tool[];
   /** Largest reply, in tokens. */
   maxOutputTokens?: number;
+  /** Deadline of the call: the host aborts it past this many milliseconds and the call rejects. */
+  timeoutMs?: number;
 }
 
 /** A model's reply: its text, its tool calls, and what it cost. */

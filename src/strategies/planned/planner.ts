@@ -169,7 +169,8 @@ export async function planPlanned(input: CompactionInput, options: PlannedOption
     if (!input.complete) throw new PlanError("no-model", "the model planner is configured but no model is available");
     const request = buildPlannerPrompt(lines, { objective: objectiveOf(input.branch), ...probe, customInstructions: input.customInstructions });
     const maxOutputTokens = options.maxOutputTokens ?? DEFAULT_PLANNED_OPTIONS.maxOutputTokens;
-    const reply: string | ModelReply = await input.complete({ ...request, maxOutputTokens }, signal);
+    const timeoutMs = options.timeoutMs ?? DEFAULT_PLANNED_OPTIONS.timeoutMs;
+    const reply: string | ModelReply = await input.complete({ ...request, maxOutputTokens, timeoutMs }, signal);
     if (signal.aborted) throw abortError(signal);
     const run: ModelRun = { plan: {} };
     if (typeof reply !== "string") {

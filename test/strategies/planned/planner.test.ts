@@ -60,6 +60,7 @@ describe("planned planner", () => {
     };
     const plan = await planPlanned({ ...input, complete }, { ...NO_FLOOR, retainRatio: 0, maxOutputTokens: 1_234 }, signal());
     expect(request?.maxOutputTokens).toBe(1_234);
+    expect(request?.timeoutMs).toBe(120_000);
     expect(request?.tools?.map((t) => t.name)).toEqual(["submit_deletion_plan"]);
     expect(plan.summary).toContain(markerText(60));
     const details = plan.details as PlannedDetails;
