@@ -15,7 +15,7 @@ import { getStrategy } from "./strategies.ts";
  * previous summary's cumulative lists forward. Pi's own summarizer (and ours) then never re-reads folded text.
  * This mutates Pi's preparation object, which Pi reads after the hook returns.
  */
-export function filterPreparation(event: SessionBeforeCompactEvent, session: LedgerSession): void {
+export function filterPreparation(event: Pick<SessionBeforeCompactEvent, "preparation" | "branchEntries">, session: LedgerSession): void {
   const p = event.preparation;
   const summarize = session.live.filterContext(p.messagesToSummarize);
   const prefix = session.live.filterContext(p.turnPrefixMessages);
@@ -42,6 +42,27 @@ export interface CompactionHost {
   contextFiles(): readonly ContextFile[];
   /** Persist the bounded record of an attempt that ended in Pi's native compaction (and show its card). */
   recordFallback?(details: PlannerFailureDetails): void;
+  /** Answer a model request from a prepared candidate when it matches exactly (speculative planning). */
+  reuse?(complete: CompleteText, model: string, settings: SessionBeforeCompactEvent["preparation"]["settings"]): CompleteText;
+}
+
+/** A strategy's input from Pi's (filtered) preparation and the session's facts. Shared with speculative planning. */
+export function strategyInput(
+  event: Pick<SessionBeforeCompactEvent, "preparation" | "branchEntries" | "reason" | "customInstructions">,
+  ctx: ExtensionContext,
+  contextFiles: readonly ContextFile[],
+  complete: CompleteText | undefined,
+) {
+  return compactionInput(event.preparation as PreparedCut, {
+    reason: event.reason,
+    branch: event.branchEntries,
+    contextWindow: ctx.model?.contextWindow ?? 128_000,
+    cwd: ctx.cwd,
+    contextFiles,
+    systemPrompt: safe(() => ctx.getSystemPrompt()),
+    customInstructions: event.customInstructions,
+    complete,
+  });
 }
 
 export async function handleBeforeCompact(
@@ -64,16 +85,8 @@ export async function handleBeforeCompact(
   const p = event.preparation;
   const started = Date.now();
   const call = plannerCall(ctx, session.settings.plannerModel);
-  const input = compactionInput(p as PreparedCut, {
-    reason: event.reason,
-    branch: event.branchEntries,
-    contextWindow: ctx.model?.contextWindow ?? 128_000,
-    cwd: ctx.cwd,
-    contextFiles: host.contextFiles(),
-    systemPrompt: safe(() => ctx.getSystemPrompt()),
-    customInstructions: event.customInstructions,
-    complete: call.complete,
-  });
+  const complete = call.complete && call.model && host.reuse ? host.reuse(call.complete, call.model, p.settings) : call.complete;
+  const input = strategyInput(event, ctx, host.contextFiles(), complete);
   // The planner's own error, kept for the bounded failure record (the machine carries only its message).
   let failure: unknown;
   const lifecycle = await startLifecycle(
@@ -119,7 +132,7 @@ export async function handleBeforeCompact(
         strategy,
         trigger: event.reason,
         durationMs: Date.now() - started,
-        model: call.used,
+        model: call.used ? call.model : undefined,
         usage: call.usage,
         reason: failure === undefined ? outcome.reason : undefined,
       });
@@ -133,8 +146,10 @@ export async function handleBeforeCompact(
 /** A strategy's model access for one compaction, and what it used (read after the call, for the failure record). */
 export interface PlannerCall {
   complete?: CompleteText;
-  /** `provider/model`, once the model was asked. */
-  used?: string;
+  /** `provider/model` of the resolved model. */
+  model?: string;
+  /** Set once the model was asked. */
+  used?: boolean;
   usage?: { input: number; output: number };
 }
 
@@ -154,8 +169,9 @@ export function plannerCall(ctx: ExtensionContext, configured: string | undefine
   }
   const model = strategyModel(ctx, configured);
   if (!model) return call;
+  call.model = `${model.provider}/${model.id}`;
   call.complete = async (request, signal) => {
-    call.used = `${model.provider}/${model.id}`;
+    call.used = true;
     const context = {
       systemPrompt: request.system,
       messages: [{ role: "user" as const, content: request.prompt, timestamp: 0 }],
@@ -171,13 +187,15 @@ export function plannerCall(ctx: ExtensionContext, configured: string | undefine
       signal,
       request.timeoutMs,
     );
-    call.usage = { input: reply.usage?.input ?? 0, output: reply.usage?.output ?? 0 };
+    // Prompt tokens whether or not the provider served them from its cache.
+    const u = reply.usage;
+    call.usage = { input: (u?.input ?? 0) + (u?.cacheRead ?? 0) + (u?.cacheWrite ?? 0), output: u?.output ?? 0 };
     if (reply.stopReason === "aborted" && signal.aborted) throw abortReason(signal);
     if (reply.stopReason === "error" || reply.stopReason === "aborted") throw new PlanError("model-error", `the planner call ended with ${reply.stopReason}`);
     const answer: ModelReply = {
       text: reply.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join(""),
       toolCalls: reply.content.flatMap((b) => (b.type === "toolCall" ? [{ name: b.name, arguments: b.arguments }] : [])),
-      model: call.used,
+      model: call.model,
       usage: call.usage,
     };
     return answer;

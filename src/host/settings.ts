@@ -114,6 +114,8 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   const isMillis = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 100 && v <= 3_600_000;
   s.planned.timeoutMs = pick("planned.timeoutMs", planned.timeoutMs, isMillis, s.planned.timeoutMs);
   s.planned.maxOutputTokens = pick("planned.maxOutputTokens", planned.maxOutputTokens, isCount, s.planned.maxOutputTokens);
+  s.planned.speculation = pick("planned.speculation", planned.speculation, isBool, s.planned.speculation);
+  s.planned.speculationRatio = pick("planned.speculationRatio", planned.speculationRatio, isRatio, s.planned.speculationRatio);
   const checkpoint = sub("checkpoint");
   s.checkpoint.capPercent = pick("checkpoint.capPercent", checkpoint.capPercent, isPercent, s.checkpoint.capPercent);
   s.checkpoint.startupReads = pick("checkpoint.startupReads", checkpoint.startupReads, isBool, s.checkpoint.startupReads);
@@ -167,6 +169,8 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   envSetting("PLANNED_MIN_SAVED_TOKENS", num, isTokens, "a token count", (v) => (s.planned.minSavedTokens = v));
   envSetting("PLANNED_TIMEOUT_MS", num, isMillis, "milliseconds (100-3600000)", (v) => (s.planned.timeoutMs = v));
   envSetting("PLANNED_MAX_OUTPUT_TOKENS", num, isCount, "a positive integer", (v) => (s.planned.maxOutputTokens = v));
+  s.planned.speculation = envBool("PLANNED_SPECULATION", s.planned.speculation ?? false);
+  envSetting("PLANNED_SPECULATION_RATIO", num, isRatio, "a ratio between 0 and 1", (v) => (s.planned.speculationRatio = v));
   const cap = envValue("CAP_PERCENT");
   if (cap !== undefined) {
     if (isPercent(Number(cap))) s.checkpoint.capPercent = Number(cap);

@@ -63,6 +63,8 @@ export interface ModelReply {
   /** `provider/model` that answered. */
   model?: string;
   usage?: { input: number; output: number };
+  /** True when the reply was prepared before the compaction (speculative planning) and reused. */
+  speculative?: boolean;
 }
 
 /** Injected model access. A bare string is a text-only reply. */

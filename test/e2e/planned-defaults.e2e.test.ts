@@ -3,24 +3,13 @@
 // the faux provider receives is recorded with its options, so the tests assert what reached the provider and count
 // model calls.
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  fauxAssistantMessage,
-  fauxProvider,
-  fauxToolCall,
-  type AssistantMessage,
-  type FauxResponseStep,
-  type Message,
-  type SimpleStreamOptions,
-  type Tool,
-  type TranscriptContext,
-} from "@earendil-works/pi-ai";
-import type { CustomEntry, SessionEntry } from "@earendil-works/pi-coding-agent";
+import { fauxAssistantMessage, fauxProvider, fauxToolCall, type AssistantMessage, type FauxResponseStep } from "@earendil-works/pi-ai";
 import { LedgerType } from "../../src/log/entries.ts";
-import { PLANNER_SYSTEM } from "../../src/strategies/planned/model-plan.ts";
 import type { PlannedDetails } from "../../src/strategies/planned/planner.ts";
 import type { NativeCompactionDetails, PlannerFailureDetails } from "../../src/strategies/planned/report.ts";
 import { INTRO } from "../../src/strategies/planned/transcript.ts";
 import { startHarness, type Harness } from "./harness.ts";
+import { branchOf, captureWarnings as capture, customsOf, FILES, linesWith, recorded, textOf, workSession as work, type Call } from "./planned-fixtures.ts";
 
 let h: Harness | undefined;
 let restoreNotify: (() => void) | undefined;
@@ -31,72 +20,11 @@ afterEach(async () => {
   h = undefined;
 });
 
-/** Three files of about 10k tokens each: together more than Pi's default 20k kept tokens, so /compact has a region. */
-const big = (tag: string) => Array.from({ length: 480 }, (_, i) => `${tag}-LINE ${i} ${"filler ".repeat(11)}`).join("\n");
-const FILES = { "a.txt": big("A"), "b.txt": big("B"), "c.txt": big("C") };
-
-interface Call {
-  planner: boolean;
-  messages: Message[];
-  tools: Tool[];
-  options: SimpleStreamOptions | undefined;
-  signal?: AbortSignal;
-}
-
-const textOf = (m: Message): string =>
-  typeof m.content === "string" ? m.content : m.content.map((b) => (b.type === "text" ? b.text : "")).join("");
-const branch = (): SessionEntry[] => h!.session.sessionManager.getBranch();
+const branch = () => branchOf(h!);
 const compactions = () => branch().filter((e) => e.type === "compaction");
-const customs = <T,>(type: string) => branch().filter((e): e is CustomEntry<T> => e.type === "custom" && e.customType === type);
-
-/** Wrap a step so the call (messages, offered tools, provider options) is recorded. */
-function recorded(calls: Call[], step: FauxResponseStep): FauxResponseStep {
-  return async (context: TranscriptContext, options, state, model) => {
-    const messages = structuredClone(context.messages);
-    const system = messages.filter((m) => m.role === "system");
-    const tools = system.flatMap((m) => (m as { toolsAdded?: Tool[] }).toolsAdded ?? []);
-    const planner = system.some((m) => textOf(m).includes(PLANNER_SYSTEM));
-    calls.push({ planner, messages, tools, options: options && { ...options, signal: undefined }, signal: options?.signal });
-    return typeof step === "function" ? step(context, options, state, model) : (step as AssistantMessage);
-  };
-}
-
-function captureWarnings(harness: Harness): string[] {
-  const warnings: string[] = [];
-  const runner = (harness.session as unknown as { _extensionRunner: { uiContext: { notify: (m: string, t?: string) => void } } })._extensionRunner;
-  const ui = runner.uiContext;
-  const original = ui.notify;
-  ui.notify = (message, type) => {
-    if (type === "warning") warnings.push(message);
-  };
-  restoreNotify = () => {
-    ui.notify = original;
-  };
-  return warnings;
-}
-
-/** One turn reading the three files, the root cause, and a short second turn. Returns the calls it made. */
-async function workSession(): Promise<void> {
-  h!.script([
-    fauxAssistantMessage([fauxToolCall("read", { path: "a.txt" }), fauxToolCall("read", { path: "b.txt" }), fauxToolCall("read", { path: "c.txt" })], {
-      stopReason: "toolUse",
-    }),
-    fauxAssistantMessage("ROOT-CAUSE: TIMEOUT_MS is too low."),
-    fauxAssistantMessage("second answer"),
-  ]);
-  await h!.session.prompt("Fix the login timeout.\n<keepContext>\nKEEP-THIS: the public API must not change.\n</keepContext>");
-  await h!.session.prompt("second turn");
-}
-
-/** Numbered planner lines holding `needle`. */
-function linesWith(call: Call, needle: string): number[] {
-  return call.messages
-    .map(textOf)
-    .join("\n")
-    .split("\n")
-    .flatMap((line) => (line.includes(needle) ? (/^(\d+)\| /.exec(line)?.[1] ?? []) : []))
-    .map(Number);
-}
+const customs = <T,>(type: string) => customsOf<T>(h!, type);
+const captureWarnings = (harness: Harness) => capture(harness, (restore) => (restoreNotify = restore));
+const workSession = () => work(h!);
 
 const SUMMARY_PREFIX = "The conversation history before this point was compacted into the following summary:";
 

@@ -25,9 +25,21 @@ export interface PlannedOptions extends RetentionOptions {
   timeoutMs?: number;
   /** Output cap of the model planner's reply, in tokens. */
   maxOutputTokens?: number;
+  /**
+   * Speculative planning (host side): past `speculationRatio` of the window at the end of a run, the planner request
+   * is sent ahead, and a compaction whose request matches it exactly reuses the reply.
+   */
+  speculation?: boolean;
+  speculationRatio?: number;
 }
 
-export const DEFAULT_PLANNED_OPTIONS = { ...DEFAULT_RETENTION, timeoutMs: 120_000, maxOutputTokens: 4_096 } satisfies PlannedOptions;
+export const DEFAULT_PLANNED_OPTIONS = {
+  ...DEFAULT_RETENTION,
+  timeoutMs: 120_000,
+  maxOutputTokens: 4_096,
+  speculation: false,
+  speculationRatio: 0.7,
+} satisfies PlannedOptions;
 
 /** Numbers the compaction card shows. Counts only: no transcript or planner text is stored. */
 export type PlannedStats = Omit<AppliedPlan, "summary" | "kinds"> & { tokensAfter: number };
@@ -46,6 +58,8 @@ export interface PlannedDetails extends LedgerCompactionDetails {
   plan?: PlanDiagnostics;
   /** Tokens the planner call used, as the provider reported them. */
   usage?: { input: number; output: number };
+  /** The planner's reply was prepared ahead of the compaction and reused. */
+  speculative?: boolean;
 }
 
 /** The newest compaction in view (its summary is part of the region), as Pi's preparation sees it. */
@@ -98,6 +112,7 @@ interface ModelRun {
   model?: string;
   plan: PlanDiagnostics;
   usage?: { input: number; output: number };
+  speculative?: boolean;
 }
 
 function toPlan(input: CompactionInput, planner: PlannerKind, applied: AppliedPlan, projection: BranchProjection, run?: ModelRun): CompactionPlan {
@@ -121,6 +136,7 @@ function toPlan(input: CompactionInput, planner: PlannerKind, applied: AppliedPl
     },
     ...(run ? { plan: run.plan } : {}),
     ...(run?.usage ? { usage: run.usage } : {}),
+    ...(run?.speculative ? { speculative: true } : {}),
   };
   return { summary: applied.summary, firstKeptEntryId: input.firstKeptEntryId, tokensBefore: input.tokensBefore, estimatedTokensAfter: after, details };
 }
@@ -176,6 +192,7 @@ export async function planPlanned(input: CompactionInput, options: PlannedOption
     if (typeof reply !== "string") {
       run.model = reply.model;
       run.usage = reply.usage;
+      run.speculative = reply.speculative;
     }
     const read = readPlanReply(reply, lines.length);
     run.plan = read.diagnostics;
