@@ -60,7 +60,8 @@ function boundedCounts(diagnostics: PlanDiagnostics): PlanDiagnostics {
 
 /**
  * The failure record for an attempt that ended in Pi's native compaction. A PlanError keeps its category, its
- * (numbers-only) message and counts; any other error, whose text may come from a provider, becomes `error`.
+ * (numbers-only) message and counts; a plan the host refused keeps the host's own reason (`invalid-plan`); any other
+ * error, whose text may come from a provider, becomes `error` without its text.
  */
 export function failureDetails(
   error: unknown,
@@ -72,7 +73,7 @@ export function failureDetails(
     v: 1,
     strategy: facts.strategy,
     trigger: facts.trigger,
-    category: known ? error.category : "error",
+    category: known ? error.category : error === undefined && facts.reason ? "invalid-plan" : "error",
     reason: reason.length > REASON_CHARS ? `${reason.slice(0, REASON_CHARS - 1)}…` : reason,
     counts: known ? boundedCounts(error.diagnostics) : {},
     ...(facts.model ? { model: facts.model } : {}),

@@ -37,7 +37,9 @@ describe("planner failure records", () => {
     const details = failureDetails(new Error("400: messages.0.content 'SECRET transcript' is invalid"), facts);
     expect(details.category).toBe("error");
     expect(JSON.stringify(details)).not.toContain("SECRET");
-    expect(failureDetails(undefined, { ...facts, reason: "x".repeat(500) }).reason.length).toBeLessThanOrEqual(200);
+    const refused = failureDetails(undefined, { ...facts, reason: "the strategy's details are not versioned " + "x".repeat(500) });
+    expect(refused.category).toBe("invalid-plan");
+    expect(refused.reason.length).toBeLessThanOrEqual(200);
   });
 
   it("render as a one-line card that expands to its counts", () => {
