@@ -161,13 +161,13 @@ export interface PlannerCall {
  */
 export function plannerCall(ctx: ExtensionContext, configured: string | undefined): PlannerCall {
   const call: PlannerCall = {};
-  if (configured && !strategyModel(ctx, configured)) {
+  const model = strategyModel(ctx, configured);
+  if (configured && !model) {
     call.complete = async () => {
       throw new PlanError("model-unresolved", `contextLedger.plannerModel "${configured}" is not a known model`);
     };
     return call;
   }
-  const model = strategyModel(ctx, configured);
   if (!model) return call;
   call.model = `${model.provider}/${model.id}`;
   call.complete = async (request, signal) => {
@@ -191,7 +191,11 @@ export function plannerCall(ctx: ExtensionContext, configured: string | undefine
     const u = reply.usage;
     call.usage = { input: (u?.input ?? 0) + (u?.cacheRead ?? 0) + (u?.cacheWrite ?? 0), output: u?.output ?? 0 };
     if (reply.stopReason === "aborted" && signal.aborted) throw abortReason(signal);
-    if (reply.stopReason === "error" || reply.stopReason === "aborted") throw new PlanError("model-error", `the planner call ended with ${reply.stopReason}`);
+    if (reply.stopReason === "error" || reply.stopReason === "aborted") {
+      // The provider's words are shown once, bounded, and never persisted: they may quote the request.
+      if (reply.errorMessage) ctx.ui.notify(`context-ledger: the planner model ${call.model} reported: ${reply.errorMessage.slice(0, 200)}`, "warning");
+      throw new PlanError("model-error", `the planner call ended with ${reply.stopReason}`);
+    }
     const answer: ModelReply = {
       text: reply.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join(""),
       toolCalls: reply.content.flatMap((b) => (b.type === "toolCall" ? [{ name: b.name, arguments: b.arguments }] : [])),

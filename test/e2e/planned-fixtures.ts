@@ -83,9 +83,13 @@ export function linesWith(call: Call, needle: string): number[] {
 export const branchOf = (h: Harness): SessionEntry[] => h.session.sessionManager.getBranch();
 export const customsOf = <T,>(h: Harness, type: string) => branchOf(h).filter((e): e is CustomEntry<T> => e.type === "custom" && e.customType === type);
 
-/** A faux step answering the planner with a tool plan that deletes all of a.txt (and of b.txt when asked). */
-export function planFiles(calls: Call[], tags: string[] = ["A-LINE"]): FauxResponseStep {
+/**
+ * A faux step answering the planner with a tool plan that deletes all of a.txt (and of b.txt when asked). `onCall`
+ * runs when the request arrives, for tests that wait on a request made in the background.
+ */
+export function planFiles(calls: Call[], tags: string[] = ["A-LINE"], onCall?: () => void): FauxResponseStep {
   return recorded(calls, () => {
+    onCall?.();
     const call = calls[calls.length - 1];
     expect(call.planner).toBe(true);
     const ranges = tags.map((tag) => {

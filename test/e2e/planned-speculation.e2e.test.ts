@@ -35,6 +35,13 @@ async function firstRun(after: FauxResponseStep[] = []): Promise<void> {
   await h!.session.prompt("Fix the login timeout.");
 }
 
+/** A planner step that also reports when its request arrived (speculative requests go out in the background). */
+function backgroundPlan(calls: Call[]): { step: FauxResponseStep; asked: Promise<void> } {
+  let arrived!: () => void;
+  const asked = new Promise<void>((resolve) => (arrived = resolve));
+  return { step: planFiles(calls, undefined, arrived), asked };
+}
+
 describe("planned speculative planning", () => {
   it("is off by default: no planner request before a compaction asks for one", async () => {
     h = await startHarness({ ledgerSettings: { strategy: "planned" }, files: FILES });
@@ -52,8 +59,10 @@ describe("planned speculative planning", () => {
     h = await startHarness({ ledgerSettings: SPECULATE, files: FILES });
     const warnings = captureWarnings(h, (restore) => (restoreNotify = restore));
     const calls: Call[] = [];
-    await firstRun([planFiles(calls)]);
+    const ahead = backgroundPlan(calls);
+    await firstRun([ahead.step]);
     // The run ended past 20% of the window: the planner request went out before any compaction.
+    await ahead.asked;
     expect(calls).toHaveLength(1);
     expect(calls[0].planner).toBe(true);
     expect(calls[0].options).toMatchObject({ maxTokens: 4_096 });
@@ -69,8 +78,9 @@ describe("planned speculative planning", () => {
   it("discards the candidate when the request differs (custom instructions), and plans afresh", async () => {
     h = await startHarness({ ledgerSettings: SPECULATE, files: FILES });
     const calls: Call[] = [];
-    await firstRun([planFiles(calls)]);
-    expect(calls).toHaveLength(1);
+    const ahead = backgroundPlan(calls);
+    await firstRun([ahead.step]);
+    await ahead.asked;
     h.faux.appendResponses([planFiles(calls)]);
     await h.session.compact("focus on the auth module");
     expect(calls).toHaveLength(2);
@@ -82,12 +92,15 @@ describe("planned speculative planning", () => {
   it("each run prepares at most one candidate, and only the newest can be reused", async () => {
     h = await startHarness({ ledgerSettings: SPECULATE, files: FILES });
     const calls: Call[] = [];
-    await firstRun([planFiles(calls)]);
-    expect(calls).toHaveLength(1);
+    const first = backgroundPlan(calls);
+    await firstRun([first.step]);
+    await first.asked;
     // The next run changes the objective, so its end prepares a new candidate; the first one is dropped.
+    const second = backgroundPlan(calls);
     h.script([fauxAssistantMessage("second answer")]);
-    h.faux.appendResponses([planFiles(calls)]);
+    h.faux.appendResponses([second.step]);
     await h.session.prompt("second turn");
+    await second.asked;
     expect(calls).toHaveLength(2);
     expect(JSON.stringify(calls[1].messages)).toContain("second turn");
     await h.session.compact();
