@@ -2,6 +2,7 @@
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { textOf } from "../log/entries.ts";
 import { estimateTextTokens } from "../projection/tokens.ts";
+import { plannedUsage, usageLines } from "../strategies/planned/report.ts";
 import type { LedgerSession } from "./ledger-session.ts";
 
 export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionContext, "getContextUsage">): string {
@@ -31,5 +32,6 @@ export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionConte
     );
   }
   for (const c of state.compactions) lines.push(`  compaction ${c.entryId}: ${c.strategy}, kept from ${c.firstKeptEntryId}`);
+  lines.push(...usageLines(plannedUsage(live.entries)));
   return lines.join("\n");
 }

@@ -10,6 +10,8 @@ import { filterPreparation, handleBeforeCompact } from "./compaction-handler.ts"
 import { renderDashboard } from "./dashboard.ts";
 import { FoldCoordinator } from "./fold-tools.ts";
 import { LedgerSession } from "./ledger-session.ts";
+import { registerPlannerCards } from "./planner-cards.ts";
+import { PlannerSpeculation } from "./planned-speculation.ts";
 import { PreserveHost } from "./preserve-host.ts";
 import { registerRecap } from "./recap.ts";
 import { registerRecallTools } from "./recall-tools.ts";
@@ -26,6 +28,11 @@ export function registerContextLedger(pi: ExtensionAPI): void {
   preserve.register();
   registerStrategy(createCheckpointPlanner(() => session.settings.checkpoint));
   registerStrategy(createPlannedPlanner(() => session.settings.planned));
+  const cards = registerPlannerCards(pi);
+  const speculation = new PlannerSpeculation(() => session, () => contextFiles, (ctx, message) => ctx.ui.notify(message, "warning"));
+  pi.on("agent_start", () => speculation.onRunStart());
+  pi.on("agent_end", (_event, ctx) => speculation.onRunEnd(ctx));
+  pi.on("session_shutdown", () => speculation.reset());
   registerRecap(pi, () => ({ enabled: true }), (ctx) => {
     session.sync(ctx.sessionManager);
     const last = session.live.state.compactions.at(-1);
@@ -41,6 +48,7 @@ export function registerContextLedger(pi: ExtensionAPI): void {
   // Ledger rebuilds: the branch is the truth, so every session switch folds it again.
   pi.on("session_start", (_event, ctx) => {
     warnOnce(ctx);
+    speculation.reset();
     folds.reset();
     session.rebuild(ctx.sessionManager);
   });
@@ -85,7 +93,13 @@ export function registerContextLedger(pi: ExtensionAPI): void {
   // Preserve manages the window at turn_end; when it hands a compaction back (overflow, nothing to checkpoint),
   // Pi's native summary runs on input filtered by the range rules, as for the native strategy.
   pi.on("session_before_compact", async (event, ctx) => {
-    if (session.settings.strategy !== "preserve") return handleBeforeCompact(event, ctx, session, { contextFiles: () => contextFiles });
+    if (session.settings.strategy !== "preserve") {
+      return handleBeforeCompact(event, ctx, session, {
+        contextFiles: () => contextFiles,
+        recordFallback: (details) => cards.recordFailure(details),
+        reuse: (complete, model, settings) => speculation.reuse(complete, model, settings),
+      });
+    }
     const answer = await preserve.onBeforeCompact(event, ctx);
     if (answer) return answer;
     session.sync(ctx.sessionManager);

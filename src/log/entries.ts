@@ -26,6 +26,10 @@ export const LedgerType = {
   recap: "context-ledger/recap",
   /** custom_message: a preserve tool checkpoint; its range hides technical state and keeps the dialogue. */
   preserve: "context-ledger/preserve",
+  /** custom (not in context): a compaction strategy failed and Pi compacted natively; counts only. */
+  plannerFailure: "context-ledger/planner-failure",
+  /** custom (not in context): the native compaction that followed a planner failure, for its own card. */
+  nativeCompaction: "context-ledger/native-compaction",
 } as const;
 
 /** Names of the compaction strategies that answer `session_before_compact`. */

@@ -8,7 +8,7 @@ import type { RowFactory } from "../row.ts";
 import { checkpointRow } from "./checkpoint.ts";
 import { foldPolicy } from "./fold-policy.ts";
 import { piNative } from "./native.ts";
-import { plannedRow } from "./planned.ts";
+import { plannedModelRow, plannedRow } from "./planned.ts";
 import { preserveRow } from "./preserve.ts";
 
 export interface RowEntry {
@@ -22,6 +22,7 @@ export interface RowEntry {
 export const ROWS: readonly RowEntry[] = [
   { id: "checkpoint", factory: checkpointRow },
   { id: "planned", factory: plannedRow },
+  { id: "planned-model", factory: plannedModelRow },
   { id: "preserve", factory: preserveRow },
   { id: "fold", factory: foldPolicy },
   { id: "none", factory: noCompaction },
