@@ -1,6 +1,6 @@
 // Target and checkpoint-name rules of the fold strategy: what `context_compact` may fold after, and what
 // `context_checkpoint` may be called. Pure: decisions over a read-only view of the branch; no I/O.
-import type { SessionEntry } from "../../log/entries.ts";
+import { isRestoreEntry, type SessionEntry } from "../../log/entries.ts";
 
 /** What the rules need to know about the session. */
 export interface FoldView {
@@ -16,12 +16,22 @@ export interface FoldView {
   labelledElsewhere(label: string): readonly string[];
 }
 
-/** Index on the path of the first entry the latest compaction kept; earlier entries are outside the context. */
+/**
+ * Index on the path of the first entry the latest compaction kept; earlier entries are outside the context. A
+ * compaction a restore revoked does not count, and one a partial restore moved back keeps from its new start.
+ */
 export function contextStartIndex(view: Pick<FoldView, "path" | "indexOf">): number {
+  const revoked = new Set<string>();
+  const keptFrom = new Map<string, string>();
+  for (const entry of view.path) {
+    if (!isRestoreEntry(entry) || entry.data.act !== "compaction" || revoked.has(entry.data.targetId)) continue;
+    if (entry.data.firstKeptEntryId === undefined) revoked.add(entry.data.targetId);
+    else keptFrom.set(entry.data.targetId, entry.data.firstKeptEntryId);
+  }
   for (let i = view.path.length - 1; i >= 0; i--) {
     const entry = view.path[i];
-    if (entry.type === "compaction") {
-      const kept = view.indexOf(entry.firstKeptEntryId);
+    if (entry.type === "compaction" && !revoked.has(entry.id)) {
+      const kept = view.indexOf(keptFrom.get(entry.id) ?? entry.firstKeptEntryId);
       return kept >= 0 ? kept : i;
     }
   }
