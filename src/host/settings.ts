@@ -23,6 +23,8 @@ export interface LedgerSettings {
   planned: PlannedOptions;
   /** Attach the Stately inspector to every lifecycle actor (message bodies are stripped). */
   inspect: boolean;
+  /** One short hidden notice to the model when usage passes `share` of the strategy's threshold. */
+  budgetNotice: { enabled: boolean; share: number };
 }
 
 export const DEFAULT_SETTINGS: LedgerSettings = {
@@ -33,6 +35,7 @@ export const DEFAULT_SETTINGS: LedgerSettings = {
   checkpoint: { capPercent: 25, startupReads: true },
   planned: { ...DEFAULT_PLANNED_OPTIONS },
   inspect: false,
+  budgetNotice: { enabled: true, share: 0.8 },
 };
 
 const STRATEGIES: readonly StrategySetting[] = ["checkpoint", "planned", "preserve", "native"];
@@ -110,6 +113,9 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   const isTokens = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 10_000_000;
   s.planned.minRetainedTokens = pick("planned.minRetainedTokens", planned.minRetainedTokens, isTokens, s.planned.minRetainedTokens);
   s.planned.minSavedTokens = pick("planned.minSavedTokens", planned.minSavedTokens, isTokens, s.planned.minSavedTokens);
+  const budget = sub("budgetNotice");
+  s.budgetNotice.enabled = pick("budgetNotice.enabled", budget.enabled, isBool, s.budgetNotice.enabled);
+  s.budgetNotice.share = pick("budgetNotice.share", budget.share, isRatio, s.budgetNotice.share);
   const checkpoint = sub("checkpoint");
   s.checkpoint.capPercent = pick("checkpoint.capPercent", checkpoint.capPercent, isPercent, s.checkpoint.capPercent);
   s.checkpoint.startupReads = pick("checkpoint.startupReads", checkpoint.startupReads, isBool, s.checkpoint.startupReads);
@@ -145,6 +151,12 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   if (lookupModel !== undefined) {
     if (isModel(lookupModel)) s.recall.lookupModel = lookupModel;
     else warnings.push(`PI_CONTEXT_LEDGER_LOOKUP_MODEL: expected provider/model, got ${JSON.stringify(lookupModel)}; ignored`);
+  }
+  s.budgetNotice.enabled = envBool("BUDGET_NOTICE", s.budgetNotice.enabled);
+  const share = envValue("BUDGET_NOTICE_SHARE");
+  if (share !== undefined) {
+    if (isRatio(Number(share))) s.budgetNotice.share = Number(share);
+    else warnings.push(`PI_CONTEXT_LEDGER_BUDGET_NOTICE_SHARE: expected a number between 0 and 1, got ${JSON.stringify(share)}; ignored`);
   }
   const cap = envValue("CAP_PERCENT");
   if (cap !== undefined) {

@@ -14,6 +14,8 @@ export interface FoldView {
   exists(id: string): boolean;
   /** Entry ids carrying `label` on other branches, newest first. */
   labelledElsewhere(label: string): readonly string[];
+  /** The restore that revoked the act with this id, if one did (folds, checkpoints, compactions). */
+  revokedBy?(id: string): string | undefined;
 }
 
 /**
