@@ -62,7 +62,7 @@ export function registerContextLedger(pi: ExtensionAPI): void {
   // Model view: runs before every provider request; cost grows with entries appended since the last request.
   pi.on("context", (event, ctx) => {
     session.sync(ctx.sessionManager);
-    const messages = session.live.requestContext(event.messages);
+    const messages = session.live.requestContext(event.messages, "conversation");
     session.noteRequest();
     return messages ? { messages } : undefined;
   });

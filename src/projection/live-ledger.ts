@@ -177,16 +177,24 @@ export class LiveLedger {
    * The model view for a provider request Pi built (the `context` hook). Pi's request always follows Pi's newest
    * compaction; when a restore revoked that compaction (or moved its cut back), the part of the request that came
    * from the compaction and what it kept is replaced by our projection of the same region (the restored history),
-   * and the rest is filtered as usual. Otherwise this is {@link filterContext}.
+   * and the rest is filtered as usual. Otherwise this is {@link filterContext}. `conversation` is the list Pi's
+   * `context` hook gets: no system messages, since Pi puts its current system message back in front afterwards; the
+   * restored region then leaves its system messages out too. `full` is Pi's whole projection (tests, the lab).
    */
-  requestContext(messages: AgentMessage[]): AgentMessage[] | undefined {
+  requestContext(messages: AgentMessage[], shape: "full" | "conversation" = "full"): AgentMessage[] | undefined {
     const cut = this.revokedCut();
     if (cut < 0) return this.filterContext(messages);
     const mask = this.foldMask();
     const memo = this.match(messages, mask);
     const head = this.restoredHead(cut, mask);
-    const out = head.messages.slice();
-    const ids: (string | undefined)[] = head.ids.slice();
+    const withSystem = shape === "full";
+    const out: AgentMessage[] = [];
+    const ids: (string | undefined)[] = [];
+    head.messages.forEach((m, i) => {
+      if (!withSystem && m.role === "system") return;
+      out.push(m);
+      ids.push(head.ids[i]);
+    });
     const compaction = this.path.entries[cut] as Extract<SessionEntry, { type: "compaction" }>;
     const summaryAt = memo.ids.indexOf(compaction.id);
     // Pi sends the compaction's system snapshot right before its summary; our head carries the system state instead.

@@ -20,6 +20,14 @@ function liveView(b: LedgerBuilder): string {
   const request = structuredClone(buildSessionProjection(b.entries, b.leaf).messages);
   return JSON.stringify(live.requestContext(request) ?? request);
 }
+/** The same, for the list Pi's `context` hook really gets: no system messages (Pi puts the current one back). */
+function liveConversation(b: LedgerBuilder): string {
+  const live = new LiveLedger();
+  live.sync(b.leaf, (id) => b.byId().get(id));
+  const request = structuredClone(buildSessionProjection(b.entries, b.leaf).messages.filter((m) => m.role !== "system"));
+  return JSON.stringify(live.requestContext(request, "conversation") ?? request);
+}
+const conversation = (b: LedgerBuilder) => JSON.stringify(projectBranch(path(b)).messages.filter((m) => m.role !== "system"));
 function plan(b: LedgerBuilder, target: string, limit = Infinity, newest = false) {
   const p = path(b);
   const state = foldBranch(p);
@@ -65,6 +73,8 @@ describe("restore facts in the projection", () => {
 
   it("a compaction restored whole brings back what it cut and drops its summary and recap", () => {
     const b = new LedgerBuilder();
+    const system = { role: "system", content: "", sections: { preamble: "SYSTEM" }, timestamp: 0 };
+    b.append({ type: "message", id: "sys", parentId: null, timestamp: new Date(0).toISOString(), message: system } as unknown as SessionEntry);
     b.user("OLD-USER");
     b.assistant("OLD-ANSWER");
     const kept = b.user("RECENT");
@@ -81,6 +91,7 @@ describe("restore facts in the projection", () => {
     expect(restored).not.toContain("RECAP-TEXT");
     expect(restored.indexOf("OLD-ANSWER")).toBeLessThan(restored.indexOf("RECENT"));
     expect(liveView(b)).toBe(view(b));
+    expect(liveConversation(b)).toBe(conversation(b));
     // Before the compaction plus the turn after it: the same bytes.
     expect(view(b).startsWith(view(b, before).slice(0, -1))).toBe(true);
   });
