@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { StrategySetting } from "../log/entries.ts";
+import { DEFAULT_NOTICE_SHARE } from "../projection/budget.ts";
 import type { RecallSettings } from "../recall/settings.ts";
 import { DEFAULT_PLANNED_OPTIONS, type PlannedOptions } from "../strategies/planned/planner.ts";
 
@@ -35,7 +36,7 @@ export const DEFAULT_SETTINGS: LedgerSettings = {
   checkpoint: { capPercent: 25, startupReads: true },
   planned: { ...DEFAULT_PLANNED_OPTIONS },
   inspect: false,
-  budgetNotice: { enabled: true, share: 0.8 },
+  budgetNotice: { enabled: true, share: DEFAULT_NOTICE_SHARE },
 };
 
 const STRATEGIES: readonly StrategySetting[] = ["checkpoint", "planned", "preserve", "native"];

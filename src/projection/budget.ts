@@ -3,6 +3,9 @@
 import { LedgerType, type SessionEntry, type StrategySetting } from "../log/entries.ts";
 import { triggerTokens } from "../strategies/preserve/reserve.ts";
 
+/** Share of the threshold at which the notice fires unless configured otherwise. */
+export const DEFAULT_NOTICE_SHARE = 0.8;
+
 /** Pi's own compaction settings for the active model (`compaction.enabled`, `compaction.reserveTokens`). */
 export interface PiCompactionSettings {
   enabled: boolean;
