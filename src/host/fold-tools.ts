@@ -37,6 +37,7 @@ export function foldView(session: LedgerSession, sm: SessionManagerView): FoldVi
     path: live.entries,
     indexOf: (id) => live.indexOf(id),
     isFolded: (id) => live.isFolded(id),
+    revokedBy: (id) => live.state.revoked[id],
     labels,
     exists: (id) => sm.getEntry(id) !== undefined,
     labelledElsewhere: (name) => {

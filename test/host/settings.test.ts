@@ -79,6 +79,18 @@ describe("recall settings", () => {
     expect(settings.recall.lookupAnswerChars).toBeUndefined();
     expect(warnings.join()).toMatch(/lookupAnswerChars/);
   });
+
+  it("reads the budget notice switch and share, with their environment overrides", () => {
+    expect(DEFAULT_SETTINGS.budgetNotice).toEqual({ enabled: true, share: 0.8 });
+    const file = resolveSettings({ budgetNotice: { enabled: false, share: 0.6 } }, {});
+    expect(file.settings.budgetNotice).toEqual({ enabled: false, share: 0.6 });
+    const env = resolveSettings({ budgetNotice: { enabled: false } }, { PI_CONTEXT_LEDGER_BUDGET_NOTICE: "1", PI_CONTEXT_LEDGER_BUDGET_NOTICE_SHARE: "0.5" });
+    expect(env.settings.budgetNotice).toEqual({ enabled: true, share: 0.5 });
+    const bad = resolveSettings({ budgetNotice: { share: 1.5 } }, { PI_CONTEXT_LEDGER_BUDGET_NOTICE_SHARE: "lots" });
+    expect(bad.settings.budgetNotice.share).toBe(0.8);
+    expect(bad.warnings.join("\n")).toMatch(/budgetNotice\.share: invalid value 1\.5/);
+    expect(bad.warnings.join("\n")).toMatch(/PI_CONTEXT_LEDGER_BUDGET_NOTICE_SHARE/);
+  });
 });
 
 describe("settings: wrong shapes and number syntax", () => {

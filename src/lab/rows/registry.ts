@@ -6,6 +6,7 @@ import { opencodePrune } from "../baselines/prune.ts";
 import { truncateOldest } from "../baselines/truncate.ts";
 import type { RowFactory } from "../row.ts";
 import { checkpointRow } from "./checkpoint.ts";
+import { foldNotice } from "./fold-notice.ts";
 import { foldPolicy } from "./fold-policy.ts";
 import { piNative } from "./native.ts";
 import { plannedModelRow, plannedRow } from "./planned.ts";
@@ -25,6 +26,7 @@ export const ROWS: readonly RowEntry[] = [
   { id: "planned-model", factory: plannedModelRow },
   { id: "preserve", factory: preserveRow },
   { id: "fold", factory: foldPolicy },
+  { id: "fold-notice", factory: foldNotice },
   { id: "none", factory: noCompaction },
   { id: "truncate", factory: truncateOldest },
   { id: "masking", factory: observationMasking },
