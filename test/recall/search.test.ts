@@ -322,3 +322,136 @@ describe("context_list_entries", () => {
     expect(listEntries(index, { role: "robot" }, L)).toEqual({ ok: false, error: expect.stringContaining("unknown role") });
   });
 });
+
+describe("recall traffic", () => {
+  /** A branch where an error appears once in real output, then in the agent's own searches for it. */
+  function searched() {
+    const b = new Branch();
+    b.user("build it");
+    b.toolResult("c1", "bash", "fatal: ERR-4711 in linker");
+    b.assistant([
+      { type: "text", text: "Looking for ERR-4711 again." },
+      toolCall("context_grep", { pattern: "ERR-4711" }, "g1"),
+      toolCall("context_lookup", { question: "where did ERR-4711 come from?" }, "k1"),
+    ]);
+    b.toolResult("g1", "context_grep", "1 matching line in 1 entry\n> 3│ fatal: ERR-4711 in linker");
+    b.toolResult("k1", "context_lookup", "Found in ENTRY e2: fatal: ERR-4711 in linker");
+    b.assistant([toolCall("context_timeline", {}, "t1"), toolCall("context_show_entry", { id: "e2" }, "s1"), toolCall("context_list_entries", {}, "l1")]);
+    b.toolResult("t1", "context_timeline", "e2 toolResult(bash): fatal: ERR-4711 in linker");
+    b.toolResult("s1", "context_show_entry", "fatal: ERR-4711 in linker");
+    b.toolResult("l1", "context_list_entries", "#2 e2 toolResult(bash) — fatal: ERR-4711 in linker");
+    return buildTranscript(b.entries);
+  }
+
+  it("is skipped by default: a search finds the original output, not its own calls and earlier results", () => {
+    const index = searched();
+    for (const params of [{ pattern: "ERR-4711" }, { pattern: "ERR-\\d+" }, { pattern: "err-4711", literal: true }]) {
+      const found = grepAll(index, params).matches.map((m) => `${m.entryId}:${m.section}`);
+      expect(found).toEqual(["e2:[toolResult] bash c1", "e3:[text]"]);
+    }
+    expect(ok(grepTranscript(index, { pattern: "question", literal: true }, L)).text).toContain("includeRecall: true adds them");
+  });
+
+  it("is searched with includeRecall: true", () => {
+    const index = searched();
+    const found = grepAll(index, { pattern: "ERR-4711", includeRecall: true }).matches.map((m) => m.entryId);
+    expect(found).toEqual(["e2", "e3", "e3", "e3", "e4", "e5", "e7", "e8", "e9"]);
+    // Each skipped call is cut at its own section: the assistant's text stays searchable either way.
+    expect(grepAll(index, { pattern: "again", literal: true }).matches.map((m) => m.entryId)).toEqual(["e3"]);
+  });
+});
+
+describe("case", () => {
+  function mixed() {
+    const b = new Branch();
+    b.toolResult("c1", "bash", "Error: Disk Full\nerror: disk full\nERROR: DISK FULL\nΣΊΣΥΦΟΣ ran");
+    b.user("σίσυφος? and the KELVIN sign: \u212Aelvin");
+    return buildTranscript(b.entries);
+  }
+  const lines = (index: TranscriptIndex, params: GrepParams) => grepAll(index, params).matches.map((m) => `${m.entryId}:${m.line}`);
+
+  it("is ignored by default, for exact text and regular expressions alike", () => {
+    const index = mixed();
+    expect(lines(index, { pattern: "error: disk full", literal: true })).toEqual(["e1:3", "e1:4", "e1:5"]);
+    expect(lines(index, { pattern: "^error: d[a-z]+ full$" })).toEqual(["e1:3", "e1:4", "e1:5"]);
+    // Greek final sigma and the Kelvin sign fold like their ordinary letters.
+    expect(lines(index, { pattern: "σίσυφος", literal: true })).toEqual(["e1:6", "e2:3"]);
+    expect(lines(index, { pattern: "σίσυφος" })).toEqual(["e1:6", "e2:3"]);
+    expect(lines(index, { pattern: "kelvin", literal: true })).toEqual(["e2:3"]);
+    expect(lines(index, { pattern: "k(elvin)" })).toEqual(["e2:3"]);
+  });
+
+  it("is matched exactly with caseSensitive: true", () => {
+    const index = mixed();
+    expect(lines(index, { pattern: "error: disk full", literal: true, caseSensitive: true })).toEqual(["e1:4"]);
+    expect(lines(index, { pattern: "^ERROR: [A-Z]+", caseSensitive: true })).toEqual(["e1:5"]);
+    expect(lines(index, { pattern: "σίσυφος", literal: true, caseSensitive: true })).toEqual(["e2:3"]);
+  });
+
+  it("is part of the query a cursor belongs to", () => {
+    const b = new Branch();
+    for (let i = 0; i < 20; i++) b.user(`Needle ${i}`);
+    const index = buildTranscript(b.entries);
+    const cursor = ok(grepTranscript(index, { pattern: "needle" }, L)).details.nextCursor!;
+    expect(grepTranscript(index, { pattern: "needle", caseSensitive: true, cursor }, L)).toEqual({ ok: false, error: expect.stringContaining("different query") });
+    expect(grepTranscript(index, { pattern: "needle", includeRecall: true, cursor }, L)).toEqual({ ok: false, error: expect.stringContaining("different query") });
+  });
+});
+
+describe("oversized input is never echoed back", () => {
+  const index = buildTranscript(session().entries);
+  const refusal = (outcome: { ok: boolean; error?: string }) => {
+    expect(outcome.ok).toBe(false);
+    expect(outcome.error!.length).toBeLessThan(400);
+    return outcome.error!;
+  };
+
+  it("refuses a 200k-character id, a 100k-character role and 1 MB patterns, naming the limit", () => {
+    expect(refusal(showEntry(index, { id: "a".repeat(200_000) }, L))).toMatch(/200000 characters; entry ids are at most 256/);
+    expect(refusal(showEntry(index, { id: "zz".repeat(100) }, L))).toMatch(/no entry "z+… \[cut: 200 chars in all\]"/);
+    expect(refusal(listEntries(index, { role: "r".repeat(100_000) }, L))).toMatch(/unknown role "r+… \[cut: 100000 chars in all\]"/);
+    expect(refusal(grepTranscript(index, { pattern: "p".repeat(1_000_000) }, L))).toMatch(/1000000 characters; the limit is 500/);
+    expect(refusal(grepTranscript(index, { pattern: "p".repeat(1_000_000), literal: true }, L))).toMatch(/1000000 characters; the limit is 2000/);
+    expect(refusal(grepTranscript(index, { pattern: `(${"x".repeat(400)}` }, L))).toMatch(/missing closing/);
+    expect(refusal(grepTranscript(index, { pattern: "x", cursor: "c".repeat(1_000_000) }, L))).toMatch(/1000000 characters; cursors are at most 512/);
+    expect(refusal(grepTranscript(index, { pattern: "x", cursor: `g:${"c".repeat(400)}` }, L))).toMatch(/invalid cursor "g:c+… \[cut: 402 chars in all\]"/);
+  });
+
+  it("keeps a page's heading short when the pattern is long", () => {
+    const text = ok(grepTranscript(index, { pattern: "q".repeat(1_999), literal: true }, L)).text;
+    expect(text.length).toBeLessThan(400);
+    expect(text).toContain("[cut: 1999 chars in all]");
+  });
+});
+
+describe("cursor positions", () => {
+  function paged() {
+    const b = new Branch();
+    for (let i = 0; i < 20; i++) b.user(`item ${i} needle`);
+    const index = buildTranscript(b.entries);
+    const cursor = ok(grepTranscript(index, { pattern: "needle", literal: true }, L)).details.nextCursor!;
+    return { index, cursor, parts: cursor.split(":") };
+  }
+
+  it("refuses a position past safe integers or past the end of its entry, with the fingerprint intact", () => {
+    const { index, parts } = paged();
+    const forged = (ordinal: string, position: string) => [parts[0], parts[1], ordinal, position, ...parts.slice(4)].join(":");
+    const grep = (cursor: string) => grepTranscript(index, { pattern: "needle", literal: true, cursor }, L);
+    expect(grep(forged(parts[2], "9".repeat(30)))).toEqual({ ok: false, error: expect.stringContaining("position is out of range") });
+    expect(grep(forged("9".repeat(30), "0"))).toEqual({ ok: false, error: expect.stringContaining("position is out of range") });
+    expect(grep(forged(parts[2], "100000"))).toEqual({ ok: false, error: expect.stringContaining("past the end of entry") });
+    expect(grep(forged(parts[2], "-5"))).toEqual({ ok: false, error: expect.stringContaining("invalid cursor") });
+    // The genuine cursor still works.
+    expect(grep(parts.join(":")).ok).toBe(true);
+  });
+
+  it("refuses a show cursor past safe integers", () => {
+    const b = new Branch();
+    const r = b.toolResult("c1", "read", Array.from({ length: 2_000 }, (_, i) => `line ${i}`).join("\n"));
+    const index = buildTranscript(b.entries);
+    const cursor = ok(showEntry(index, { id: r.id }, L)).details.nextCursor!;
+    const parts = cursor.split(":");
+    parts[3] = "1".repeat(30);
+    expect(showEntry(index, { id: r.id, cursor: parts.join(":") }, L)).toEqual({ ok: false, error: expect.stringContaining("out of range") });
+  });
+});
