@@ -466,7 +466,9 @@ function recallTraffic(b: Builder, role: TranscriptRole, name: string | undefine
     if (section.kind !== "toolCall" || !RECALL_TRAFFIC_TOOLS.includes(section.tool ?? "")) return;
     ranges.push([section.line, b.sections[i + 1]?.line ?? b.lines.length]);
   });
-  return ranges;
+  // A reply that only called recall tools is traffic as a whole, header included.
+  const covered = ranges.reduce((n, [from, to]) => n + to - from, 0);
+  return ranges.length && covered === b.lines.length - 1 ? [[0, b.lines.length]] : ranges;
 }
 
 /** True when line `line` of the entry is recall traffic. */

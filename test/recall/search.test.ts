@@ -350,6 +350,9 @@ describe("recall traffic", () => {
       expect(found).toEqual(["e2:[toolResult] bash c1", "e3:[text]"]);
     }
     expect(ok(grepTranscript(index, { pattern: "question", literal: true }, L)).text).toContain("includeRecall: true adds them");
+    // A reply made only of recall calls is traffic from its header on; one with text of its own keeps its header.
+    expect(grepAll(index, { pattern: "^ENTRY e[36] " }).matches.map((m) => m.entryId)).toEqual(["e3"]);
+    expect(grepAll(index, { pattern: "^ENTRY e[36] ", includeRecall: true }).matches.map((m) => m.entryId)).toEqual(["e3", "e6"]);
   });
 
   it("is searched with includeRecall: true", () => {
