@@ -2,7 +2,7 @@
 // a marker on entries that can no longer be fold targets. Pure: no I/O.
 import { textOf, type SessionEntry } from "../../log/entries.ts";
 import { decodeCursor, encodeCursor } from "../../recall/cursor.ts";
-import { contextStartIndex, type FoldView } from "./targets.ts";
+import { contextOrder, contextStartIndex, type FoldView } from "./targets.ts";
 
 const PREVIEW = 80;
 export const NOT_A_TARGET = "compacted: not a compact target";
@@ -38,26 +38,30 @@ function oneLine(text: string): string {
   return flat.length > PREVIEW ? `${flat.slice(0, PREVIEW)}…` : flat;
 }
 
-/** One timeline row per conversation entry, oldest first (`root` is not a row). */
+/** One timeline row per conversation entry, in context order (oldest first; `root` is not a row). */
 export function timelineRows(view: FoldView): { id: string; line: string }[] {
   const start = contextStartIndex(view);
   const rows: { id: string; line: string }[] = [];
-  view.path.forEach((entry, index) => {
+  // Context order: the latest compaction's summary leads the context, ahead of the tail it kept.
+  for (const index of contextOrder(view)) {
+    const entry = view.path[index];
     const shown = preview(entry);
-    if (!shown) return;
+    if (!shown) continue;
     const label = view.labels[entry.id];
     const marks: string[] = [];
     if (label) marks.push(`checkpoint "${label}"`);
+    const revokedBy = view.revokedBy?.(entry.id);
+    if (revokedBy) marks.push(`revoked by restore ${revokedBy}`);
     // A compaction entry itself stays in context even though it sits after the kept range it starts.
     if (entry.type !== "compaction" && (index < start || view.isFolded(entry.id))) marks.push(NOT_A_TARGET);
     rows.push({ id: entry.id, line: `${entry.id} ${shown.role}: ${oneLine(shown.text)}${marks.length ? ` (${marks.join("; ")})` : ""}` });
-  });
+  }
   return rows;
 }
 
 const ROOT_LINE = "root — start of the current context (always a valid target)";
 
-/** Render the whole timeline, oldest first. `root` is always listed first and never marked. */
+/** Render the whole timeline in context order (oldest first). `root` is always listed first and never marked. */
 export function renderTimeline(view: FoldView): string {
   return [ROOT_LINE, ...timelineRows(view).map((r) => r.line)].join("\n");
 }
