@@ -10,6 +10,7 @@ import { MAX_QUESTION_LENGTH } from "../recall/input.ts";
 import { grepTranscript, listEntries, showEntry, type ScanBudget, type SearchOutcome } from "../recall/search.ts";
 import { recallLimits, type RecallSettings } from "../recall/settings.ts";
 import { createTranscript, syncTranscript, type TranscriptIndex } from "../recall/transcript.ts";
+import { guardedTool } from "./tool-boundary.ts";
 
 export type { RecallSettings } from "../recall/settings.ts";
 
@@ -77,7 +78,7 @@ function lookupModel(ctx: ExtensionContext, configured: string | undefined): Mod
 export function registerRecallTools(pi: ExtensionAPI, getSettings: () => RecallSettings): RecallIndexes {
   const indexes = new RecallIndexes();
 
-  pi.registerTool({
+  pi.registerTool(guardedTool({
     name: "context_lookup",
     label: "Context lookup",
     description: `Recover specific details from this session's earlier history, including everything compaction removed from your view. A subagent searches the full recorded branch (tool outputs, tool arguments, reasoning) in its own context and returns findings with ENTRY ids; its raw search results never enter this conversation. ${WHEN_TO_RECALL} ${WHEN_NOT} Ask one precise question. One lookup is allowed per stretch of work (until new user input, a bash run or another tool's result); after that use context_grep / context_show_entry.`,
@@ -105,9 +106,9 @@ export function registerRecallTools(pi: ExtensionAPI, getSettings: () => RecallS
       const { text, ...details } = outcome;
       return { content: [{ type: "text", text }], details: { blocked: false, model: `${model.provider}/${model.id}`, ...details } };
     },
-  });
+  }));
 
-  pi.registerTool({
+  pi.registerTool(guardedTool({
     name: "context_list_entries",
     label: "Context entries",
     description: `List the entries of this session's active branch, including compacted ones: id, role, timestamp and a one-line preview, oldest first, paginated. A fallback for context_lookup; results enter this conversation. ${WHEN_NOT}`,
@@ -119,9 +120,9 @@ export function registerRecallTools(pi: ExtensionAPI, getSettings: () => RecallS
       const limits = recallLimits(getSettings());
       return toResult(listEntries(indexes.for(ctx.sessionManager), params, limits));
     },
-  });
+  }));
 
-  pi.registerTool({
+  pi.registerTool(guardedTool({
     name: "context_grep",
     label: "Context grep",
     description: `Search the full recorded history of this session's active branch, including parts compacted out of your view: tool outputs, tool arguments, reasoning and messages. Regex by default, exact text with literal: true; case is ignored unless caseSensitive is true. Each match comes with surrounding lines and the ENTRY id it belongs to, paginated with a cursor. Earlier recall calls and their results are skipped unless includeRecall is true. ${WHEN_TO_RECALL} A fallback for context_lookup; results enter this conversation. ${WHEN_NOT}`,
@@ -142,9 +143,9 @@ export function registerRecallTools(pi: ExtensionAPI, getSettings: () => RecallS
       const limits = recallLimits(getSettings());
       return toResult(grepTranscript(indexes.for(ctx.sessionManager), params, limits, recallScanBudget()));
     },
-  });
+  }));
 
-  pi.registerTool({
+  pi.registerTool(guardedTool({
     name: "context_show_entry",
     label: "Context entry",
     description: `Show one entry of this session's active branch by id, whole (tool output, arguments, reasoning), paginated for long outputs. Use ids from context_grep, context_list_entries or a context_lookup answer. ${WHEN_NOT}`,
@@ -156,7 +157,7 @@ export function registerRecallTools(pi: ExtensionAPI, getSettings: () => RecallS
       const limits = recallLimits(getSettings());
       return toResult(showEntry(indexes.for(ctx.sessionManager), params, limits));
     },
-  });
+  }));
 
   return indexes;
 }

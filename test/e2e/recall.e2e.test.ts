@@ -6,6 +6,7 @@ import { fauxAssistantMessage, fauxText, fauxToolCall, type Message } from "@ear
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { compileRegex } from "../../src/recall/regex.ts";
 import { DEFAULT_RECALL_LIMITS } from "../../src/recall/settings.ts";
+import { hasRawControl } from "../arbitraries/hostile.ts";
 import { LedgerBuilder } from "../support/ledger-builder.ts";
 import { startHarness, type Harness } from "./harness.ts";
 
@@ -316,6 +317,21 @@ describe("recall hardening e2e", () => {
     // What went back to the provider: the results, short (the model's own oversized call is its own message).
     const last = h.requests.at(-1)!.filter((m) => m.role === "toolResult");
     expect(last.map((m) => textOf(m).length).every((n) => n < 400)).toBe(true);
+  });
+
+  it("shows control bytes in recovered output as visible escapes (the tool boundary)", async () => {
+    h = await startHarness();
+    h.script([
+      fauxAssistantMessage([fauxToolCall("bash", { command: "printf '\\033[2J\\033[31mRED-NEEDLE\\033[0m\\n'" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage("printed"),
+    ]);
+    await h.session.prompt("print it");
+    h.script([fauxAssistantMessage([fauxToolCall("context_grep", { pattern: "red-needle" })], { stopReason: "toolUse" }), fauxAssistantMessage("found")]);
+    await h.session.prompt("find it");
+    const text = resultText(toolResults("context_grep")[0]);
+    expect(text).toContain("RED-NEEDLE");
+    expect(hasRawControl(text)).toBe(false);
+    expect(text).toContain("\\u001b[31m");
   });
 
   it("pages context_timeline on a long session and follows its cursor to earlier entries", async () => {
