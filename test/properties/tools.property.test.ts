@@ -8,9 +8,10 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fauxAssistantMessage, fauxToolCall } from "@earendil-works/pi-ai";
 import { startHarness, type Harness } from "../e2e/harness.ts";
+import { DEFAULT_RECALL_LIMITS } from "../../src/recall/settings.ts";
 import { anyJsonArb, assertBounded, forgedStructureArb, hasRawControl, hostileStringArb, regexArb } from "../arbitraries/hostile.ts";
 
-const runs = Math.max(10, Math.round(Number(process.env.FC_RUNS ?? 200) / 5));
+const runs = Math.max(10, Math.round(Number(process.env.FC_RUNS ?? 200) / 10));
 
 /** The most text any one tool result may hold (documented in docs/recall.md and docs/strategies/fold.md). */
 const RESULT_CHAR_BOUND = 20_000;
@@ -28,12 +29,14 @@ const TOOLS: Record<string, fc.Arbitrary<Record<string, unknown>>> = {
     { requiredKeys: ["pattern"] },
   ),
   context_show_entry: fc.record({ id: loose(stringish), cursor: loose(stringish) }, { requiredKeys: ["id"] }),
+  context_restore: fc.record({ target: loose(fc.oneof(stringish, fc.constantFrom("last", "#1", "root"))) }),
 };
 
 interface ToolResultMessage {
   role: "toolResult";
   toolCallId: string;
   isError?: boolean;
+  details?: { work?: number };
   content: { type: string; text?: string }[];
 }
 
@@ -72,6 +75,8 @@ describe("tool properties (hostile arguments through a real AgentSession)", () =
           expect(text.length).toBeLessThanOrEqual(RESULT_CHAR_BOUND);
           expect(hasRawControl(text), "raw control byte in the result").toBe(false);
           if (result!.isError) expect(text.trim().length).toBeGreaterThan(0);
+          // Work is counted, not timed: a grep call never spends more than its work cap.
+          if (tool === "context_grep" && !result!.isError) expect(result!.details?.work ?? Number.NaN).toBeLessThanOrEqual(DEFAULT_RECALL_LIMITS.maxScanWork);
           const after = readFileSync(file);
           expect(after.subarray(0, before.length).equals(before), "earlier bytes are a prefix").toBe(true);
           for (const line of after.toString("utf8").split("\n").filter(Boolean)) JSON.parse(line);
