@@ -193,13 +193,28 @@ export class LiveLedger {
    * range end, as `projectBranch` orders it. Works on message indexes; returns true when anything moved.
    */
   private placeAnchored(kept: number[], ids: readonly (string | undefined)[]): boolean {
+    const start = this.contextStart();
+    // Position in the view's order before anchoring: the compaction in force comes first (its summary heads the
+    // request), everything else by path index. An anchor whose range end lies before the context start (summarized
+    // by that compaction) is not in the view, so its checkpoint keeps its own place, as `projectBranch` keeps it.
+    const position = (i: number): number => (i === start.compaction ? start.from - 0.5 : i);
+    const visible = (i: number): boolean => {
+      if (i === start.compaction) return true;
+      if (i < start.from) return false;
+      const entry = this.path.entries[i];
+      return !(start.compaction >= 0 && i < start.compaction && entry.type === "message" && entry.message.role === "system");
+    };
     const anchorEnd = new Map<string, number>();
-    for (const rule of this.state.folds) if (rule.anchored) anchorEnd.set(rule.entryId, this.path.indexOf(rule.throughId));
-    // Where a message sits in the view's order: its path index, or just after its range end when anchored.
+    for (const rule of this.state.folds) {
+      if (!rule.anchored) continue;
+      const end = this.path.indexOf(rule.throughId);
+      anchorEnd.set(rule.entryId, end >= 0 && visible(end) ? position(end) : -Infinity);
+    }
+    // Where a message sits in the view's order: its position, or just after its range end when anchored.
     const viewIndex = (id: string | undefined): number => {
       if (id === undefined) return Infinity; // unmatched: keep it after whatever it followed
       const end = anchorEnd.get(id);
-      return end !== undefined && end >= 0 ? end + 0.5 : this.path.indexOf(id);
+      return end !== undefined && end !== -Infinity ? end + 0.5 : position(this.path.indexOf(id));
     };
     let moved = false;
     for (const rule of this.state.folds) {
@@ -207,7 +222,7 @@ export class LiveLedger {
       const end = anchorEnd.get(rule.entryId)!;
       let at = kept.length - 1;
       while (at >= 0 && ids[kept[at]] !== rule.entryId) at--;
-      if (end < 0 || at < 0) continue;
+      if (end === -Infinity || at < 0) continue;
       let target = at;
       while (target > 0 && viewIndex(ids[kept[target - 1]]) > end) target--;
       if (target === at) continue;
