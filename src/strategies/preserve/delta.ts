@@ -4,13 +4,7 @@ import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { isPreserveEntry, type CustomMessageEntry, type RangeDetails, type SessionEntry } from "../../log/entries.ts";
 import { isDialogue, isFoldable } from "../../projection/fold-rules.ts";
 import { projectBranch } from "../../projection/project.ts";
-import { CHARS_PER_TOKEN, estimateMessagesTokens } from "../../projection/tokens.ts";
-
-/**
- * Raises our chars/4 estimate to chars/3 for fit decisions. A delta-only request must not overflow, and tool output
- * (code, JSON, paths) tokenizes denser than prose, so fit is judged on the pessimistic side.
- */
-export const DELTA_FIT_FACTOR = CHARS_PER_TOKEN / 3;
+import { estimateMessagesTokens } from "../../projection/tokens.ts";
 
 /**
  * An indivisible piece of technical state: an assistant turn with the tool results answering it, or one custom

@@ -2,8 +2,8 @@
 // delta-only form that carries just the technical state being checkpointed. Also the output check. Pure: no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { textOf } from "../../log/entries.ts";
-import { estimateTextTokens } from "../../projection/tokens.ts";
-import { DELTA_FIT_FACTOR, type DeltaUnit } from "./delta.ts";
+import { conservativeTextTokens } from "../../projection/tokens.ts";
+import type { DeltaUnit } from "./delta.ts";
 
 /** The heading every checkpoint body starts with. */
 export const TOOL_CONTEXT_HEADING = "## Tool Context";
@@ -115,15 +115,18 @@ export function deltaOnlyRequest(checkpoint: number, ordinals: readonly number[]
   };
 }
 
-/** Conservative token cost of one unit inside a delta-only request (for fit decisions). */
+/**
+ * Conservative token cost of one unit inside a delta-only request (for fit decisions): UTF-8 bytes / 3, since tool
+ * output (code, JSON, paths, non-ASCII text) tokenizes denser than prose and the request must not overflow.
+ */
 export function unitFitCost(unit: DeltaUnit): number {
-  return Math.ceil(estimateTextTokens(renderUnit(unit) + "\n\n") * DELTA_FIT_FACTOR);
+  return conservativeTextTokens(renderUnit(unit) + "\n\n");
 }
 
-/** Conservative cost of the delta-only request around its units (instructions, headings). */
+/** Conservative cost of the delta-only request around its units (instructions, headings), on the same scale. */
 export function deltaOnlyOverhead(checkpoint: number, ordinals: readonly number[]): number {
   const shell = deltaOnlyRequest(checkpoint, ordinals, []);
-  return Math.ceil(estimateTextTokens(shell.system + shell.prompt) * DELTA_FIT_FACTOR) + ordinals.length * 16;
+  return conservativeTextTokens(shell.system + shell.prompt) + ordinals.length * 16;
 }
 
 export type RequestShape = { mode: "continuation"; maxOutput: number } | { mode: "delta-only"; maxOutput: number; deltaBudget: number };
