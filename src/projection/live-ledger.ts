@@ -3,11 +3,17 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { ActivePath, type PathChange } from "../log/branch.ts";
 import type { ContextEditEntry, SessionEntry } from "../log/entries.ts";
-import { FoldMask } from "./fold-rules.ts";
+import { FoldMask, withoutReasoning } from "./fold-rules.ts";
 import { evolve, initialLedgerState, type LedgerState } from "./ledger-state.ts";
 import { entryKeys, matchMessages } from "./message-match.ts";
-import { entryMessages } from "./project.ts";
+import { entryMessages, isCheckpointMarker } from "./project.ts";
 import { estimateMessagesTokens } from "./tokens.ts";
+
+/**
+ * What happens to one request message: sent as is, dropped by a rule, sent without its reasoning (a completed answer
+ * inside a preserve range), or replaced by what a checkpoint marker restates.
+ */
+type Fate = "keep" | "drop" | "reasoning" | "marker";
 
 /** The previous request's matching, valid while the rules and the compaction stay the same. */
 interface RequestMemo {
@@ -16,7 +22,7 @@ interface RequestMemo {
   roles: string[];
   stamps: (number | undefined)[];
   ids: (string | undefined)[];
-  keep: boolean[];
+  fate: Fate[];
   /** Entries matched by the memoized prefix: later messages cannot take them. */
   matched: Set<string>;
 }
@@ -135,11 +141,13 @@ export class LiveLedger {
    */
   filterContext(messages: AgentMessage[]): AgentMessage[] | undefined {
     const mask = this.foldMask();
-    if (mask.empty) return undefined;
+    const start = this.contextStart();
+    const markerId = start.compaction >= 0 && isCheckpointMarker(this.path.entries[start.compaction]) ? this.path.entries[start.compaction].id : undefined;
+    if (mask.empty && markerId === undefined) return undefined;
     const state = this.state;
     let memo = this.request;
     if (!memo || memo.folds !== state.folds || memo.compactions !== state.compactions) {
-      memo = { folds: state.folds, compactions: state.compactions, roles: [], stamps: [], ids: [], keep: [], matched: new Set() };
+      memo = { folds: state.folds, compactions: state.compactions, roles: [], stamps: [], ids: [], fate: [], matched: new Set() };
     }
     // Reuse decisions while the request repeats the previous one position by position.
     let same = 0;
@@ -153,10 +161,9 @@ export class LiveLedger {
       const id = memo.ids[i];
       if (id !== undefined) memo.matched.delete(id);
     }
-    memo.roles.length = memo.stamps.length = memo.ids.length = memo.keep.length = same;
+    memo.roles.length = memo.stamps.length = memo.ids.length = memo.fate.length = same;
 
     const tail = messages.slice(same);
-    const start = this.contextStart();
     const matched = memo.matched;
     const ids = matchMessages(tail, {
       candidates: (key) => (this.byKey.get(key) ?? []).filter((id) => !matched.has(id) && this.inRequest(id, start)),
@@ -168,24 +175,53 @@ export class LiveLedger {
       memo.roles.push(message.role);
       memo.stamps.push((message as { timestamp?: number }).timestamp);
       memo.ids.push(id);
-      memo.keep.push(id === undefined || !mask.hides(this.path.get(id)!, this.path.indexOf(id)));
+      memo.fate.push(this.fateOf(id, mask, markerId));
     });
     this.request = memo;
-    const keep = memo.keep;
-    let dropped = 0;
-    for (let i = 0; i < keep.length; i++) if (!keep[i]) dropped++;
+    const fate = memo.fate;
+    const restated = markerId === undefined ? undefined : this.restatedSummary();
+    // The message sent at request position i (undefined: dropped).
+    const sent = (i: number): AgentMessage | undefined => {
+      switch (fate[i]) {
+        case "keep":
+          return messages[i];
+        case "drop":
+          return undefined;
+        case "reasoning":
+          return withoutReasoning(messages[i]);
+        case "marker":
+          return restated;
+      }
+    };
+    let changed = false;
+    for (let i = 0; i < fate.length; i++) if (fate[i] !== "keep") changed = true;
     const anchored = state.folds.some((f) => f.anchored);
-    if (!dropped && !anchored) return undefined;
-    if (!anchored) {
-      const out: AgentMessage[] = [];
-      for (let i = 0; i < messages.length; i++) if (keep[i]) out.push(messages[i]);
-      return out;
-    }
+    if (!changed && !anchored) return undefined;
     const kept: number[] = [];
-    for (let i = 0; i < messages.length; i++) if (keep[i]) kept.push(i);
-    const moved = this.placeAnchored(kept, memo.ids);
-    if (!dropped && !moved) return undefined;
-    return kept.map((i) => messages[i]);
+    for (let i = 0; i < messages.length; i++) if (sent(i) !== undefined) kept.push(i);
+    const moved = anchored && this.placeAnchored(kept, memo.ids);
+    if (!changed && !moved) return undefined;
+    return kept.map((i) => sent(i)!);
+  }
+
+  /** Decide one matched message's fate (unmatched messages, injected by others, are always kept). */
+  private fateOf(id: string | undefined, mask: FoldMask, markerId: string | undefined): Fate {
+    if (id === undefined) return "keep";
+    if (id === markerId) return "marker";
+    const entry = this.path.get(id)!;
+    const index = this.path.indexOf(id);
+    if (mask.hides(entry, index)) return "drop";
+    return mask.dropsReasoning(entry, index) ? "reasoning" : "keep";
+  }
+
+  /** The summary a checkpoint marker restates: the newest real compaction's, found in O(compactions). */
+  private restatedSummary(): AgentMessage | undefined {
+    const compactions = this.state.compactions;
+    for (let i = compactions.length - 2; i >= 0; i--) {
+      const entry = this.path.get(compactions[i].entryId);
+      if (entry && !isCheckpointMarker(entry)) return entryMessages(entry).find((m) => m.role === "compactionSummary");
+    }
+    return undefined;
   }
 
   /**

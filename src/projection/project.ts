@@ -2,7 +2,7 @@
 // Mirrors Pi's compaction-aware projection, then applies our fold rules. Pure: no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { ContextEditEntry, SessionEntry } from "../log/entries.ts";
-import { FoldMask, type PathLookup } from "./fold-rules.ts";
+import { FoldMask, withoutReasoning, type PathLookup } from "./fold-rules.ts";
 import { foldBranch, type LedgerState } from "./ledger-state.ts";
 
 /** One branch entry and what it contributes to the model view (nothing, for state entries and hidden ones). */
@@ -76,6 +76,36 @@ function applyEdit(messages: AgentMessage[], edit: ContextEditEntry | undefined)
   });
 }
 
+/**
+ * A compaction written only so Pi's manual `/compact` ends as a success: the preserve checkpoint it reports is a
+ * separate anchored message, and the model view keeps the context it had. See {@link markerMessages}.
+ */
+export function isCheckpointMarker(entry: SessionEntry): boolean {
+  if (entry.type !== "compaction") return false;
+  const details = entry.details as { v?: unknown; strategy?: unknown } | undefined;
+  return details?.v === 1 && details.strategy === "preserve";
+}
+
+/**
+ * What a checkpoint marker contributes at the head of the view: its system snapshot, then the summary of the newest
+ * real compaction before it (the one it replaced as "latest" in Pi's eyes), or no summary when there is none. The
+ * request is then the same, byte for byte, as before the marker.
+ */
+export function markerMessages(marker: Extract<SessionEntry, { type: "compaction" }>, path: readonly SessionEntry[]): AgentMessage[] {
+  const head = entryMessages(marker).filter((m) => m.role === "system");
+  const restated = restatedSummary(path, path.indexOf(marker));
+  return restated ? [...head, restated] : head;
+}
+
+/** The summary message of the newest compaction before `index` that is not a checkpoint marker. */
+export function restatedSummary(path: readonly SessionEntry[], index: number): AgentMessage | undefined {
+  for (let i = index - 1; i >= 0; i--) {
+    const entry = path[i];
+    if (entry.type === "compaction" && !isCheckpointMarker(entry)) return entryMessages(entry).find((m) => m.role === "compactionSummary");
+  }
+  return undefined;
+}
+
 /** Entries the latest compaction leaves in context, as Pi selects them. */
 export function contextEntries(path: readonly SessionEntry[]): SessionEntry[] {
   let compactionIdx = -1;
@@ -131,8 +161,11 @@ export function projectBranch(path: readonly SessionEntry[], state: LedgerState 
   const entries = selected.map((sourceEntry, index): ProjectedEntry => {
     // Only the newest compaction (always first) contributes; an older one kept in range stays silent, as in Pi.
     if (sourceEntry.type === "compaction" && index > 0) return { sourceEntry, messages: [] };
-    if (mask && !mask.empty && mask.hides(sourceEntry, lookup!.indexOf(sourceEntry.id))) return { sourceEntry, messages: [], folded: true };
-    return { sourceEntry, messages: applyEdit(entryMessages(sourceEntry), edits.get(sourceEntry.id)) };
+    if (sourceEntry.type === "compaction" && isCheckpointMarker(sourceEntry)) return { sourceEntry, messages: markerMessages(sourceEntry, path) };
+    const at = lookup ? lookup.indexOf(sourceEntry.id) : -1;
+    if (mask && !mask.empty && mask.hides(sourceEntry, at)) return { sourceEntry, messages: [], folded: true };
+    const messages = applyEdit(entryMessages(sourceEntry), edits.get(sourceEntry.id));
+    return { sourceEntry, messages: mask?.dropsReasoning(sourceEntry, at) ? messages.map(withoutReasoning) : messages };
   });
   const ordered = placeAnchored(entries, state);
   return { entries: ordered, messages: ordered.flatMap((e) => e.messages), ...sessionSettings(path) };

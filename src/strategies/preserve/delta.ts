@@ -2,7 +2,7 @@
 // checkpoint, cut into indivisible units and grouped by the user message that caused them. Pure: no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { isPreserveEntry, type CustomMessageEntry, type RangeDetails, type SessionEntry } from "../../log/entries.ts";
-import { isDialogue, isFoldable } from "../../projection/fold-rules.ts";
+import { isCompletedAnswer, isDialogue, isFoldable } from "../../projection/fold-rules.ts";
 import { projectBranch } from "../../projection/project.ts";
 import { estimateMessagesTokens } from "../../projection/tokens.ts";
 
@@ -53,6 +53,14 @@ function pendingCalls(message: AgentMessage): Set<string> {
   return ids;
 }
 
+/** The reasoning blocks of a visible completed answer, as an assistant message of their own (none: undefined). */
+function reasoningOf(messages: AgentMessage[] | undefined): AgentMessage | undefined {
+  const message = messages?.[0];
+  if (message?.role !== "assistant") return undefined;
+  const thinking = message.content.filter((b) => b.type === "thinking");
+  return thinking.length ? { ...message, content: thinking } : undefined;
+}
+
 /**
  * Select the technical delta in (previous checkpoint, `limitId`]. Only entries the model sees right now count: state
  * already hidden by a fold or left behind by a compaction is not summarized again.
@@ -77,6 +85,9 @@ export function selectDelta(branch: readonly SessionEntry[], limitId: string): D
     if (i <= after) continue;
     if (!isTechnical(entry)) {
       if (isDialogue(entry)) open = undefined; // dialogue closes a unit: the next work starts a new one
+      // A completed answer's reasoning is technical state: its own unit, while the visible text stays dialogue.
+      const reasoning = isCompletedAnswer(entry) ? reasoningOf(visible.get(entry.id)) : undefined;
+      if (reasoning) units.push({ ordinal, entryIds: [entry.id], messages: [reasoning], tokens: estimateMessagesTokens([reasoning]) });
       continue;
     }
     const messages = visible.get(entry.id);
