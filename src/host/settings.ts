@@ -7,6 +7,7 @@ import { join } from "node:path";
 import type { StrategySetting } from "../log/entries.ts";
 import type { RecallSettings } from "../recall/settings.ts";
 import { DEFAULT_PLANNED_OPTIONS, type PlannedOptions } from "../strategies/planned/planner.ts";
+import { DEFAULT_PRESERVE_OPTIONS, isCacheRetention, isReasoningEffort, type PreserveOptions } from "../strategies/preserve/settings.ts";
 
 export interface LedgerSettings {
   /** What /compact, threshold and overflow compaction do. */
@@ -21,6 +22,8 @@ export interface LedgerSettings {
   plannerModel?: string;
   /** The planned strategy: who ranks deletions, and how much of the compacted region it keeps. */
   planned: PlannedOptions;
+  /** The preserve strategy's checkpoint requests: summary model, reasoning, cache retention, model allowlist. */
+  preserve: PreserveOptions;
   /** Attach the Stately inspector to every lifecycle actor (message bodies are stripped). */
   inspect: boolean;
 }
@@ -32,6 +35,7 @@ export const DEFAULT_SETTINGS: LedgerSettings = {
   recall: { grepMaxResults: 8, grepMaxChars: 12_000, lookupTurnBudget: 10 },
   checkpoint: { capPercent: 25, startupReads: true },
   planned: { ...DEFAULT_PLANNED_OPTIONS },
+  preserve: { ...DEFAULT_PRESERVE_OPTIONS, models: [] },
   inspect: false,
 };
 
@@ -146,10 +150,43 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
     if (isModel(lookupModel)) s.recall.lookupModel = lookupModel;
     else warnings.push(`PI_CONTEXT_LEDGER_LOOKUP_MODEL: expected provider/model, got ${JSON.stringify(lookupModel)}; ignored`);
   }
+  resolvePreserve(s.preserve, sub("preserve"), pick, isModel, envValue, warnings);
   const cap = envValue("CAP_PERCENT");
   if (cap !== undefined) {
     if (isPercent(Number(cap))) s.checkpoint.capPercent = Number(cap);
     else warnings.push(`PI_CONTEXT_LEDGER_CAP_PERCENT: expected 1-100, got ${JSON.stringify(cap)}; ignored`);
   }
   return { settings: s, warnings };
+}
+
+type Pick = <T>(name: string, value: unknown, check: (v: unknown) => v is T, fallback: T) => T;
+
+/** `contextLedger.preserve` and its PI_CONTEXT_LEDGER_PRESERVE_* overrides (global settings only, like every key). */
+function resolvePreserve(
+  target: PreserveOptions,
+  raw: Record<string, unknown>,
+  pick: Pick,
+  isModel: (v: unknown) => v is string,
+  envValue: (name: string) => string | undefined,
+  warnings: string[],
+): void {
+  const isModelList = (v: unknown): v is string[] => Array.isArray(v) && v.every(isModel);
+  const summaryModel = pick<string | undefined>("preserve.summaryModel", raw.summaryModel, isModel, undefined);
+  if (summaryModel) target.summaryModel = summaryModel;
+  const effort = pick("preserve.reasoningEffort", raw.reasoningEffort, isReasoningEffort, target.reasoningEffort);
+  if (effort) target.reasoningEffort = effort;
+  const retention = pick("preserve.cacheRetention", raw.cacheRetention, isCacheRetention, target.cacheRetention);
+  if (retention) target.cacheRetention = retention;
+  target.models = [...pick("preserve.models", raw.models, isModelList, target.models)];
+  const override = <T>(name: string, check: (v: unknown) => v is T, parse: (v: string) => unknown, apply: (v: T) => void, expected: string) => {
+    const v = envValue(name);
+    if (v === undefined) return;
+    const parsed = parse(v);
+    if (check(parsed)) apply(parsed);
+    else warnings.push(`PI_CONTEXT_LEDGER_${name}: expected ${expected}, got ${JSON.stringify(v)}; ignored`);
+  };
+  override("PRESERVE_SUMMARY_MODEL", isModel, (v) => v, (v) => (target.summaryModel = v), "provider/model");
+  override("PRESERVE_REASONING_EFFORT", isReasoningEffort, (v) => v, (v) => (target.reasoningEffort = v), "off, minimal, low, medium, high, xhigh or max");
+  override("PRESERVE_CACHE_RETENTION", isCacheRetention, (v) => v, (v) => (target.cacheRetention = v), "none, short or long");
+  override("PRESERVE_MODELS", isModelList, (v) => (v.trim() ? v.split(",").map((m) => m.trim()) : []), (v) => (target.models = v), "a comma-separated list of provider/model");
 }
