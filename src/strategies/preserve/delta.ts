@@ -4,6 +4,7 @@ import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { isPreserveEntry, type CustomMessageEntry, type RangeDetails, type SessionEntry } from "../../log/entries.ts";
 import { isCompletedAnswer, isDialogue, isFoldable } from "../../projection/fold-rules.ts";
 import { projectBranch } from "../../projection/project.ts";
+import { accountView, type ViewAccounting } from "./accounting.ts";
 import { estimateMessagesTokens } from "../../projection/tokens.ts";
 
 /**
@@ -30,6 +31,8 @@ export interface Delta {
   /** 1-based number the next checkpoint gets on this branch. */
   checkpoint: number;
   tokens: number;
+  /** What the model view held at selection time, for the checkpoint's token accounting. */
+  view: ViewAccounting;
 }
 
 /** Previous preserve checkpoints on the branch, oldest first. */
@@ -73,8 +76,11 @@ export function selectDelta(branch: readonly SessionEntry[], limitId: string): D
   const afterId = previous.at(-1)?.details?.range.throughId ?? null;
   const after = afterId === null ? -1 : branch.findIndex((e) => e.id === afterId);
 
+  const projected = projectBranch(branch).entries;
   const visible = new Map<string, AgentMessage[]>();
-  for (const p of projectBranch(branch).entries) if (p.messages.length) visible.set(p.sourceEntry.id, p.messages);
+  for (const p of projected) if (p.messages.length) visible.set(p.sourceEntry.id, p.messages);
+  const position = new Map<string, number>();
+  branch.forEach((e, i) => position.set(e.id, i));
 
   const units: DeltaUnit[] = [];
   let ordinal = 0;
@@ -112,6 +118,7 @@ export function selectDelta(branch: readonly SessionEntry[], limitId: string): D
     units,
     checkpoint: previous.length + 1,
     tokens: units.reduce((sum, u) => sum + u.tokens, 0),
+    view: accountView(projected, (id) => position.get(id) ?? -1, limit),
   };
 }
 
