@@ -200,7 +200,7 @@ function resolvePreserve(
     if (v === undefined) return;
     const parsed = parse(v);
     if (check(parsed)) apply(parsed);
-    else warnings.push(`PI_CONTEXT_LEDGER_${name}: expected ${expected}, got ${JSON.stringify(v)}; ignored`);
+    else warnings.push(`PI_CONTEXT_LEDGER_${name}: expected ${expected}, got ${quoteValue(v)}; ignored`);
   };
   override("PRESERVE_SUMMARY_MODEL", isModel, (v) => v, (v) => (target.summaryModel = v), "provider/model");
   override("PRESERVE_REASONING_EFFORT", isReasoningEffort, (v) => v, (v) => (target.reasoningEffort = v), "off, minimal, low, medium, high, xhigh or max");
