@@ -37,6 +37,8 @@ export function foldView(session: LedgerSession, sm: SessionManagerView): FoldVi
     path: live.entries,
     indexOf: (id) => live.indexOf(id),
     isFolded: (id) => live.isFolded(id),
+    revokedBy: (id) => live.state.revoked[id],
+    state: live.state,
     labels,
     exists: (id) => sm.getEntry(id) !== undefined,
     labelledElsewhere: (name) => {

@@ -16,7 +16,7 @@ import {
 } from "@earendil-works/pi-coding-agent";
 import { Text } from "@earendil-works/pi-tui";
 import { LedgerType, type SessionEntry } from "../log/entries.ts";
-import { projectBranch } from "../projection/project.ts";
+import { projectBranch, viewCut } from "../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../projection/tokens.ts";
 import { checkpointDraft, type CheckpointWriter, type PreserveDetails, type PreserveDraft } from "../strategies/preserve/checkpoint.ts";
 import { entryBefore, fitDelta, ordinalsOf, selectDelta, type Delta, type DeltaUnit } from "../strategies/preserve/delta.ts";
@@ -389,12 +389,11 @@ export function prefixMessages(branch: readonly SessionEntry[], limitId: string)
 }
 
 /**
- * Where the current context starts: the kept entry of the newest compaction, or the first entry. A checkpoint marker
- * keeps from there, so Pi's own view of the session loses nothing it showed before.
+ * Where the model view starts: the first entry the view's cut keeps (restores included), or the first entry. A
+ * checkpoint marker keeps from there, so Pi's own view of the session loses nothing the model saw before.
  */
 function contextStartId(session: LedgerSession): string {
   const live = session.live;
-  const last = live.state.compactions.at(-1);
-  if (last) return live.indexOf(last.firstKeptEntryId) >= 0 ? last.firstKeptEntryId : last.entryId;
-  return live.entries[0].id;
+  const cut = viewCut(live.state, (id) => live.indexOf(id));
+  return live.entries[cut.head < 0 ? 0 : cut.from].id;
 }
