@@ -7,6 +7,7 @@ import { Type } from "typebox";
 import { LedgerType } from "../log/entries.ts";
 import { listActs, planRestore, type PlanResult, renderRestored, resolveRestoreTarget } from "../projection/restore.ts";
 import { currentThreshold } from "./budget.ts";
+import { guardedTool } from "./tool-boundary.ts";
 import type { LedgerSession } from "./ledger-session.ts";
 
 interface PendingRestore {
@@ -60,7 +61,7 @@ export class RestoreHost {
   }
 
   registerTool(): void {
-    this.pi.registerTool({
+    this.pi.registerTool(guardedTool({
       name: "context_restore",
       label: "Restore context",
       description:
@@ -80,7 +81,7 @@ export class RestoreHost {
           details: { actId: result.plan.act.id },
         };
       },
-    });
+    }));
   }
 
   /** `/context restore <target> [--newest]`, or the list of acts when no target is given. */
