@@ -64,11 +64,13 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
     folds.reset();
     restore.reset();
     session.rebuild(ctx.sessionManager);
+    preserve.onSessionStart(ctx);
   });
   pi.on("session_tree", (_event, ctx) => session.sync(ctx.sessionManager));
   pi.on("session_shutdown", () => {
     folds.reset();
     restore.reset();
+    preserve.onSessionShutdown();
     session = new LedgerSession(session.settings);
   });
 
@@ -80,12 +82,15 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
     return messages ? { messages } : undefined;
   });
   pi.on("message_end", (event) => {
-    const message = event.message as { role?: string; usage?: { input?: number; cacheRead?: number; cacheWrite?: number } };
-    if (message.role === "assistant") session.noteUsage(message.usage);
+    if (event.message.role !== "assistant") return;
+    session.noteUsage(event.message.usage);
+    preserve.noteResponse(event.message);
   });
   pi.on("before_agent_start", (event) => {
     contextFiles = event.systemPromptOptions.contextFiles.map((f) => ({ path: f.path, content: f.content }));
+    preserve.onRunStarted();
   });
+  pi.on("agent_settled", () => preserve.onRunSettled());
 
   // The preserve strategy's cache-friendly summary request continues exactly the last request sent.
   pi.on("context_with_system", (event) => {
