@@ -5,10 +5,11 @@ import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { ExtensionAPI, ExtensionContext, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { SessionEntry } from "../log/entries.ts";
-import { foldDraft, noticeDraft, type StepOutput } from "../strategies/fold/fold-message.ts";
-import { assistantAtOrBefore, checkName, validateTarget, type FoldView } from "../strategies/fold/targets.ts";
-import { renderTimeline } from "../strategies/fold/timeline.ts";
+import { foldDraft, noticeDraft, summarySizeError, type StepOutput } from "../strategies/fold/fold-message.ts";
+import { assistantAtOrBefore, checkName, quoteInput, validateTarget, type FoldView } from "../strategies/fold/targets.ts";
+import { renderTimelinePage } from "../strategies/fold/timeline.ts";
 import type { LedgerSession } from "./ledger-session.ts";
+import { guardedTool } from "./tool-boundary.ts";
 import { startLifecycle, type Lifecycle } from "./lifecycle.ts";
 
 interface PendingFold {
@@ -25,6 +26,9 @@ interface PendingFold {
 
 type SessionManagerView = ExtensionContext["sessionManager"];
 
+/** Window assumed when no model is selected, as for compaction. */
+const DEFAULT_CONTEXT_WINDOW = 128_000;
+
 /** A read-only view of the branch for the pure fold rules. */
 export function foldView(session: LedgerSession, sm: SessionManagerView): FoldView {
   const live = session.live;
@@ -34,6 +38,8 @@ export function foldView(session: LedgerSession, sm: SessionManagerView): FoldVi
     path: live.entries,
     indexOf: (id) => live.indexOf(id),
     isFolded: (id) => live.isFolded(id),
+    revokedBy: (id) => live.state.revoked[id],
+    state: live.state,
     labels,
     exists: (id) => sm.getEntry(id) !== undefined,
     labelledElsewhere: (name) => {
@@ -80,7 +86,7 @@ export class FoldCoordinator {
 
   register(): void {
     const pi = this.pi;
-    pi.registerTool({
+    pi.registerTool(guardedTool({
       name: "context_compact",
       label: "Compact context",
       description:
@@ -97,8 +103,8 @@ export class FoldCoordinator {
         backupCheckpoint: Type.Optional(Type.String({ description: "Optional checkpoint name for the position before folding" })),
       }),
       execute: async (toolCallId, params, _signal, _onUpdate, ctx) => this.requestFold(toolCallId, params, ctx),
-    });
-    pi.registerTool({
+    }));
+    pi.registerTool(guardedTool({
       name: "context_checkpoint",
       label: "Context checkpoint",
       description:
@@ -107,21 +113,24 @@ export class FoldCoordinator {
       promptSnippet: "Label the current position for a later context_compact",
       parameters: Type.Object({ name: Type.String({ description: "New checkpoint name" }) }),
       execute: async (toolCallId, params, _signal, _onUpdate, ctx) => this.checkpoint(toolCallId, params.name, ctx),
-    });
-    pi.registerTool({
+    }));
+    pi.registerTool(guardedTool({
       name: "context_timeline",
       label: "Context timeline",
       description:
         "Show the entries currently in your context, oldest first, with their ids and checkpoint names. Entries marked " +
-        "'compacted: not a compact target' are already folded or summarized and cannot be used as a context_compact target.",
+        "'compacted: not a compact target' are already folded or summarized and cannot be used as a context_compact target. " +
+        "A long timeline is paged: the first page holds the newest entries; its cursor leads to earlier ones.",
       promptSnippet: "List context entries and checkpoints usable as compact targets",
-      parameters: Type.Object({}),
-      execute: async (_toolCallId, _params, _signal, _onUpdate, ctx) => {
+      parameters: Type.Object({ cursor: Type.Optional(Type.String({ description: "Cursor from the previous page, for earlier entries" })) }),
+      execute: async (_toolCallId, params, _signal, _onUpdate, ctx) => {
         const session = this.session();
         session.sync(ctx.sessionManager);
-        return { content: [{ type: "text", text: renderTimeline(foldView(session, ctx.sessionManager)) }], details: undefined };
+        const page = renderTimelinePage(foldView(session, ctx.sessionManager), params.cursor);
+        if ("error" in page) throw new Error(page.error);
+        return { content: [{ type: "text", text: page.text }], details: page.nextCursor ? { nextCursor: page.nextCursor } : undefined };
       },
-    });
+    }));
   }
 
   private async requestFold(toolCallId: string, params: { target: string; summary: string; backupCheckpoint?: string }, ctx: ExtensionContext) {
@@ -140,6 +149,8 @@ export class FoldCoordinator {
     if (this.pending) void this.pending.lifecycle.then((l) => l.actor.send({ type: "host.runEnded" }));
 
     if (!params.summary?.trim()) throw new Error("summary must not be empty: it is all that remains of the folded history in your context.");
+    const tooLong = summarySizeError(params.summary, ctx.model?.contextWindow ?? DEFAULT_CONTEXT_WINDOW);
+    if (tooLong) throw new Error(tooLong);
     const view = foldView(session, ctx.sessionManager);
     const target = validateTarget(params.target, request.entryId, view);
     if (!target.ok) throw new Error(target.error);
@@ -217,7 +228,7 @@ export class FoldCoordinator {
     const problem = checkName(name, view, this.pendingNames);
     if (problem) throw new Error(problem);
     const existing = ctx.sessionManager.getLabel(request.entryId);
-    if (existing) throw new Error(`this position already has the checkpoint "${existing}"; relabelling would lose it. Use that name.`);
+    if (existing) throw new Error(`this position already has the checkpoint ${quoteInput(existing)}; relabelling would lose it. Use that name.`);
     this.pi.setLabel(request.entryId, name);
     return { content: [{ type: "text" as const, text: `Checkpoint "${name}" set at entry ${request.entryId}.` }], details: { entryId: request.entryId } };
   }

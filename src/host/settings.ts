@@ -5,8 +5,10 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { StrategySetting } from "../log/entries.ts";
+import { DEFAULT_NOTICE_SHARE } from "../projection/budget.ts";
 import type { RecallSettings } from "../recall/settings.ts";
 import { DEFAULT_PLANNED_OPTIONS, type PlannedOptions } from "../strategies/planned/planner.ts";
+import { DEFAULT_PRESERVE_OPTIONS, isCacheRetention, isReasoningEffort, type PreserveOptions } from "../strategies/preserve/settings.ts";
 
 export interface LedgerSettings {
   /** What /compact, threshold and overflow compaction do. */
@@ -21,8 +23,12 @@ export interface LedgerSettings {
   plannerModel?: string;
   /** The planned strategy: who ranks deletions, and how much of the compacted region it keeps. */
   planned: PlannedOptions;
+  /** The preserve strategy's checkpoint requests: summary model, reasoning, cache retention, model allowlist. */
+  preserve: PreserveOptions;
   /** Attach the Stately inspector to every lifecycle actor (message bodies are stripped). */
   inspect: boolean;
+  /** One short hidden notice to the model when usage passes `share` of the strategy's threshold. */
+  budgetNotice: { enabled: boolean; share: number };
 }
 
 export const DEFAULT_SETTINGS: LedgerSettings = {
@@ -32,7 +38,9 @@ export const DEFAULT_SETTINGS: LedgerSettings = {
   recall: { grepMaxResults: 8, grepMaxChars: 12_000, lookupTurnBudget: 10 },
   checkpoint: { capPercent: 25, startupReads: true },
   planned: { ...DEFAULT_PLANNED_OPTIONS },
+  preserve: { ...DEFAULT_PRESERVE_OPTIONS, models: [] },
   inspect: false,
+  budgetNotice: { enabled: true, share: DEFAULT_NOTICE_SHARE },
 };
 
 const STRATEGIES: readonly StrategySetting[] = ["checkpoint", "planned", "preserve", "native"];
@@ -63,6 +71,16 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): LoadedSettin
   return resolveSettings(raw, env, warnings);
 }
 
+/**
+ * A value as a warning may quote it: JSON, cut to a short prefix, with every control character escaped, so a
+ * hostile setting can neither flood the UI nor drive the terminal.
+ */
+export function quoteValue(value: unknown, max = 60): string {
+  const json = JSON.stringify(value) ?? String(value);
+  const cut = json.length > max ? `${json.slice(0, max)}… (${json.length} chars)` : json;
+  return cut.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 /** Pure part of {@link loadSettings}: validate a `contextLedger` value and apply environment overrides. */
 export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: string[] = []): LoadedSettings {
   const s: LedgerSettings = structuredClone(DEFAULT_SETTINGS);
@@ -72,17 +90,19 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   const pick = <T>(name: string, value: unknown, check: (v: unknown) => v is T, fallback: T): T => {
     if (value === undefined) return fallback;
     if (check(value)) return value;
-    warnings.push(`contextLedger.${name}: invalid value ${JSON.stringify(value)}; using ${JSON.stringify(fallback)}`);
+    warnings.push(`contextLedger.${name}: invalid value ${quoteValue(value)}; using ${quoteValue(fallback)}`);
     return fallback;
   };
   const isStrategy = (v: unknown): v is StrategySetting => STRATEGIES.includes(v as StrategySetting);
   const isBool = (v: unknown): v is boolean => typeof v === "boolean";
   const isCount = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v > 0 && v <= 1_000_000;
-  const isPercent = (v: unknown): v is number => typeof v === "number" && v > 0 && v <= 100;
-  const isModel = (v: unknown): v is string => typeof v === "string" && /^[\w.-]+\/[\w.:@-]+$/.test(v);
+  // `provider/model`; the model id may itself hold slashes (`openrouter/anthropic/claude-x`): callers split at the first.
+  const isModel = (v: unknown): v is string => typeof v === "string" && /^[\w.-]+\/[\w.:@-]+(?:\/[\w.:@-]+)*$/.test(v);
   const sub = (name: string): Record<string, unknown> => {
     const v = obj[name];
-    return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+    if (v && typeof v === "object" && !Array.isArray(v)) return v as Record<string, unknown>;
+    if (v !== undefined) warnings.push(`contextLedger.${name}: expected an object, got ${quoteValue(v)}; using defaults`);
+    return {};
   };
 
   s.strategy = pick("strategy", obj.strategy, isStrategy, s.strategy);
@@ -110,8 +130,19 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   const isTokens = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 10_000_000;
   s.planned.minRetainedTokens = pick("planned.minRetainedTokens", planned.minRetainedTokens, isTokens, s.planned.minRetainedTokens);
   s.planned.minSavedTokens = pick("planned.minSavedTokens", planned.minSavedTokens, isTokens, s.planned.minSavedTokens);
+  const isMillis = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 100 && v <= 3_600_000;
+  s.planned.timeoutMs = pick("planned.timeoutMs", planned.timeoutMs, isMillis, s.planned.timeoutMs);
+  s.planned.maxOutputTokens = pick("planned.maxOutputTokens", planned.maxOutputTokens, isCount, s.planned.maxOutputTokens);
+  s.planned.speculation = pick("planned.speculation", planned.speculation, isBool, s.planned.speculation);
+  s.planned.speculationRatio = pick("planned.speculationRatio", planned.speculationRatio, isRatio, s.planned.speculationRatio);
+  const budget = sub("budgetNotice");
+  s.budgetNotice.enabled = pick("budgetNotice.enabled", budget.enabled, isBool, s.budgetNotice.enabled);
+  s.budgetNotice.share = pick("budgetNotice.share", budget.share, isRatio, s.budgetNotice.share);
   const checkpoint = sub("checkpoint");
-  s.checkpoint.capPercent = pick("checkpoint.capPercent", checkpoint.capPercent, isPercent, s.checkpoint.capPercent);
+  // 0 or "off" turns the checkpoint cap off.
+  const isCap = (v: unknown): v is number | "off" => v === "off" || (typeof v === "number" && v >= 0 && v <= 100);
+  const capSetting = pick("checkpoint.capPercent", checkpoint.capPercent, isCap, s.checkpoint.capPercent);
+  s.checkpoint.capPercent = capSetting === "off" ? 0 : capSetting;
   s.checkpoint.startupReads = pick("checkpoint.startupReads", checkpoint.startupReads, isBool, s.checkpoint.startupReads);
 
   // Environment overrides, for one-off runs and CI.
@@ -121,22 +152,24 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
     if (v === undefined) return current;
     if (/^(1|true|on|yes)$/i.test(v)) return true;
     if (/^(0|false|off|no)$/i.test(v)) return false;
-    warnings.push(`PI_CONTEXT_LEDGER_${name}: expected 1/0, got ${JSON.stringify(v)}; ignored`);
+    warnings.push(`PI_CONTEXT_LEDGER_${name}: expected 1/0, got ${quoteValue(v)}; ignored`);
     return current;
   };
   const strategy = envValue("STRATEGY");
   if (strategy !== undefined) {
     if (isStrategy(strategy)) s.strategy = strategy;
-    else warnings.push(`PI_CONTEXT_LEDGER_STRATEGY: unknown strategy ${JSON.stringify(strategy)} (expected ${STRATEGIES.join(", ")}); using ${s.strategy}`);
+    else warnings.push(`PI_CONTEXT_LEDGER_STRATEGY: unknown strategy ${quoteValue(strategy)} (expected ${STRATEGIES.join(", ")}); using ${s.strategy}`);
   }
   s.foldTools = envBool("FOLD_TOOLS", s.foldTools);
   s.recallTools = envBool("RECALL_TOOLS", s.recallTools);
   s.inspect = envBool("INSPECT", s.inspect);
+  // Decimal digits only: Number() would also take hex, binary, exponents, blanks and the empty string.
+  const decimal = (v: string, fraction: boolean): number => ((fraction ? /^\d{1,12}(\.\d{1,6})?$/ : /^\d{1,12}$/).test(v) ? Number(v) : Number.NaN);
   const envCount = (name: string, apply: (n: number) => void) => {
     const v = envValue(name);
     if (v === undefined) return;
-    if (isCount(Number(v))) apply(Number(v));
-    else warnings.push(`PI_CONTEXT_LEDGER_${name}: expected a positive integer, got ${JSON.stringify(v)}; ignored`);
+    if (isCount(decimal(v, false))) apply(Number(v));
+    else warnings.push(`PI_CONTEXT_LEDGER_${name}: expected a whole number from 1 to 1000000, got ${quoteValue(v)}; ignored`);
   };
   envCount("GREP_MAX_RESULTS", (n) => (s.recall.grepMaxResults = n));
   envCount("GREP_MAX_CHARS", (n) => (s.recall.grepMaxChars = n));
@@ -144,12 +177,63 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   const lookupModel = envValue("LOOKUP_MODEL");
   if (lookupModel !== undefined) {
     if (isModel(lookupModel)) s.recall.lookupModel = lookupModel;
-    else warnings.push(`PI_CONTEXT_LEDGER_LOOKUP_MODEL: expected provider/model, got ${JSON.stringify(lookupModel)}; ignored`);
+    else warnings.push(`PI_CONTEXT_LEDGER_LOOKUP_MODEL: expected provider/model, got ${quoteValue(lookupModel)}; ignored`);
   }
+  // The planned strategy and its model, each setting with its own variable.
+  const envSetting: EnvSetting = (name, parse, check, expected, apply) => {
+    const raw = envValue(name);
+    if (raw === undefined) return;
+    const value = parse(raw);
+    if (check(value)) apply(value);
+    else warnings.push(`PI_CONTEXT_LEDGER_${name}: expected ${expected}, got ${quoteValue(raw)}; ignored`);
+  };
+  const text = (v: string) => v;
+  const num = (v: string) => decimal(v, true);
+  envSetting("PLANNER_MODEL", text, isModel, "provider/model", (v) => (s.plannerModel = v));
+  envSetting("PLANNED_PLANNER", text, isPlanner, "heuristic or model", (v) => (s.planned.planner = v));
+  envSetting("PLANNED_RETAIN_RATIO", num, isRatio, "a ratio between 0 and 1", (v) => (s.planned.retainRatio = v));
+  envSetting("PLANNED_MIN_RETAINED_TOKENS", num, isTokens, "a token count", (v) => (s.planned.minRetainedTokens = v));
+  envSetting("PLANNED_MIN_SAVED_TOKENS", num, isTokens, "a token count", (v) => (s.planned.minSavedTokens = v));
+  envSetting("PLANNED_TIMEOUT_MS", num, isMillis, "milliseconds (100-3600000)", (v) => (s.planned.timeoutMs = v));
+  envSetting("PLANNED_MAX_OUTPUT_TOKENS", num, isCount, "a positive integer", (v) => (s.planned.maxOutputTokens = v));
+  s.planned.speculation = envBool("PLANNED_SPECULATION", s.planned.speculation ?? false);
+  envSetting("PLANNED_SPECULATION_RATIO", num, isRatio, "a ratio between 0 and 1", (v) => (s.planned.speculationRatio = v));
+  s.budgetNotice.enabled = envBool("BUDGET_NOTICE", s.budgetNotice.enabled);
+  envSetting("BUDGET_NOTICE_SHARE", num, isRatio, "a ratio between 0 and 1", (v) => (s.budgetNotice.share = v));
+  resolvePreserve(s.preserve, sub("preserve"), pick, isModel, envSetting);
   const cap = envValue("CAP_PERCENT");
   if (cap !== undefined) {
-    if (isPercent(Number(cap))) s.checkpoint.capPercent = Number(cap);
-    else warnings.push(`PI_CONTEXT_LEDGER_CAP_PERCENT: expected 1-100, got ${JSON.stringify(cap)}; ignored`);
+    const value = cap === "off" ? 0 : decimal(cap, true);
+    if (isCap(value)) s.checkpoint.capPercent = value;
+    else warnings.push(`PI_CONTEXT_LEDGER_CAP_PERCENT: expected a decimal percentage from 0 to 100 (0 or off: no cap), got ${quoteValue(cap)}; ignored`);
   }
   return { settings: s, warnings };
+}
+
+type Pick = <T>(name: string, value: unknown, check: (v: unknown) => v is T, fallback: T) => T;
+/** Read one PI_CONTEXT_LEDGER_<name> override: parsed, checked, applied, or a bounded warning. */
+type EnvSetting = <T>(name: string, parse: (v: string) => unknown, check: (v: unknown) => v is T, expected: string, apply: (v: T) => void) => void;
+
+/** `contextLedger.preserve` and its PI_CONTEXT_LEDGER_PRESERVE_* overrides (global settings only, like every key). */
+function resolvePreserve(
+  target: PreserveOptions,
+  raw: Record<string, unknown>,
+  pick: Pick,
+  isModel: (v: unknown) => v is string,
+  envSetting: EnvSetting,
+): void {
+  const isModelList = (v: unknown): v is string[] => Array.isArray(v) && v.every(isModel);
+  const summaryModel = pick<string | undefined>("preserve.summaryModel", raw.summaryModel, isModel, undefined);
+  if (summaryModel) target.summaryModel = summaryModel;
+  const effort = pick("preserve.reasoningEffort", raw.reasoningEffort, isReasoningEffort, target.reasoningEffort);
+  if (effort) target.reasoningEffort = effort;
+  const retention = pick("preserve.cacheRetention", raw.cacheRetention, isCacheRetention, target.cacheRetention);
+  if (retention) target.cacheRetention = retention;
+  target.models = [...pick("preserve.models", raw.models, isModelList, target.models)];
+  const text = (v: string) => v;
+  envSetting("PRESERVE_SUMMARY_MODEL", text, isModel, "provider/model", (v) => (target.summaryModel = v));
+  envSetting("PRESERVE_REASONING_EFFORT", text, isReasoningEffort, "off, minimal, low, medium, high, xhigh or max", (v) => (target.reasoningEffort = v));
+  envSetting("PRESERVE_CACHE_RETENTION", text, isCacheRetention, "none, short or long", (v) => (target.cacheRetention = v));
+  const list = (v: string) => (v.trim() ? v.split(",").map((m) => m.trim()) : []);
+  envSetting("PRESERVE_MODELS", list, isModelList, "a comma-separated list of provider/model", (v) => (target.models = v));
 }

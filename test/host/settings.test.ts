@@ -57,10 +57,15 @@ describe("settings", () => {
 });
 
 describe("inspector redaction", () => {
-  it("keeps shape and short identifiers but never transcript text", () => {
-    const redacted = redactText({ kind: "fold", request: { target: "a1b2c3d4", summary: "the secret plan to refactor auth" }, plan: { content: ["x".repeat(500)] } });
-    expect(JSON.stringify(redacted)).not.toContain("secret");
-    expect(redacted).toEqual({ kind: "fold", request: { target: "a1b2c3d4", summary: "[text 32 chars]" }, plan: { content: ["[text 500 chars]"] } });
+  it("keeps the shape but no string at all, however short or deep", () => {
+    const redacted = redactText({ kind: "fold", request: { target: "hunter2", summary: "the secret plan to refactor auth" }, plan: { content: ["x".repeat(500)] }, deep: { a: { b: { c: { d: { e: { f: "pw" } } } } } } });
+    expect(JSON.stringify(redacted)).not.toMatch(/secret|hunter2|pw/);
+    expect(redacted).toEqual({
+      kind: "[text 4 chars]",
+      request: { target: "[text 7 chars]", summary: "[text 32 chars]" },
+      plan: { content: ["[text 500 chars]"] },
+      deep: { a: { b: { c: { d: { e: "[object]" } } } } },
+    });
   });
 });
 
@@ -73,5 +78,96 @@ describe("recall settings", () => {
     expect(settings.recall).toMatchObject({ lookupAttempts: 2, listPageSize: 10, grepMaxResults: 3, lookupModel: "anthropic/claude" });
     expect(settings.recall.lookupAnswerChars).toBeUndefined();
     expect(warnings.join()).toMatch(/lookupAnswerChars/);
+  });
+
+  it("reads the budget notice switch and share, with their environment overrides", () => {
+    expect(DEFAULT_SETTINGS.budgetNotice).toEqual({ enabled: true, share: 0.8 });
+    const file = resolveSettings({ budgetNotice: { enabled: false, share: 0.6 } }, {});
+    expect(file.settings.budgetNotice).toEqual({ enabled: false, share: 0.6 });
+    const env = resolveSettings({ budgetNotice: { enabled: false } }, { PI_CONTEXT_LEDGER_BUDGET_NOTICE: "1", PI_CONTEXT_LEDGER_BUDGET_NOTICE_SHARE: "0.5" });
+    expect(env.settings.budgetNotice).toEqual({ enabled: true, share: 0.5 });
+    const bad = resolveSettings({ budgetNotice: { share: 1.5 } }, { PI_CONTEXT_LEDGER_BUDGET_NOTICE_SHARE: "lots" });
+    expect(bad.settings.budgetNotice.share).toBe(0.8);
+    expect(bad.warnings.join("\n")).toMatch(/budgetNotice\.share: invalid value 1\.5/);
+    expect(bad.warnings.join("\n")).toMatch(/PI_CONTEXT_LEDGER_BUDGET_NOTICE_SHARE/);
+  });
+});
+
+describe("settings: wrong shapes and number syntax", () => {
+  it("a section of the wrong shape warns instead of being ignored", () => {
+    for (const recall of [[], "fast", 3, null]) {
+      const { settings, warnings } = resolveSettings({ recall }, {});
+      expect(settings.recall).toEqual(DEFAULT_SETTINGS.recall);
+      expect(warnings.join("\n")).toMatch(/contextLedger\.recall: expected an object/);
+    }
+  });
+
+  it("numeric environment values are decimal only", () => {
+    for (const value of ["0x10", "0b11", "1e3", "1e-9", " 8", "", "+8", "8.0"]) {
+      const { settings, warnings } = resolveSettings({}, { PI_CONTEXT_LEDGER_GREP_MAX_RESULTS: value, PI_CONTEXT_LEDGER_CAP_PERCENT: value });
+      expect(settings.recall.grepMaxResults, value).toBe(DEFAULT_SETTINGS.recall.grepMaxResults);
+      expect(warnings.some((w) => w.startsWith("PI_CONTEXT_LEDGER_GREP_MAX_RESULTS")), value).toBe(true);
+    }
+    expect(resolveSettings({}, { PI_CONTEXT_LEDGER_GREP_MAX_RESULTS: "16" }).settings.recall.grepMaxResults).toBe(16);
+    expect(resolveSettings({}, { PI_CONTEXT_LEDGER_CAP_PERCENT: "12.5" }).settings.checkpoint.capPercent).toBe(12.5);
+  });
+
+  it("a warning echoes a huge or hostile value only as a bounded, escaped prefix", () => {
+    const { warnings } = resolveSettings({ strategy: `\u001b[2J${"x".repeat(1_000_000)}` }, { PI_CONTEXT_LEDGER_STRATEGY: `\u009b${"y".repeat(100_000)}` });
+    expect(warnings).toHaveLength(2);
+    for (const w of warnings) {
+      expect(w.length).toBeLessThan(300);
+      expect(w).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+    }
+  });
+});
+
+describe("planned settings", () => {
+  it("defaults: 120 s planner deadline and a 4,096-token output cap", () => {
+    const { settings } = resolveSettings(undefined, {});
+    expect(settings.planned).toMatchObject({ retainRatio: 0.5, minRetainedTokens: 8_000, minSavedTokens: 2_048, timeoutMs: 120_000, maxOutputTokens: 4_096, speculation: false, speculationRatio: 0.7 });
+  });
+
+  it("reads every planned key from the global file", () => {
+    const { settings, warnings } = resolveSettings(
+      { plannerModel: "openrouter/anthropic/claude-x", planned: { planner: "model", retainRatio: 0.4, minRetainedTokens: 100, minSavedTokens: 10, timeoutMs: 5_000, maxOutputTokens: 512, speculation: true, speculationRatio: 0.6 } },
+      {},
+    );
+    expect(warnings).toEqual([]);
+    expect(settings.plannerModel).toBe("openrouter/anthropic/claude-x");
+    expect(settings.planned).toEqual({ planner: "model", retainRatio: 0.4, minRetainedTokens: 100, minSavedTokens: 10, timeoutMs: 5_000, maxOutputTokens: 512, speculation: true, speculationRatio: 0.6 });
+  });
+
+  it("has an environment override for every planned setting and for plannerModel", () => {
+    const env = {
+      PI_CONTEXT_LEDGER_PLANNER_MODEL: "openrouter/meta/llama-3.1:free",
+      PI_CONTEXT_LEDGER_PLANNED_PLANNER: "heuristic",
+      PI_CONTEXT_LEDGER_PLANNED_RETAIN_RATIO: "0.3",
+      PI_CONTEXT_LEDGER_PLANNED_MIN_RETAINED_TOKENS: "1000",
+      PI_CONTEXT_LEDGER_PLANNED_MIN_SAVED_TOKENS: "200",
+      PI_CONTEXT_LEDGER_PLANNED_TIMEOUT_MS: "30000",
+      PI_CONTEXT_LEDGER_PLANNED_MAX_OUTPUT_TOKENS: "2048",
+      PI_CONTEXT_LEDGER_PLANNED_SPECULATION: "1",
+      PI_CONTEXT_LEDGER_PLANNED_SPECULATION_RATIO: "0.8",
+    };
+    const { settings, warnings } = resolveSettings({ plannerModel: "anthropic/claude", planned: { planner: "model", timeoutMs: 5_000 } }, env);
+    expect(warnings).toEqual([]);
+    expect(settings.plannerModel).toBe("openrouter/meta/llama-3.1:free");
+    expect(settings.planned).toEqual({ planner: "heuristic", retainRatio: 0.3, minRetainedTokens: 1_000, minSavedTokens: 200, timeoutMs: 30_000, maxOutputTokens: 2_048, speculation: true, speculationRatio: 0.8 });
+  });
+
+  it("a bad planned value warns, naming the key, and keeps the default", () => {
+    const { settings, warnings } = resolveSettings(
+      { plannerModel: "no-slash", planned: { timeoutMs: -1, maxOutputTokens: 1.5 } },
+      { PI_CONTEXT_LEDGER_PLANNED_TIMEOUT_MS: "soon", PI_CONTEXT_LEDGER_PLANNED_MIN_SAVED_TOKENS: "", PI_CONTEXT_LEDGER_PLANNER_MODEL: "/x" },
+    );
+    expect(settings.plannerModel).toBeUndefined();
+    expect(settings.planned.timeoutMs).toBe(120_000);
+    expect(settings.planned.maxOutputTokens).toBe(4_096);
+    expect(settings.planned.minSavedTokens).toBe(2_048);
+    const text = warnings.join("\n");
+    for (const name of ["contextLedger.plannerModel", "contextLedger.planned.timeoutMs", "contextLedger.planned.maxOutputTokens", "PI_CONTEXT_LEDGER_PLANNED_TIMEOUT_MS", "PI_CONTEXT_LEDGER_PLANNED_MIN_SAVED_TOKENS", "PI_CONTEXT_LEDGER_PLANNER_MODEL"]) {
+      expect(text).toContain(name);
+    }
   });
 });

@@ -7,9 +7,10 @@ import { truncateOldest } from "../baselines/truncate.ts";
 import { InputError } from "../errors.ts";
 import type { RowFactory } from "../row.ts";
 import { checkpointRow } from "./checkpoint.ts";
+import { foldNotice } from "./fold-notice.ts";
 import { foldPolicy } from "./fold-policy.ts";
 import { piNative } from "./native.ts";
-import { plannedRow } from "./planned.ts";
+import { plannedModelRow, plannedRow } from "./planned.ts";
 import { preserveRow } from "./preserve.ts";
 
 export interface RowEntry {
@@ -23,8 +24,10 @@ export interface RowEntry {
 export const ROWS: readonly RowEntry[] = [
   { id: "checkpoint", factory: checkpointRow },
   { id: "planned", factory: plannedRow },
+  { id: "planned-model", factory: plannedModelRow },
   { id: "preserve", factory: preserveRow },
   { id: "fold", factory: foldPolicy },
+  { id: "fold-notice", factory: foldNotice },
   { id: "none", factory: noCompaction },
   { id: "truncate", factory: truncateOldest },
   { id: "masking", factory: observationMasking },
