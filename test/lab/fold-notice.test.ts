@@ -2,12 +2,12 @@
 // requests at the next user message. Window 10,000 and reserve 1,000 give a threshold of 9,000 and a notice level of
 // 7,200; the notice itself is about 100 tokens.
 import { describe, expect, it } from "vitest";
-import type { ContextAction, LabSettings, Row } from "../../src/lab/row.ts";
+import type { ContextAction, Row, SessionSettings } from "../../src/lab/row.ts";
 import { foldNotice } from "../../src/lab/rows/fold-notice.ts";
 import type { SessionEntry } from "../../src/log/entries.ts";
 import { chars, Ledger } from "./fixtures.ts";
 
-const settings: LabSettings = { window: 10_000, reserve: 1_000, keepRecent: 1_500, maskKeep: 1, clearing: { trigger: 150, keep: 1, clearAtLeast: 0 }, prune: { protect: 50, minimum: 20 } };
+const settings: SessionSettings = { cwd: "", window: 10_000, reserve: 1_000, keepRecent: 1_500, maskKeep: 1, clearing: { trigger: 150, keep: 1, clearAtLeast: 0 }, prune: { protect: 50, minimum: 20 } };
 
 /** Feed entries the way the replay does (a request before each assistant message); note what came before each. */
 async function drive(row: Row, entries: readonly SessionEntry[]) {

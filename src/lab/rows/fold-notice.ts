@@ -11,12 +11,12 @@ import { projectBranch } from "../../projection/project.ts";
 import { planCheckpoint } from "../../strategies/checkpoint/planner.ts";
 import { compactionInput } from "../../strategies/contract.ts";
 import { piCompaction } from "../pi-internals.ts";
-import type { LabSettings, Row } from "../row.ts";
+import type { Row, SessionSettings } from "../row.ts";
 import type { TimedAction } from "./compaction-row.ts";
 import { foldSummary } from "./fold-policy.ts";
 import { SimulatedLedger } from "./ledger-row.ts";
 
-export const foldNotice = (settings: LabSettings): Row => {
+export const foldNotice = (settings: SessionSettings): Row => {
   const ledger = new SimulatedLedger("lab-fold-notice-");
   const threshold = thresholdFor("checkpoint", settings.window, { enabled: true, reserveTokens: settings.reserve });
   // The ledger state is folded as entries arrive, so a projection costs one pass over the branch.
@@ -85,7 +85,7 @@ export const foldNotice = (settings: LabSettings): Row => {
         const started = performance.now();
         const prep = pi.prepareCompaction(ledger.branch, { enabled: true, reserveTokens: settings.reserve, keepRecentTokens: settings.keepRecent });
         if (prep) {
-          const plan = planCheckpoint(compactionInput(prep, { branch: ledger.branch, contextWindow: settings.window, cwd: "/" }));
+          const plan = planCheckpoint(compactionInput(prep, { branch: ledger.branch, contextWindow: settings.window, cwd: settings.cwd }));
           fact({ type: "compaction", summary: plan.summary, firstKeptEntryId: plan.firstKeptEntryId, tokensBefore: prep.tokensBefore, details: plan.details, fromHook: true });
           reproject();
           // A fold at this same boundary that did not get under the threshold is reported with the compaction.
