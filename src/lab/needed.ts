@@ -121,6 +121,8 @@ export interface NeededItem extends Item {
   firstEntryId: string;
   /** Branch position of the agent's last use after its first appearance. */
   lastUse: number;
+  /** Position in the list `neededItems` returns. */
+  index: number;
 }
 
 const key = (item: Item) => `${item.kind}\u0000${item.text}`;
@@ -142,11 +144,13 @@ export function neededItems(branch: readonly SessionEntry[], cwd = ""): NeededIt
       }
       for (const item of messageItems(message, cwd)) {
         const k = key(item);
-        if (!byKey.has(k)) byKey.set(k, { ...item, first: position, firstEntryId: entry.id, lastUse: -1 });
+        if (!byKey.has(k)) byKey.set(k, { ...item, first: position, firstEntryId: entry.id, lastUse: -1, index: -1 });
       }
     }
   });
-  return [...byKey.values()].filter((item) => item.lastUse > item.first);
+  const needed = [...byKey.values()].filter((item) => item.lastUse > item.first);
+  needed.forEach((item, i) => (item.index = i));
+  return needed;
 }
 
 /** The items needed at branch position `position`, in order of first appearance. */

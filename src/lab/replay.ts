@@ -163,7 +163,7 @@ interface RowState {
   /** Slice of the session (see MAX_MEASURED) of the last measured act. */
   measuredSlice: number;
   /** Needed items not visible right after measured acts: item -> number of acts. */
-  missed: Map<NeededItem, number>;
+  missed: Uint32Array;
   neededByKind: NeededLater["byKind"];
   newestSource: string | null;
 }
@@ -245,7 +245,7 @@ function measureAct(state: RowState, probes: readonly Probe[], items: readonly N
     if (presence.hasItem(item)) {
       visible++;
       counts.visible++;
-    } else state.missed.set(item, (state.missed.get(item) ?? 0) + 1);
+    } else state.missed[item.index]++;
   }
   return { retention, needed: { total: needed.length, visible } };
 }
@@ -265,7 +265,7 @@ export async function replaySession(session: SessionInput, options: ReplayOption
     tokens: [],
     actions: [],
     measuredSlice: -1,
-    missed: new Map(),
+    missed: new Uint32Array(items.length),
     neededByKind: Object.fromEntries(NEEDED_KINDS.map((k) => [k, { needed: 0, visible: 0 }])) as NeededLater["byKind"],
     newestSource: null,
   }));
@@ -331,7 +331,7 @@ export async function replaySession(session: SessionInput, options: ReplayOption
     if (hasLedger) {
       search ??= contextGrepSearch(ledgerIndex(sourceIndex(branch), branch.slice()));
       result.recoverability = recoverability(missing, search);
-      result.neededLater.recoverable = neededRecoverable(missed, search);
+      result.neededLater.recoverable = neededRecoverable(items, missed, search);
     }
     rows.push(result);
   }
@@ -353,14 +353,14 @@ export async function replaySession(session: SessionInput, options: ReplayOption
   };
 }
 
-/** Of the (act, item) pairs a row's views missed, the share whose item context_grep finds (on a sample of items). */
-function neededRecoverable(missed: ReadonlyMap<NeededItem, number>, search: (probe: Probe) => boolean): NeededLater["recoverable"] {
-  const all = [...missed.keys()];
+/** Of the (act, item) pairs a row's views missed, the share whose item context_grep finds (on an even sample of items). */
+function neededRecoverable(items: readonly NeededItem[], missed: Uint32Array, search: (probe: Probe) => boolean): NeededLater["recoverable"] {
+  const all = items.filter((item) => missed[item.index] > 0);
   const checked = all.length <= MAX_CHECKED ? all : Array.from({ length: MAX_CHECKED }, (_, i) => all[Math.floor((i * all.length) / MAX_CHECKED)]);
   let found = 0;
   let missing = 0;
   for (const item of checked) {
-    const pairs = missed.get(item)!;
+    const pairs = missed[item.index];
     missing += pairs;
     if (search(asProbe(item))) found += pairs;
   }
