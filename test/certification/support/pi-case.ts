@@ -17,6 +17,10 @@ export interface CaseOptions {
   env?: Record<string, string>;
   /** Files written into the project directory. */
   files?: Record<string, string>;
+  /** Use this project directory (two cases comparing requests need the same one: the system prompt names it). */
+  cwd?: string;
+  /** Pi's session id (providers see it as `sessionId`); default derived from the case name. */
+  sessionId?: string;
   /** false: Pi alone, without the package (for comparisons). Default true. */
   withPackage?: boolean;
   /** The provider's script; the first model is the one Pi uses. */
@@ -52,12 +56,12 @@ export class PiCase {
     const cert = inject("cert");
     this.options = options;
     this.dir = join(cert.root, "cases", `${String(++counter).padStart(2, "0")}-${process.pid}-${name.replace(/[^a-z0-9]+/gi, "-")}`);
-    this.cwd = join(this.dir, "project");
+    this.cwd = options.cwd ?? join(this.dir, "project");
     this.agentDir = join(this.dir, "agent");
     this.sessionDir = join(this.dir, "sessions");
     this.logPath = join(this.dir, "requests.jsonl");
     this.scriptPath = join(this.dir, "script.json");
-    this.sessionId = `cert-${name.replace(/[^a-z0-9]+/gi, "-")}`;
+    this.sessionId = options.sessionId ?? `cert-${name.replace(/[^a-z0-9]+/gi, "-")}`;
     for (const d of [this.cwd, this.agentDir, join(this.dir, "home")]) mkdirSync(d, { recursive: true });
     for (const [path, body] of Object.entries(options.files ?? {})) {
       mkdirSync(dirname(join(this.cwd, path)), { recursive: true });
