@@ -1,5 +1,6 @@
 // The event adapter: where every Pi event enters the package. Handlers translate events into ledger syncs and
 // lifecycle-machine events and return Pi's answer; notification handlers only update caches and never block.
+import { fileURLToPath } from "node:url";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Text } from "@earendil-works/pi-tui";
 import { LedgerType } from "../log/entries.ts";
@@ -16,6 +17,9 @@ import { registerRecallTools } from "./recall-tools.ts";
 import { loadSettings } from "./settings.ts";
 import { registerStrategy } from "./strategies.ts";
 
+/** The skill that teaches the recall tools; it ships with them rather than in the package manifest. */
+const RECALL_SKILL = fileURLToPath(new URL("../../skills/context-recall/SKILL.md", import.meta.url));
+
 export function registerContextLedger(pi: ExtensionAPI): void {
   const loaded = loadSettings();
   let session = new LedgerSession(loaded.settings);
@@ -31,7 +35,11 @@ export function registerContextLedger(pi: ExtensionAPI): void {
     const last = session.live.state.compactions.at(-1);
     return { branch: session.live.entries, lastCompaction: last ? session.live.indexOf(last.entryId) : -1 };
   });
-  if (session.settings.recallTools) registerRecallTools(pi, () => session.settings.recall);
+  if (session.settings.recallTools) {
+    registerRecallTools(pi, () => session.settings.recall);
+    // Offered only with the tools it describes: with them switched off it would send the model after tools it lacks.
+    pi.on("resources_discover", () => ({ skillPaths: [RECALL_SKILL] }));
+  }
 
   const warnOnce = (ctx: ExtensionContext) => {
     for (const warning of loaded.warnings) ctx.ui.notify(`context-ledger: ${warning}`, "warning");
