@@ -63,6 +63,16 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): LoadedSettin
   return resolveSettings(raw, env, warnings);
 }
 
+/**
+ * A value as a warning may quote it: JSON, cut to a short prefix, with every control character escaped, so a
+ * hostile setting can neither flood the UI nor drive the terminal.
+ */
+export function quoteValue(value: unknown, max = 60): string {
+  const json = JSON.stringify(value) ?? String(value);
+  const cut = json.length > max ? `${json.slice(0, max)}… (${json.length} chars)` : json;
+  return cut.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 /** Pure part of {@link loadSettings}: validate a `contextLedger` value and apply environment overrides. */
 export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: string[] = []): LoadedSettings {
   const s: LedgerSettings = structuredClone(DEFAULT_SETTINGS);
@@ -72,17 +82,18 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   const pick = <T>(name: string, value: unknown, check: (v: unknown) => v is T, fallback: T): T => {
     if (value === undefined) return fallback;
     if (check(value)) return value;
-    warnings.push(`contextLedger.${name}: invalid value ${JSON.stringify(value)}; using ${JSON.stringify(fallback)}`);
+    warnings.push(`contextLedger.${name}: invalid value ${quoteValue(value)}; using ${quoteValue(fallback)}`);
     return fallback;
   };
   const isStrategy = (v: unknown): v is StrategySetting => STRATEGIES.includes(v as StrategySetting);
   const isBool = (v: unknown): v is boolean => typeof v === "boolean";
   const isCount = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v > 0 && v <= 1_000_000;
-  const isPercent = (v: unknown): v is number => typeof v === "number" && v > 0 && v <= 100;
   const isModel = (v: unknown): v is string => typeof v === "string" && /^[\w.-]+\/[\w.:@-]+$/.test(v);
   const sub = (name: string): Record<string, unknown> => {
     const v = obj[name];
-    return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+    if (v && typeof v === "object" && !Array.isArray(v)) return v as Record<string, unknown>;
+    if (v !== undefined) warnings.push(`contextLedger.${name}: expected an object, got ${quoteValue(v)}; using defaults`);
+    return {};
   };
 
   s.strategy = pick("strategy", obj.strategy, isStrategy, s.strategy);
@@ -111,7 +122,10 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   s.planned.minRetainedTokens = pick("planned.minRetainedTokens", planned.minRetainedTokens, isTokens, s.planned.minRetainedTokens);
   s.planned.minSavedTokens = pick("planned.minSavedTokens", planned.minSavedTokens, isTokens, s.planned.minSavedTokens);
   const checkpoint = sub("checkpoint");
-  s.checkpoint.capPercent = pick("checkpoint.capPercent", checkpoint.capPercent, isPercent, s.checkpoint.capPercent);
+  // 0 or "off" turns the checkpoint cap off.
+  const isCap = (v: unknown): v is number | "off" => v === "off" || (typeof v === "number" && v >= 0 && v <= 100);
+  const capSetting = pick("checkpoint.capPercent", checkpoint.capPercent, isCap, s.checkpoint.capPercent);
+  s.checkpoint.capPercent = capSetting === "off" ? 0 : capSetting;
   s.checkpoint.startupReads = pick("checkpoint.startupReads", checkpoint.startupReads, isBool, s.checkpoint.startupReads);
 
   // Environment overrides, for one-off runs and CI.
@@ -121,22 +135,24 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
     if (v === undefined) return current;
     if (/^(1|true|on|yes)$/i.test(v)) return true;
     if (/^(0|false|off|no)$/i.test(v)) return false;
-    warnings.push(`PI_CONTEXT_LEDGER_${name}: expected 1/0, got ${JSON.stringify(v)}; ignored`);
+    warnings.push(`PI_CONTEXT_LEDGER_${name}: expected 1/0, got ${quoteValue(v)}; ignored`);
     return current;
   };
   const strategy = envValue("STRATEGY");
   if (strategy !== undefined) {
     if (isStrategy(strategy)) s.strategy = strategy;
-    else warnings.push(`PI_CONTEXT_LEDGER_STRATEGY: unknown strategy ${JSON.stringify(strategy)} (expected ${STRATEGIES.join(", ")}); using ${s.strategy}`);
+    else warnings.push(`PI_CONTEXT_LEDGER_STRATEGY: unknown strategy ${quoteValue(strategy)} (expected ${STRATEGIES.join(", ")}); using ${s.strategy}`);
   }
   s.foldTools = envBool("FOLD_TOOLS", s.foldTools);
   s.recallTools = envBool("RECALL_TOOLS", s.recallTools);
   s.inspect = envBool("INSPECT", s.inspect);
+  // Decimal digits only: Number() would also take hex, binary, exponents, blanks and the empty string.
+  const decimal = (v: string, fraction: boolean): number => ((fraction ? /^\d{1,12}(\.\d{1,6})?$/ : /^\d{1,12}$/).test(v) ? Number(v) : Number.NaN);
   const envCount = (name: string, apply: (n: number) => void) => {
     const v = envValue(name);
     if (v === undefined) return;
-    if (isCount(Number(v))) apply(Number(v));
-    else warnings.push(`PI_CONTEXT_LEDGER_${name}: expected a positive integer, got ${JSON.stringify(v)}; ignored`);
+    if (isCount(decimal(v, false))) apply(Number(v));
+    else warnings.push(`PI_CONTEXT_LEDGER_${name}: expected a whole number from 1 to 1000000, got ${quoteValue(v)}; ignored`);
   };
   envCount("GREP_MAX_RESULTS", (n) => (s.recall.grepMaxResults = n));
   envCount("GREP_MAX_CHARS", (n) => (s.recall.grepMaxChars = n));
@@ -144,12 +160,13 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   const lookupModel = envValue("LOOKUP_MODEL");
   if (lookupModel !== undefined) {
     if (isModel(lookupModel)) s.recall.lookupModel = lookupModel;
-    else warnings.push(`PI_CONTEXT_LEDGER_LOOKUP_MODEL: expected provider/model, got ${JSON.stringify(lookupModel)}; ignored`);
+    else warnings.push(`PI_CONTEXT_LEDGER_LOOKUP_MODEL: expected provider/model, got ${quoteValue(lookupModel)}; ignored`);
   }
   const cap = envValue("CAP_PERCENT");
   if (cap !== undefined) {
-    if (isPercent(Number(cap))) s.checkpoint.capPercent = Number(cap);
-    else warnings.push(`PI_CONTEXT_LEDGER_CAP_PERCENT: expected 1-100, got ${JSON.stringify(cap)}; ignored`);
+    const value = cap === "off" ? 0 : decimal(cap, true);
+    if (isCap(value)) s.checkpoint.capPercent = value;
+    else warnings.push(`PI_CONTEXT_LEDGER_CAP_PERCENT: expected a decimal percentage from 0 to 100 (0 or off: no cap), got ${quoteValue(cap)}; ignored`);
   }
   return { settings: s, warnings };
 }

@@ -24,6 +24,22 @@ function guardName(guard: unknown): string {
   return typeof type === "string" ? ` [${type}]` : " [guard]";
 }
 
+/**
+ * Free text as Mermaid reads it on one line: `;` would end the statement (each following word becomes a stray
+ * state) and `:` splits a label, so both become Mermaid entity codes, which render as the original characters.
+ */
+function mermaidText(text: string): string {
+  return text.replace(/\s+/g, " ").replace(/;/g, "#59;").replace(/:/g, "#58;");
+}
+
+/**
+ * The authored definition as JSON: unlike `machine.toJSON()`, it keeps eventless (`always`) transitions and their
+ * guards, so the Stately editor and inspector show automatic routing. Implementations appear by name.
+ */
+export function definitionJson(machine: AnyStateMachine): unknown {
+  return JSON.parse(JSON.stringify(machine.config, (_key, value: unknown) => (typeof value === "function" ? `[${(value as { name?: string }).name || "inline"}]` : value)));
+}
+
 /** Mermaid `stateDiagram-v2` text for a machine: states, descriptions as notes, guarded transitions. */
 export function toMermaid(machine: AnyStateMachine): string {
   const root = machine.root as unknown as NodeLike & { initial?: { target: readonly { key: string }[] } };
@@ -31,7 +47,7 @@ export function toMermaid(machine: AnyStateMachine): string {
   const initial = (machine.root as unknown as { initial?: { target?: readonly { key: string }[] } }).initial?.target?.[0]?.key;
   if (initial) lines.push(`  [*] --> ${initial}`);
   for (const [key, node] of Object.entries(root.states)) {
-    if (node.description) lines.push(`  ${key} : ${key}`, `  note right of ${key} : ${node.description.replace(/[:\n]/g, " ")}`);
+    if (node.description) lines.push(`  ${key} : ${key}`, `  note right of ${key} : ${mermaidText(node.description)}`);
     for (const t of node.always ?? []) for (const target of t.target ?? []) lines.push(`  ${key} --> ${target.key} : always${guardName(t.guard)}`);
     for (const [event, list] of node.transitions) {
       for (const t of list) {
@@ -48,7 +64,7 @@ export function toMermaid(machine: AnyStateMachine): string {
 export function renderMachineFiles(): Record<string, string> {
   const files: Record<string, string> = {};
   for (const [name, machine] of Object.entries(MACHINES)) {
-    files[`${name}.machine.json`] = `${JSON.stringify(machine.toJSON(), null, 2)}\n`;
+    files[`${name}.machine.json`] = `${JSON.stringify(definitionJson(machine), null, 2)}\n`;
     files[`${name}.machine.mmd`] = toMermaid(machine);
   }
   return files;

@@ -54,6 +54,8 @@ export interface Harness {
   root: string;
   cwd: string;
   agentDir: string;
+  /** Every `ctx.ui.notify` an extension made (the session runs headless, so Pi's UI context is a no-op). */
+  notices: { message: string; type?: string }[];
   /** Queue scripted responses; each step may inspect the request. */
   script(steps: FauxResponseStep[]): void;
   sessionFile(): string | undefined;
@@ -105,6 +107,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     settingsManager: SettingsManager.inMemory({ ...(options.settings ?? {}) }),
   });
   await session.bindExtensions({});
+  const notices: { message: string; type?: string }[] = [];
+  const ui = (session as unknown as { _extensionRunner: { uiContext: { notify: (m: string, t?: string) => void } } })._extensionRunner.uiContext;
+  ui.notify = (message, type) => void notices.push({ message, type });
 
   const requests: Message[][] = [];
   const record = (step: FauxResponseStep): FauxResponseStep => async (context, opts, state, model) => {
@@ -116,6 +121,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     session,
     faux,
     requests,
+    notices,
     root,
     cwd,
     agentDir,

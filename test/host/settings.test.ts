@@ -57,10 +57,15 @@ describe("settings", () => {
 });
 
 describe("inspector redaction", () => {
-  it("keeps shape and short identifiers but never transcript text", () => {
-    const redacted = redactText({ kind: "fold", request: { target: "a1b2c3d4", summary: "the secret plan to refactor auth" }, plan: { content: ["x".repeat(500)] } });
-    expect(JSON.stringify(redacted)).not.toContain("secret");
-    expect(redacted).toEqual({ kind: "fold", request: { target: "a1b2c3d4", summary: "[text 32 chars]" }, plan: { content: ["[text 500 chars]"] } });
+  it("keeps the shape but no string at all, however short or deep", () => {
+    const redacted = redactText({ kind: "fold", request: { target: "hunter2", summary: "the secret plan to refactor auth" }, plan: { content: ["x".repeat(500)] }, deep: { a: { b: { c: { d: { e: { f: "pw" } } } } } } });
+    expect(JSON.stringify(redacted)).not.toMatch(/secret|hunter2|pw/);
+    expect(redacted).toEqual({
+      kind: "[text 4 chars]",
+      request: { target: "[text 7 chars]", summary: "[text 32 chars]" },
+      plan: { content: ["[text 500 chars]"] },
+      deep: { a: { b: { c: { d: { e: "[object]" } } } } },
+    });
   });
 });
 
@@ -73,5 +78,34 @@ describe("recall settings", () => {
     expect(settings.recall).toMatchObject({ lookupAttempts: 2, listPageSize: 10, grepMaxResults: 3, lookupModel: "anthropic/claude" });
     expect(settings.recall.lookupAnswerChars).toBeUndefined();
     expect(warnings.join()).toMatch(/lookupAnswerChars/);
+  });
+});
+
+describe("settings: wrong shapes and number syntax", () => {
+  it("a section of the wrong shape warns instead of being ignored", () => {
+    for (const recall of [[], "fast", 3, null]) {
+      const { settings, warnings } = resolveSettings({ recall }, {});
+      expect(settings.recall).toEqual(DEFAULT_SETTINGS.recall);
+      expect(warnings.join("\n")).toMatch(/contextLedger\.recall: expected an object/);
+    }
+  });
+
+  it("numeric environment values are decimal only", () => {
+    for (const value of ["0x10", "0b11", "1e3", "1e-9", " 8", "", "+8", "8.0"]) {
+      const { settings, warnings } = resolveSettings({}, { PI_CONTEXT_LEDGER_GREP_MAX_RESULTS: value, PI_CONTEXT_LEDGER_CAP_PERCENT: value });
+      expect(settings.recall.grepMaxResults, value).toBe(DEFAULT_SETTINGS.recall.grepMaxResults);
+      expect(warnings.some((w) => w.startsWith("PI_CONTEXT_LEDGER_GREP_MAX_RESULTS")), value).toBe(true);
+    }
+    expect(resolveSettings({}, { PI_CONTEXT_LEDGER_GREP_MAX_RESULTS: "16" }).settings.recall.grepMaxResults).toBe(16);
+    expect(resolveSettings({}, { PI_CONTEXT_LEDGER_CAP_PERCENT: "12.5" }).settings.checkpoint.capPercent).toBe(12.5);
+  });
+
+  it("a warning echoes a huge or hostile value only as a bounded, escaped prefix", () => {
+    const { warnings } = resolveSettings({ strategy: `\u001b[2J${"x".repeat(1_000_000)}` }, { PI_CONTEXT_LEDGER_STRATEGY: `\u009b${"y".repeat(100_000)}` });
+    expect(warnings).toHaveLength(2);
+    for (const w of warnings) {
+      expect(w.length).toBeLessThan(300);
+      expect(w).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+    }
   });
 });

@@ -17,3 +17,10 @@ describe("statechart export", () => {
     expect(mermaid).toContain("pendingAtTurnEnd --> planning : host.turnEnded [isStepIntact]");
   });
 });
+
+describe("statechart JSON export", () => {
+  it("keeps automatic (always) transitions and their guards", () => {
+    const json = JSON.parse(renderMachineFiles()["compaction.machine.json"]) as { states: Record<string, { always?: { guard?: string; target: string }[] }> };
+    expect(json.states.requested.always?.map((t) => t.guard ?? "")).toEqual(["isFold", "isNative", ""]);
+  });
+});
