@@ -84,6 +84,8 @@ describe("certification: the recall skill follows the recall tools", () => {
     const c = await PiCase.start(name, { ...options, script: { models: [model], replies: [say("ok")] } });
     const commands = ((await c.rpc.send({ type: "get_commands" })).data as { commands: { name: string }[] }).commands.map((x) => x.name);
     await c.prompt("hello");
+    // One prompt, one model call: the skill and the tools cost none.
+    expect(c.requests()).toHaveLength(1);
     const [request] = c.requests();
     await c.finish();
     return { command: commands.includes("skill:context-recall"), prompt: request.systemPrompt.includes("context-recall"), tool: request.tools.includes("context_grep") };

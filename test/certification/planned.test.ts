@@ -79,15 +79,16 @@ describe("certification: planned", () => {
     await c.finish();
   });
 
-  it("a plannerModel that does not resolve gives a visible warning naming the setting", async () => {
+  it("a plannerModel that does not resolve gives a visible warning naming the setting, then Pi's native compaction", async () => {
     const c = await session("planned-unknown-model", [PLAN], { ledger: { strategy: "planned", plannerModel: "scripted/no-such-model" } });
     const response = await c.compact();
     expect(response.success, response.error).toBe(true);
     const warnings = c.notifications().filter((n) => n.notifyType === "warning");
-    expect(warnings.some((w) => w.message.includes("plannerModel")), JSON.stringify(warnings)).toBe(true);
-    // The planner model was never asked: no request went to a model the user did not configure.
-    expect(c.requests().some((r) => r.route === "planner")).toBe(false);
-    expect(compactions(c)).toHaveLength(1);
+    expect(warnings.some((w) => w.message.includes("contextLedger.plannerModel")), JSON.stringify(warnings)).toBe(true);
+    // No planner call (no model the user did not configure is asked), then the documented fallback: Pi's summary.
+    const requests = c.requests();
+    expect(requests.slice(5).map((r) => r.route), callLog(requests)).toEqual(["native-summary"]);
+    expect(compactions(c)[0]?.summary).toContain("NATIVE-SUMMARY");
     await c.finish();
   });
 });
