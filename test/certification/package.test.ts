@@ -82,7 +82,10 @@ describe("certification: the recall skill follows the recall tools", () => {
   const model = { id: "cert-128k", contextWindow: 128_000, maxTokens: 8_000 };
   const offered = async (name: string, options: { ledger?: Record<string, unknown>; env?: Record<string, string> }) => {
     const c = await PiCase.start(name, { ...options, script: { models: [model], replies: [say("ok")] } });
-    const commands = ((await c.rpc.send({ type: "get_commands" })).data as { commands: { name: string }[] }).commands.map((x) => x.name);
+    const listed = ((await c.rpc.send({ type: "get_commands" })).data as { commands: { name: string; sourceInfo?: { path?: string } }[] }).commands;
+    // `/context` is there in every case, loaded from the installed copy.
+    expect(listed.find((x) => x.name === "context")?.sourceInfo?.path).toBe(join(inject("cert").packageDir, "index.ts"));
+    const commands = listed.map((x) => x.name);
     await c.prompt("hello");
     // One prompt, one model call: the skill and the tools cost none.
     expect(c.requests()).toHaveLength(1);
