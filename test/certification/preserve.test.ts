@@ -13,8 +13,10 @@ type Entry = { type: string; id?: string; customType?: string; details?: { check
 const checkpoints = (c: PiCase) => (c.entries() as Entry[]).filter((e) => e.type === "custom_message" && e.customType === "context-ledger/preserve");
 const CHECKPOINT_PREFIX = "[Tool Context Checkpoint #";
 /** Options a provider uses to find and reuse its prompt cache, and how the request reaches it. */
-const CACHE_OPTIONS = ["sessionId", "reasoning", "cacheRetention", "transport", "timeoutMs", "maxRetryDelayMs", "headers"] as const;
-const pick = (options: Record<string, unknown>) => Object.fromEntries(CACHE_OPTIONS.map((k) => [k, options[k]]));
+const CACHE_OPTIONS = ["sessionId", "reasoning", "cacheRetention", "transport", "timeoutMs", "headers"] as const;
+/** The cache-relevant options of a request; no headers and empty headers are the same request. */
+const pick = (options: Record<string, unknown>) =>
+  Object.fromEntries(CACHE_OPTIONS.map((k) => [k, k === "headers" && JSON.stringify(options[k] ?? {}) === "{}" ? undefined : options[k]]));
 
 describe("certification: preserve", () => {
   it("a threshold checkpoint continues the live request byte for byte with the same cache-relevant options", async () => {
