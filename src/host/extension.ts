@@ -5,7 +5,7 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 import { Text } from "@earendil-works/pi-tui";
 import { LedgerType } from "../log/entries.ts";
 import { effectiveCompaction } from "../projection/ledger-state.ts";
-import type { ContextFile } from "../strategies/contract.ts";
+import type { ContextFile, StrategyPlanner } from "../strategies/contract.ts";
 import { createCheckpointPlanner } from "../strategies/checkpoint/planner.ts";
 import { createPlannedPlanner } from "../strategies/planned/planner.ts";
 import { filterPreparation, handleBeforeCompact } from "./compaction-handler.ts";
@@ -20,12 +20,17 @@ import { registerRecallTools } from "./recall-tools.ts";
 import { BudgetNotices } from "./budget.ts";
 import { RestoreHost } from "./restore.ts";
 import { loadSettings } from "./settings.ts";
-import { registerStrategy } from "./strategies.ts";
+import { plannerRegistry } from "./strategies.ts";
 
 /** The skill that teaches the recall tools; it ships with them rather than in the package manifest. */
 const RECALL_SKILL = fileURLToPath(new URL("../../skills/context-recall/SKILL.md", import.meta.url));
 
-export function registerContextLedger(pi: ExtensionAPI): void {
+export interface LedgerOptions {
+  /** Tests only: wrap each compaction planner (to hold it at chosen points under a scheduler). */
+  wrapPlanner?: (planner: StrategyPlanner) => StrategyPlanner;
+}
+
+export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions = {}): void {
   const loaded = loadSettings();
   let session = new LedgerSession(loaded.settings);
   let contextFiles: readonly ContextFile[] = [];
@@ -36,8 +41,8 @@ export function registerContextLedger(pi: ExtensionAPI): void {
   const restore = new RestoreHost(pi, () => session);
   if (session.settings.foldTools) restore.registerTool();
   const budget = new BudgetNotices(pi, () => session);
-  registerStrategy(createCheckpointPlanner(() => session.settings.checkpoint));
-  registerStrategy(createPlannedPlanner(() => session.settings.planned));
+  const wrap = options.wrapPlanner ?? ((p: StrategyPlanner) => p);
+  const planners = plannerRegistry([createCheckpointPlanner(() => session.settings.checkpoint), createPlannedPlanner(() => session.settings.planned)].map(wrap));
   const cards = registerPlannerCards(pi);
   const speculation = new PlannerSpeculation(() => session, () => contextFiles, (ctx, message) => ctx.ui.notify(message, "warning"));
   pi.on("agent_start", () => speculation.onRunStart());
@@ -67,11 +72,13 @@ export function registerContextLedger(pi: ExtensionAPI): void {
     folds.reset();
     restore.reset();
     session.rebuild(ctx.sessionManager);
+    preserve.onSessionStart(ctx);
   });
   pi.on("session_tree", (_event, ctx) => session.sync(ctx.sessionManager));
   pi.on("session_shutdown", () => {
     folds.reset();
     restore.reset();
+    preserve.onSessionShutdown();
     session = new LedgerSession(session.settings);
   });
 
@@ -83,12 +90,15 @@ export function registerContextLedger(pi: ExtensionAPI): void {
     return messages ? { messages } : undefined;
   });
   pi.on("message_end", (event) => {
-    const message = event.message as { role?: string; usage?: { input?: number; cacheRead?: number; cacheWrite?: number } };
-    if (message.role === "assistant") session.noteUsage(message.usage);
+    if (event.message.role !== "assistant") return;
+    session.noteUsage(event.message.usage);
+    preserve.noteResponse(event.message);
   });
   pi.on("before_agent_start", (event) => {
     contextFiles = event.systemPromptOptions.contextFiles.map((f) => ({ path: f.path, content: f.content }));
+    preserve.onRunStarted();
   });
+  pi.on("agent_settled", () => preserve.onRunSettled());
 
   // The preserve strategy's cache-friendly summary request continues exactly the last request sent.
   pi.on("context_with_system", (event) => {
@@ -118,6 +128,7 @@ export function registerContextLedger(pi: ExtensionAPI): void {
   pi.on("session_before_compact", async (event, ctx) => {
     if (session.settings.strategy !== "preserve") {
       return handleBeforeCompact(event, ctx, session, {
+        planners,
         contextFiles: () => contextFiles,
         recordFallback: (details) => cards.recordFailure(details),
         reuse: (complete, model, settings) => speculation.reuse(complete, model, settings),
