@@ -25,6 +25,16 @@ function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
 
 export default function setup(project: TestProject): () => void {
   const root = mkdtempSync(join(tmpdir(), "ctx-ledger-cert-"));
+  try {
+    project.provide("cert", prepare(root));
+  } catch (error) {
+    rmSync(root, { recursive: true, force: true });
+    throw error;
+  }
+  return () => rmSync(root, { recursive: true, force: true });
+}
+
+function prepare(root: string): CertPackage {
   const env = toolEnv();
 
   // `npm pack` runs `prepack`, which compiles the CLI: the tarball holds what a registry would serve.
@@ -54,6 +64,5 @@ export default function setup(project: TestProject): () => void {
   settings.packages = (settings.packages ?? []).map((p) => (typeof p === "string" ? resolve(templateAgentDir, p) : { ...p, source: resolve(templateAgentDir, p.source) }));
   writeFileSync(join(templateAgentDir, "settings.json"), `${JSON.stringify(settings, null, 2)}\n`);
 
-  project.provide("cert", { root, tarball: join(root, tarball), prefix, packageDir, templateAgentDir });
-  return () => rmSync(root, { recursive: true, force: true });
+  return { root, tarball: join(root, tarball), prefix, packageDir, templateAgentDir };
 }
