@@ -26,10 +26,12 @@ export const LedgerType = {
   recap: "context-ledger/recap",
   /** custom_message: a preserve tool checkpoint; its range hides technical state and keeps the dialogue. */
   preserve: "context-ledger/preserve",
+  /** custom_message: a digest of older tool work (deterministic); same placement and range rule as a preserve checkpoint. */
+  digest: "context-ledger/digest",
 } as const;
 
 /** Names of the compaction strategies that answer `session_before_compact`. */
-export type CompactionStrategyName = "checkpoint" | "planned" | "preserve";
+export type CompactionStrategyName = "checkpoint" | "planned" | "preserve" | "digest";
 /** Value of `contextLedger.strategy`: a compaction strategy, or Pi's own. */
 export type StrategySetting = CompactionStrategyName | "native";
 
@@ -91,9 +93,22 @@ export function isPreserveEntry(entry: SessionEntry): entry is CustomMessageEntr
   return entry.type === "custom_message" && entry.customType === LedgerType.preserve && hasRange(entry.details);
 }
 
+/** A digest checkpoint (`context-ledger/digest`); placed and protected exactly like a preserve checkpoint. */
+export function isDigestEntry(entry: SessionEntry): entry is CustomMessageEntry<RangeDetails> {
+  return entry.type === "custom_message" && entry.customType === LedgerType.digest && hasRange(entry.details);
+}
+
+/**
+ * A tool checkpoint (preserve or digest): its keepDialogue range hides older technical state, the message is shown
+ * right after the range's end, and later ranges never hide it.
+ */
+export function isToolCheckpoint(entry: SessionEntry): entry is CustomMessageEntry<RangeDetails> {
+  return isPreserveEntry(entry) || isDigestEntry(entry);
+}
+
 /** Any message carrying a range rule. */
 export function isRangeEntry(entry: SessionEntry): entry is CustomMessageEntry<RangeDetails> {
-  return isFoldEntry(entry) || isPreserveEntry(entry);
+  return isFoldEntry(entry) || isToolCheckpoint(entry);
 }
 
 function hasRange(details: unknown): boolean {
