@@ -115,6 +115,10 @@ export function planDigest(input: DigestInput): DigestOutcome {
   const startupReads = startupReadIds(input, targets);
   const { text, stats } = renderDigest(included, { checkpoint: delta.checkpoint, explained: formatExplained(input.branch), cwd: input.cwd, superseded, startupReads });
   const sum = (units: readonly DeltaUnit[]) => units.reduce((n, u) => n + u.tokens, 0);
+  const hidden = sum(included);
+  const tokens = estimateTextTokens(text);
+  // A digest that saves nothing would only break the cache; /compact still writes it, since the user asked.
+  if (!input.manual && tokens >= hidden) return { ok: false, reason: "the digest would not be smaller than the steps it covers" };
   const throughId = included[included.length - 1].entryIds[included[included.length - 1].entryIds.length - 1];
   return {
     ok: true,
@@ -130,7 +134,7 @@ export function planDigest(input: DigestInput): DigestOutcome {
         range: { afterId: delta.afterId, throughId, keepDialogue: true },
         userOrdinals: ordinalsOf(included),
         trigger: decision.why,
-        tokens: { contextBefore: input.usageTokens, hidden: sum(included), keptRaw: sum(kept), digest: estimateTextTokens(text) },
+        tokens: { contextBefore: input.usageTokens, hidden, keptRaw: sum(kept), digest: tokens },
         steps: stats,
       },
     },

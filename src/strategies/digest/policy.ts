@@ -10,6 +10,8 @@ export interface DigestPolicy {
   batch: number;
   /** Context usage from which a digest covers everything but the current step, whatever the batch. */
   full: number;
+  /** Smallest raw state a digest is written for when the window is nearly full: less is not worth a cache break. */
+  minFull: number;
 }
 
 function clamp(value: number, low: number, high: number): number {
@@ -28,11 +30,9 @@ export function digestPolicy(contextWindow: number): DigestPolicy {
     keepRaw: clamp(window * 0.03, 2_000, 12_000),
     batch: clamp(window * 0.05, 3_000, 20_000),
     full: Math.round(window * 0.8),
+    minFull: 1_000,
   };
 }
-
-/** Smallest raw state a digest is written for when the window is nearly full: less is not worth a cache break. */
-export const MIN_FULL_DIGEST = 1_000;
 
 export type DigestDecision =
   | { act: true; why: "batch" | "window"; keepRaw: number }
@@ -45,7 +45,7 @@ export type DigestDecision =
 export function decideDigest(input: { rawTokens: number; usageTokens: number | null; policy: DigestPolicy }): DigestDecision {
   const { rawTokens, usageTokens, policy } = input;
   if (rawTokens <= 0) return { act: false, why: "nothing to digest" };
-  if (usageTokens !== null && usageTokens >= policy.full && rawTokens >= MIN_FULL_DIGEST) return { act: true, why: "window", keepRaw: 0 };
+  if (usageTokens !== null && usageTokens >= policy.full && rawTokens >= policy.minFull) return { act: true, why: "window", keepRaw: 0 };
   if (rawTokens >= policy.keepRaw + policy.batch) return { act: true, why: "batch", keepRaw: policy.keepRaw };
   return { act: false, why: "below batch" };
 }
