@@ -5,8 +5,8 @@ import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { ExtensionAPI, ExtensionContext, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import type { SessionEntry } from "../log/entries.ts";
-import { foldDraft, noticeDraft, type StepOutput } from "../strategies/fold/fold-message.ts";
-import { assistantAtOrBefore, checkName, validateTarget, type FoldView } from "../strategies/fold/targets.ts";
+import { foldDraft, noticeDraft, summarySizeError, type StepOutput } from "../strategies/fold/fold-message.ts";
+import { assistantAtOrBefore, checkName, quoteInput, validateTarget, type FoldView } from "../strategies/fold/targets.ts";
 import { renderTimeline } from "../strategies/fold/timeline.ts";
 import type { LedgerSession } from "./ledger-session.ts";
 import { startLifecycle, type Lifecycle } from "./lifecycle.ts";
@@ -24,6 +24,9 @@ interface PendingFold {
 }
 
 type SessionManagerView = ExtensionContext["sessionManager"];
+
+/** Window assumed when no model is selected, as for compaction. */
+const DEFAULT_CONTEXT_WINDOW = 128_000;
 
 /** A read-only view of the branch for the pure fold rules. */
 export function foldView(session: LedgerSession, sm: SessionManagerView): FoldView {
@@ -140,6 +143,8 @@ export class FoldCoordinator {
     if (this.pending) void this.pending.lifecycle.then((l) => l.actor.send({ type: "host.runEnded" }));
 
     if (!params.summary?.trim()) throw new Error("summary must not be empty: it is all that remains of the folded history in your context.");
+    const tooLong = summarySizeError(params.summary, ctx.model?.contextWindow ?? DEFAULT_CONTEXT_WINDOW);
+    if (tooLong) throw new Error(tooLong);
     const view = foldView(session, ctx.sessionManager);
     const target = validateTarget(params.target, request.entryId, view);
     if (!target.ok) throw new Error(target.error);
@@ -217,7 +222,7 @@ export class FoldCoordinator {
     const problem = checkName(name, view, this.pendingNames);
     if (problem) throw new Error(problem);
     const existing = ctx.sessionManager.getLabel(request.entryId);
-    if (existing) throw new Error(`this position already has the checkpoint "${existing}"; relabelling would lose it. Use that name.`);
+    if (existing) throw new Error(`this position already has the checkpoint ${quoteInput(existing)}; relabelling would lose it. Use that name.`);
     this.pi.setLabel(request.entryId, name);
     return { content: [{ type: "text" as const, text: `Checkpoint "${name}" set at entry ${request.entryId}.` }], details: { entryId: request.entryId } };
   }

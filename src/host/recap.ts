@@ -159,6 +159,15 @@ export function recapCard(details: RecapDetails): string {
 export function registerRecap(pi: ExtensionAPI, getSettings: () => RecapSettings, view: (ctx: ExtensionContext) => RecapView = fullBranchView): void {
   // Only guards against adding a second copy while a steered one waits in Pi's queue; placement never uses it.
   let steeredFor: string | undefined;
+  // True between agent_start and agent_end. Pi checks the threshold again after a run's final answer (and before
+  // a prompt) with the session still busy, so isIdle() cannot tell those apart from a compaction mid-run.
+  let runActive = false;
+  pi.on("agent_start", () => {
+    runActive = true;
+  });
+  pi.on("agent_end", () => {
+    runActive = false;
+  });
 
   const checkpointOn = (ctx: ExtensionContext) => {
     if (!getSettings().enabled) return undefined;
@@ -172,8 +181,10 @@ export function registerRecap(pi: ExtensionAPI, getSettings: () => RecapSettings
     // The planner is pure, so its warnings (startup reads over the cap) surface here.
     for (const warning of event.compactionEntry.details?.warnings ?? []) ctx.ui.notify(`context-ledger: ${warning}`, "warning");
     if (!getSettings().enabled) return;
-    // Idle compaction (/compact between runs) waits for the next run; before_agent_start adds the recap then.
-    if (ctx.isIdle()) return;
+    // Steer only into a run that goes on: mid-run, or the overflow retry Pi is about to start. A steered message
+    // after the final answer would make Pi continue the run, a model turn nobody asked for. Idle and post-run
+    // compactions leave the recap to before_agent_start, which adds it with the next prompt.
+    if (!event.willRetry && (!runActive || ctx.isIdle())) return;
     steeredFor = event.compactionEntry.id;
     pi.sendMessage(recapFor(event.compactionEntry), { deliverAs: "steer" });
   });

@@ -88,7 +88,6 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   const isStrategy = (v: unknown): v is StrategySetting => STRATEGIES.includes(v as StrategySetting);
   const isBool = (v: unknown): v is boolean => typeof v === "boolean";
   const isCount = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v > 0 && v <= 1_000_000;
-  const isPercent = (v: unknown): v is number => typeof v === "number" && v > 0 && v <= 100;
   const isModel = (v: unknown): v is string => typeof v === "string" && /^[\w.-]+\/[\w.:@-]+$/.test(v);
   const sub = (name: string): Record<string, unknown> => {
     const v = obj[name];
@@ -123,7 +122,10 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   s.planned.minRetainedTokens = pick("planned.minRetainedTokens", planned.minRetainedTokens, isTokens, s.planned.minRetainedTokens);
   s.planned.minSavedTokens = pick("planned.minSavedTokens", planned.minSavedTokens, isTokens, s.planned.minSavedTokens);
   const checkpoint = sub("checkpoint");
-  s.checkpoint.capPercent = pick("checkpoint.capPercent", checkpoint.capPercent, isPercent, s.checkpoint.capPercent);
+  // 0 or "off" turns the checkpoint cap off.
+  const isCap = (v: unknown): v is number | "off" => v === "off" || (typeof v === "number" && v >= 0 && v <= 100);
+  const capSetting = pick("checkpoint.capPercent", checkpoint.capPercent, isCap, s.checkpoint.capPercent);
+  s.checkpoint.capPercent = capSetting === "off" ? 0 : capSetting;
   s.checkpoint.startupReads = pick("checkpoint.startupReads", checkpoint.startupReads, isBool, s.checkpoint.startupReads);
 
   // Environment overrides, for one-off runs and CI.
@@ -162,8 +164,9 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   }
   const cap = envValue("CAP_PERCENT");
   if (cap !== undefined) {
-    if (isPercent(decimal(cap, true))) s.checkpoint.capPercent = Number(cap);
-    else warnings.push(`PI_CONTEXT_LEDGER_CAP_PERCENT: expected a decimal percentage up to 100, got ${quoteValue(cap)}; ignored`);
+    const value = cap === "off" ? 0 : decimal(cap, true);
+    if (isCap(value)) s.checkpoint.capPercent = value;
+    else warnings.push(`PI_CONTEXT_LEDGER_CAP_PERCENT: expected a decimal percentage from 0 to 100 (0 or off: no cap), got ${quoteValue(cap)}; ignored`);
   }
   return { settings: s, warnings };
 }

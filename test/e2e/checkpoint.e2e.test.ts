@@ -146,6 +146,31 @@ describe("checkpoint e2e", () => {
     expect(persistedRecaps()).toHaveLength(all.length);
   });
 
+  it("starts no model turn when a threshold compaction follows the final answer; the recap waits for the next prompt", async () => {
+    // Pi's defaults apart from a small window and the two sizes that make a threshold compaction reachable.
+    h = await startHarness({ contextWindow: 8_000, settings: { compaction: { reserveTokens: 2_000, keepRecentTokens: 500 } } });
+    h.script([fauxAssistantMessage("short answer"), fauxAssistantMessage("LONG-ANSWER " + "word ".repeat(4_500))]);
+    await h.session.prompt("first question");
+    await h.session.prompt("explain everything at length");
+    // The long answer crossed the threshold after the run ended: Pi compacted, and nothing else ran.
+    expect(h.faux.state.callCount).toBe(2);
+    const [entry] = compactions();
+    expect(entry).toBeDefined();
+    expect(persistedRecaps()).toHaveLength(0);
+    const afterRun = branch();
+    expect(afterRun[afterRun.length - 1].id).toBe(entry.id);
+
+    h.script([fauxAssistantMessage("next answer")]);
+    await h.session.prompt("NEXT-PROMPT");
+    expect(h.faux.state.callCount).toBe(3);
+    const request = lastRequest();
+    const texts = request.map(textOf);
+    expect(texts[texts.length - 1].startsWith(`${RECAP_PREFIX}${entry.id}]`)).toBe(true);
+    expect(texts[texts.length - 2]).toBe("NEXT-PROMPT");
+    expect(recapsIn(request)).toHaveLength(1);
+    expect(persistedRecaps()).toHaveLength(1);
+  });
+
   it("places the recap on the retry after an overflow compaction", async () => {
     h = await startHarness({ files: FILES, settings: SETTINGS });
     h.script([

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { currentCheckpoint, hasRecapAfter, isFirstRequestAfter, placeRecap, recapCard, recapFor } from "../../src/host/recap.ts";
-import { RECAP_TYPE } from "../../src/strategies/checkpoint/recap.ts";
+import { RECAP_TYPE, renderRecap } from "../../src/strategies/checkpoint/recap.ts";
 import { LedgerBuilder } from "../support/ledger-builder.ts";
 import { compactInto } from "../strategies/checkpoint/fixtures.ts";
 
@@ -62,5 +62,34 @@ describe("recap placement", () => {
   it("renders a card with tokens, spans, startup reads and trim counts", () => {
     const card = recapCard({ v: 1, compactionId: "c", tokensBefore: 180_820, tokensAfter: 33_326, spans: 2, startupReads: ["a.md"], trimmedSpans: 1, removedItems: 4, shortenedItems: 1 });
     expect(card).toBe("Context checkpoint · checkpoint 181k → 33k tokens · 2 spans · 1 startup read kept · trimmed: 1 span, 4 items removed, 1 shortened");
+  });
+});
+
+describe("recap wording", () => {
+  const facts = { compactionId: "c1", tokensBefore: 10, spans: 1, startupReads: ["AGENTS.md"], trimmedSpans: 0, removedItems: 0, shortenedItems: 0 };
+  const text = renderRecap(facts);
+  const lines = text.split("\n");
+
+  it("is orientation, not an instruction to start working", () => {
+    // A recap that reads as a to-do list makes a real model start work nobody asked for.
+    expect(lines[1]).toMatch(/not a request/);
+    expect(lines[1]).toMatch(/latest user message/);
+    expect(text).not.toMatch(/Before the next step/);
+  });
+
+  it("asks only for task-relevant inputs and names the evidence already in view", () => {
+    expect(text).toMatch(/Recover only inputs the task still needs/);
+    expect(text).toMatch(/startup reads and the verbatim tail/);
+    expect(text).toMatch(/do not reread documents wholesale/);
+    expect(text).toContain("Retained startup reads: AGENTS.md.");
+  });
+
+  it("points at git state, the write-then-reread rule and unverified hypotheses", () => {
+    expect(text).toMatch(/git status, git diff/);
+    expect(text).toMatch(/do not repeat completed writes/);
+    expect(text).toMatch(/Before replacing an existing file with write, read its current contents unless they are already in view/);
+    expect(text).toMatch(/Small exact edits and new files need no extra reread/);
+    expect(text).toMatch(/hypotheses/);
+    expect(text).toMatch(/say it is unverified/);
   });
 });

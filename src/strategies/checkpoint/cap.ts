@@ -1,6 +1,6 @@
 // The size cap on checkpoint spans. Trims in three stages: non-user items oldest first, then long user
 // messages to marked prefix stubs oldest first, then the oldest remaining content. Pure: no I/O.
-import { spanLines, type RenderableSpan } from "./render.ts";
+import { escapeLine, neutralizeTags, spanLines, type RenderableSpan } from "./render.ts";
 import type { CheckpointSpan, SpanItem } from "./spans.ts";
 import { jsonPrefix } from "./signatures.ts";
 
@@ -32,6 +32,14 @@ interface Working {
   /** Nothing of the body fits: the head quotes a prefix of the first line instead. */
   prefixOnly: boolean;
   removed: boolean;
+  /** `sums[i]`: rendered size of body lines `[0, i)` (escaped as the renderer shows them, newlines included). */
+  sums: number[];
+}
+
+function workingItem(item: SpanItem): Working {
+  const sums = [0];
+  for (const line of item.body) sums.push(sums[sums.length - 1] + escapeLine(line).length + 1);
+  return { item, from: 0, to: item.body.length, prefixOnly: false, removed: false, sums };
 }
 
 function lineChars(lines: readonly string[]): number {
@@ -58,7 +66,7 @@ function headOf(w: Working): string {
 
 function workingChars(w: Working): number {
   if (w.removed) return 0;
-  return headOf(w).length + 1 + lineChars(w.item.body.slice(w.from, w.to));
+  return neutralizeTags(headOf(w)).length + 1 + w.sums[w.to] - w.sums[w.from];
 }
 
 function skeletonChars(span: CheckpointSpan, trimmed: boolean): number {
@@ -76,9 +84,7 @@ function finish(w: Working): SpanItem {
  */
 export function capSpans(spans: readonly CheckpointSpan[], budgetChars: number): CapResult {
   const budget = Math.max(budgetChars, MIN_CONVERSATION_CHARS);
-  const working = spans.map((span) =>
-    span.items.map((item): Working => ({ item, from: 0, to: item.body.length, prefixOnly: false, removed: false })),
-  );
+  const working = spans.map((span) => span.items.map(workingItem));
   const trimmed = spans.map(() => false);
   const skeleton = spans.map((span) => [skeletonChars(span, false), skeletonChars(span, true)]);
   let total = 0;

@@ -115,18 +115,28 @@ export interface PairedCall {
   at: number;
   entryId: string;
   result?: { at: number; entryId: string; view: ToolResultView };
-  /** True when the call id occurs more than once, so pairing is ambiguous. */
+  /**
+   * True when the pairing cannot be trusted: the call id occurs more than once, more than one result answers
+   * it, a result for it came before the call, or the result names another tool. Such a call is labelled
+   * `unknown` and never counts as evidence.
+   */
   ambiguous: boolean;
 }
 
+/** A result's tool name agrees with its call's. Legacy results without a name are taken at their id. */
+function sameTool(call: ToolCallView, result: ToolResultView): boolean {
+  return result.toolName === "" || result.toolName === call.name;
+}
+
 /**
- * Pair tool calls with their results within a range of projected entries. A result pairs with a call of the
- * same id that precedes it; duplicated ids are marked ambiguous rather than guessed.
+ * Pair tool calls with their results within a range of projected entries. A result pairs with the first
+ * open call of the same id that precedes it; every doubtful pairing is marked ambiguous rather than guessed.
  */
 export function pairCalls(entries: readonly ProjectedEntry[], from = 0, to = entries.length): PairedCall[] {
   const calls: PairedCall[] = [];
   const byId = new Map<string, PairedCall[]>();
   const resultCount = new Map<string, number>();
+  const doubtful = new Set<string>();
   for (let i = from; i < to; i++) {
     for (const message of entries[i].messages) {
       for (const call of toolCallsOf(message)) {
@@ -137,22 +147,34 @@ export function pairCalls(entries: readonly ProjectedEntry[], from = 0, to = ent
         byId.set(call.id, list);
       }
       const result = toolResultOf(message);
-      if (result) {
-        resultCount.set(result.toolCallId, (resultCount.get(result.toolCallId) ?? 0) + 1);
-        const candidates = byId.get(result.toolCallId);
-        const open = candidates?.find((c) => !c.result);
-        if (open) open.result = { at: i, entryId: entries[i].sourceEntry.id, view: result };
+      if (!result) continue;
+      resultCount.set(result.toolCallId, (resultCount.get(result.toolCallId) ?? 0) + 1);
+      const open = byId.get(result.toolCallId)?.find((c) => !c.result);
+      if (!open) {
+        // A result with no call before it: whatever call with this id comes later cannot be told apart from it.
+        doubtful.add(result.toolCallId);
+        continue;
       }
+      open.result = { at: i, entryId: entries[i].sourceEntry.id, view: result };
+      if (!sameTool(open.call, result)) doubtful.add(result.toolCallId);
     }
   }
   for (const [id, list] of byId) {
-    if (list.length > 1 || (resultCount.get(id) ?? 0) > 1) for (const paired of list) paired.ambiguous = true;
+    if (list.length > 1 || (resultCount.get(id) ?? 0) > 1 || doubtful.has(id)) for (const paired of list) paired.ambiguous = true;
   }
   return calls;
 }
 
-/** Outcome of a paired call. */
+/**
+ * The raw branch as projected entries, one per branch entry at the same index (messages as stored, nothing
+ * for other entry types), for pairing outside the model view.
+ */
+export function rawEntries(branch: readonly SessionEntry[]): ProjectedEntry[] {
+  return branch.map((entry) => ({ sourceEntry: entry, messages: entry.type === "message" ? [entry.message as AgentMessage] : [] }));
+}
+
+/** Outcome of a paired call: `unknown` without a result or when the pairing is ambiguous. */
 export function outcomeOf(paired: PairedCall): Outcome {
-  if (!paired.result) return "unknown";
+  if (!paired.result || paired.ambiguous) return "unknown";
   return paired.result.view.isError ? "error" : "ok";
 }

@@ -6,7 +6,7 @@ import { projectBranch } from "../../projection/project.ts";
 import { CHARS_PER_TOKEN, estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
 import type { CompactionInput, CompactionPlan, StrategyPlanner } from "../contract.ts";
 import { capSpans } from "./cap.ts";
-import { latestEdits, pairCalls, outcomeOf, textBlocks, toolResultOf, type Outcome, type ToolCallView } from "./conversation.ts";
+import { latestEdits, pairCalls, outcomeOf, rawEntries, textBlocks, toolResultOf, type Outcome, type ToolCallView } from "./conversation.ts";
 import { annotateFiles, mergeFileLists, spanFileOps, type FileLists, type StartupEvidence } from "./file-evidence.ts";
 import { displayPath } from "./paths.ts";
 import { footLines, headLines, renderSummary, type RenderableStartupRead } from "./render.ts";
@@ -125,15 +125,14 @@ export function planCheckpoint(input: CompactionInput, options: CheckpointOption
   // Outcomes come from the visible result, or from the raw session when an edit hid it.
   const outcomes = new Map<string, Outcome>();
   for (const paired of pairCalls(entries, spanStart)) outcomes.set(`${paired.at}|${paired.call.id}`, outcomeOf(paired));
+  // The raw fallback pairs by the same rules over the whole branch, so an id that is ambiguous anywhere on the
+  // branch stays unknown instead of borrowing whichever result came last.
   const rawOutcome = new Map<string, Outcome>();
-  for (const entry of branch) {
-    if (entry.type !== "message") continue;
-    const result = toolResultOf(entry.message);
-    if (result) rawOutcome.set(result.toolCallId, result.isError ? "error" : "ok");
-  }
+  for (const paired of pairCalls(rawEntries(branch))) rawOutcome.set(`${paired.entryId}|${paired.call.id}`, outcomeOf(paired));
   const outcome = (call: ToolCallView, at: number): Outcome => {
     const seen = outcomes.get(`${at}|${call.id}`);
-    return seen && seen !== "unknown" ? seen : (rawOutcome.get(call.id) ?? "unknown");
+    if (seen && seen !== "unknown") return seen;
+    return rawOutcome.get(`${entries[at].sourceEntry.id}|${call.id}`) ?? "unknown";
   };
 
   const { compactions, base, checkpoints } = priorChain(branch);

@@ -32,10 +32,10 @@ export function isRecapDetails(value: unknown): value is RecapDetails {
 export function renderRecap(facts: RecapFacts): string {
   const lines = [
     `[context-ledger recap after checkpoint ${facts.compactionId}]`,
-    "Older turns were compacted into the verbatim checkpoint at the start of this context; the messages after it are the recent conversation, unchanged. Before the next step:",
-    "- Recover only inputs the current task still needs. The retained startup reads and the verbatim tail are evidence already in view; do not reread documents wholesale or rediscover instructions.",
+    "Older turns were compacted into the verbatim checkpoint at the start of this context; the messages after it are the recent conversation, unchanged. This note is orientation, not a request: answer the latest user message as you would have, and start no work it does not ask for. When that work continues the task:",
+    "- Recover only inputs the task still needs. The retained startup reads and the verbatim tail are evidence already in view; do not reread documents wholesale or rediscover instructions.",
     "- For the present state of the project, reread files and rerun cheap commands rather than recovering old output. Use context_lookup for what was observed earlier and would be slow or costly to redo.",
-    "- Inspect git state (git status, git diff) to see what is already done before changing anything, and do not repeat completed writes.",
+    "- Before changing files, inspect git state (git status, git diff) to see what is already done, and do not repeat completed writes.",
     "- Before replacing an existing file with write, read its current contents unless they are already in view; never rebuild unchanged parts from memory. Small exact edits and new files need no extra reread.",
     "- Treat reasoning and conclusions recalled from history as hypotheses. When one matters and is contradicted or unverified, check it against recorded output or the current state, or say it is unverified.",
   ];

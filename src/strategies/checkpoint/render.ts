@@ -51,13 +51,49 @@ export interface FileLine {
   annotation?: string;
 }
 
-function attr(name: string, value: string | number | null | undefined): string {
-  return value === null || value === undefined ? "" : ` ${name}=${JSON.stringify(String(value))}`;
+/**
+ * Tags that carry structure in what the model reads: Pi's `<summary>` envelope around the checkpoint and the
+ * checkpoint's own blocks. Matched anywhere in a line, in any case and spacing, opening or closing.
+ */
+const STRUCTURE_TAG = /<(?=\s*\/?\s*(?:summary|span|base|startup-reads?|files)\b)/i;
+const STRUCTURE_TAGS = new RegExp(STRUCTURE_TAG.source, "gi");
+/** Bracketed markers the renderer writes at the start of a line. */
+const STRUCTURE_MARKER = /^\s*\[(?:user|assistant|call|custom|fold|shell|branch-summary|message|read|modified|files|trimmed|evidence boundary|verbatim tail|context-ledger)\b/i;
+/** How an escaped line starts: a backslash, then the line as a JSON string. */
+const ESCAPED_START = '\\"';
+
+/**
+ * A copied line (user or assistant text, a fold or base summary, a startup read) as the checkpoint shows it.
+ * A line that could close Pi's envelope or pass for checkpoint structure is shown as a backslash followed by the
+ * line as a JSON string in which every `<` is written `\u003c`; every other line is shown unchanged. The rule is
+ * reversible ({@link unescapeLine}): lines that already start with a backslash and a quote are escaped too.
+ */
+export function escapeLine(line: string): string {
+  const unsafe =
+    line.startsWith(ESCAPED_START) || STRUCTURE_TAG.test(line) || STRUCTURE_MARKER.test(line) || (line !== "" && TEMPLATE_LINES.has(line));
+  return unsafe ? `\\${JSON.stringify(line).replace(/</g, "\\u003c")}` : line;
 }
 
-/** Lines of one item. */
+/** The original of a copied line: the inverse of {@link escapeLine}. */
+export function unescapeLine(line: string): string {
+  return line.startsWith(ESCAPED_START) ? (JSON.parse(line.slice(1)) as string) : line;
+}
+
+/**
+ * A generated line that quotes data (an argument, a path, an id): a `<` opening a structure tag is written
+ * `\u003c`, which reads back as `<` from the JSON-quoted value it sits in.
+ */
+export function neutralizeTags(line: string): string {
+  return line.replace(STRUCTURE_TAGS, "\\u003c");
+}
+
+function attr(name: string, value: string | number | null | undefined): string {
+  return value === null || value === undefined ? "" : ` ${name}=${neutralizeTags(JSON.stringify(String(value)))}`;
+}
+
+/** Lines of one item as rendered: the head with tags neutralized, the copied body escaped where needed. */
 export function itemLines(item: SpanItem): string[] {
-  return [item.head, ...item.body];
+  return [neutralizeTags(item.head), ...item.body.map(escapeLine)];
 }
 
 /** Lines of one span block. */
@@ -72,7 +108,7 @@ export function spanLines({ span, trimmed }: RenderableSpan): string[] {
 
 /** Lines of an inherited summary that is shown as is (a model summary or another strategy's checkpoint). */
 export function baseLines(entryId: string, summary: string): string[] {
-  return [`<base${attr("entry", entryId)}>`, ...summary.split("\n"), "</base>"];
+  return [`<base${attr("entry", entryId)}>`, ...summary.split("\n").map(escapeLine), "</base>"];
 }
 
 /** Lines of the retained startup reads. */
@@ -82,7 +118,7 @@ export function startupReadLines(reads: readonly RenderableStartupRead[]): strin
   for (const read of reads) {
     lines.push(
       `<startup-read${attr("entry", read.entryId)}${attr("path", read.path)}${attr("offset", read.offset)}${attr("limit", read.limit)}${attr("read", read.completeness)}>`,
-      ...read.text.split("\n"),
+      ...read.text.split("\n").map(escapeLine),
       "</startup-read>",
     );
   }
@@ -91,7 +127,7 @@ export function startupReadLines(reads: readonly RenderableStartupRead[]): strin
 }
 
 function fileLine(kind: "read" | "modified", line: FileLine): string {
-  return `[${kind}] ${JSON.stringify(line.path)}${line.annotation ? ` (${line.annotation})` : ""}`;
+  return `[${kind}] ${neutralizeTags(JSON.stringify(line.path))}${line.annotation ? ` (${line.annotation})` : ""}`;
 }
 
 /** Lines of the annotated read and modified lists. */

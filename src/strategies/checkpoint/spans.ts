@@ -108,10 +108,3 @@ export function buildSpan(
   }
   return { n, from: first, through: last, items };
 }
-
-/** Rendered size of an item, newline included per line. */
-export function itemChars(item: SpanItem): number {
-  let total = item.head.length + 1;
-  for (const line of item.body) total += line.length + 1;
-  return total;
-}

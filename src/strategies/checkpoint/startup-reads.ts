@@ -2,7 +2,7 @@
 // user messages whose path the project instructions name literally. Pure: lexical matching only, no I/O.
 import type { ContextEditEntry, SessionEntry } from "../../log/entries.ts";
 import type { ContextFile } from "../contract.ts";
-import { isTextOnly, pathArgument, roleOf, textBlocks, toolCallsOf, toolResultOf, argsObject } from "./conversation.ts";
+import { argsObject, isTextOnly, pairCalls, pathArgument, rawEntries, roleOf, textBlocks } from "./conversation.ts";
 import { classifyRead, type ReadCompleteness } from "./file-evidence.ts";
 import { absolutePath, baseName, displayPath } from "./paths.ts";
 
@@ -97,51 +97,35 @@ interface IntervalRead {
 }
 
 function intervalReads(input: StartupScanInput, from: number, to: number): IntervalRead[] {
-  const calls = new Map<string, { entryId: string; args: unknown; count: number }>();
-  const results = new Map<string, { index: number; count: number }>();
-  for (let i = from; i < to; i++) {
-    const entry = input.branch[i];
-    if (entry.type !== "message") continue;
-    for (const call of toolCallsOf(entry.message)) {
-      const seen = calls.get(call.id);
-      if (seen) seen.count++;
-      else if (call.name === "read") calls.set(call.id, { entryId: entry.id, args: call.arguments, count: 1 });
-    }
-    const result = toolResultOf(entry.message);
-    if (result) {
-      const seen = results.get(result.toolCallId);
-      results.set(result.toolCallId, { index: seen ? seen.index : i, count: (seen?.count ?? 0) + 1 });
-    }
-  }
   const reads: IntervalRead[] = [];
-  for (const [toolCallId, call] of calls) {
-    const found = results.get(toolCallId);
-    if (call.count !== 1 || !found || found.count !== 1) continue;
-    const resultEntry = input.branch[found.index];
-    if (resultEntry.type !== "message") continue;
-    const result = toolResultOf(resultEntry.message);
+  // Only top-level `read` calls count: nested calls inside a script and shell commands that print files are
+  // not reads the model saw as file contents.
+  for (const paired of pairCalls(rawEntries(input.branch.slice(from, to)))) {
+    if (paired.call.name !== "read" || !paired.result || paired.ambiguous) continue;
+    const { view: result, entryId: resultId } = paired.result;
+    const index = from + paired.result.at;
+    if (result.isError || !isTextOnly(result.content)) continue;
     // Omitted or replaced call/output: what the model saw is not the file, so nothing is retained.
-    if (!result || result.isError || !isTextOnly(result.content)) continue;
-    if (input.edits.has(resultEntry.id) || input.edits.has(call.entryId)) continue;
-    const path = pathArgument(call.args);
+    if (input.edits.has(resultId) || input.edits.has(paired.entryId)) continue;
+    const path = pathArgument(paired.call.arguments);
     if (!path) continue;
     const text = textBlocks(result.content).join("\n");
-    const args = argsObject(call.args);
+    const args = argsObject(paired.call.arguments);
     const offset = typeof args?.offset === "number" ? args.offset : undefined;
     const limit = typeof args?.limit === "number" ? args.limit : undefined;
     reads.push({
       ref: {
-        entryId: resultEntry.id,
-        callEntryId: call.entryId,
-        toolCallId,
+        entryId: resultId,
+        callEntryId: paired.entryId,
+        toolCallId: paired.call.id,
         path: displayPath(path, input.cwd),
         ...(offset !== undefined ? { offset } : {}),
         ...(limit !== undefined ? { limit } : {}),
-        completeness: classifyRead(call.args, text, result.details, false),
+        completeness: classifyRead(paired.call.arguments, text, result.details, false),
       },
       absolute: absolutePath(path, input.cwd),
       text,
-      index: found.index,
+      index,
     });
   }
   return reads.sort((a, b) => a.index - b.index);

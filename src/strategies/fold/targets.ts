@@ -16,16 +16,40 @@ export interface FoldView {
   labelledElsewhere(label: string): readonly string[];
 }
 
+/** Index on the path of the newest compaction, or -1: the compaction that decides what is in context. */
+export function latestCompactionIndex(view: Pick<FoldView, "path">): number {
+  for (let i = view.path.length - 1; i >= 0; i--) if (view.path[i].type === "compaction") return i;
+  return -1;
+}
+
 /** Index on the path of the first entry the latest compaction kept; earlier entries are outside the context. */
 export function contextStartIndex(view: Pick<FoldView, "path" | "indexOf">): number {
-  for (let i = view.path.length - 1; i >= 0; i--) {
-    const entry = view.path[i];
-    if (entry.type === "compaction") {
-      const kept = view.indexOf(entry.firstKeptEntryId);
-      return kept >= 0 ? kept : i;
-    }
-  }
-  return 0;
+  const i = latestCompactionIndex(view);
+  if (i < 0) return 0;
+  const entry = view.path[i];
+  const kept = entry.type === "compaction" ? view.indexOf(entry.firstKeptEntryId) : -1;
+  return kept >= 0 ? kept : i;
+}
+
+/**
+ * Path indices in context order: entries the latest compaction left out (oldest first), then the compaction
+ * itself, whose summary leads the context, then its kept tail and everything after it. Without a compaction
+ * this is path order.
+ */
+export function contextOrder(view: Pick<FoldView, "path" | "indexOf">): number[] {
+  const compaction = latestCompactionIndex(view);
+  const start = contextStartIndex(view);
+  const order: number[] = [];
+  for (let i = 0; i < start; i++) order.push(i);
+  if (compaction >= 0 && compaction >= start) order.push(compaction);
+  for (let i = start; i < view.path.length; i++) if (i !== compaction) order.push(i);
+  return order;
+}
+
+/** A caller's string quoted for an error message, cut so a huge input is not echoed back. */
+export function quoteInput(text: string, max = 80): string {
+  const encoded = JSON.stringify(text);
+  return encoded.length <= max ? encoded : `${encoded.slice(0, max)}…" (${text.length} characters)`;
 }
 
 /** The single wording for both kinds of unusable target: the remedy is the same. */
@@ -57,21 +81,33 @@ export function validateTarget(target: string, requestEntryId: string, view: Fol
   if ("error" in resolved) return { ok: false, error: resolved.error };
   if (resolved.id === null) return { ok: true, afterId: null };
   const id = resolved.id;
+  const shown = `target ${quoteInput(target)}`;
   if (!view.exists(id))
-    return { ok: false, error: `target "${target}" was not found. Use a checkpoint name or an entry id listed by context_timeline, or root.` };
+    return { ok: false, error: `${shown} was not found. Use a checkpoint name or an entry id listed by context_timeline, or root.` };
   const at = view.indexOf(id);
-  if (at < 0) return { ok: false, error: `target "${target}" is not on the current branch.` };
+  if (at < 0) return { ok: false, error: `${shown} is not on the current branch.` };
   const request = view.indexOf(requestEntryId);
-  if (request >= 0 && at >= request) return { ok: false, error: `target "${target}" must come before the message that asks to compact.` };
+  if (request >= 0 && at >= request) return { ok: false, error: `${shown} must come before the message that asks to compact.` };
   if (view.isFolded(id) || at < contextStartIndex(view))
-    return { ok: false, error: `target "${target}" is ${ALREADY_COMPACTED}. Pick a later checkpoint or root.` };
+    return { ok: false, error: `${shown} is ${ALREADY_COMPACTED}. Pick a later checkpoint or root.` };
+  // The latest compaction's summary leads the context, ahead of the kept tail that precedes it on the path.
+  // Folding after it in context order is folding from the start of the context: the summary itself stays.
+  if (at === latestCompactionIndex(view)) return { ok: true, afterId: null, ...(resolved.label ? { label: resolved.label } : {}) };
   return { ok: true, afterId: id, ...(resolved.label ? { label: resolved.label } : {}) };
 }
 
 /** Name rules shared by `context_checkpoint` and `backupCheckpoint`. Returns an error message or undefined. */
+/** Longest checkpoint name accepted: a name is a handle, shown on one timeline line. */
+export const MAX_NAME_CHARS = 100;
+/** C0 and C1 controls (newline, escape, NUL, …) and the Unicode line and paragraph separators. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
 export function checkName(name: string, view: FoldView, pendingNames: ReadonlySet<string> = new Set()): string | undefined {
   const trimmed = name.trim();
   if (!trimmed) return "checkpoint name must not be empty";
+  if (name.length > MAX_NAME_CHARS) return `checkpoint name must be at most ${MAX_NAME_CHARS} characters (got ${name.length})`;
+  // A newline would forge a line in context_timeline; escapes and NUL would reach terminals and logs.
+  if (CONTROL.test(name)) return `checkpoint name must not contain control characters (newlines, tabs, escapes, NUL): ${quoteInput(name)}`;
   if (trimmed !== name) return "checkpoint name must not start or end with whitespace";
   if (name === "root") return `"root" is reserved for the start of the context`;
   if (view.exists(name)) return `"${name}" is already an entry id; choose another name`;

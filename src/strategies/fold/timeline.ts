@@ -1,7 +1,7 @@
 // The model-visible timeline behind `context_timeline`: entries in context order with ids, roles, labels and
 // a marker on entries that can no longer be fold targets. Pure: no I/O.
 import { textOf, type SessionEntry } from "../../log/entries.ts";
-import { contextStartIndex, type FoldView } from "./targets.ts";
+import { contextOrder, contextStartIndex, type FoldView } from "./targets.ts";
 
 const PREVIEW = 80;
 export const NOT_A_TARGET = "compacted: not a compact target";
@@ -37,19 +37,21 @@ function oneLine(text: string): string {
   return flat.length > PREVIEW ? `${flat.slice(0, PREVIEW)}…` : flat;
 }
 
-/** Render the timeline, oldest first. `root` is always listed first and never marked. */
+/** Render the timeline in context order (oldest first). `root` is always listed first and never marked. */
 export function renderTimeline(view: FoldView): string {
   const start = contextStartIndex(view);
   const lines = ["root — start of the current context (always a valid target)"];
-  view.path.forEach((entry, index) => {
+  // Context order: the latest compaction's summary leads the context, ahead of the tail it kept.
+  for (const index of contextOrder(view)) {
+    const entry = view.path[index];
     const shown = preview(entry);
-    if (!shown) return;
+    if (!shown) continue;
     const label = view.labels[entry.id];
     const marks: string[] = [];
     if (label) marks.push(`checkpoint "${label}"`);
     // A compaction entry itself stays in context even though it sits after the kept range it starts.
     if (entry.type !== "compaction" && (index < start || view.isFolded(entry.id))) marks.push(NOT_A_TARGET);
     lines.push(`${entry.id} ${shown.role}: ${oneLine(shown.text)}${marks.length ? ` (${marks.join("; ")})` : ""}`);
-  });
+  }
   return lines.join("\n");
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { LedgerType } from "../../../src/log/entries.ts";
 import { planCheckpoint, type CheckpointDetails } from "../../../src/strategies/checkpoint/planner.ts";
-import { EVIDENCE_BOUNDARY, INTRODUCTION, isGeneratedLine, startupReadLines, TAIL_MARKER } from "../../../src/strategies/checkpoint/render.ts";
+import { EVIDENCE_BOUNDARY, INTRODUCTION, isGeneratedLine, startupReadLines, TAIL_MARKER, unescapeLine } from "../../../src/strategies/checkpoint/render.ts";
 import { LedgerBuilder } from "../../support/ledger-builder.ts";
 import { compactInto, inputFor, spanBody, UNCAPPED } from "./fixtures.ts";
 
@@ -51,14 +51,16 @@ describe("checkpoint content", () => {
     expect(summary).not.toContain("tail answer");
   });
 
-  it("copies user text byte for byte", () => {
+  it("copies user text byte for byte, escaping only a line that could pass for structure", () => {
     const b = new LedgerBuilder();
     const text = "  leading\n\n\ttabs\u00a0nbsp \\n literal\r\nemoji 👩‍💻 and </span> and [call x] lookalike\n";
     const u1 = b.user(text);
     const u2 = b.user("next");
     const { summary } = planCheckpoint(inputFor(b.entries, u2), UNCAPPED);
-    expect(spanBody(summary, 1).slice(1).join("\n")).toBe(text);
-    expect(spanBody(summary, 1)[0]).toBe(`[user ${u1}]`);
+    const body = spanBody(summary, 1);
+    expect(body[0]).toBe(`[user ${u1}]`);
+    expect(body.slice(1).map(unescapeLine).join("\n")).toBe(text);
+    expect(body.slice(1).filter((line) => line !== unescapeLine(line))).toEqual(['\\"emoji 👩‍💻 and \\u003c/span> and [call x] lookalike"']);
   });
 
   it("puts the introduction first and the evidence boundary and tail marker last", () => {

@@ -139,4 +139,81 @@ describe("retained startup reads", () => {
     expect(retained(plan.summary).get("SPEC.md")).toBe("S".repeat(8_000));
     expect((plan.details as CheckpointDetails).warnings?.[0]).toMatch(/kept in full/);
   });
+
+  it("recognizes AGENTS.override.md, loaded by Pi or read by the agent", () => {
+    const b = new LedgerBuilder();
+    b.user("hi");
+    b.tool("read", { path: "SPEC.md" }, "SPEC");
+    b.tool("read", { path: "pkg/AGENTS.override.md" }, "Here, pkg/RULES.md wins.");
+    b.tool("read", { path: "pkg/RULES.md" }, "RULES");
+    const u = b.user("go");
+    const loaded = { path: "/repo/AGENTS.override.md", content: "Read SPEC.md first." };
+    const plan = planCheckpoint(inputFor(b.entries, u, { contextFiles: [loaded] }), UNCAPPED);
+    expect([...retained(plan.summary).keys()]).toEqual(["SPEC.md", "pkg/AGENTS.override.md", "pkg/RULES.md"]);
+  });
+
+  it("lets a bare file name select every same-named file read at startup", () => {
+    const b = new LedgerBuilder();
+    b.user("hi");
+    b.tool("read", { path: "README.md" }, "ROOT README");
+    b.tool("read", { path: "docs/README.md" }, "DOCS README");
+    b.tool("read", { path: "docs/README.md.bak" }, "BACKUP");
+    const u = b.user("go");
+    const plan = planCheckpoint(inputFor(b.entries, u, { contextFiles: [{ path: "/repo/AGENTS.md", content: "Always read README.md." }] }), UNCAPPED);
+    expect([...retained(plan.summary).keys()]).toEqual(["README.md", "docs/README.md"]);
+  });
+
+  it("excludes nested reads inside a script, shell reads and non-text reads", () => {
+    const b = new LedgerBuilder();
+    b.user("hi");
+    b.tool("codemode", { code: "await read({ path: 'SPEC.md' })" }, "SPEC VIA SCRIPT", {
+      nestedCalls: { calls: [{ name: "read", arguments: { path: "SPEC.md" }, status: "ok" }] },
+    });
+    b.tool("bash", { command: "cat docs/guide.md" }, "GUIDE VIA SHELL");
+    const a = b.assistant("", [{ id: "img", name: "read", args: { path: "docs/README.md" } }]);
+    b.append({
+      type: "message",
+      id: "img-result",
+      parentId: a,
+      timestamp: "2026-01-01T00:10:00.000Z",
+      message: { role: "toolResult", toolCallId: "img", toolName: "read", content: [{ type: "image", data: "AAAA", mimeType: "image/png" }], isError: false, timestamp: 1 },
+    } as never);
+    const u = b.user("go");
+    const plan = planCheckpoint(inputFor(b.entries, u, { contextFiles: [AGENTS] }), UNCAPPED);
+    expect(retained(plan.summary).size).toBe(0);
+    expect((plan.details as CheckpointDetails).startupReads!.reads).toEqual([]);
+  });
+
+  it("excludes reads whose pairing is ambiguous: a shared id, a result before its call, a result of another tool", () => {
+    const b = new LedgerBuilder();
+    b.user("hi");
+    b.assistant("", [{ id: "dup", name: "read", args: { path: "docs/guide.md" } }]);
+    b.toolResult("dup", "read", "GUIDE ONE");
+    b.assistant("", [{ id: "dup", name: "read", args: { path: "docs/guide.md" } }]);
+    b.toolResult("dup", "read", "GUIDE TWO");
+    b.toolResult("early", "read", "EARLY SPEC");
+    b.assistant("", [{ id: "early", name: "read", args: { path: "SPEC.md" } }]);
+    b.assistant("", [{ id: "other", name: "read", args: { path: "docs/README.md" } }]);
+    b.toolResult("other", "bash", "NOT A READ");
+    const u = b.user("go");
+    const plan = planCheckpoint(inputFor(b.entries, u, { contextFiles: [AGENTS] }), UNCAPPED);
+    expect(retained(plan.summary).size).toBe(0);
+  });
+
+  it("starts the selection from the branch after an older checkpoint that stored none", () => {
+    const b = new LedgerBuilder();
+    b.user("hi");
+    b.tool("read", { path: "docs/guide.md" }, "GUIDE TEXT");
+    const u2 = b.user("second");
+    // A checkpoint written before startup reads were stored: its details have spans and files only, and its
+    // prose names a file that was never read.
+    const { plan } = compactInto(b, u2, { capPercent: null, startupReads: false }, { contextFiles: [AGENTS] });
+    expect((plan.details as CheckpointDetails).startupReads).toBeUndefined();
+    b.entries[b.entries.length - 1] = { ...b.entries[b.entries.length - 1], summary: `${plan.summary}\nRetained: SPEC.md` } as never;
+    b.assistant("answer");
+    const u3 = b.user("third");
+    const next = planCheckpoint(inputFor(b.entries, u3, { contextFiles: [AGENTS] }), UNCAPPED);
+    expect([...retained(next.summary).keys()]).toEqual(["docs/guide.md"]);
+    expect((next.details as CheckpointDetails).startupReads).toMatchObject({ closed: true, reads: [{ path: "docs/guide.md" }] });
+  });
 });
