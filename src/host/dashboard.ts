@@ -1,6 +1,6 @@
 // The /context dashboard: a plain-text report of the branch as the ledger sees it.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { textOf } from "../log/entries.ts";
+import { LedgerType, textOf } from "../log/entries.ts";
 import { estimateTextTokens } from "../projection/tokens.ts";
 import type { LedgerSession } from "./ledger-session.ts";
 
@@ -24,7 +24,7 @@ export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionConte
   for (const fold of state.folds) {
     const entry = live.getEntry(fold.entryId);
     const size = entry?.type === "custom_message" ? estimateTextTokens(textOf(entry.content)) : 0;
-    const kind = fold.anchored ? "preserve checkpoint" : "fold";
+    const kind = !fold.anchored ? "fold" : entry?.type === "custom_message" && entry.customType === LedgerType.digest ? "digest" : "preserve checkpoint";
     const hides = fold.keepDialogue ? "tool traffic" : "history";
     lines.push(
       `  ${kind} ${fold.entryId}: hides ${hides} after ${fold.afterId ?? "root"} through ${fold.throughId}, ~${size} tokens${live.isFolded(fold.entryId) ? " (itself folded later)" : ""}`,

@@ -8,6 +8,7 @@ import { createCheckpointPlanner } from "../strategies/checkpoint/planner.ts";
 import { createPlannedPlanner } from "../strategies/planned/planner.ts";
 import { filterPreparation, handleBeforeCompact } from "./compaction-handler.ts";
 import { renderDashboard } from "./dashboard.ts";
+import { DigestHost } from "./digest-host.ts";
 import { FoldCoordinator } from "./fold-tools.ts";
 import { LedgerSession } from "./ledger-session.ts";
 import { PreserveHost } from "./preserve-host.ts";
@@ -24,6 +25,8 @@ export function registerContextLedger(pi: ExtensionAPI): void {
   if (session.settings.foldTools) folds.register();
   const preserve = new PreserveHost(pi, () => session);
   preserve.register();
+  const digests = new DigestHost(pi, () => session, () => contextFiles);
+  digests.register();
   registerStrategy(createCheckpointPlanner(() => session.settings.checkpoint));
   registerStrategy(createPlannedPlanner(() => session.settings.planned));
   registerRecap(pi, () => ({ enabled: true }), (ctx) => {
@@ -70,23 +73,24 @@ export function registerContextLedger(pi: ExtensionAPI): void {
     preserve.noteRequest(event.messages);
   });
 
-  // Boundaries: a requested fold commits or cancels at the end of its step; then preserve may checkpoint
+  // Boundaries: a requested fold commits or cancels at the end of its step; then preserve (or digest) may checkpoint
   // (it declines when the fold already appended a range fact at this boundary).
   pi.on("turn_end", async (event, ctx) => {
     const fold = await folds.onTurnEnd(event, ctx);
     const entries = fold?.entries ?? event.entries;
-    const checkpoint = await preserve.onTurnEnd(event, ctx, entries);
+    const checkpoint = (await preserve.onTurnEnd(event, ctx, entries)) ?? (await digests.onTurnEnd(event, ctx, entries));
     if (!fold && !checkpoint) return undefined;
     return { entries: checkpoint?.entries ?? entries, ...(fold?.continue || checkpoint?.continue ? { continue: true } : {}) };
   });
   pi.on("agent_end", () => folds.onAgentEnd());
 
   // Compaction requested by Pi (manual, threshold, overflow): routed through the lifecycle machine.
-  // Preserve manages the window at turn_end; when it hands a compaction back (overflow, nothing to checkpoint),
+  // Preserve and digest manage the window at turn_end; when they hand a compaction back (overflow, nothing to checkpoint),
   // Pi's native summary runs on input filtered by the range rules, as for the native strategy.
   pi.on("session_before_compact", async (event, ctx) => {
-    if (session.settings.strategy !== "preserve") return handleBeforeCompact(event, ctx, session, { contextFiles: () => contextFiles });
-    const answer = await preserve.onBeforeCompact(event, ctx);
+    const strategy = session.settings.strategy;
+    if (strategy !== "preserve" && strategy !== "digest") return handleBeforeCompact(event, ctx, session, { contextFiles: () => contextFiles });
+    const answer = strategy === "digest" ? await digests.onBeforeCompact(event, ctx) : await preserve.onBeforeCompact(event, ctx);
     if (answer) return answer;
     session.sync(ctx.sessionManager);
     filterPreparation(event, session);

@@ -35,7 +35,7 @@ export const DEFAULT_SETTINGS: LedgerSettings = {
   inspect: false,
 };
 
-const STRATEGIES: readonly StrategySetting[] = ["checkpoint", "planned", "preserve", "native"];
+const STRATEGIES: readonly StrategySetting[] = ["checkpoint", "planned", "preserve", "digest", "native"];
 
 export interface LoadedSettings {
   settings: LedgerSettings;

@@ -61,8 +61,8 @@ export interface DigestInput {
   usageTokens: number | null;
   /** Session working directory, to compare file paths. */
   cwd: string;
-  /** `/compact`: cover every raw step up to the limit now, whatever the batch. */
-  manual?: boolean;
+  /** Cover every raw step up to the limit now, whatever the batch: `/compact`, or Pi's threshold compaction. */
+  force?: "manual" | "window";
   /** Project instruction files Pi loaded; the reads they name at the start of a task are quoted whole. */
   contextFiles?: readonly ContextFile[];
   systemPrompt?: string;
@@ -103,22 +103,23 @@ export function planDigest(input: DigestInput): DigestOutcome {
   const delta = selectDelta(input.branch, input.limitId);
   if (!delta) return { ok: false, reason: "the boundary is not on the branch" };
   if (!delta.units.length) return { ok: false, reason: "nothing to digest" };
-  const decision = input.manual
-    ? ({ act: true, why: "manual", keepRaw: 0 } as const)
-    : decideDigest({ rawTokens: delta.tokens, usageTokens: input.usageTokens, policy: input.policy ?? digestPolicy(input.contextWindow) });
+  const policy = input.policy ?? digestPolicy(input.contextWindow);
+  const decision = input.force ? ({ act: true, why: input.force, keepRaw: 0 } as const) : decideDigest({ rawTokens: delta.tokens, usageTokens: input.usageTokens, policy });
   if (!decision.act) return { ok: false, reason: decision.why };
   const { included, kept } = splitTail(delta.units, decision.keepRaw);
+  const sum = (units: readonly DeltaUnit[]) => units.reduce((n, u) => n + u.tokens, 0);
+  const hidden = sum(included);
   if (!included.length) return { ok: false, reason: "every raw step is within the kept tail" };
+  // The tail is kept in whole steps, so it can hold more than `keepRaw`: the batch counts what is actually covered.
+  if (decision.why === "batch" && hidden < policy.batch) return { ok: false, reason: "below batch" };
 
   const targets = new Set(included.flatMap((u) => u.entryIds));
   const superseded = findSuperseded(input.branch, input.branch.length - 1, targets, input.cwd);
   const startupReads = startupReadIds(input, targets);
   const { text, stats } = renderDigest(included, { checkpoint: delta.checkpoint, explained: formatExplained(input.branch), cwd: input.cwd, superseded, startupReads });
-  const sum = (units: readonly DeltaUnit[]) => units.reduce((n, u) => n + u.tokens, 0);
-  const hidden = sum(included);
   const tokens = estimateTextTokens(text);
-  // A digest that saves nothing would only break the cache; /compact still writes it, since the user asked.
-  if (!input.manual && tokens >= hidden) return { ok: false, reason: "the digest would not be smaller than the steps it covers" };
+  // A digest that saves nothing would only break the cache; a forced one is still written (the user or the window asked).
+  if (!input.force && tokens >= hidden) return { ok: false, reason: "the digest would not be smaller than the steps it covers" };
   const throughId = included[included.length - 1].entryIds[included[included.length - 1].entryIds.length - 1];
   return {
     ok: true,

@@ -66,7 +66,7 @@ const policyArb: fc.Arbitrary<DigestPolicy & { manual: boolean }> = fc
   .map(([keepRaw, manual]) => ({ keepRaw, batch: 1, full: Number.MAX_SAFE_INTEGER, minFull: 1, manual }));
 
 function plan(branch: readonly SessionEntry[], limitId: string, policy: DigestPolicy & { manual: boolean }): DigestDraft | undefined {
-  const outcome = planDigest({ branch, limitId, contextWindow: 128_000, usageTokens: null, cwd: "/work/project", policy, manual: policy.manual });
+  const outcome = planDigest({ branch, limitId, contextWindow: 128_000, usageTokens: null, cwd: "/work/project", policy, ...(policy.manual ? { force: "manual" as const } : {}) });
   return outcome.ok ? outcome.draft : undefined;
 }
 
@@ -156,8 +156,8 @@ describe("digest invariants on generated ledgers", () => {
           const path = pathOf(generated.entries, generated.leafId);
           const leaf = path.at(-1);
           if (!leaf) return;
-          const one = planDigest({ branch: path, limitId: leaf.id, contextWindow: 128_000, usageTokens: null, cwd: "/w", policy, manual: policy.manual });
-          const two = planDigest({ branch: structuredClone(path), limitId: leaf.id, contextWindow: 128_000, usageTokens: null, cwd: "/w", policy, manual: policy.manual });
+          const one = planDigest({ branch: path, limitId: leaf.id, contextWindow: 128_000, usageTokens: null, cwd: "/w", policy, ...(policy.manual ? { force: "manual" as const } : {}) });
+          const two = planDigest({ branch: structuredClone(path), limitId: leaf.id, contextWindow: 128_000, usageTokens: null, cwd: "/w", policy, ...(policy.manual ? { force: "manual" as const } : {}) });
           expect(JSON.stringify(two)).toBe(JSON.stringify(one));
         }),
         { numRuns },
@@ -176,7 +176,7 @@ describe("digest of hostile tool traffic", () => {
           const b = new LedgerBuilder();
           b.user("go");
           for (const [name, arg, output, isError] of steps) b.tool(name, { path: arg, command: arg, pattern: arg }, output, { isError, text: arg });
-          const outcome = planDigest({ branch: b.entries, limitId: b.leaf!, contextWindow: 128_000, usageTokens: null, cwd: "/w", manual: true });
+          const outcome = planDigest({ branch: b.entries, limitId: b.leaf!, contextWindow: 128_000, usageTokens: null, cwd: "/w", force: "manual" });
           expect(outcome.ok).toBe(true);
           if (!outcome.ok) return;
           const text = outcome.draft.content;

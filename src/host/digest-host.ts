@@ -1,0 +1,139 @@
+// The `digest` strategy's host side: at every turn_end it asks the pure planner whether a digest of older tool steps
+// is due and appends it as a boundary draft (no model call); on /compact and Pi's threshold compaction it digests every
+// raw step instead of a summary, and hands overflow and an already digested history back to Pi.
+import type {
+  ExtensionAPI,
+  ExtensionContext,
+  SessionBeforeCompactEvent,
+  SessionBeforeCompactResult,
+  SessionBoundaryDraft,
+  TurnEndEvent,
+  TurnEndEventResult,
+} from "@earendil-works/pi-coding-agent";
+import { Text } from "@earendil-works/pi-tui";
+import { LedgerType, type SessionEntry } from "../log/entries.ts";
+import type { ContextFile } from "../strategies/contract.ts";
+import { planDigest, rawTokensBound, type DigestDetails, type DigestDraft, type DigestInput, type DigestOutcome } from "../strategies/digest/plan.ts";
+import { decideDigest, digestPolicy } from "../strategies/digest/policy.ts";
+import { entryBefore } from "../strategies/preserve/delta.ts";
+import type { LedgerSession } from "./ledger-session.ts";
+import { startLifecycle } from "./lifecycle.ts";
+
+/** The one-line card of a digest: number, what it covered and its size. */
+export function digestCardLine(details: DigestDetails | undefined): string {
+  if (!details) return "Context digest";
+  const t = details.tokens;
+  const n = (value: number) => value.toLocaleString("en-US");
+  const kept = t.keptRaw ? `, newest ~${n(t.keptRaw)} tok kept raw` : "";
+  return `Context digest #${details.checkpoint}: ${details.steps.steps} tool steps, ~${n(t.hidden)} tok → ~${n(t.digest)} tok (${details.trigger}${kept})`;
+}
+
+export class DigestHost {
+  private readonly pi: ExtensionAPI;
+  private readonly session: () => LedgerSession;
+  private readonly contextFiles: () => readonly ContextFile[];
+
+  constructor(pi: ExtensionAPI, session: () => LedgerSession, contextFiles: () => readonly ContextFile[]) {
+    this.pi = pi;
+    this.session = session;
+    this.contextFiles = contextFiles;
+  }
+
+  register(): void {
+    this.pi.registerMessageRenderer<DigestDetails>(LedgerType.digest, (message, options) => {
+      const text = typeof message.content === "string" ? message.content : "";
+      return new Text(options.expanded ? text : digestCardLine(message.details), 1, 0);
+    });
+  }
+
+  private input(branch: readonly SessionEntry[], limitId: string, ctx: ExtensionContext, extra: Partial<DigestInput> = {}): DigestInput {
+    const usage = ctx.getContextUsage();
+    let systemPrompt: string | undefined;
+    try {
+      systemPrompt = ctx.getSystemPrompt();
+    } catch {
+      systemPrompt = undefined; // startup reads then fall back to the instruction files Pi listed
+    }
+    return {
+      branch,
+      limitId,
+      contextWindow: usage?.contextWindow ?? ctx.model?.contextWindow ?? 128_000,
+      usageTokens: usage?.tokens ?? null,
+      cwd: ctx.cwd,
+      contextFiles: this.contextFiles(),
+      systemPrompt,
+      ...extra,
+    };
+  }
+
+  /**
+   * turn_end: the step's assistant message and tool results are persisted. When a digest is due, it covers older raw
+   * steps (never this one) and is appended after the drafts other handlers return for this boundary.
+   */
+  async onTurnEnd(event: TurnEndEvent, ctx: ExtensionContext, entries: SessionBoundaryDraft[] = event.entries): Promise<TurnEndEventResult | undefined> {
+    const session = this.session();
+    if (session.settings.strategy !== "digest") return undefined;
+    // One range fact per boundary: a fold committed here already changed what the model sees.
+    if (entries.some((d) => d.type === "custom_message" && (d.customType === LedgerType.fold || d.customType === LedgerType.preserve || d.customType === LedgerType.digest)))
+      return undefined;
+    session.sync(ctx.sessionManager);
+    const branch = session.live.entries;
+    const limitId = entryBefore(branch, event.messageEntryId);
+    if (!limitId) return undefined;
+    const input = this.input(branch, limitId, ctx);
+    // Most boundaries are far from a batch: a bound over the entries since the last digest settles them.
+    const bound = rawTokensBound(branch, session.live.indexOf(limitId));
+    if (!decideDigest({ rawTokens: bound, usageTokens: input.usageTokens, policy: digestPolicy(input.contextWindow) }).act) return undefined;
+    const outcome = await this.throughLifecycle(input, ctx, ctx.signal);
+    if (!outcome.ok) return undefined;
+    return { entries: [...entries, outcome.draft] };
+  }
+
+  /**
+   * session_before_compact in digest mode. `/compact` and Pi's threshold compaction digest every raw step up to now
+   * instead of a summary. Overflow, and a history with nothing left to digest, go to Pi's native compaction (with a
+   * notice): only a summary can shrink a context that is all conversation.
+   */
+  async onBeforeCompact(event: SessionBeforeCompactEvent, ctx: ExtensionContext): Promise<SessionBeforeCompactResult | undefined> {
+    const session = this.session();
+    if (session.settings.strategy !== "digest") return undefined;
+    if (event.reason === "overflow") return undefined;
+    session.sync(ctx.sessionManager);
+    const limitId = session.live.leafId;
+    if (!limitId) return undefined;
+    const force = event.reason === "manual" ? "manual" : "window";
+    const outcome = await this.throughLifecycle(this.input(session.live.entries, limitId, ctx, { force }), ctx, event.signal);
+    if (!outcome.ok) {
+      if (outcome.reason !== "aborted") ctx.ui.notify(`context-ledger: no tool steps left to digest (${outcome.reason}); Pi compacts natively.`, "info");
+      return outcome.reason === "aborted" ? { cancel: true } : undefined;
+    }
+    const { customType, content, display, details } = outcome.draft;
+    this.pi.sendMessage({ customType, content, display, details });
+    return { cancel: true };
+  }
+
+  /** One digest as a compaction lifecycle (requested → planning → validated → committed), like every strategy. */
+  private async throughLifecycle(input: DigestInput, ctx: ExtensionContext, signal?: AbortSignal): Promise<DigestOutcome> {
+    const lifecycle = await startLifecycle(
+      { kind: "compaction", strategy: "digest", request: { limitId: input.limitId, force: input.force ?? null } },
+      async () => {
+        const outcome = planDigest(input);
+        return outcome.ok ? { ok: true, plan: outcome.draft } : { ok: false, reason: outcome.reason };
+      },
+      { inspect: this.session().settings.inspect, warn: (m) => ctx.ui.notify(m, "warning") },
+    );
+    const onAbort = () => lifecycle.actor.send({ type: "host.aborted" });
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener("abort", onAbort, { once: true });
+    const result = await lifecycle.outcome;
+    signal?.removeEventListener("abort", onAbort);
+    switch (result.outcome) {
+      case "committed":
+        return { ok: true, draft: result.plan as DigestDraft };
+      case "cancelled":
+        return { ok: false, reason: "aborted" };
+      case "nativeFallback":
+        return { ok: false, reason: result.reason ?? "no digest was written" };
+    }
+  }
+}
