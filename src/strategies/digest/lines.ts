@@ -49,6 +49,40 @@ export function exitStatus(text: string): number | undefined {
 /** The kinds of selection a digest makes from one output. */
 export type Selection = "failure" | "result" | "outline" | "listing";
 
+/**
+ * Names with inner structure (camelCase, PascalCase with a second capital, snake_case, CONSTANT_CASE): the program's
+ * own identifiers, as opposed to English words and keywords.
+ */
+const STRUCTURED_NAME = /\b[A-Za-z_$][\w$]*(?:[a-z0-9][A-Z]|[A-Za-z0-9]_[A-Za-z0-9])[\w$]*\b/g;
+/** Paths and module specifiers: `./config.js`, `@scope/pkg`, `src/a/b.ts`, a bare `README.md`. */
+const PATH_LIKE = /(?:[\w.@~-]*\/)+[\w.@+-]*[A-Za-z][\w.@+-]*|\b[\w-]+(?:\.[\w-]+)*\.(?:ts|tsx|mts|cts|js|jsx|mjs|cjs|json|md|txt|py|rs|go|java|kt|rb|c|cc|cpp|h|hpp|cs|php|sh|yml|yaml|toml|css|scss|html|sql|lock)\b/g;
+/** Shortest and longest mentioned name listed. */
+const NAME_LENGTH = { min: 4, max: 80 };
+
+/** Paths and names a text mentions, each once: paths first, then names, each in order of first mention. */
+export function mentionedNames(text: string): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  const add = (name: string) => {
+    const trimmed = name.replace(/[.,:;]+$/, "");
+    if (trimmed.length < NAME_LENGTH.min || trimmed.length > NAME_LENGTH.max || seen.has(trimmed)) return;
+    seen.add(trimmed);
+    out.push(trimmed);
+  };
+  // Paths first: a name inside a path is covered by the path.
+  const paths = text.match(PATH_LIKE) ?? [];
+  for (const path of paths) add(path);
+  for (const name of text.replace(PATH_LIKE, " ").match(STRUCTURED_NAME) ?? []) add(name);
+  return out;
+}
+
+/** Every name and path a text shows, for checking what a view already holds. */
+export function namesIn(text: string, into: Set<string> = new Set()): Set<string> {
+  for (const name of mentionedNames(text)) into.add(name);
+  for (const name of text.match(STRUCTURED_NAME) ?? []) into.add(name);
+  return into;
+}
+
 /** Names a file that was read defines, in order of first definition (each once). */
 export function definedNames(lines: readonly string[]): string[] {
   const names: string[] = [];

@@ -1,13 +1,15 @@
 // The digest strategy's one decision, shared by the host (at turn_end, on /compact) and the lab: whether to act now,
 // which older steps to cover, and the custom message that covers them. Deterministic; pure: no I/O, no clock.
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { isDigestEntry, isToolCheckpoint, LedgerType, type CustomMessageEntry, type FoldRange, type RangeDetails, type SessionEntry } from "../../log/entries.ts";
 import { isDialogue, isFoldable } from "../../projection/fold-rules.ts";
-import { entryMessages } from "../../projection/project.ts";
+import { entryMessages, projectBranch } from "../../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
 import { latestEdits } from "../checkpoint/conversation.ts";
 import { scanStartupReads } from "../checkpoint/startup-reads.ts";
 import type { ContextFile } from "../contract.ts";
 import { ordinalsOf, selectDelta, type DeltaUnit } from "../preserve/delta.ts";
+import { namesIn } from "./lines.ts";
 import { decideDigest, digestPolicy, type DigestPolicy } from "./policy.ts";
 import { renderDigest, type RenderStats } from "./render.ts";
 import { findSuperseded } from "./supersede.ts";
@@ -86,6 +88,33 @@ function startupReadIds(input: DigestInput, targets: ReadonlySet<string>): Set<s
   return new Set(state.reads.map((r) => r.entryId).filter((id) => targets.has(id)));
 }
 
+/** Everything a message puts in front of the model, as text (tool-call arguments as JSON). */
+function messageText(message: AgentMessage): string {
+  const m = message as unknown as Record<string, unknown>;
+  const parts: string[] = [];
+  const content = m.content;
+  if (typeof content === "string") parts.push(content);
+  else if (Array.isArray(content)) {
+    for (const block of content as Record<string, unknown>[]) {
+      if (block?.type === "text") parts.push(String(block.text ?? ""));
+      else if (block?.type === "thinking") parts.push(String(block.thinking ?? ""));
+      else if (block?.type === "toolCall") parts.push(JSON.stringify(block.arguments ?? {}));
+    }
+  }
+  for (const key of ["command", "output", "summary"]) if (typeof m[key] === "string") parts.push(m[key] as string);
+  return parts.join("\n");
+}
+
+/** Names and paths the view shows once the digest replaces `targets`: everything else stays in view. */
+function namesInView(branch: readonly SessionEntry[], targets: ReadonlySet<string>): Set<string> {
+  const shown = new Set<string>();
+  for (const entry of projectBranch(branch).entries) {
+    if (targets.has(entry.sourceEntry.id)) continue;
+    for (const message of entry.messages) namesIn(messageText(message), shown);
+  }
+  return shown;
+}
+
 /** True when an earlier digest is on the branch with no compaction after it, so it is still in view. */
 function formatExplained(branch: readonly SessionEntry[]): boolean {
   for (let i = branch.length - 1; i >= 0; i--) {
@@ -116,7 +145,14 @@ export function planDigest(input: DigestInput): DigestOutcome {
   const targets = new Set(included.flatMap((u) => u.entryIds));
   const superseded = findSuperseded(input.branch, input.branch.length - 1, targets, input.cwd);
   const startupReads = startupReadIds(input, targets);
-  const { text, stats } = renderDigest(included, { checkpoint: delta.checkpoint, explained: formatExplained(input.branch), cwd: input.cwd, superseded, startupReads });
+  const { text, stats } = renderDigest(included, {
+    checkpoint: delta.checkpoint,
+    explained: formatExplained(input.branch),
+    cwd: input.cwd,
+    superseded,
+    startupReads,
+    shown: namesInView(input.branch, targets),
+  });
   const tokens = estimateTextTokens(text);
   // A digest that saves nothing would only break the cache; a forced one is still written (the user or the window asked).
   if (!input.force && tokens >= hidden) return { ok: false, reason: "the digest would not be smaller than the steps it covers" };

@@ -5,13 +5,15 @@ import { argsObject, imageCount, pathArgument, textBlocks, toolCallsOf, toolResu
 import { displayPath } from "../checkpoint/paths.ts";
 import { jsonPrefix } from "../checkpoint/signatures.ts";
 import type { DeltaUnit } from "../preserve/delta.ts";
-import { definedNames, exitStatus, inline, pickLines, quote, QUOTE, splitLines, type Selection } from "./lines.ts";
+import { definedNames, exitStatus, inline, mentionedNames, namesIn, pickLines, quote, QUOTE, splitLines, type Selection } from "./lines.ts";
 import type { Superseded } from "./supersede.ts";
 
 /** Lines of an intermediate assistant text kept in a digest. */
 const ASSISTANT_LINES = 3;
-/** Names listed for a file that was read. */
-const MAX_NAMES = 8;
+/** Defined names listed for a file that was read. */
+const MAX_NAMES = 24;
+/** Other names and paths listed for a file that was read (those not in view anywhere else). */
+const MAX_MENTIONS = 200;
 /** Outputs this small are shown whole: quoting them costs less than describing them. */
 const SMALL_OUTPUT = { lines: 3, chars: 240 };
 /** Tools whose successful output only confirms the call (the call line already says what changed). */
@@ -38,6 +40,11 @@ export interface RenderContext {
   superseded: ReadonlyMap<string, Superseded>;
   /** Result entry ids of startup reads, quoted whole. */
   startupReads: ReadonlySet<string>;
+  /**
+   * Names and paths the view shows outside this digest. Rendering adds what it writes, so a name is listed once, and
+   * only where nothing else in view mentions it.
+   */
+  shown: Set<string>;
 }
 
 /** Counts a digest reports in its details. */
@@ -134,12 +141,23 @@ function stepLines(step: Step, context: RenderContext, stats: RenderStats): stri
   if (!selection) return [head];
   const small = lines.length <= SMALL_OUTPUT.lines && text.length <= SMALL_OUTPUT.chars;
   if (selection === "outline" && !small) {
-    // Code is outlined by the names it defines (identifiers only, so nothing in them can pose as structure).
+    // A file is outlined by the names it defines and indexed by the other names and paths it mentions that the view
+    // does not show elsewhere: enough to know what is in it and what to search for. Names hold no spaces or quotes, so
+    // nothing in them can pose as structure.
     const names = definedNames(lines);
-    if (names.length) return [head, `  defines: ${names.slice(0, MAX_NAMES).join(", ")}${names.length > MAX_NAMES ? `, +${names.length - MAX_NAMES} more` : ""}`];
+    const defined = new Set(names);
+    const mentions = mentionedNames(text).filter((name) => !defined.has(name) && !context.shown.has(name));
+    const out = [head];
+    if (names.length) out.push(`  defines: ${listed(names, MAX_NAMES)}`);
+    if (mentions.length) out.push(`  mentions: ${listed(mentions, MAX_MENTIONS)}`);
+    if (out.length > 1) return out;
   }
   const picked = small ? lines.map((_, i) => i) : pickLines(lines, selection);
   return [head, ...picked.filter((i) => lines[i].trim()).map((i) => quote(lines[i]))];
+}
+
+function listed(names: readonly string[], max: number): string {
+  return `${names.slice(0, max).join(", ")}${names.length > max ? `, +${names.length - max} more` : ""}`;
 }
 
 function assistantLines(entryId: string, message: AgentMessage): string[] {
@@ -166,21 +184,28 @@ function unitLines(unit: DeltaUnit, context: RenderContext, stats: RenderStats):
   const steps: Step[] = [];
   const byCall = new Map<string, Step>();
   const flush = () => {
-    for (const step of steps) out.push(...stepLines(step, context, stats));
+    for (const step of steps) {
+      const lines = stepLines(step, context, stats);
+      namesIn(lines.join("\n"), context.shown);
+      out.push(...lines);
+    }
     steps.length = 0;
   };
   unit.messages.forEach((message, i) => {
     const entryId = unit.entryIds[i] ?? unit.entryIds[unit.entryIds.length - 1];
     switch (message.role) {
-      case "assistant":
+      case "assistant": {
         flush();
-        out.push(...assistantLines(entryId, message));
+        const lines = assistantLines(entryId, message);
+        namesIn(lines.join("\n"), context.shown);
+        out.push(...lines);
         for (const call of toolCallsOf(message)) {
           const step: Step = { callEntryId: entryId, name: call.name, args: call.arguments };
           steps.push(step);
           if (!byCall.has(call.id)) byCall.set(call.id, step);
         }
         break;
+      }
       case "toolResult": {
         const view = toolResultOf(message)!;
         const step = byCall.get(view.toolCallId);
