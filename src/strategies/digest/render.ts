@@ -138,22 +138,37 @@ function stepLines(step: Step, context: RenderContext, stats: RenderStats): stri
     return [head];
   }
   const selection = result ? selectionOf(step, text) : undefined;
-  if (!selection) return [head];
   const small = lines.length <= SMALL_OUTPUT.lines && text.length <= SMALL_OUTPUT.chars;
+  const body: string[] = [];
+  let defined: string[] = [];
   if (selection === "outline" && !small) {
-    // A file is outlined by the names it defines and indexed by the other names and paths it mentions that the view
-    // does not show elsewhere: enough to know what is in it and what to search for. Names hold no spaces or quotes, so
-    // nothing in them can pose as structure.
-    const names = definedNames(lines);
-    const defined = new Set(names);
-    const mentions = mentionedNames(text).filter((name) => !defined.has(name) && !context.shown.has(name));
-    const out = [head];
-    if (names.length) out.push(`  defines: ${listed(names, MAX_NAMES)}`);
-    if (mentions.length) out.push(`  mentions: ${listed(mentions, MAX_MENTIONS)}`);
-    if (out.length > 1) return out;
+    // A file is outlined by the names it defines (names hold no spaces or quotes, so nothing in them can pose as structure).
+    defined = definedNames(lines);
+    if (defined.length) body.push(`  defines: ${listed(defined, MAX_NAMES)}`);
   }
-  const picked = small ? lines.map((_, i) => i) : pickLines(lines, selection);
-  return [head, ...picked.filter((i) => lines[i].trim()).map((i) => quote(lines[i]))];
+  if (selection && !body.length) {
+    const picked = small ? lines.map((_, i) => i) : pickLines(lines, selection);
+    for (const i of picked) if (lines[i].trim()) body.push(quote(lines[i]));
+  }
+  // The index: names and paths in the call's arguments (a write's content, an edit's texts, a command's later lines) and
+  // in a file that was read, that nothing else in view shows. Enough to know what the step touched and what to search for.
+  namesIn([head, ...body].join("\n"), context.shown);
+  const indexed = [argumentText(step.args), selection === "outline" ? text : ""].join("\n");
+  const mentions = mentionedNames(indexed).filter((name) => !context.shown.has(name) && !defined.includes(name));
+  if (mentions.length) body.push(`  mentions: ${listed(mentions, MAX_MENTIONS)}`);
+  return [head, ...body];
+}
+
+/** Every string inside a call's arguments, joined. */
+function argumentText(args: unknown): string {
+  const out: string[] = [];
+  const walk = (value: unknown) => {
+    if (typeof value === "string") out.push(value);
+    else if (Array.isArray(value)) value.forEach(walk);
+    else if (value && typeof value === "object") Object.values(value).forEach(walk);
+  };
+  walk(args);
+  return out.join("\n");
 }
 
 function listed(names: readonly string[], max: number): string {
