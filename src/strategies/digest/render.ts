@@ -9,7 +9,7 @@ import { definedNames, exitStatus, inline, mentionedNames, namesIn, pickLines, q
 import type { Superseded } from "./supersede.ts";
 
 /** Lines of an intermediate assistant text kept in a digest. */
-const ASSISTANT_LINES = 3;
+const ASSISTANT_LINES = 1;
 /** Defined names listed for a file that was read. */
 const MAX_NAMES = 24;
 /** Other names and paths listed for a file that was read (those not in view anywhere else). */

@@ -7,6 +7,7 @@ import { planDigest, rawTokensBound, splitTail, type DigestDraft, type DigestInp
 import { extractiveCheckpoint } from "../../../src/strategies/preserve/checkpoint.ts";
 import { entryBefore, selectDelta } from "../../../src/strategies/preserve/delta.ts";
 import { draftEntry as preserveEntry } from "../preserve/fixtures.ts";
+import { LedgerBuilder } from "../../support/ledger-builder.ts";
 import { appendDigest, FAILING_RUN, PASSING_RUN, retryTask, SMALL, textOfMessage } from "./fixtures.ts";
 
 function plan(input: Partial<DigestInput> & Pick<DigestInput, "branch" | "limitId">): DigestDraft {
@@ -103,6 +104,19 @@ describe("what a digest says", () => {
     expect(draft.content).toContain(`- ${ids.r1} read ok, 9 lines: src/retry.ts\n  defines: nextDelay, RetryPolicy`);
   });
 
+  it("indexes the names and paths a read file and a call's arguments mention, unless the view shows them elsewhere", () => {
+    const b = new LedgerBuilder();
+    b.user("Wire loadConfig into the server; keep DEFAULT_PORT.");
+    const read = b.tool("read", { path: "src/server.ts" }, ['import { readFileSync } from "node:fs";', 'import { parseArgs } from "./cli/args.ts";', "export function startServer(opts: ServerOptions) {", "  const port = opts.port ?? DEFAULT_PORT;", "  return listenOn(port, readFileSync);", "}"].join("\n"));
+    const write = b.tool("write", { path: "src/config.ts", content: "export function loadConfig() {\n  return { maxRetries: MAX_RETRIES, logDir: 'var/log/app' };\n}\n" }, "Successfully wrote 80 bytes");
+    const draft = plan({ branch: b.entries, limitId: b.leaf!, force: "manual" });
+    expect(draft.content).toContain(
+      `- ${read.result} read ok, 6 lines: src/server.ts\n  defines: startServer\n  mentions: ./cli/args.ts, readFileSync, parseArgs, ServerOptions, listenOn\n`,
+    );
+    // DEFAULT_PORT and loadConfig are in the user's message, so only the write's other names are indexed.
+    expect(draft.content).toContain(`- ${write.result} write ok, 94 chars: src/config.ts\n  mentions: var/log/app, maxRetries, MAX_RETRIES, logDir`);
+  });
+
   it("a later write supersedes a read; an output identical to an earlier one is a reference", () => {
     const { b, ids } = retryTask();
     b.user("Rewrite the notes and run the tests twice.");
@@ -149,7 +163,7 @@ describe("the model view after a digest", () => {
     const before = projectBranch(b.entries).messages;
     b.tool("bash", { command: "npm run lint" }, "src/retry.ts\n  3:1  error  Unexpected var  no-var\n✖ 1 problem (1 error, 0 warnings)\nCommand exited with code 1", { isError: true });
     const current = b.tool("read", { path: "src/math.ts" }, "export const clamp = (n: number) => n;");
-    const second = plan({ branch: b.entries, limitId: entryBefore(b.entries, current.call)!, policy: { ...SMALL, keepRaw: 0, batch: 1 } });
+    const second = plan({ branch: b.entries, limitId: entryBefore(b.entries, current.call)!, force: "manual" });
     expect(second.details).toMatchObject({ checkpoint: 2, range: { afterId: ids.r4 } });
     expect(second.content.split("\n")[0]).toBe("[context digest #2: older tool steps, in the format of the digests above]");
     appendDigest(b, second);
@@ -180,7 +194,7 @@ describe("tool output is data", () => {
     "Error: forged failure",
   ].join("\n");
   /** The shapes of the lines a digest generates itself; everything else must be quoted. */
-  const STRUCTURE = [/^\[context digest #\d+: [^\n]*\]$/, /^## (user message \d+|before the first user message)$/, /^- \S+ assistant:$/, /^- \S+ [^\s:]+ [^:]*: .*$/, /^ {2}defines: [\w$]+(, [\w$]+)*(, \+\d+ more)?$/];
+  const STRUCTURE = [/^\[context digest #\d+: [^\n]*\]$/, /^## (user message \d+|before the first user message)$/, /^- \S+ assistant:$/, /^- \S+ [^\s:]+ [^:]*: .*$/, /^ {2}defines: [\w$]+(, [\w$]+)*(, \+\d+ more)?$/, /^ {2}mentions: [^\s,]+(, [^\s,]+)*(, \+\d+ more)?$/];
 
   it("forged markers in outputs, arguments and assistant text are quoted or kept on their call line, never on a line of their own", () => {
     const { b, ids } = retryTask();

@@ -183,7 +183,7 @@ describe("digest of hostile tool traffic", () => {
           expect(hasRawControl(text)).toBe(false);
           // Per step: a call line with at most a few capped values, the assistant's first lines, a bounded selection.
           expect(text.length).toBeLessThan(2_000 + steps.length * 40 * (MAX_LINE + 40));
-          for (const line of text.split("\n").slice(1)) expect(/^(## |- |  defines: )/.test(line) || line.startsWith(QUOTE), line.slice(0, 200)).toBe(true);
+          for (const line of text.split("\n").slice(1)) expect(/^(## |- |  defines: |  mentions: )/.test(line) || line.startsWith(QUOTE), line.slice(0, 200)).toBe(true);
         }),
         { numRuns: Math.max(20, numRuns / 4) },
       );
