@@ -26,6 +26,8 @@ const HEADING_LINE = /^#{1,6}\s+\S/;
  */
 const DEFINITION =
   /^\s*(?:(?:export|pub(?:\([\w:]+\))?|public|private|protected|internal|static|async|default|abstract|final|override|declare|inline|extern)\s+)*(?:(?:function\*?|class|interface|type|enum|struct|trait|impl|def|fn|func|module|namespace|record|object)\s+([A-Za-z_$][\w$]*)|const\s+([A-Za-z_$][\w$]*)\s*(?::[^=]+)?=\s*(?:async\s*)?(?:\([^)]*\)|[\w$]+)\s*=>)/;
+/** Characters of a line the line tests look at: a result or error shows early, and a megabyte line stays cheap. */
+const SCAN = 1_000;
 /** Pi's bash tool appends the exit status as the last line of a failed command. */
 const EXIT_STATUS = /^Command exited with code (-?\d+)\s*$/;
 
@@ -50,36 +52,46 @@ export function exitStatus(text: string): number | undefined {
 export type Selection = "failure" | "result" | "outline" | "listing";
 
 /**
- * Names with inner structure (camelCase, PascalCase with a second capital, snake_case, CONSTANT_CASE): the program's
+ * A name with inner structure (camelCase, PascalCase with a second capital, snake_case, CONSTANT_CASE): the program's
  * own identifiers, as opposed to English words and keywords.
  */
-const STRUCTURED_NAME = /\b[A-Za-z_$][\w$]*(?:[a-z0-9][A-Z]|[A-Za-z0-9]_[A-Za-z0-9])[\w$]*\b/g;
-/** Paths and module specifiers: `./config.js`, `@scope/pkg`, `src/a/b.ts`, a bare `README.md`. */
-const PATH_LIKE = /(?:[\w.@~-]*\/)+[\w.@+-]*[A-Za-z][\w.@+-]*|\b[\w-]+(?:\.[\w-]+)*\.(?:ts|tsx|mts|cts|js|jsx|mjs|cjs|json|md|txt|py|rs|go|java|kt|rb|c|cc|cpp|h|hpp|cs|php|sh|yml|yaml|toml|css|scss|html|sql|lock)\b/g;
-/** Shortest and longest mentioned name listed. */
+const STRUCTURED_NAME = /^[A-Za-z_$][\w$]*(?:[a-z0-9][A-Z]|[A-Za-z0-9]_[A-Za-z0-9])[\w$]*$/;
+/** Runs of the characters names and paths are made of. Matched in one pass, so any input costs linear time. */
+const TOKEN = /[\w.@~+$/-]+/g;
+/** A bare file name with a source, config or document extension. */
+const FILE_NAME = /^[\w-]+(?:\.[\w-]+)*\.(?:ts|tsx|mts|cts|js|jsx|mjs|cjs|json|md|txt|py|rs|go|java|kt|rb|c|cc|cpp|h|hpp|cs|php|sh|yml|yaml|toml|css|scss|html|sql|lock)$/;
+/** Shortest and longest mentioned name listed (longer tokens are data, not names). */
 const NAME_LENGTH = { min: 4, max: 80 };
 
-/** Paths and names a text mentions, each once: paths first, then names, each in order of first mention. */
+/**
+ * Paths and names a text mentions, each once, in order of first mention: a token with a slash (`./config.js`,
+ * `@scope/pkg`, `src/a.ts`) or a bare file name is a path; otherwise its structured names count.
+ */
 export function mentionedNames(text: string): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
   const add = (name: string) => {
-    const trimmed = name.replace(/[.,:;]+$/, "");
-    if (trimmed.length < NAME_LENGTH.min || trimmed.length > NAME_LENGTH.max || seen.has(trimmed)) return;
-    seen.add(trimmed);
-    out.push(trimmed);
+    if (name.length < NAME_LENGTH.min || name.length > NAME_LENGTH.max || seen.has(name)) return;
+    seen.add(name);
+    out.push(name);
   };
-  // Paths first: a name inside a path is covered by the path.
-  const paths = text.match(PATH_LIKE) ?? [];
-  for (const path of paths) add(path);
-  for (const name of text.replace(PATH_LIKE, " ").match(STRUCTURED_NAME) ?? []) add(name);
+  for (const match of text.matchAll(TOKEN)) {
+    const token = match[0].replace(/^[,+-]+|[.,:;+-]+$/g, "");
+    if (token.length > 4 * NAME_LENGTH.max) continue;
+    if ((token.includes("/") && /[A-Za-z]/.test(token)) || FILE_NAME.test(token)) add(token);
+    else for (const part of token.split(/[^\w$]+/)) if (part.length <= NAME_LENGTH.max && STRUCTURED_NAME.test(part)) add(part);
+  }
   return out;
 }
 
-/** Every name and path a text shows, for checking what a view already holds. */
+/** Every name and path a text shows (including names inside paths), for checking what a view already holds. */
 export function namesIn(text: string, into: Set<string> = new Set()): Set<string> {
-  for (const name of mentionedNames(text)) into.add(name);
-  for (const name of text.match(STRUCTURED_NAME) ?? []) into.add(name);
+  for (const match of text.matchAll(TOKEN)) {
+    const token = match[0].replace(/^[,+-]+|[.,:;+-]+$/g, "");
+    if (token.length > 4 * NAME_LENGTH.max) continue;
+    into.add(token);
+    for (const part of token.split(/[^\w$]+/)) if (part) into.add(part);
+  }
   return into;
 }
 
@@ -88,7 +100,8 @@ export function definedNames(lines: readonly string[]): string[] {
   const names: string[] = [];
   const seen = new Set<string>();
   for (const line of lines) {
-    const match = DEFINITION.exec(line);
+    // A definition starts its line; looking at the start keeps a huge line cheap.
+    const match = DEFINITION.exec(line.slice(0, SCAN));
     const name = match?.[1] ?? match?.[2];
     if (name && !seen.has(name)) {
       seen.add(name);
@@ -123,7 +136,8 @@ export function pickLines(lines: readonly string[], selection: Selection): numbe
       const i = fromEnd ? lines.length - 1 - k : k;
       const line = lines[i];
       // Pi's own exit-status line is only worth quoting as the last line of a failure.
-      if (picked.has(i) || !line.trim() || (EXIT_STATUS.test(line.trim()) && !(fromEnd && selection === "failure")) || !test(line)) continue;
+      const head = line.length > SCAN ? line.slice(0, SCAN) : line;
+      if (picked.has(i) || !head.trim() || (EXIT_STATUS.test(head.trim()) && !(fromEnd && selection === "failure")) || !test(head)) continue;
       picked.add(i);
       n++;
     }

@@ -111,10 +111,10 @@ describe("what a digest says", () => {
     const write = b.tool("write", { path: "src/config.ts", content: "export function loadConfig() {\n  return { maxRetries: MAX_RETRIES, logDir: 'var/log/app' };\n}\n" }, "Successfully wrote 80 bytes");
     const draft = plan({ branch: b.entries, limitId: b.leaf!, force: "manual" });
     expect(draft.content).toContain(
-      `- ${read.result} read ok, 6 lines: src/server.ts\n  defines: startServer\n  mentions: ./cli/args.ts, readFileSync, parseArgs, ServerOptions, listenOn\n`,
+      `- ${read.result} read ok, 6 lines: src/server.ts\n  defines: startServer\n  mentions: readFileSync, parseArgs, ./cli/args.ts, ServerOptions, listenOn\n`,
     );
     // DEFAULT_PORT and loadConfig are in the user's message, so only the write's other names are indexed.
-    expect(draft.content).toContain(`- ${write.result} write ok, 94 chars: src/config.ts\n  mentions: var/log/app, maxRetries, MAX_RETRIES, logDir`);
+    expect(draft.content).toContain(`- ${write.result} write ok, 94 chars: src/config.ts\n  mentions: maxRetries, MAX_RETRIES, logDir, var/log/app`);
   });
 
   it("a later write supersedes a read; an output identical to an earlier one is a reference", () => {

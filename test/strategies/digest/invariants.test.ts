@@ -56,7 +56,7 @@ function assertPaired(messages: readonly AgentMessage[]): void {
   }
 }
 
-const ledger = ledgerArb({ maxCommands: 50, weights: { assistant: 20, navigate: 1 } });
+const ledger = ledgerArb({ maxCommands: 50, weights: { assistant: 20, navigate: 1, compaction: 1, fold: 1 } });
 /**
  * Kept raw tails from none to several steps; every batch is due, so the digest acts whenever it saves tokens. As
  * `/compact` it always acts (generated outputs are short, so an automatic digest often declines to save nothing).
