@@ -63,6 +63,20 @@ const FILE_NAME = /^[\w-]+(?:\.[\w-]+)*\.(?:ts|tsx|mts|cts|js|jsx|mjs|cjs|json|m
 /** Shortest and longest mentioned name listed (longer tokens are data, not names). */
 const NAME_LENGTH = { min: 4, max: 80 };
 
+/** A token without the punctuation a sentence or a list puts around it. */
+function trimToken(token: string): string {
+  let from = 0;
+  let to = token.length;
+  while (from < to && (token[from] === "," || token[from] === "+" || token[from] === "-")) from++;
+  while (to > from && ".,:;+-".includes(token[to - 1])) to--;
+  return from === 0 && to === token.length ? token : token.slice(from, to);
+}
+
+/** Word parts of a token (`process.env.HOME_DIR` → process, env, HOME_DIR). */
+function partsOf(token: string): string[] {
+  return /^[\w$]+$/.test(token) ? [token] : token.split(/[^\w$]+/);
+}
+
 /**
  * Paths and names a text mentions, each once, in order of first mention: a token with a slash (`./config.js`,
  * `@scope/pkg`, `src/a.ts`) or a bare file name is a path; otherwise its structured names count.
@@ -76,21 +90,21 @@ export function mentionedNames(text: string): string[] {
     out.push(name);
   };
   for (const match of text.matchAll(TOKEN)) {
-    const token = match[0].replace(/^[,+-]+|[.,:;+-]+$/g, "");
-    if (token.length > 4 * NAME_LENGTH.max) continue;
+    if (match[0].length > 4 * NAME_LENGTH.max) continue;
+    const token = trimToken(match[0]);
     if ((token.includes("/") && /[A-Za-z]/.test(token)) || FILE_NAME.test(token)) add(token);
-    else for (const part of token.split(/[^\w$]+/)) if (part.length <= NAME_LENGTH.max && STRUCTURED_NAME.test(part)) add(part);
+    else for (const part of partsOf(token)) if (part.length <= NAME_LENGTH.max && STRUCTURED_NAME.test(part)) add(part);
   }
   return out;
 }
 
-/** Every name and path a text shows (including names inside paths), for checking what a view already holds. */
+/** Every name and path a text shows (including the names inside paths), for checking what a view already holds. */
 export function namesIn(text: string, into: Set<string> = new Set()): Set<string> {
   for (const match of text.matchAll(TOKEN)) {
-    const token = match[0].replace(/^[,+-]+|[.,:;+-]+$/g, "");
-    if (token.length > 4 * NAME_LENGTH.max) continue;
+    if (match[0].length > 4 * NAME_LENGTH.max) continue;
+    const token = trimToken(match[0]);
     into.add(token);
-    for (const part of token.split(/[^\w$]+/)) if (part) into.add(part);
+    if (!/^[\w$]+$/.test(token)) for (const part of partsOf(token)) if (part) into.add(part);
   }
   return into;
 }

@@ -105,12 +105,27 @@ function messageText(message: AgentMessage): string {
   return parts.join("\n");
 }
 
+/**
+ * Names per message object. Messages are immutable session data and the same objects come back on every boundary,
+ * so a message's text is scanned once per process, not once per digest (a memo: the result never depends on it).
+ */
+const namesMemo = new WeakMap<object, readonly string[]>();
+
+function namesOfMessage(message: AgentMessage): readonly string[] {
+  let names = namesMemo.get(message);
+  if (!names) {
+    names = [...namesIn(messageText(message))];
+    namesMemo.set(message, names);
+  }
+  return names;
+}
+
 /** Names and paths the view shows once the digest replaces `targets`: everything else stays in view. */
 function namesInView(branch: readonly SessionEntry[], targets: ReadonlySet<string>): Set<string> {
   const shown = new Set<string>();
   for (const entry of projectBranch(branch).entries) {
     if (targets.has(entry.sourceEntry.id)) continue;
-    for (const message of entry.messages) namesIn(messageText(message), shown);
+    for (const message of entry.messages) for (const name of namesOfMessage(message)) shown.add(name);
   }
   return shown;
 }
