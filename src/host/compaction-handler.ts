@@ -3,7 +3,9 @@
 import type { ExtensionContext, SessionBeforeCompactEvent, SessionBeforeCompactResult, SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { CompactionStrategyName } from "../log/entries.ts";
 import { collectFileOps } from "../projection/file-ops.ts";
-import { compactionInput, type CompactionInput as StrategyInput, type CompactionPlan, type ContextFile, type PreparedCut } from "../strategies/contract.ts";
+import { compactionInput, type CompactionPlan, type CompleteText, type ContextFile, type ModelReply, type PreparedCut } from "../strategies/contract.ts";
+import { PlanError } from "../strategies/planned/apply.ts";
+import { failureDetails, type PlannerFailureDetails } from "../strategies/planned/report.ts";
 import type { LedgerSession } from "./ledger-session.ts";
 import { startLifecycle } from "./lifecycle.ts";
 import { getStrategy } from "./strategies.ts";
@@ -13,7 +15,7 @@ import { getStrategy } from "./strategies.ts";
  * previous summary's cumulative lists forward. Pi's own summarizer (and ours) then never re-reads folded text.
  * This mutates Pi's preparation object, which Pi reads after the hook returns.
  */
-export function filterPreparation(event: SessionBeforeCompactEvent, session: LedgerSession): void {
+export function filterPreparation(event: Pick<SessionBeforeCompactEvent, "preparation" | "branchEntries">, session: LedgerSession): void {
   const p = event.preparation;
   const summarize = session.live.filterContext(p.messagesToSummarize);
   const prefix = session.live.filterContext(p.turnPrefixMessages);
@@ -38,6 +40,29 @@ export function validatePlan(plan: CompactionPlan, branch: readonly SessionEntry
 
 export interface CompactionHost {
   contextFiles(): readonly ContextFile[];
+  /** Persist the bounded record of an attempt that ended in Pi's native compaction (and show its card). */
+  recordFallback?(details: PlannerFailureDetails): void;
+  /** Answer a model request from a prepared candidate when it matches exactly (speculative planning). */
+  reuse?(complete: CompleteText, model: string, settings: SessionBeforeCompactEvent["preparation"]["settings"]): CompleteText;
+}
+
+/** A strategy's input from Pi's (filtered) preparation and the session's facts. Shared with speculative planning. */
+export function strategyInput(
+  event: Pick<SessionBeforeCompactEvent, "preparation" | "branchEntries" | "reason" | "customInstructions">,
+  ctx: ExtensionContext,
+  contextFiles: readonly ContextFile[],
+  complete: CompleteText | undefined,
+) {
+  return compactionInput(event.preparation as PreparedCut, {
+    reason: event.reason,
+    branch: event.branchEntries,
+    contextWindow: ctx.model?.contextWindow ?? 128_000,
+    cwd: ctx.cwd,
+    contextFiles,
+    systemPrompt: safe(() => ctx.getSystemPrompt()),
+    customInstructions: event.customInstructions,
+    complete,
+  });
 }
 
 export async function handleBeforeCompact(
@@ -58,20 +83,22 @@ export async function handleBeforeCompact(
     return undefined;
   }
   const p = event.preparation;
-  const input = compactionInput(p as PreparedCut, {
-    reason: event.reason,
-    branch: event.branchEntries,
-    contextWindow: ctx.model?.contextWindow ?? 128_000,
-    cwd: ctx.cwd,
-    contextFiles: host.contextFiles(),
-    systemPrompt: safe(() => ctx.getSystemPrompt()),
-    customInstructions: event.customInstructions,
-    complete: modelCompleter(ctx, session.settings.plannerModel),
-  });
+  const started = Date.now();
+  const call = plannerCall(ctx, session.settings.plannerModel);
+  const complete = call.complete && call.model && host.reuse ? host.reuse(call.complete, call.model, p.settings) : call.complete;
+  const input = strategyInput(event, ctx, host.contextFiles(), complete);
+  // The planner's own error, kept for the bounded failure record (the machine carries only its message).
+  let failure: unknown;
   const lifecycle = await startLifecycle(
     { kind: "compaction", strategy, request: { reason: event.reason, firstKeptEntryId: p.firstKeptEntryId } },
     async (_context, signal) => {
-      const plan = await planner.plan(input, anySignal(signal, event.signal));
+      let plan: CompactionPlan;
+      try {
+        plan = await planner.plan(input, anySignal(signal, event.signal));
+      } catch (error) {
+        failure = error;
+        throw error;
+      }
       const problem = validatePlan(plan, event.branchEntries, strategy);
       return problem ? { ok: false, reason: problem } : { ok: true, plan };
     },
@@ -98,24 +125,119 @@ export async function handleBeforeCompact(
     }
     case "cancelled":
       return { cancel: true };
-    case "nativeFallback":
-      warn(`context-ledger: ${strategy} compaction fell back to Pi's native compaction (${outcome.reason ?? "no reason given"}).`);
+    case "nativeFallback": {
+      // Only our own reasons (PlanError messages, validation problems) are shown and kept; a provider's error text
+      // is neither persisted nor shown beyond its category.
+      const details = failureDetails(failure, {
+        strategy,
+        trigger: event.reason,
+        durationMs: Date.now() - started,
+        model: call.used ? call.model : undefined,
+        usage: call.usage,
+        reason: failure === undefined ? outcome.reason : undefined,
+      });
+      warn(`context-ledger: ${strategy} compaction fell back to Pi's native compaction (${details.category}: ${details.reason}).`);
+      host.recordFallback?.(details);
       return undefined;
+    }
   }
 }
 
+/** A strategy's model access for one compaction, and what it used (read after the call, for the failure record). */
+export interface PlannerCall {
+  complete?: CompleteText;
+  /** `provider/model` of the resolved model. */
+  model?: string;
+  /** Set once the model was asked. */
+  used?: boolean;
+  usage?: { input: number; output: number };
+}
+
 /**
- * Text completion on the active model, or on `provider/model` from the global settings. Returns undefined when no
- * model is available, so strategies that need one decline and Pi compacts natively.
+ * Model access on the active model, or on `provider/model` from the global settings (split at the first slash, so
+ * the model id may hold more). A configured model that does not resolve is not silently replaced: every call
+ * rejects with a reason naming the setting, so the strategy falls back to Pi's native compaction with a warning.
+ * Without any model, `complete` is absent and strategies that can work without one do.
  */
-export function modelCompleter(ctx: ExtensionContext, configured: string | undefined): StrategyInput["complete"] {
+export function plannerCall(ctx: ExtensionContext, configured: string | undefined): PlannerCall {
+  const call: PlannerCall = {};
   const model = strategyModel(ctx, configured);
-  if (!model) return undefined;
-  return async ({ system, prompt }, signal) => {
-    const reply = await ctx.modelRegistry.complete(model, { systemPrompt: system, messages: [{ role: "user", content: prompt, timestamp: 0 }] }, { signal });
-    if (reply.stopReason === "error" || reply.stopReason === "aborted") throw new Error(reply.errorMessage ?? `model call ${reply.stopReason}`);
-    return reply.content.filter((b) => b.type === "text").map((b) => b.text).join("");
+  if (configured && !model) {
+    call.complete = async () => {
+      throw new PlanError("model-unresolved", `contextLedger.plannerModel "${configured}" is not a known model`);
+    };
+    return call;
+  }
+  if (!model) return call;
+  call.model = `${model.provider}/${model.id}`;
+  call.complete = async (request, signal) => {
+    call.used = true;
+    const context = {
+      systemPrompt: request.system,
+      messages: [{ role: "user" as const, content: request.prompt, timestamp: 0 }],
+      ...(request.tools?.length ? { tools: [...request.tools] } : {}),
+    };
+    const reply = await withDeadline(
+      (callSignal) =>
+        ctx.modelRegistry.complete(model, context, {
+          signal: callSignal,
+          ...(request.maxOutputTokens ? { maxTokens: request.maxOutputTokens } : {}),
+          ...(request.timeoutMs ? { timeoutMs: request.timeoutMs } : {}),
+        }),
+      signal,
+      request.timeoutMs,
+    );
+    // Prompt tokens whether or not the provider served them from its cache.
+    const u = reply.usage;
+    call.usage = { input: (u?.input ?? 0) + (u?.cacheRead ?? 0) + (u?.cacheWrite ?? 0), output: u?.output ?? 0 };
+    if (reply.stopReason === "aborted" && signal.aborted) throw abortReason(signal);
+    if (reply.stopReason === "error" || reply.stopReason === "aborted") {
+      // The provider's words are shown once, bounded, and never persisted: they may quote the request.
+      if (reply.errorMessage) ctx.ui.notify(`context-ledger: the planner model ${call.model} reported: ${reply.errorMessage.slice(0, 200)}`, "warning");
+      throw new PlanError("model-error", `the planner call ended with ${reply.stopReason}`);
+    }
+    const answer: ModelReply = {
+      text: reply.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join(""),
+      toolCalls: reply.content.flatMap((b) => (b.type === "toolCall" ? [{ name: b.name, arguments: b.arguments }] : [])),
+      model: call.model,
+      usage: call.usage,
+    };
+    return answer;
   };
+  return call;
+}
+
+function abortReason(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new Error("compaction aborted");
+}
+
+/**
+ * Run a model call under a deadline. The call gets a signal that aborts on the caller's abort or at the deadline,
+ * and the result also races both, so a provider that ignores its signal cannot hold the compaction.
+ */
+export function withDeadline<T>(work: (signal: AbortSignal) => Promise<T>, signal: AbortSignal, timeoutMs: number | undefined): Promise<T> {
+  const deadline = new AbortController();
+  const timer = timeoutMs
+    ? setTimeout(() => deadline.abort(new PlanError("timeout", `the planner gave no answer within ${timeoutMs} ms`)), timeoutMs)
+    : undefined;
+  const both = AbortSignal.any([signal, deadline.signal]);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.aborted ? abortReason(signal) : abortReason(deadline.signal));
+    const done = () => {
+      clearTimeout(timer);
+      both.removeEventListener("abort", onAbort);
+    };
+    if (both.aborted) {
+      done();
+      onAbort();
+      return;
+    }
+    both.addEventListener("abort", onAbort, { once: true });
+    work(both).then(
+      (value) => (done(), resolve(value)),
+      (error: unknown) => (done(), reject(both.aborted ? (signal.aborted ? abortReason(signal) : abortReason(deadline.signal)) : error)),
+    );
+  });
 }
 
 /** The model a strategy may call: `provider/model` from the global settings, else the active model. */

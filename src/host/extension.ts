@@ -3,6 +3,7 @@
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Text } from "@earendil-works/pi-tui";
 import { LedgerType } from "../log/entries.ts";
+import { effectiveCompaction } from "../projection/ledger-state.ts";
 import type { ContextFile } from "../strategies/contract.ts";
 import { createCheckpointPlanner } from "../strategies/checkpoint/planner.ts";
 import { createPlannedPlanner } from "../strategies/planned/planner.ts";
@@ -11,9 +12,13 @@ import { renderDashboard } from "./dashboard.ts";
 import { DigestHost } from "./digest-host.ts";
 import { FoldCoordinator } from "./fold-tools.ts";
 import { LedgerSession } from "./ledger-session.ts";
+import { registerPlannerCards } from "./planner-cards.ts";
+import { PlannerSpeculation } from "./planned-speculation.ts";
 import { PreserveHost } from "./preserve-host.ts";
 import { registerRecap } from "./recap.ts";
 import { registerRecallTools } from "./recall-tools.ts";
+import { BudgetNotices } from "./budget.ts";
+import { RestoreHost } from "./restore.ts";
 import { loadSettings } from "./settings.ts";
 import { registerStrategy } from "./strategies.ts";
 
@@ -27,11 +32,20 @@ export function registerContextLedger(pi: ExtensionAPI): void {
   preserve.register();
   const digests = new DigestHost(pi, () => session, () => contextFiles);
   digests.register();
+  const restore = new RestoreHost(pi, () => session);
+  if (session.settings.foldTools) restore.registerTool();
+  const budget = new BudgetNotices(pi, () => session);
   registerStrategy(createCheckpointPlanner(() => session.settings.checkpoint));
   registerStrategy(createPlannedPlanner(() => session.settings.planned));
+  const cards = registerPlannerCards(pi);
+  const speculation = new PlannerSpeculation(() => session, () => contextFiles, (ctx, message) => ctx.ui.notify(message, "warning"));
+  pi.on("agent_start", () => speculation.onRunStart());
+  pi.on("agent_end", (_event, ctx) => speculation.onRunEnd(ctx));
+  pi.on("session_shutdown", () => speculation.reset());
   registerRecap(pi, () => ({ enabled: true }), (ctx) => {
     session.sync(ctx.sessionManager);
-    const last = session.live.state.compactions.at(-1);
+    // The recap follows the compaction the view follows: a revoked one has no recap in view.
+    const last = effectiveCompaction(session.live.state);
     return { branch: session.live.entries, lastCompaction: last ? session.live.indexOf(last.entryId) : -1 };
   });
   if (session.settings.recallTools) registerRecallTools(pi, () => session.settings.recall);
@@ -44,19 +58,22 @@ export function registerContextLedger(pi: ExtensionAPI): void {
   // Ledger rebuilds: the branch is the truth, so every session switch folds it again.
   pi.on("session_start", (_event, ctx) => {
     warnOnce(ctx);
+    speculation.reset();
     folds.reset();
+    restore.reset();
     session.rebuild(ctx.sessionManager);
   });
   pi.on("session_tree", (_event, ctx) => session.sync(ctx.sessionManager));
   pi.on("session_shutdown", () => {
     folds.reset();
+    restore.reset();
     session = new LedgerSession(session.settings);
   });
 
   // Model view: runs before every provider request; cost grows with entries appended since the last request.
   pi.on("context", (event, ctx) => {
     session.sync(ctx.sessionManager);
-    const messages = session.live.filterContext(event.messages);
+    const messages = session.live.requestContext(event.messages, "conversation");
     session.noteRequest();
     return messages ? { messages } : undefined;
   });
@@ -73,23 +90,35 @@ export function registerContextLedger(pi: ExtensionAPI): void {
     preserve.noteRequest(event.messages);
   });
 
-  // Boundaries: a requested fold commits or cancels at the end of its step; then preserve (or digest) may checkpoint
-  // (it declines when the fold already appended a range fact at this boundary).
+  // Boundaries: a requested fold commits or cancels at the end of its step, then a requested restore; then preserve
+  // (or digest) may checkpoint (it declines when the fold already appended a range fact at this boundary); last, when
+  // nothing else changed the context here, a budget notice may be appended.
   pi.on("turn_end", async (event, ctx) => {
     const fold = await folds.onTurnEnd(event, ctx);
-    const entries = fold?.entries ?? event.entries;
+    const restored = restore.onTurnEnd(event, ctx, fold?.entries ?? event.entries);
+    const entries = restored?.entries ?? fold?.entries ?? event.entries;
     const checkpoint = (await preserve.onTurnEnd(event, ctx, entries)) ?? (await digests.onTurnEnd(event, ctx, entries));
-    if (!fold && !checkpoint) return undefined;
-    return { entries: checkpoint?.entries ?? entries, ...(fold?.continue || checkpoint?.continue ? { continue: true } : {}) };
+    const notice = budget.onTurnEnd(event, ctx, checkpoint?.entries ?? entries, Boolean(fold || restored || checkpoint));
+    if (!fold && !restored && !checkpoint && !notice) return undefined;
+    return { entries: notice?.entries ?? checkpoint?.entries ?? entries, ...(fold?.continue || checkpoint?.continue ? { continue: true } : {}) };
   });
-  pi.on("agent_end", () => folds.onAgentEnd());
+  pi.on("agent_end", () => {
+    folds.onAgentEnd();
+    restore.onAgentEnd();
+  });
 
   // Compaction requested by Pi (manual, threshold, overflow): routed through the lifecycle machine.
   // Preserve and digest manage the window at turn_end; when they hand a compaction back (overflow, nothing to checkpoint),
   // Pi's native summary runs on input filtered by the range rules, as for the native strategy.
   pi.on("session_before_compact", async (event, ctx) => {
     const strategy = session.settings.strategy;
-    if (strategy !== "preserve" && strategy !== "digest") return handleBeforeCompact(event, ctx, session, { contextFiles: () => contextFiles });
+    if (strategy !== "preserve" && strategy !== "digest") {
+      return handleBeforeCompact(event, ctx, session, {
+        contextFiles: () => contextFiles,
+        recordFallback: (details) => cards.recordFailure(details),
+        reuse: (complete, model, settings) => speculation.reuse(complete, model, settings),
+      });
+    }
     const answer = strategy === "digest" ? await digests.onBeforeCompact(event, ctx) : await preserve.onBeforeCompact(event, ctx);
     if (answer) return answer;
     session.sync(ctx.sessionManager);
@@ -98,8 +127,10 @@ export function registerContextLedger(pi: ExtensionAPI): void {
   });
 
   pi.registerCommand("context", {
-    description: "Context ledger dashboard: usage, checkpoints, folds and compactions on this branch",
-    handler: async (_args, ctx) => {
+    description: "Context ledger dashboard: usage, checkpoints, folds and compactions on this branch; `/context restore <id|name> [--newest]` undoes one",
+    handler: async (args, ctx) => {
+      const [sub, ...rest] = args.trim().split(/\s+/);
+      if (sub === "restore") return restore.command(rest.join(" "), ctx);
       session.sync(ctx.sessionManager);
       ctx.ui.notify(renderDashboard(session, ctx), "info");
     },

@@ -9,6 +9,7 @@ import { foldDraft, noticeDraft, summarySizeError, type StepOutput } from "../st
 import { assistantAtOrBefore, checkName, quoteInput, validateTarget, type FoldView } from "../strategies/fold/targets.ts";
 import { renderTimeline } from "../strategies/fold/timeline.ts";
 import type { LedgerSession } from "./ledger-session.ts";
+import { guardedTool } from "./tool-boundary.ts";
 import { startLifecycle, type Lifecycle } from "./lifecycle.ts";
 
 interface PendingFold {
@@ -37,6 +38,7 @@ export function foldView(session: LedgerSession, sm: SessionManagerView): FoldVi
     path: live.entries,
     indexOf: (id) => live.indexOf(id),
     isFolded: (id) => live.isFolded(id),
+    revokedBy: (id) => live.state.revoked[id],
     labels,
     exists: (id) => sm.getEntry(id) !== undefined,
     labelledElsewhere: (name) => {
@@ -83,7 +85,7 @@ export class FoldCoordinator {
 
   register(): void {
     const pi = this.pi;
-    pi.registerTool({
+    pi.registerTool(guardedTool({
       name: "context_compact",
       label: "Compact context",
       description:
@@ -100,8 +102,8 @@ export class FoldCoordinator {
         backupCheckpoint: Type.Optional(Type.String({ description: "Optional checkpoint name for the position before folding" })),
       }),
       execute: async (toolCallId, params, _signal, _onUpdate, ctx) => this.requestFold(toolCallId, params, ctx),
-    });
-    pi.registerTool({
+    }));
+    pi.registerTool(guardedTool({
       name: "context_checkpoint",
       label: "Context checkpoint",
       description:
@@ -110,8 +112,8 @@ export class FoldCoordinator {
       promptSnippet: "Label the current position for a later context_compact",
       parameters: Type.Object({ name: Type.String({ description: "New checkpoint name" }) }),
       execute: async (toolCallId, params, _signal, _onUpdate, ctx) => this.checkpoint(toolCallId, params.name, ctx),
-    });
-    pi.registerTool({
+    }));
+    pi.registerTool(guardedTool({
       name: "context_timeline",
       label: "Context timeline",
       description:
@@ -124,7 +126,7 @@ export class FoldCoordinator {
         session.sync(ctx.sessionManager);
         return { content: [{ type: "text", text: renderTimeline(foldView(session, ctx.sessionManager)) }], details: undefined };
       },
-    });
+    }));
   }
 
   private async requestFold(toolCallId: string, params: { target: string; summary: string; backupCheckpoint?: string }, ctx: ExtensionContext) {

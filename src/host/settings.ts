@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import type { StrategySetting } from "../log/entries.ts";
+import { DEFAULT_NOTICE_SHARE } from "../projection/budget.ts";
 import type { RecallSettings } from "../recall/settings.ts";
 import { DEFAULT_PLANNED_OPTIONS, type PlannedOptions } from "../strategies/planned/planner.ts";
 
@@ -23,6 +24,8 @@ export interface LedgerSettings {
   planned: PlannedOptions;
   /** Attach the Stately inspector to every lifecycle actor (message bodies are stripped). */
   inspect: boolean;
+  /** One short hidden notice to the model when usage passes `share` of the strategy's threshold. */
+  budgetNotice: { enabled: boolean; share: number };
 }
 
 export const DEFAULT_SETTINGS: LedgerSettings = {
@@ -33,6 +36,7 @@ export const DEFAULT_SETTINGS: LedgerSettings = {
   checkpoint: { capPercent: 25, startupReads: true },
   planned: { ...DEFAULT_PLANNED_OPTIONS },
   inspect: false,
+  budgetNotice: { enabled: true, share: DEFAULT_NOTICE_SHARE },
 };
 
 const STRATEGIES: readonly StrategySetting[] = ["checkpoint", "planned", "preserve", "digest", "native"];
@@ -88,7 +92,8 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   const isStrategy = (v: unknown): v is StrategySetting => STRATEGIES.includes(v as StrategySetting);
   const isBool = (v: unknown): v is boolean => typeof v === "boolean";
   const isCount = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v > 0 && v <= 1_000_000;
-  const isModel = (v: unknown): v is string => typeof v === "string" && /^[\w.-]+\/[\w.:@-]+$/.test(v);
+  // `provider/model`; the model id may itself hold slashes (`openrouter/anthropic/claude-x`): callers split at the first.
+  const isModel = (v: unknown): v is string => typeof v === "string" && /^[\w.-]+\/[\w.:@-]+(?:\/[\w.:@-]+)*$/.test(v);
   const sub = (name: string): Record<string, unknown> => {
     const v = obj[name];
     if (v && typeof v === "object" && !Array.isArray(v)) return v as Record<string, unknown>;
@@ -121,6 +126,14 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   const isTokens = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 10_000_000;
   s.planned.minRetainedTokens = pick("planned.minRetainedTokens", planned.minRetainedTokens, isTokens, s.planned.minRetainedTokens);
   s.planned.minSavedTokens = pick("planned.minSavedTokens", planned.minSavedTokens, isTokens, s.planned.minSavedTokens);
+  const isMillis = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 100 && v <= 3_600_000;
+  s.planned.timeoutMs = pick("planned.timeoutMs", planned.timeoutMs, isMillis, s.planned.timeoutMs);
+  s.planned.maxOutputTokens = pick("planned.maxOutputTokens", planned.maxOutputTokens, isCount, s.planned.maxOutputTokens);
+  s.planned.speculation = pick("planned.speculation", planned.speculation, isBool, s.planned.speculation);
+  s.planned.speculationRatio = pick("planned.speculationRatio", planned.speculationRatio, isRatio, s.planned.speculationRatio);
+  const budget = sub("budgetNotice");
+  s.budgetNotice.enabled = pick("budgetNotice.enabled", budget.enabled, isBool, s.budgetNotice.enabled);
+  s.budgetNotice.share = pick("budgetNotice.share", budget.share, isRatio, s.budgetNotice.share);
   const checkpoint = sub("checkpoint");
   // 0 or "off" turns the checkpoint cap off.
   const isCap = (v: unknown): v is number | "off" => v === "off" || (typeof v === "number" && v >= 0 && v <= 100);
@@ -162,6 +175,27 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
     if (isModel(lookupModel)) s.recall.lookupModel = lookupModel;
     else warnings.push(`PI_CONTEXT_LEDGER_LOOKUP_MODEL: expected provider/model, got ${quoteValue(lookupModel)}; ignored`);
   }
+  // The planned strategy and its model, each setting with its own variable.
+  const envSetting = <T>(name: string, parse: (v: string) => unknown, check: (v: unknown) => v is T, expected: string, apply: (v: T) => void) => {
+    const raw = envValue(name);
+    if (raw === undefined) return;
+    const value = parse(raw);
+    if (check(value)) apply(value);
+    else warnings.push(`PI_CONTEXT_LEDGER_${name}: expected ${expected}, got ${quoteValue(raw)}; ignored`);
+  };
+  const text = (v: string) => v;
+  const num = (v: string) => decimal(v, true);
+  envSetting("PLANNER_MODEL", text, isModel, "provider/model", (v) => (s.plannerModel = v));
+  envSetting("PLANNED_PLANNER", text, isPlanner, "heuristic or model", (v) => (s.planned.planner = v));
+  envSetting("PLANNED_RETAIN_RATIO", num, isRatio, "a ratio between 0 and 1", (v) => (s.planned.retainRatio = v));
+  envSetting("PLANNED_MIN_RETAINED_TOKENS", num, isTokens, "a token count", (v) => (s.planned.minRetainedTokens = v));
+  envSetting("PLANNED_MIN_SAVED_TOKENS", num, isTokens, "a token count", (v) => (s.planned.minSavedTokens = v));
+  envSetting("PLANNED_TIMEOUT_MS", num, isMillis, "milliseconds (100-3600000)", (v) => (s.planned.timeoutMs = v));
+  envSetting("PLANNED_MAX_OUTPUT_TOKENS", num, isCount, "a positive integer", (v) => (s.planned.maxOutputTokens = v));
+  s.planned.speculation = envBool("PLANNED_SPECULATION", s.planned.speculation ?? false);
+  envSetting("PLANNED_SPECULATION_RATIO", num, isRatio, "a ratio between 0 and 1", (v) => (s.planned.speculationRatio = v));
+  s.budgetNotice.enabled = envBool("BUDGET_NOTICE", s.budgetNotice.enabled);
+  envSetting("BUDGET_NOTICE_SHARE", num, isRatio, "a ratio between 0 and 1", (v) => (s.budgetNotice.share = v));
   const cap = envValue("CAP_PERCENT");
   if (cap !== undefined) {
     const value = cap === "off" ? 0 : decimal(cap, true);

@@ -28,6 +28,12 @@ export const LedgerType = {
   preserve: "context-ledger/preserve",
   /** custom_message: a digest of older tool work (deterministic); same placement and range rule as a preserve checkpoint. */
   digest: "context-ledger/digest",
+  /** custom (not in context): a compaction strategy failed and Pi compacted natively; counts only. */
+  plannerFailure: "context-ledger/planner-failure",
+  /** custom (not in context): the native compaction that followed a planner failure, for its own card. */
+  nativeCompaction: "context-ledger/native-compaction",
+  /** custom (state, never sent to the model): revokes what one fold, checkpoint or compaction hid. */
+  restore: "context-ledger/restore",
 } as const;
 
 /** Names of the compaction strategies that answer `session_before_compact`. */
@@ -114,6 +120,31 @@ export function isRangeEntry(entry: SessionEntry): entry is CustomMessageEntry<R
 function hasRange(details: unknown): boolean {
   const d = details as Partial<RangeDetails> | undefined;
   return d?.v === 1 && typeof d.range?.throughId === "string";
+}
+
+/** Kinds of act a restore can revoke: a fold, a preserve checkpoint, or a compaction entry (any strategy). */
+export type ActKind = "fold" | "preserve" | "digest" | "compaction";
+
+/**
+ * `data` of a `context-ledger/restore` custom entry. Constant size: it names the act, and for a partial restore the
+ * one boundary that moves. Without a boundary the act's hiding is revoked whole.
+ */
+export interface RestoreData {
+  v: 1;
+  /** The act's own entry: a fold or preserve message, or a compaction. */
+  targetId: string;
+  act: ActKind;
+  /** Partial restore of a fold or preserve range: the range now ends at this entry (the newer part is back). */
+  throughId?: string;
+  /** Partial restore of a compaction: its kept range now starts at this earlier entry. */
+  firstKeptEntryId?: string;
+}
+
+/** A restore fact (`context-ledger/restore`). */
+export function isRestoreEntry(entry: SessionEntry): entry is Extract<SessionEntry, { type: "custom" }> & { data: RestoreData } {
+  if (entry.type !== "custom" || entry.customType !== LedgerType.restore) return false;
+  const d = entry.data as Partial<RestoreData> | undefined;
+  return d?.v === 1 && typeof d.targetId === "string" && (d.act === "fold" || d.act === "preserve" || d.act === "digest" || d.act === "compaction");
 }
 
 export function isLedgerCompaction(entry: SessionEntry): entry is CompactionEntry<LedgerCompactionDetails> {

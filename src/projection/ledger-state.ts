@@ -1,7 +1,7 @@
 // The ledger state: what this package's facts on the active branch say, folded entry by entry.
 // Pure reducer (immer for nested updates); no clocks, no I/O.
 import { produce } from "immer";
-import { isLedgerCompaction, isRangeEntry, isToolCheckpoint, type SessionEntry } from "../log/entries.ts";
+import { isLedgerCompaction, isRangeEntry, isRestoreEntry, isToolCheckpoint, LedgerType, type RestoreData, type SessionEntry } from "../log/entries.ts";
 
 /** A fold's range rule, keyed by the summary entry that carries it. */
 export interface FoldRule {
@@ -13,13 +13,20 @@ export interface FoldRule {
   keepDialogue?: boolean;
   /** Shown right after `throughId` in the model view instead of at its own position (tool checkpoints). */
   anchored?: boolean;
+  /** The restore that narrowed this rule to its older part (`throughId` is then the narrowed end). */
+  narrowedBy?: string;
 }
 
 /** A compaction entry on the branch: ours (with a strategy) or Pi's native one. */
 export interface CompactionFact {
   entryId: string;
   strategy: string;
+  /** As Pi stored it: Pi's own projection always cuts here. */
   firstKeptEntryId: string;
+  /** Set by a partial restore: our view keeps from this earlier entry instead. */
+  keptFromId?: string;
+  /** The restore that moved `keptFromId`. */
+  narrowedBy?: string;
 }
 
 export interface LedgerState {
@@ -27,11 +34,60 @@ export interface LedgerState {
   /** Labels on the active path: entry id -> label (latest label entry wins; undefined clears). */
   labels: Record<string, string>;
   compactions: CompactionFact[];
+  /**
+   * Acts whose hiding was revoked whole: act entry id -> restore entry id. A revoked fold or preserve message leaves
+   * the view with its rule; a revoked compaction no longer cuts, and its summary and recap leave the view.
+   */
+  revoked: Record<string, string>;
 }
 
 /** The state of an empty branch. */
 export function initialLedgerState(): LedgerState {
-  return { folds: [], labels: {}, compactions: [] };
+  return { folds: [], labels: {}, compactions: [], revoked: {} };
+}
+
+/** The compaction whose cut the model view follows: the newest one not revoked. */
+export function effectiveCompaction(state: LedgerState): CompactionFact | undefined {
+  for (let i = state.compactions.length - 1; i >= 0; i--) if (!(state.compactions[i].entryId in state.revoked)) return state.compactions[i];
+  return undefined;
+}
+
+/** Where a compaction's kept range starts in our view (a partial restore may have moved it back). */
+export function keptFrom(compaction: CompactionFact): string {
+  return compaction.keptFromId ?? compaction.firstKeptEntryId;
+}
+
+/**
+ * True for a message a revoked act leaves behind: the fold or preserve message itself, or the recap that followed a
+ * revoked compaction. These leave the view with the act.
+ */
+export function isRevokedMessage(entry: SessionEntry, state: LedgerState): boolean {
+  if (entry.type !== "custom_message") return false;
+  if (entry.id in state.revoked) return true;
+  if (entry.customType !== LedgerType.recap) return false;
+  const compactionId = (entry.details as { compactionId?: unknown } | undefined)?.compactionId;
+  return typeof compactionId === "string" && compactionId in state.revoked;
+}
+
+/** Apply a restore fact. A target that is not an active act on this branch changes nothing. */
+function applyRestore(state: LedgerState, restoreId: string, data: RestoreData): LedgerState {
+  if (data.targetId in state.revoked) return state;
+  if (data.act === "compaction") {
+    const at = state.compactions.findIndex((c) => c.entryId === data.targetId);
+    if (at < 0) return state;
+    return produce(state, (draft) => {
+      if (data.firstKeptEntryId === undefined) draft.revoked[data.targetId] = restoreId;
+      else Object.assign(draft.compactions[at], { keptFromId: data.firstKeptEntryId, narrowedBy: restoreId });
+    });
+  }
+  const at = state.folds.findIndex((f) => f.entryId === data.targetId);
+  if (at < 0) return state;
+  return produce(state, (draft) => {
+    if (data.throughId === undefined) {
+      draft.folds.splice(at, 1);
+      draft.revoked[data.targetId] = restoreId;
+    } else Object.assign(draft.folds[at], { throughId: data.throughId, narrowedBy: restoreId });
+  });
 }
 
 /** Apply one branch entry. Entries that say nothing to the ledger return the same state object. */
@@ -69,12 +125,13 @@ export function evolve(state: LedgerState, entry: SessionEntry): LedgerState {
       });
     // File operations are derived from messages when a strategy needs them (projection/file-ops.ts); keeping them
     // here would copy a growing list on every new path.
+    case "custom":
+      return isRestoreEntry(entry) ? applyRestore(state, entry.id, entry.data) : state;
     case "message":
     case "thinking_level_change":
     case "model_change":
     case "usage":
     case "branch_summary":
-    case "custom":
     case "context_edit":
     case "session_info":
       return state;

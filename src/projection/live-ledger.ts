@@ -4,15 +4,16 @@ import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { ActivePath, type PathChange } from "../log/branch.ts";
 import type { ContextEditEntry, SessionEntry } from "../log/entries.ts";
 import { FoldMask } from "./fold-rules.ts";
-import { evolve, initialLedgerState, type LedgerState } from "./ledger-state.ts";
+import { effectiveCompaction, evolve, initialLedgerState, isRevokedMessage, keptFrom, type LedgerState } from "./ledger-state.ts";
 import { entryKeys, matchMessages } from "./message-match.ts";
-import { entryMessages } from "./project.ts";
+import { contextEntries, entryMessages, projectEntries } from "./project.ts";
 import { estimateMessagesTokens } from "./tokens.ts";
 
 /** The previous request's matching, valid while the rules and the compaction stay the same. */
 interface RequestMemo {
   folds: LedgerState["folds"];
   compactions: LedgerState["compactions"];
+  revoked: LedgerState["revoked"];
   roles: string[];
   stamps: (number | undefined)[];
   ids: (string | undefined)[];
@@ -33,6 +34,10 @@ export class LiveLedger {
   private mask: { state: LedgerState; mask: FoldMask } | undefined;
   /** What the previous request matched, so the unchanged prefix of the next one costs two comparisons a message. */
   private request: RequestMemo | undefined;
+  /** Bumped on every context edit that joins or leaves the path (edits change projected content). */
+  private editsVersion = 0;
+  /** The restored head of the last request that needed one (see {@link requestContext}). */
+  private head: { state: LedgerState; edits: number; cutId: string; messages: AgentMessage[]; ids: string[] } | undefined;
 
   /** Move to `leafId`, folding only entries not already on the path. */
   sync(leafId: string | null, getEntry: (id: string) => SessionEntry | undefined): PathChange {
@@ -87,18 +92,24 @@ export class LiveLedger {
   estimateViewTokens(): number {
     const n = this.path.entries.length;
     const sum = (from: number, to: number) => (to < from ? 0 : this.tokenSums[to + 1] - this.tokenSums[from]);
-    let start = 0;
-    let base = 0;
-    for (const c of this.state.compactions.slice(-1)) {
-      const at = this.path.indexOf(c.entryId);
-      const kept = this.path.indexOf(c.firstKeptEntryId);
-      base = sum(at, at); // the summary itself
-      start = kept >= 0 && kept < at ? kept : at + 1;
-      // Entries between the kept start and the compaction, and after it, are in context.
-      const total = sum(start, at - 1) + sum(at + 1, n - 1);
-      return base + total - this.foldedTokens(start);
+    const effective = effectiveCompaction(this.state);
+    if (!effective) return sum(0, n - 1) - this.foldedTokens(0) - this.revokedTokens(0);
+    const at = this.path.indexOf(effective.entryId);
+    const kept = this.path.indexOf(keptFrom(effective));
+    const start = kept >= 0 && kept < at ? kept : at + 1;
+    // The summary itself, the entries it keeps before it, and everything after it.
+    const total = sum(at, at) + sum(start, at - 1) + sum(at + 1, n - 1);
+    return total - this.foldedTokens(start) - this.revokedTokens(start);
+  }
+
+  /** Tokens of revoked acts' own entries at or after `from` (a revoked compaction counts as its summary). */
+  private revokedTokens(from: number): number {
+    let total = 0;
+    for (const id of Object.keys(this.state.revoked)) {
+      const i = this.path.indexOf(id);
+      if (i >= from) total += this.tokenSums[i + 1] - this.tokenSums[i];
     }
-    return sum(0, n - 1) - this.foldedTokens(0);
+    return total;
   }
 
   private foldedTokens(from: number): number {
@@ -123,23 +134,121 @@ export class LiveLedger {
     return this.mask.mask;
   }
 
-  /** True when the entry is on the path and a fold rule hides it. */
+  /** True when the entry is on the path and a fold rule hides it, or it is the message of a revoked act. */
   isFolded(id: string): boolean {
     const i = this.path.indexOf(id);
-    return i >= 0 && this.foldMask().hides(this.path.entries[i], i);
+    if (i < 0) return false;
+    const entry = this.path.entries[i];
+    return this.foldMask().hides(entry, i) || isRevokedMessage(entry, this.state);
+  }
+
+  /** Messages of revoked acts, or fold rules: something this ledger hides by itself. */
+  private hidesAnything(mask: FoldMask): boolean {
+    return !mask.empty || Object.keys(this.state.revoked).length > 0;
   }
 
   /**
-   * Drop the request messages whose source entries are folded. Returns undefined when nothing changes, so the
-   * `context` hook is a no-op until a fold exists. Unmatched messages (injected by others) are kept.
+   * Drop the request messages whose source entries are folded (or are revoked acts' messages). Returns undefined when
+   * nothing changes, so the `context` hook is a no-op until a fold exists. Unmatched messages (injected by others)
+   * are kept. Works on any list Pi built from the branch: requests, and the inputs of a compaction.
    */
   filterContext(messages: AgentMessage[]): AgentMessage[] | undefined {
     const mask = this.foldMask();
-    if (mask.empty) return undefined;
+    if (!this.hidesAnything(mask)) return undefined;
+    const memo = this.match(messages, mask);
+    const keep = memo.keep;
+    let dropped = 0;
+    for (let i = 0; i < keep.length; i++) if (!keep[i]) dropped++;
+    const anchored = this.state.folds.some((f) => f.anchored);
+    if (!dropped && !anchored) return undefined;
+    if (!anchored) {
+      const out: AgentMessage[] = [];
+      for (let i = 0; i < messages.length; i++) if (keep[i]) out.push(messages[i]);
+      return out;
+    }
+    const kept: number[] = [];
+    for (let i = 0; i < messages.length; i++) if (keep[i]) kept.push(i);
+    const moved = this.placeAnchored(kept, memo.ids);
+    if (!dropped && !moved) return undefined;
+    return kept.map((i) => messages[i]);
+  }
+
+  /**
+   * The model view for a provider request Pi built (the `context` hook). Pi's request always follows Pi's newest
+   * compaction; when a restore revoked that compaction (or moved its cut back), the part of the request that came
+   * from the compaction and what it kept is replaced by our projection of the same region (the restored history),
+   * and the rest is filtered as usual. Otherwise this is {@link filterContext}. `conversation` is the list Pi's
+   * `context` hook gets: no system messages, since Pi puts its current system message back in front afterwards; the
+   * restored region then leaves its system messages out too. `full` is Pi's whole projection (tests, the lab).
+   */
+  requestContext(messages: AgentMessage[], shape: "full" | "conversation" = "full"): AgentMessage[] | undefined {
+    const cut = this.revokedCut();
+    if (cut < 0) return this.filterContext(messages);
+    const mask = this.foldMask();
+    const memo = this.match(messages, mask);
+    const head = this.restoredHead(cut, mask);
+    const withSystem = shape === "full";
+    const out: AgentMessage[] = [];
+    const ids: (string | undefined)[] = [];
+    head.messages.forEach((m, i) => {
+      if (!withSystem && m.role === "system") return;
+      out.push(m);
+      ids.push(head.ids[i]);
+    });
+    const compaction = this.path.entries[cut] as Extract<SessionEntry, { type: "compaction" }>;
+    const summaryAt = memo.ids.indexOf(compaction.id);
+    // Pi sends the compaction's system snapshot right before its summary; our head carries the system state instead.
+    const systemAt = compaction.systemMessage && summaryAt > 0 && messages[summaryAt - 1].role === "system" && memo.ids[summaryAt - 1] === undefined ? summaryAt - 1 : -1;
+    messages.forEach((message, i) => {
+      const id = memo.ids[i];
+      if (i === systemAt || (id !== undefined && (this.path.indexOf(id) <= cut || !memo.keep[i]))) return;
+      out.push(message);
+      ids.push(id);
+    });
+    if (!this.state.folds.some((f) => f.anchored)) return out;
+    const kept = out.map((_, i) => i);
+    this.placeAnchored(kept, ids);
+    return kept.map((i) => out[i]);
+  }
+
+  /** Path index of Pi's newest compaction when our view does not follow its cut (revoked or moved back), else -1. */
+  private revokedCut(): number {
+    const last = this.state.compactions.at(-1);
+    if (!last || (!(last.entryId in this.state.revoked) && last.keptFromId === undefined)) return -1;
+    return this.path.indexOf(last.entryId);
+  }
+
+  /** Our projection of the path up to Pi's newest compaction, with the entry id of every message; cached. */
+  private restoredHead(cut: number, mask: FoldMask): { messages: AgentMessage[]; ids: string[] } {
+    const state = this.state;
+    const cutId = this.path.entries[cut].id;
+    const cached = this.head;
+    if (cached && cached.state === state && cached.edits === this.editsVersion && cached.cutId === cutId) return cached;
+    const selected = contextEntries(this.path.entries.slice(0, cut + 1), state);
+    const projected = projectEntries(selected, {
+      state,
+      mask,
+      indexOf: (id) => this.path.indexOf(id),
+      editOf: (id) => this.edits.get(id)?.at(-1),
+    });
+    const messages: AgentMessage[] = [];
+    const ids: string[] = [];
+    for (const p of projected) {
+      for (const m of p.messages) {
+        messages.push(m);
+        ids.push(p.sourceEntry.id);
+      }
+    }
+    this.head = { state, edits: this.editsVersion, cutId, messages, ids };
+    return this.head;
+  }
+
+  /** Match request messages to entries and decide which to keep, reusing the previous request's unchanged prefix. */
+  private match(messages: AgentMessage[], mask: FoldMask): RequestMemo {
     const state = this.state;
     let memo = this.request;
-    if (!memo || memo.folds !== state.folds || memo.compactions !== state.compactions) {
-      memo = { folds: state.folds, compactions: state.compactions, roles: [], stamps: [], ids: [], keep: [], matched: new Set() };
+    if (!memo || memo.folds !== state.folds || memo.compactions !== state.compactions || memo.revoked !== state.revoked) {
+      memo = { folds: state.folds, compactions: state.compactions, revoked: state.revoked, roles: [], stamps: [], ids: [], keep: [], matched: new Set() };
     }
     // Reuse decisions while the request repeats the previous one position by position.
     let same = 0;
@@ -162,30 +271,18 @@ export class LiveLedger {
       candidates: (key) => (this.byKey.get(key) ?? []).filter((id) => !matched.has(id) && this.inRequest(id, start)),
       projectedContent: (id) => this.projectedContent(id),
     });
+    const revoking = Object.keys(state.revoked).length > 0;
     tail.forEach((message, k) => {
       const id = ids[k];
       if (id !== undefined) matched.add(id);
       memo.roles.push(message.role);
       memo.stamps.push((message as { timestamp?: number }).timestamp);
       memo.ids.push(id);
-      memo.keep.push(id === undefined || !mask.hides(this.path.get(id)!, this.path.indexOf(id)));
+      const entry = id === undefined ? undefined : this.path.get(id)!;
+      memo.keep.push(!entry || !(mask.hides(entry, this.path.indexOf(entry.id)) || (revoking && isRevokedMessage(entry, state))));
     });
     this.request = memo;
-    const keep = memo.keep;
-    let dropped = 0;
-    for (let i = 0; i < keep.length; i++) if (!keep[i]) dropped++;
-    const anchored = state.folds.some((f) => f.anchored);
-    if (!dropped && !anchored) return undefined;
-    if (!anchored) {
-      const out: AgentMessage[] = [];
-      for (let i = 0; i < messages.length; i++) if (keep[i]) out.push(messages[i]);
-      return out;
-    }
-    const kept: number[] = [];
-    for (let i = 0; i < messages.length; i++) if (keep[i]) kept.push(i);
-    const moved = this.placeAnchored(kept, memo.ids);
-    if (!dropped && !moved) return undefined;
-    return kept.map((i) => messages[i]);
+    return memo;
   }
 
   /**
@@ -218,7 +315,7 @@ export class LiveLedger {
     return moved;
   }
 
-  /** Path index where the model's context starts (the latest compaction's kept entry), and that compaction. */
+  /** Where Pi's request starts (its newest compaction's kept entry) and that compaction: what Pi's messages can match. */
   private contextStart(): { from: number; compaction: number } {
     const last = this.state.compactions[this.state.compactions.length - 1];
     if (!last) return { from: 0, compaction: -1 };
@@ -249,6 +346,7 @@ export class LiveLedger {
 
   private index(entry: SessionEntry): void {
     if (entry.type === "context_edit") {
+      this.editsVersion++;
       const list = this.edits.get(entry.targetId);
       if (list) list.push(entry);
       else this.edits.set(entry.targetId, [entry]);
@@ -262,6 +360,7 @@ export class LiveLedger {
 
   private unindex(entry: SessionEntry): void {
     if (entry.type === "context_edit") {
+      this.editsVersion++;
       const list = this.edits.get(entry.targetId);
       list?.pop();
       if (list && !list.length) this.edits.delete(entry.targetId);

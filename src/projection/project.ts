@@ -3,13 +3,13 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { ContextEditEntry, SessionEntry } from "../log/entries.ts";
 import { FoldMask, type PathLookup } from "./fold-rules.ts";
-import { foldBranch, type LedgerState } from "./ledger-state.ts";
+import { effectiveCompaction, foldBranch, isRevokedMessage, keptFrom, type LedgerState } from "./ledger-state.ts";
 
 /** One branch entry and what it contributes to the model view (nothing, for state entries and hidden ones). */
 export interface ProjectedEntry {
   sourceEntry: SessionEntry;
   messages: AgentMessage[];
-  /** True when a fold rule hid this entry's contribution. */
+  /** True when a fold rule (or a revoked act, for its own message) hid this entry's contribution. */
   folded?: boolean;
 }
 
@@ -61,7 +61,7 @@ export function entryMessages(entry: SessionEntry): AgentMessage[] {
 }
 
 /** Apply a context edit (Pi's append-only omission/replacement) to an entry's messages. */
-function applyEdit(messages: AgentMessage[], edit: ContextEditEntry | undefined): AgentMessage[] {
+export function applyEdit(messages: AgentMessage[], edit: ContextEditEntry | undefined): AgentMessage[] {
   if (!edit) return messages;
   const replacement = edit.replacement;
   if (replacement === null) return [];
@@ -76,22 +76,21 @@ function applyEdit(messages: AgentMessage[], edit: ContextEditEntry | undefined)
   });
 }
 
-/** Entries the latest compaction leaves in context, as Pi selects them. */
-export function contextEntries(path: readonly SessionEntry[]): SessionEntry[] {
-  let compactionIdx = -1;
-  for (let i = path.length - 1; i >= 0; i--) {
-    if (path[i].type === "compaction") {
-      compactionIdx = i;
-      break;
-    }
-  }
+/**
+ * Entries the model view selects, as Pi selects them for its newest compaction, except that the cut followed is the
+ * newest compaction no restore revoked, starting where a partial restore moved it. With no restore facts this is
+ * exactly Pi's selection.
+ */
+export function contextEntries(path: readonly SessionEntry[], state: LedgerState = foldBranch(path)): SessionEntry[] {
+  const effective = effectiveCompaction(state);
+  const compactionIdx = effective ? path.findIndex((e) => e.id === effective.entryId) : -1;
   if (compactionIdx < 0) return path.slice();
-  const compaction = path[compactionIdx] as Extract<SessionEntry, { type: "compaction" }>;
-  const selected: SessionEntry[] = [compaction];
+  const selected: SessionEntry[] = [path[compactionIdx]];
+  const firstKept = keptFrom(effective!);
   let kept = false;
   for (let i = 0; i < compactionIdx; i++) {
     const entry = path[i];
-    if (entry.id === compaction.firstKeptEntryId) kept = true;
+    if (entry.id === firstKept) kept = true;
     if (kept && !(entry.type === "message" && entry.message.role === "system")) selected.push(entry);
   }
   for (let i = compactionIdx + 1; i < path.length; i++) selected.push(path[i]);
@@ -117,23 +116,46 @@ export function lookupOf(path: readonly SessionEntry[]): PathLookup {
   return { indexOf: (id) => position.get(id) ?? -1, get: (id) => path[position.get(id) ?? -1] };
 }
 
+/** What {@link projectEntries} needs besides the selected entries. */
+export interface ProjectionInputs {
+  state: LedgerState;
+  /** The fold mask over the whole path (absent when no rule exists). */
+  mask?: FoldMask;
+  indexOf(id: string): number;
+  /** The context edit that applies to an entry, if any. */
+  editOf(id: string): ContextEditEntry | undefined;
+}
+
 /**
- * Project a branch (root to leaf) into the model view. With no fold rules on the branch this equals Pi's
- * `buildSessionProjection` for the same leaf; with rules, folded entries contribute nothing.
+ * Project selected entries, in path order (anchored messages are not moved here). Only the compaction whose cut the
+ * view follows contributes its summary; older or revoked ones stay silent, as in Pi. Folded entries and the messages
+ * of revoked acts contribute nothing.
+ */
+export function projectEntries(selected: readonly SessionEntry[], inputs: ProjectionInputs): ProjectedEntry[] {
+  const { state, mask } = inputs;
+  const effective = effectiveCompaction(state)?.entryId;
+  const revoking = Object.keys(state.revoked).length > 0;
+  return selected.map((sourceEntry): ProjectedEntry => {
+    if (sourceEntry.type === "compaction" && sourceEntry.id !== effective) return { sourceEntry, messages: [] };
+    if (mask && !mask.empty && mask.hides(sourceEntry, inputs.indexOf(sourceEntry.id))) return { sourceEntry, messages: [], folded: true };
+    if (revoking && isRevokedMessage(sourceEntry, state)) return { sourceEntry, messages: [], folded: true };
+    return { sourceEntry, messages: applyEdit(entryMessages(sourceEntry), inputs.editOf(sourceEntry.id)) };
+  });
+}
+
+/**
+ * Project a branch (root to leaf) into the model view. With no ledger facts on the branch this equals Pi's
+ * `buildSessionProjection` for the same leaf; with fold rules, folded entries contribute nothing; with restores,
+ * revoked acts hide nothing.
  */
 export function projectBranch(path: readonly SessionEntry[], state: LedgerState = foldBranch(path)): BranchProjection {
-  const selected = contextEntries(path);
+  const selected = contextEntries(path, state);
   const edits = new Map<string, ContextEditEntry>();
   for (const entry of selected) if (entry.type === "context_edit") edits.set(entry.targetId, entry);
   // Positions are only needed when some rule may hide something.
   const lookup = state.folds.length ? lookupOf(path) : undefined;
   const mask = lookup ? new FoldMask(state.folds, lookup) : undefined;
-  const entries = selected.map((sourceEntry, index): ProjectedEntry => {
-    // Only the newest compaction (always first) contributes; an older one kept in range stays silent, as in Pi.
-    if (sourceEntry.type === "compaction" && index > 0) return { sourceEntry, messages: [] };
-    if (mask && !mask.empty && mask.hides(sourceEntry, lookup!.indexOf(sourceEntry.id))) return { sourceEntry, messages: [], folded: true };
-    return { sourceEntry, messages: applyEdit(entryMessages(sourceEntry), edits.get(sourceEntry.id)) };
-  });
+  const entries = projectEntries(selected, { state, mask, indexOf: (id) => lookup?.indexOf(id) ?? -1, editOf: (id) => edits.get(id) });
   const ordered = placeAnchored(entries, state);
   return { entries: ordered, messages: ordered.flatMap((e) => e.messages), ...sessionSettings(path) };
 }

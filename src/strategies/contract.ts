@@ -1,6 +1,7 @@
 // The contract every compaction strategy implements: a pure planner from Pi's prepared compaction
 // input to the summary Pi will persist. Strategies never perform I/O; model calls arrive injected.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import type { Tool } from "@earendil-works/pi-ai";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { CompactionStrategyName, LedgerCompactionDetails } from "../log/entries.ts";
 
@@ -43,8 +44,31 @@ export interface CompactionPlan {
   details: LedgerCompactionDetails;
 }
 
-/** Injected model access: one system prompt and one user prompt in, the reply's text out. */
-export type CompleteText = (request: { system: string; prompt: string }, signal: AbortSignal) => Promise<string>;
+/** One model request a strategy makes: a system prompt, one user prompt, optional tools and an output cap. */
+export interface ModelRequest {
+  system: string;
+  prompt: string;
+  /** Tools the model may answer with (pi-ai's shape, so schema-constrained sampling can be asked for). */
+  tools?: readonly Tool[];
+  /** Largest reply, in tokens. */
+  maxOutputTokens?: number;
+  /** Deadline of the call: the host aborts it past this many milliseconds and the call rejects. */
+  timeoutMs?: number;
+}
+
+/** A model's reply: its text, its tool calls, and what it cost. */
+export interface ModelReply {
+  text: string;
+  toolCalls: ReadonlyArray<{ name: string; arguments: unknown }>;
+  /** `provider/model` that answered. */
+  model?: string;
+  usage?: { input: number; output: number };
+  /** True when the reply was prepared before the compaction (speculative planning) and reused. */
+  speculative?: boolean;
+}
+
+/** Injected model access. A bare string is a text-only reply. */
+export type CompleteText = (request: ModelRequest, signal: AbortSignal) => Promise<string | ModelReply>;
 
 export interface StrategyPlanner {
   name: CompactionStrategyName;

@@ -47,7 +47,12 @@ export type LedgerCommand =
   /** Pi's append-only context edit (omit or replace one earlier entry's content). */
   | (Timed & { kind: "contextEdit"; pick: number; omit: boolean; text: string })
   /** A `context_compact` step followed by our fold summary with its range rule. */
-  | (Timed & { kind: "fold"; pick: number; toRoot: boolean; summary: string; sibling?: ToolCallSpec; backup?: string });
+  | (Timed & { kind: "fold"; pick: number; toRoot: boolean; summary: string; sibling?: ToolCallSpec; backup?: string })
+  /**
+   * Our restore fact: revoke what one fold or compaction on the branch hid (`pick` chooses the act), or with `newest`
+   * only the newer part of it (`cut` chooses the boundary among the safe ones).
+   */
+  | (Timed & { kind: "restore"; pick: number; newest: boolean; cut: number });
 
 export type CommandKind = LedgerCommand["kind"];
 
@@ -70,6 +75,7 @@ export const DEFAULT_WEIGHTS: CommandWeights = {
   navigate: 2,
   contextEdit: 2,
   fold: 3,
+  restore: 2,
 };
 
 const dtArb = fc.oneof({ weight: 1, arbitrary: fc.constant(0) }, { weight: 9, arbitrary: fc.integer({ min: 1, max: 120_000 }) });
@@ -181,6 +187,7 @@ function commandArbs(): { [K in CommandKind]: fc.Arbitrary<Extract<LedgerCommand
       },
       { requiredKeys: ["kind", "dt", "pick", "toRoot", "summary"] },
     ),
+    restore: fc.record({ kind: fc.constant("restore"), dt: dtArb, pick: pickArb, newest: fc.constantFrom(false, false, true), cut: pickArb }),
   };
 }
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { buildSessionProjection, SessionManager, type SessionEntry } from "@earendil-works/pi-coding-agent";
-import { LedgerType, type FoldDetails } from "../../src/log/entries.ts";
+import { LedgerType, type FoldDetails, type RestoreData } from "../../src/log/entries.ts";
 import { ledgerArb, toJsonl, visibleFoldTargets, type GeneratedLedger } from "./index.ts";
 import { numRuns, propertyTimeout } from "../properties/runs.ts";
 
@@ -45,6 +45,14 @@ function checkValid(ledger: GeneratedLedger): void {
       expect(kept === entry.id || path.slice(0, -1).some((e) => e.id === kept), "firstKeptEntryId on the path").toBe(true);
     }
     if (entry.type === "label" || entry.type === "context_edit") expect(byId.has(entry.targetId)).toBe(true);
+    if (entry.type === "custom" && entry.customType === LedgerType.restore) {
+      const data = entry.data as RestoreData;
+      const act = path.find((e) => e.id === data.targetId);
+      expect(act, "a restore targets an act earlier on its path").toBeDefined();
+      expect(act!.type === "compaction" ? "compaction" : act!.type === "custom_message" ? act!.customType : act!.type).toBe(
+        data.act === "compaction" ? "compaction" : LedgerType.fold,
+      );
+    }
     if (entry.type === "custom_message" && entry.customType === LedgerType.fold) {
       const { range, requestEntryId, target } = entry.details as FoldDetails;
       const ids = path.map((e) => e.id);
@@ -153,6 +161,10 @@ describe("ledgerArb", () => {
         }
         if (e.type === "compaction") count(e.firstKeptEntryId === e.id ? "compaction-retain-none" : "compaction-kept");
         if (e.type === "context_edit") count(e.replacement === null ? "edit-omit" : "edit-replace");
+        if (e.type === "custom" && e.customType === LedgerType.restore) {
+          const data = e.data as RestoreData;
+          count(`restore-${data.act}${data.throughId !== undefined || data.firstKeptEntryId !== undefined ? "-newest" : ""}`);
+        }
       }
     }
     const required = [
@@ -160,6 +172,7 @@ describe("ledgerArb", () => {
       "message:bashExecution", "bash-excluded", "custom_message", "custom", "label", "compaction-kept", "compaction-retain-none",
       "navigation", "leaf-not-last", "branch_summary", "model_change", "thinking_level_change", "message:system", "session_info",
       "usage", "edit-omit", "edit-replace", "fold-root", "fold-target", "fold-keeps-results",
+      "restore-fold", "restore-fold-newest", "restore-compaction", "restore-compaction-newest",
     ];
     const missing = required.filter((key) => !seen.get(key));
     expect(missing).toEqual([]);

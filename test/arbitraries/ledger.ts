@@ -14,9 +14,9 @@ import {
 } from "@earendil-works/pi-ai";
 import { buildSessionProjection, type SessionEntry, type SessionHeader } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import { LedgerType, type FoldDetails } from "../../src/log/entries.ts";
+import { LedgerType, type FoldDetails, type RestoreData } from "../../src/log/entries.ts";
 import { commandArb, type CommandWeights, type LedgerCommand, type ToolCallSpec } from "./commands.ts";
-import { visibleFoldTargets } from "./visibility.ts";
+import { naiveRestores, restorableActs, visibleFoldTargets } from "./visibility.ts";
 
 /** One change to the session as Pi makes it: an entry appended at the leaf, or the leaf moved (`/tree`). */
 export type LedgerStep = { kind: "append"; entry: SessionEntry } | { kind: "move"; leafId: string | null };
@@ -46,7 +46,7 @@ export interface LedgerOptions {
   maxCommands?: number;
   /** Override command frequencies (0 switches a kind off). */
   weights?: Partial<CommandWeights>;
-  /** Include our `context-ledger/fold` facts (default true). False gives ledgers with no ledger facts. */
+  /** Include our `context-ledger/fold` and `context-ledger/restore` facts (default true). False gives ledgers with no ledger facts. */
   folds?: boolean;
   /** fast-check size of the command array (default "medium": a few dozen commands). */
   size?: fc.SizeForArbitrary;
@@ -193,6 +193,8 @@ export class LedgerFolder {
         return this.contextEdit(command);
       case "fold":
         return this.fold(command);
+      case "restore":
+        return this.restore(command);
       default: {
         const _exhaustive: never = command;
         return _exhaustive;
@@ -370,6 +372,41 @@ export class LedgerFolder {
     this.append({ type: "custom_message", customType: LedgerType.fold, content: command.summary, display: true, details });
     if (command.backup) this.append({ type: "label", targetId: throughId, label: command.backup });
   }
+
+  /**
+   * Revoke one act on the branch (a fold or a compaction not revoked yet), whole or, with `newest`, its newer part:
+   * a fold's range then ends earlier, a compaction keeps from an earlier entry. Boundaries sit before a user or
+   * assistant message, so a tool call and its results are never split.
+   */
+  restore(command: Extract<LedgerCommand, { kind: "restore" }>): void {
+    const path = this.branch();
+    const acts = restorableActs(path);
+    if (acts.length === 0) return;
+    const act = acts[command.pick % acts.length];
+    const data: RestoreData = { v: 1, targetId: act.id, act: act.type === "compaction" ? "compaction" : "fold" };
+    if (command.newest) {
+      const restores = naiveRestores(path);
+      const at = path.indexOf(act);
+      const isCut = (e: SessionEntry) => e.type === "message" && (e.message.role === "user" || e.message.role === "assistant");
+      if (act.type === "compaction") {
+        // Between the previous compaction and the current start of the kept range.
+        const kept = path.findIndex((e) => e.id === (restores.keptFromOf.get(act.id) ?? act.firstKeptEntryId));
+        const end = kept >= 0 && kept < at ? kept : at;
+        let previous = -1;
+        for (let i = 0; i < at; i++) if (path[i].type === "compaction") previous = i;
+        const cuts = path.slice(previous + 1, end).filter(isCut);
+        if (cuts.length) data.firstKeptEntryId = cuts[command.cut % cuts.length].id;
+      } else {
+        const range = (act as Extract<SessionEntry, { type: "custom_message" }>).details as FoldDetails;
+        const after = range.range.afterId === null ? -1 : path.findIndex((e) => e.id === range.range.afterId);
+        const through = path.findIndex((e) => e.id === (restores.throughOf.get(act.id) ?? range.range.throughId));
+        // The newest part starts at a cut; the older part (at least one entry) stays hidden.
+        const cuts = path.slice(after + 2, through + 1).filter(isCut);
+        if (cuts.length) data.throughId = path[path.indexOf(cuts[command.cut % cuts.length]) - 1].id;
+      }
+    }
+    this.append({ type: "custom", customType: LedgerType.restore, data });
+  }
 }
 
 /** Fold commands into a ledger (deterministic: same seed and commands, same ledger). */
@@ -388,7 +425,7 @@ export const ledgerSeedArb: fc.Arbitrary<LedgerSeed> = fc.record({
 
 /** Arbitrary valid ledgers. Shrinking removes and simplifies commands, so counterexamples stay readable. */
 export function ledgerArb(options: LedgerOptions = {}): fc.Arbitrary<GeneratedLedger> {
-  const weights = { ...options.weights, ...(options.folds === false ? { fold: 0 } : {}) };
+  const weights = { ...options.weights, ...(options.folds === false ? { fold: 0, restore: 0 } : {}) };
   return fc
     .record({
       seed: ledgerSeedArb,

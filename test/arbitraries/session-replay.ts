@@ -1,7 +1,7 @@
 // Replays a generated ledger through a real Pi SessionManager, one public append/branch call per step.
 // Pi assigns its own ids and timestamps, so references (parents, targets, fold ranges) are remapped.
 import type { SessionEntry, SessionManager } from "@earendil-works/pi-coding-agent";
-import type { FoldDetails } from "../../src/log/entries.ts";
+import type { FoldDetails, RestoreData } from "../../src/log/entries.ts";
 import { LedgerType } from "../../src/log/entries.ts";
 import type { GeneratedLedger, LedgerStep } from "./ledger.ts";
 
@@ -28,6 +28,15 @@ function remapFold(details: FoldDetails, ids: IdMap): FoldDetails {
   };
 }
 
+function remapRestore(data: RestoreData, ids: IdMap): RestoreData {
+  return {
+    ...data,
+    targetId: mapped(ids, data.targetId),
+    ...(data.throughId !== undefined ? { throughId: mapped(ids, data.throughId) } : {}),
+    ...(data.firstKeptEntryId !== undefined ? { firstKeptEntryId: mapped(ids, data.firstKeptEntryId) } : {}),
+  };
+}
+
 /** Append one generated entry through the matching SessionManager method; returns Pi's id for it. */
 function appendEntry(sm: SessionManager, entry: SessionEntry, ids: IdMap): string {
   switch (entry.type) {
@@ -51,7 +60,7 @@ function appendEntry(sm: SessionManager, entry: SessionEntry, ids: IdMap): strin
       // The leaf was already moved by the preceding step; Pi's call moves it again to the same parent.
       return sm.branchWithSummary(entry.parentId === null ? null : mapped(ids, entry.parentId), entry.summary, entry.details, entry.fromHook);
     case "custom":
-      return sm.appendCustomEntry(entry.customType, entry.data);
+      return sm.appendCustomEntry(entry.customType, entry.customType === LedgerType.restore ? remapRestore(entry.data as RestoreData, ids) : entry.data);
     case "custom_message": {
       const details = entry.customType === LedgerType.fold ? remapFold(entry.details as FoldDetails, ids) : entry.details;
       return sm.appendCustomMessageEntry(entry.customType, entry.content, entry.display, details);

@@ -1,8 +1,8 @@
 // A deliberately naive model of what the model can currently see, used by the generator to pick legal fold
-// targets. It is independent of src/projection (sets and linear scans, no incremental structures), so a
-// generator bug and a projection bug are unlikely to cancel out.
+// targets and restore targets. It is independent of src/projection (sets and linear scans, no incremental
+// structures), so a generator bug and a projection bug are unlikely to cancel out.
 import { buildContextEntries, type SessionEntry } from "@earendil-works/pi-coding-agent";
-import { LedgerType, type FoldDetails } from "../../src/log/entries.ts";
+import { LedgerType, type FoldDetails, type RestoreData } from "../../src/log/entries.ts";
 
 /** Entries a fold rule may hide: conversation messages and custom messages. */
 export function isFoldableEntry(entry: SessionEntry): boolean {
@@ -15,6 +15,53 @@ export function isFoldableEntry(entry: SessionEntry): boolean {
 function foldDetails(entry: SessionEntry): FoldDetails | undefined {
   if (entry.type !== "custom_message" || entry.customType !== LedgerType.fold) return undefined;
   return entry.details as FoldDetails;
+}
+
+/** What the restore facts on a path say, replayed in order: revoked acts, narrowed fold ends, moved compaction cuts. */
+export interface NaiveRestores {
+  revoked: Set<string>;
+  throughOf: Map<string, string>;
+  keptFromOf: Map<string, string>;
+}
+
+export function naiveRestores(path: readonly SessionEntry[]): NaiveRestores {
+  const out: NaiveRestores = { revoked: new Set(), throughOf: new Map(), keptFromOf: new Map() };
+  const seen = new Set<string>();
+  for (const entry of path) {
+    seen.add(entry.id);
+    if (entry.type !== "custom" || entry.customType !== LedgerType.restore) continue;
+    const data = entry.data as RestoreData;
+    // Only an act earlier on this path, and not yet revoked, can be restored.
+    if (!seen.has(data.targetId) || out.revoked.has(data.targetId)) continue;
+    if (data.throughId !== undefined) out.throughOf.set(data.targetId, data.throughId);
+    else if (data.firstKeptEntryId !== undefined) out.keptFromOf.set(data.targetId, data.firstKeptEntryId);
+    else out.revoked.add(data.targetId);
+  }
+  return out;
+}
+
+/**
+ * Entries in the model's context before folds, compaction-aware like Pi, except that the cut followed is the newest
+ * compaction no restore revoked (starting where a partial restore moved it). Revoked acts' own messages are left out.
+ */
+export function naiveContext(path: readonly SessionEntry[], restores: NaiveRestores = naiveRestores(path)): SessionEntry[] {
+  const compactions = path.filter((e) => e.type === "compaction" && !restores.revoked.has(e.id));
+  const cut = compactions[compactions.length - 1];
+  let selected: SessionEntry[];
+  if (!cut || cut.type !== "compaction") selected = path.slice();
+  else {
+    const at = path.indexOf(cut);
+    const from = restores.keptFromOf.get(cut.id) ?? cut.firstKeptEntryId;
+    const start = path.findIndex((e) => e.id === from);
+    const kept = start >= 0 && start < at ? path.slice(start, at).filter((e) => !(e.type === "message" && e.message.role === "system")) : [];
+    selected = [cut, ...kept, ...path.slice(at + 1)];
+  }
+  return selected.filter((e) => !restores.revoked.has(e.id) && !isRevokedRecap(e, restores));
+}
+
+function isRevokedRecap(entry: SessionEntry, restores: NaiveRestores): boolean {
+  if (entry.type !== "custom_message" || entry.customType !== LedgerType.recap) return false;
+  return restores.revoked.has(String((entry.details as { compactionId?: unknown } | undefined)?.compactionId));
 }
 
 function toolCallIds(entry: SessionEntry | undefined): Set<string> {
@@ -32,10 +79,17 @@ function toolCallIds(entry: SessionEntry | undefined): Set<string> {
 export function naiveHiddenIds(path: readonly SessionEntry[]): Set<string> {
   const hidden = new Set<string>();
   const ids = path.map((entry) => entry.id);
+  const restores = naiveRestores(path);
   for (const entry of path) {
     const details = foldDetails(entry);
     if (!details) continue;
-    const { afterId, throughId, keepToolResultsOf } = details.range;
+    // A revoked fold hides only its own message; a partly restored one hides up to its narrowed end.
+    if (restores.revoked.has(entry.id)) {
+      hidden.add(entry.id);
+      continue;
+    }
+    const { afterId, keepToolResultsOf } = details.range;
+    const throughId = restores.throughOf.get(entry.id) ?? details.range.throughId;
     const start = afterId === null ? 0 : ids.indexOf(afterId) + 1;
     const end = ids.indexOf(throughId);
     if ((afterId !== null && start === 0) || end < 0) continue;
@@ -56,11 +110,19 @@ export function naiveHiddenIds(path: readonly SessionEntry[]): Set<string> {
  */
 export function visibleFoldTargets(path: readonly SessionEntry[]): SessionEntry[] {
   if (path.length === 0) return [];
-  const context = new Set(buildContextEntries(path.slice(), path[path.length - 1].id).map((entry) => entry.id));
+  const restores = naiveRestores(path);
+  // Without restores this is Pi's own selection; the naive restore model must agree with it then.
+  const context = new Set((restores.revoked.size || restores.keptFromOf.size ? naiveContext(path, restores) : buildContextEntries(path.slice(), path[path.length - 1].id)).map((entry) => entry.id));
   const omitted = new Map<string, boolean>();
   for (const entry of path) {
     if (entry.type === "context_edit" && context.has(entry.id)) omitted.set(entry.targetId, entry.replacement === null);
   }
   const hidden = naiveHiddenIds(path);
   return path.filter((entry) => context.has(entry.id) && isFoldableEntry(entry) && !hidden.has(entry.id) && omitted.get(entry.id) !== true);
+}
+
+/** Acts on the path a restore may still target: fold messages and compactions not revoked yet, oldest first. */
+export function restorableActs(path: readonly SessionEntry[]): SessionEntry[] {
+  const { revoked } = naiveRestores(path);
+  return path.filter((e) => !revoked.has(e.id) && (e.type === "compaction" || foldDetails(e) !== undefined));
 }

@@ -85,11 +85,15 @@ describe("planned e2e", () => {
     expect(summary).toContain(`Fix the login timeout.\n${KEEP}`);
     // Surviving lines are the stored lines byte for byte.
     expect(summary).toContain(BIG.split("\n").slice(0, 10).join("\n"));
-    expect(summary).toContain("[compacted: 110 lines removed]");
+    // The range is trimmed at the 50% target: its first lines go, the rest of the file stays verbatim.
+    const { stats } = (entry as { details: { stats: { removedLines: number; trimmed: boolean; keptTokens: number; targetTokens: number } } }).details;
+    expect(stats.trimmed).toBe(true);
+    expect(stats.keptTokens).toBeGreaterThanOrEqual(stats.targetTokens);
+    expect(summary).toContain(`[compacted: ${stats.removedLines} lines removed]\n${BIG.split("\n").slice(10 + stats.removedLines).join("\n")}`);
     expect(request.some((m) => textOf(m).includes("ROOT-CAUSE: TIMEOUT_MS is too low."))).toBe(true);
     expect(summary).toContain('[tool result: read "big.txt"]');
     expect(summary).toMatch(/\[compacted: \d+ lines removed\]/);
-    expect(summary).not.toContain("BIG-LINE 60");
+    expect(summary).not.toContain("BIG-LINE 10 ");
     expect(textOf(request[request.length - 1])).toBe("after compaction");
   });
 
@@ -116,8 +120,10 @@ describe("planned e2e", () => {
     const gate = new Promise<void>((resolve) => (release = resolve));
     let started!: () => void;
     const planning = new Promise<void>((resolve) => (started = resolve));
+    let providerSignal: AbortSignal | undefined;
     h.script([
-      async (context: Context) => {
+      async (context: Context, options?: { signal?: AbortSignal }) => {
+        providerSignal = options?.signal;
         started();
         await gate;
         return planBigFile(context);
@@ -129,9 +135,13 @@ describe("planned e2e", () => {
     );
     await planning;
     h.session.abortCompaction();
+    // Pi's abort reaches the planner's provider request.
+    expect(providerSignal?.aborted).toBe(true);
     release();
     await pending;
     expect(compactions()).toHaveLength(0);
+    // An abort is the user's choice, not a failure: no failure record either.
+    expect(branch().some((e) => e.type === "custom")).toBe(false);
     expect(branch().map((e) => e.id)).toEqual(before);
 
     // The session carries on with the full history.

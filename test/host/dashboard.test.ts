@@ -35,4 +35,20 @@ describe("/context dashboard", () => {
     const text = renderDashboard(session, { getContextUsage: () => undefined });
     expect(text).toContain(`digest ${digest}: hides tool traffic after root`);
   });
+
+  it("shows revoked and partly restored acts as such", () => {
+    const b = new LedgerBuilder();
+    const u = b.user("start");
+    const a = b.assistant("work");
+    const fold = b.fold({ afterId: u, throughId: a }, "folded summary");
+    const kept = b.user("kept");
+    const c = b.compaction(kept, "summary", { v: 1, strategy: "checkpoint" });
+    const r1 = b.restore(fold, "fold");
+    const r2 = b.restore(c, "compaction", { firstKeptEntryId: u });
+    const session = new LedgerSession(DEFAULT_SETTINGS);
+    session.sync({ getLeafId: () => b.leaf, getEntry: (id) => b.byId().get(id) });
+    const text = renderDashboard(session, { getContextUsage: () => undefined });
+    expect(text).toContain(`fold ${fold}: revoked by restore ${r1}`);
+    expect(text).toContain(`compaction ${c}: checkpoint, kept from ${u} (newest part restored by ${r2})`);
+  });
 });

@@ -86,6 +86,18 @@ describe("recall settings", () => {
     expect(settings.recall.lookupAnswerChars).toBeUndefined();
     expect(warnings.join()).toMatch(/lookupAnswerChars/);
   });
+
+  it("reads the budget notice switch and share, with their environment overrides", () => {
+    expect(DEFAULT_SETTINGS.budgetNotice).toEqual({ enabled: true, share: 0.8 });
+    const file = resolveSettings({ budgetNotice: { enabled: false, share: 0.6 } }, {});
+    expect(file.settings.budgetNotice).toEqual({ enabled: false, share: 0.6 });
+    const env = resolveSettings({ budgetNotice: { enabled: false } }, { PI_CONTEXT_LEDGER_BUDGET_NOTICE: "1", PI_CONTEXT_LEDGER_BUDGET_NOTICE_SHARE: "0.5" });
+    expect(env.settings.budgetNotice).toEqual({ enabled: true, share: 0.5 });
+    const bad = resolveSettings({ budgetNotice: { share: 1.5 } }, { PI_CONTEXT_LEDGER_BUDGET_NOTICE_SHARE: "lots" });
+    expect(bad.settings.budgetNotice.share).toBe(0.8);
+    expect(bad.warnings.join("\n")).toMatch(/budgetNotice\.share: invalid value 1\.5/);
+    expect(bad.warnings.join("\n")).toMatch(/PI_CONTEXT_LEDGER_BUDGET_NOTICE_SHARE/);
+  });
 });
 
 describe("settings: wrong shapes and number syntax", () => {
@@ -113,6 +125,56 @@ describe("settings: wrong shapes and number syntax", () => {
     for (const w of warnings) {
       expect(w.length).toBeLessThan(300);
       expect(w).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+    }
+  });
+});
+
+describe("planned settings", () => {
+  it("defaults: 120 s planner deadline and a 4,096-token output cap", () => {
+    const { settings } = resolveSettings(undefined, {});
+    expect(settings.planned).toMatchObject({ retainRatio: 0.5, minRetainedTokens: 8_000, minSavedTokens: 2_048, timeoutMs: 120_000, maxOutputTokens: 4_096, speculation: false, speculationRatio: 0.7 });
+  });
+
+  it("reads every planned key from the global file", () => {
+    const { settings, warnings } = resolveSettings(
+      { plannerModel: "openrouter/anthropic/claude-x", planned: { planner: "model", retainRatio: 0.4, minRetainedTokens: 100, minSavedTokens: 10, timeoutMs: 5_000, maxOutputTokens: 512, speculation: true, speculationRatio: 0.6 } },
+      {},
+    );
+    expect(warnings).toEqual([]);
+    expect(settings.plannerModel).toBe("openrouter/anthropic/claude-x");
+    expect(settings.planned).toEqual({ planner: "model", retainRatio: 0.4, minRetainedTokens: 100, minSavedTokens: 10, timeoutMs: 5_000, maxOutputTokens: 512, speculation: true, speculationRatio: 0.6 });
+  });
+
+  it("has an environment override for every planned setting and for plannerModel", () => {
+    const env = {
+      PI_CONTEXT_LEDGER_PLANNER_MODEL: "openrouter/meta/llama-3.1:free",
+      PI_CONTEXT_LEDGER_PLANNED_PLANNER: "heuristic",
+      PI_CONTEXT_LEDGER_PLANNED_RETAIN_RATIO: "0.3",
+      PI_CONTEXT_LEDGER_PLANNED_MIN_RETAINED_TOKENS: "1000",
+      PI_CONTEXT_LEDGER_PLANNED_MIN_SAVED_TOKENS: "200",
+      PI_CONTEXT_LEDGER_PLANNED_TIMEOUT_MS: "30000",
+      PI_CONTEXT_LEDGER_PLANNED_MAX_OUTPUT_TOKENS: "2048",
+      PI_CONTEXT_LEDGER_PLANNED_SPECULATION: "1",
+      PI_CONTEXT_LEDGER_PLANNED_SPECULATION_RATIO: "0.8",
+    };
+    const { settings, warnings } = resolveSettings({ plannerModel: "anthropic/claude", planned: { planner: "model", timeoutMs: 5_000 } }, env);
+    expect(warnings).toEqual([]);
+    expect(settings.plannerModel).toBe("openrouter/meta/llama-3.1:free");
+    expect(settings.planned).toEqual({ planner: "heuristic", retainRatio: 0.3, minRetainedTokens: 1_000, minSavedTokens: 200, timeoutMs: 30_000, maxOutputTokens: 2_048, speculation: true, speculationRatio: 0.8 });
+  });
+
+  it("a bad planned value warns, naming the key, and keeps the default", () => {
+    const { settings, warnings } = resolveSettings(
+      { plannerModel: "no-slash", planned: { timeoutMs: -1, maxOutputTokens: 1.5 } },
+      { PI_CONTEXT_LEDGER_PLANNED_TIMEOUT_MS: "soon", PI_CONTEXT_LEDGER_PLANNED_MIN_SAVED_TOKENS: "", PI_CONTEXT_LEDGER_PLANNER_MODEL: "/x" },
+    );
+    expect(settings.plannerModel).toBeUndefined();
+    expect(settings.planned.timeoutMs).toBe(120_000);
+    expect(settings.planned.maxOutputTokens).toBe(4_096);
+    expect(settings.planned.minSavedTokens).toBe(2_048);
+    const text = warnings.join("\n");
+    for (const name of ["contextLedger.plannerModel", "contextLedger.planned.timeoutMs", "contextLedger.planned.maxOutputTokens", "PI_CONTEXT_LEDGER_PLANNED_TIMEOUT_MS", "PI_CONTEXT_LEDGER_PLANNED_MIN_SAVED_TOKENS", "PI_CONTEXT_LEDGER_PLANNER_MODEL"]) {
+      expect(text).toContain(name);
     }
   });
 });

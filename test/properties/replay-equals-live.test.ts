@@ -24,7 +24,7 @@ function liveVersusPure(ledger: GeneratedLedger): { live: AgentMessage[]; pure: 
   const live = new LiveLedger();
   for (const step of ledger.steps) live.sync(step.kind === "append" ? step.entry.id : step.leafId, (id) => byId.get(id));
   const request = piRequest(ledger.entries, ledger.leafId, byId);
-  return { live: live.filterContext(request) ?? request, pure: projectBranch(branchTo(ledger.entries, ledger.leafId, byId)).messages };
+  return { live: live.requestContext(request) ?? request, pure: projectBranch(branchTo(ledger.entries, ledger.leafId, byId)).messages };
 }
 
 /**
@@ -88,7 +88,7 @@ describe("replay equals live (invariant 3)", () => {
           expect(live.state).toEqual(foldBranch(branch));
 
           const request = piRequest(entries, leafId, byId);
-          const filtered = live.filterContext(request) ?? request;
+          const filtered = live.requestContext(request) ?? request;
           expect(filtered).toEqual(projectBranch(branch).messages);
         }
         // A fresh ledger synced once to the final leaf (a reload) agrees with the one that lived through it all.
@@ -96,7 +96,7 @@ describe("replay equals live (invariant 3)", () => {
         reloaded.sync(ledger.leafId, (id) => byId.get(id));
         expect(reloaded.state).toEqual(live.state);
         const request = piRequest(entries, ledger.leafId, byId);
-        expect(reloaded.filterContext(structuredClone(request)) ?? request).toEqual(live.filterContext(structuredClone(request)) ?? request);
+        expect(reloaded.requestContext(structuredClone(request)) ?? request).toEqual(live.requestContext(structuredClone(request)) ?? request);
       }),
       { numRuns },
     );
@@ -153,7 +153,7 @@ describe("replay equals live: memoized request matching", () => {
       const leaf = entries[i].id;
       live.sync(leaf, (id) => byId.get(id));
       const request = piRequest(entries.slice(0, i + 1), leaf, byId);
-      expect(live.filterContext(request) ?? request).toEqual(projectBranch(branchTo(entries, leaf, byId)).messages);
+      expect(live.requestContext(request) ?? request).toEqual(projectBranch(branchTo(entries, leaf, byId)).messages);
     }
   });
 });

@@ -1,7 +1,7 @@
 // A tiny given/when/then builder of hand-written branches for unit tests. Ids are sequential and
 // timestamps advance one second per entry, so every test is deterministic.
 import type { SessionEntry } from "../../src/log/entries.ts";
-import { LedgerType, type FoldRange } from "../../src/log/entries.ts";
+import { LedgerType, type FoldRange, type RestoreData } from "../../src/log/entries.ts";
 
 const USAGE = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
 
@@ -158,6 +158,11 @@ export class LedgerBuilder {
 
   compaction(firstKeptEntryId: string, summary = "native summary", details?: unknown): string {
     return this.push({ type: "compaction", summary, firstKeptEntryId, tokensBefore: 1000, ...(details !== undefined ? { details } : {}) });
+  }
+
+  /** A restore fact revoking an act whole, or (with a boundary) only its newer part. */
+  restore(targetId: string, act: RestoreData["act"], partial: Pick<RestoreData, "throughId" | "firstKeptEntryId"> = {}): string {
+    return this.push({ type: "custom", customType: LedgerType.restore, data: { v: 1, targetId, act, ...partial } });
   }
 
   label(targetId: string, label: string | undefined): string {

@@ -7,9 +7,10 @@ import { truncateOldest } from "../baselines/truncate.ts";
 import type { RowFactory } from "../row.ts";
 import { checkpointRow } from "./checkpoint.ts";
 import { digestRow } from "./digest.ts";
+import { foldNotice } from "./fold-notice.ts";
 import { foldPolicy } from "./fold-policy.ts";
 import { piNative } from "./native.ts";
-import { plannedRow } from "./planned.ts";
+import { plannedModelRow, plannedRow } from "./planned.ts";
 import { preserveRow } from "./preserve.ts";
 
 export interface RowEntry {
@@ -24,8 +25,10 @@ export const ROWS: readonly RowEntry[] = [
   { id: "checkpoint", factory: checkpointRow },
   { id: "digest", factory: (settings) => digestRow(settings) },
   { id: "planned", factory: plannedRow },
+  { id: "planned-model", factory: plannedModelRow },
   { id: "preserve", factory: preserveRow },
   { id: "fold", factory: foldPolicy },
+  { id: "fold-notice", factory: foldNotice },
   { id: "none", factory: noCompaction },
   { id: "truncate", factory: truncateOldest },
   { id: "masking", factory: observationMasking },

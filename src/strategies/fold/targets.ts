@@ -1,6 +1,6 @@
 // Target and checkpoint-name rules of the fold strategy: what `context_compact` may fold after, and what
 // `context_checkpoint` may be called. Pure: decisions over a read-only view of the branch; no I/O.
-import type { SessionEntry } from "../../log/entries.ts";
+import { isRestoreEntry, type SessionEntry } from "../../log/entries.ts";
 
 /** What the rules need to know about the session. */
 export interface FoldView {
@@ -14,21 +14,40 @@ export interface FoldView {
   exists(id: string): boolean;
   /** Entry ids carrying `label` on other branches, newest first. */
   labelledElsewhere(label: string): readonly string[];
+  /** The restore that revoked the act with this id, if one did (folds, checkpoints, compactions). */
+  revokedBy?(id: string): string | undefined;
 }
 
-/** Index on the path of the newest compaction, or -1: the compaction that decides what is in context. */
+/**
+ * The compaction that decides what is in context: the newest one a restore did not revoke, with the entry its kept
+ * range starts at (a partial restore may have moved it back). Undefined without one.
+ */
+function effectiveCut(view: Pick<FoldView, "path">): { index: number; keptFrom: string } | undefined {
+  const revoked = new Set<string>();
+  const movedTo = new Map<string, string>();
+  for (const entry of view.path) {
+    if (!isRestoreEntry(entry) || entry.data.act !== "compaction" || revoked.has(entry.data.targetId)) continue;
+    if (entry.data.firstKeptEntryId === undefined) revoked.add(entry.data.targetId);
+    else movedTo.set(entry.data.targetId, entry.data.firstKeptEntryId);
+  }
+  for (let i = view.path.length - 1; i >= 0; i--) {
+    const entry = view.path[i];
+    if (entry.type === "compaction" && !revoked.has(entry.id)) return { index: i, keptFrom: movedTo.get(entry.id) ?? entry.firstKeptEntryId };
+  }
+  return undefined;
+}
+
+/** Index on the path of the compaction that decides what is in context (the newest not revoked), or -1. */
 export function latestCompactionIndex(view: Pick<FoldView, "path">): number {
-  for (let i = view.path.length - 1; i >= 0; i--) if (view.path[i].type === "compaction") return i;
-  return -1;
+  return effectiveCut(view)?.index ?? -1;
 }
 
 /** Index on the path of the first entry the latest compaction kept; earlier entries are outside the context. */
 export function contextStartIndex(view: Pick<FoldView, "path" | "indexOf">): number {
-  const i = latestCompactionIndex(view);
-  if (i < 0) return 0;
-  const entry = view.path[i];
-  const kept = entry.type === "compaction" ? view.indexOf(entry.firstKeptEntryId) : -1;
-  return kept >= 0 ? kept : i;
+  const cut = effectiveCut(view);
+  if (!cut) return 0;
+  const kept = view.indexOf(cut.keptFrom);
+  return kept >= 0 ? kept : cut.index;
 }
 
 /**

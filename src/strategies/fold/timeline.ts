@@ -49,6 +49,8 @@ export function renderTimeline(view: FoldView): string {
     const label = view.labels[entry.id];
     const marks: string[] = [];
     if (label) marks.push(`checkpoint "${label}"`);
+    const revokedBy = view.revokedBy?.(entry.id);
+    if (revokedBy) marks.push(`revoked by restore ${revokedBy}`);
     // A compaction entry itself stays in context even though it sits after the kept range it starts.
     if (entry.type !== "compaction" && (index < start || view.isFolded(entry.id))) marks.push(NOT_A_TARGET);
     lines.push(`${entry.id} ${shown.role}: ${oneLine(shown.text)}${marks.length ? ` (${marks.join("; ")})` : ""}`);

@@ -21,13 +21,32 @@ export interface RetentionOptions {
 
 export const DEFAULT_RETENTION: RetentionOptions = { retainRatio: 0.5, minRetainedTokens: 8_000, minSavedTokens: 2_048 };
 
+/** Counts that describe a planning attempt. Numbers only: never transcript or planner text. */
+export interface PlanDiagnostics {
+  /** How the planner answered: the `submit_deletion_plan` tool, or the text form. */
+  form?: "tool" | "text";
+  /** Records the planner sent, accepted, and discarded (tool form only discards individually). */
+  records?: number;
+  accepted?: number;
+  discarded?: number;
+  /** Discarded records by category (`shape`, `reversed`, `bounds`). */
+  discardedBy?: Record<string, number>;
+  /** 1-based index of the first discarded record. */
+  firstDiscarded?: number;
+  regionLines?: number;
+  regionTokens?: number;
+  targetTokens?: number;
+}
+
 /** A plan the host must not apply. The message carries numbers and categories only, never transcript text. */
 export class PlanError extends Error {
   readonly category: string;
-  constructor(category: string, message: string) {
+  diagnostics: PlanDiagnostics;
+  constructor(category: string, message: string, diagnostics: PlanDiagnostics = {}) {
     super(message);
     this.name = "PlanError";
     this.category = category;
+    this.diagnostics = diagnostics;
   }
 }
 
@@ -45,11 +64,14 @@ export interface AppliedPlan {
   pinnedLines: number;
   proposedRanges: number;
   appliedRanges: number;
+  /** True when the last applied range was cut short at the target. */
+  trimmed: boolean;
 }
 
 /**
- * Check a plan's shape: every range inside 1..lineCount and not reversed; exact duplicates collapse at their first
- * rank; any other overlap rejects the whole plan (a planner that contradicts itself is not trusted with the rest).
+ * Check a plan's shape: every range inside 1..lineCount and not reversed, else the whole plan is rejected (the text
+ * form is all or nothing). Exact duplicates collapse at their first rank. Overlapping ranges are kept: applying them in
+ * rank order merges them, each one removing only what the ranges before it left.
  */
 export function validateRanges(ranges: readonly PlanRange[], lineCount: number): PlanRange[] {
   const unique: PlanRange[] = [];
@@ -64,22 +86,18 @@ export function validateRanges(ranges: readonly PlanRange[], lineCount: number):
     seen.add(key);
     unique.push({ from, to });
   });
-  const sorted = unique.map((r, rank) => ({ ...r, rank })).sort((a, b) => a.from - b.from || a.to - b.to);
-  for (let i = 1; i < sorted.length; i++) {
-    if (sorted[i].from <= sorted[i - 1].to) {
-      const [a, b] = [sorted[i - 1].rank, sorted[i].rank].sort((x, y) => x - y);
-      throw new PlanError("overlap", `records ${a + 1} and ${b + 1} overlap`);
-    }
-  }
   return unique;
 }
 
-/** A range split around protected lines: the deletable runs inside it, as 0-based [start, end) pieces. */
-function pieces(lines: readonly TranscriptLine[], range: PlanRange): Array<[number, number]> {
+/**
+ * The lines a range may still remove, as 0-based [start, end) pieces: protected lines split it, and lines an earlier
+ * range already removed are skipped (so overlapping ranges merge).
+ */
+function pieces(lines: readonly TranscriptLine[], range: PlanRange, removed: readonly boolean[]): Array<[number, number]> {
   const out: Array<[number, number]> = [];
   let start = -1;
   for (let i = range.from - 1; i < range.to; i++) {
-    if (isProtected(lines[i])) {
+    if (isProtected(lines[i]) || removed[i]) {
       if (start >= 0) out.push([start, i]);
       start = -1;
     } else if (start < 0) start = i;
@@ -117,8 +135,9 @@ const lineChars = (line: TranscriptLine) => line.text.length + 1;
 
 /**
  * Apply ranked ranges until the kept region reaches the target (`retainRatio` of the region, never under the
- * floor). A piece whose removal would cross the floor is skipped. Throws PlanError when the plan cannot save
- * `minSavedTokens`: the host then lets Pi compact natively instead of persisting a weak result.
+ * floor). The piece that would cross the target is trimmed: its first lines go, as many as keep the region at or
+ * above the target, and application stops there. Throws PlanError when the plan cannot save `minSavedTokens`: the
+ * host then lets Pi compact natively instead of persisting a weak result.
  */
 export function applyPlan(
   lines: readonly TranscriptLine[],
@@ -129,25 +148,35 @@ export function applyPlan(
   const valid = validateRanges(ranges, lines.length);
   const regionTokens = estimateTextTokens(render(lines, []).summary);
   const targetTokens = Math.max(Math.ceil(regionTokens * options.retainRatio), options.minRetainedTokens);
+  // The target is never below the floor, so stopping at the target also keeps the floor. Marker lines the render
+  // adds only make the result longer.
   const targetChars = targetTokens * CHARS_PER_TOKEN;
-  const floorChars = options.minRetainedTokens * CHARS_PER_TOKEN;
-  let keptChars = 0;
+  // Counted like the render: the intro line, then every line; markers are left out, so the count never exceeds the
+  // real result and stopping at the target never lands below it.
+  let keptChars = INTRO.length;
   for (const line of lines) keptChars += lineChars(line);
 
   const removed = new Array<boolean>(lines.length).fill(false);
   let applied = 0;
+  let trimmed = false;
+  let reached = false;
   for (const range of valid) {
-    if (keptChars <= targetChars) break;
+    if (reached) break;
     let used = false;
-    for (const [start, end] of pieces(lines, range)) {
-      if (keptChars <= targetChars) break;
-      let chars = 0;
-      for (let i = start; i < end; i++) chars += lineChars(lines[i]);
-      // Marker lines added by the render only make the result longer, so this check keeps the floor.
-      if (keptChars - chars < floorChars) continue;
-      for (let i = start; i < end; i++) removed[i] = true;
-      keptChars -= chars;
-      used = true;
+    for (const [start, end] of pieces(lines, range, removed)) {
+      let i = start;
+      while (i < end && keptChars - lineChars(lines[i]) >= targetChars) {
+        removed[i] = true;
+        keptChars -= lineChars(lines[i]);
+        i++;
+      }
+      if (i > start) used = true;
+      if (i < end) {
+        // The next line would cross the target: the region is as close to it as whole lines allow.
+        trimmed = i > start;
+        reached = true;
+        break;
+      }
     }
     if (used) applied++;
   }
@@ -171,5 +200,6 @@ export function applyPlan(
     pinnedLines: lines.filter((l) => l.kind === "pinned").length,
     proposedRanges: valid.length,
     appliedRanges: applied,
+    trimmed,
   };
 }

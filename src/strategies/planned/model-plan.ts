@@ -1,6 +1,9 @@
-// The model planner's side of the `planned` strategy: the prompt that asks a model which line ranges are safest
-// to delete, and the strict parser of its text reply. Pure: no I/O; the model call itself is injected.
-import { PlanError, type PlanRange } from "./apply.ts";
+// The model planner's side of the `planned` strategy: the request that asks a model which line ranges are safest
+// to delete (a constrained `submit_deletion_plan` tool, or the text form), and the parsers of its reply.
+// Pure: no I/O; the model call itself is injected.
+import type { Tool } from "@earendil-works/pi-ai";
+import type { ModelReply, ModelRequest } from "../contract.ts";
+import { PlanError, type PlanDiagnostics, type PlanRange } from "./apply.ts";
 import { isProtected, type TranscriptLine } from "./transcript.ts";
 
 /** What the prompt says besides the transcript. */
@@ -15,9 +18,38 @@ export interface PlannerBrief {
 export const PLANNER_SYSTEM = [
   "You select lines to delete from an old coding-session transcript so that it fits a smaller context.",
   "You never rewrite anything: the host deletes the ranges you name and keeps every other line exactly.",
-  "Reply with deletion ranges only, one per line, as `first,last` (inclusive line numbers), most deletable first.",
-  "No prose, no explanations.",
+  "Answer by calling submit_deletion_plan once with the deletion ranges (inclusive line numbers), most deletable first.",
+  "If you cannot call tools, reply with the ranges only, one per line, as `first,last`. No prose, no explanations.",
 ].join("\n");
+
+/** The tool the model planner answers with. Its arguments are the plan: 1-based inclusive ranges in rank order. */
+export const DELETION_PLAN_TOOL: Tool = {
+  name: "submit_deletion_plan",
+  description:
+    "Submit the deletion plan: ranges of the numbered transcript's lines (1-based, inclusive), safest to delete first. The host applies them in this order and stops at the target size.",
+  parameters: {
+    type: "object",
+    properties: {
+      ranges: {
+        type: "array",
+        description: "Deletion ranges in rank order, safest first.",
+        items: {
+          type: "object",
+          properties: {
+            start: { type: "integer", description: "First line to delete (1-based)." },
+            end: { type: "integer", description: "Last line to delete (inclusive)." },
+          },
+          required: ["start", "end"],
+          additionalProperties: false,
+        },
+      },
+    },
+    required: ["ranges"],
+    additionalProperties: false,
+  },
+  // Providers that support it sample the arguments against the schema; the others still get the tool.
+  constrainedSampling: { type: "json_schema", strict: "prefer" },
+};
 
 /** Longest objective quoted in the prompt. */
 const OBJECTIVE_CHARS = 2_000;
@@ -36,7 +68,7 @@ export function protectedRuns(lines: readonly TranscriptLine[]): string {
 }
 
 /** The planner request: objective, target size, protected lines, instructions, then the numbered transcript. */
-export function buildPlannerPrompt(lines: readonly TranscriptLine[], brief: PlannerBrief): { system: string; prompt: string } {
+export function buildPlannerPrompt(lines: readonly TranscriptLine[], brief: PlannerBrief): ModelRequest & { tools: readonly Tool[] } {
   const objective = brief.objective ? brief.objective.slice(0, OBJECTIVE_CHARS) : "(not stated)";
   const parts = [
     "<objective>",
@@ -54,7 +86,8 @@ export function buildPlannerPrompt(lines: readonly TranscriptLine[], brief: Plan
   if (brief.customInstructions?.trim()) parts.push("", "<instructions>", brief.customInstructions.trim(), "</instructions>");
   parts.push(
     "",
-    "Answer format, one range per line, nothing else:",
+    `Answer with one ${DELETION_PLAN_TOOL.name} call, e.g. {"ranges":[{"start":120,"end":180},{"start":6,"end":40}]}.`,
+    "Without tools, answer with one range per line and nothing else:",
     "120,180",
     "6,40",
     "",
@@ -62,7 +95,7 @@ export function buildPlannerPrompt(lines: readonly TranscriptLine[], brief: Plan
     ...lines.map((line, i) => `${i + 1}| ${line.text}`),
     "</transcript>",
   );
-  return { system: PLANNER_SYSTEM, prompt: parts.join("\n") };
+  return { system: PLANNER_SYSTEM, prompt: parts.join("\n"), tools: [DELETION_PLAN_TOOL] };
 }
 
 /** Largest reply the parser reads, and most records it accepts. Beyond that the reply is not a plan. */
@@ -114,4 +147,69 @@ export function parsePlanText(reply: string): PlanRange[] {
   }
   if (!ranges.length) throw new PlanError("empty", "the planner proposed no deletions");
   return ranges;
+}
+
+/** Why one tool-plan record cannot be used, or undefined when it can. */
+function recordProblem(record: unknown, lineCount: number): "shape" | "reversed" | "bounds" | undefined {
+  if (!record || typeof record !== "object") return "shape";
+  const { start, end } = record as { start?: unknown; end?: unknown };
+  if (typeof start !== "number" || typeof end !== "number" || !Number.isSafeInteger(start) || !Number.isSafeInteger(end)) return "shape";
+  if (start > end) return "reversed";
+  if (start < 1 || end > lineCount) return "bounds";
+  return undefined;
+}
+
+/**
+ * Read the arguments of a `submit_deletion_plan` call. The envelope must be `{ ranges: [...] }`; a record that is
+ * malformed, reversed or out of bounds is discarded on its own, and the rest keep their rank order. Diagnostics count
+ * what was discarded and where the first one was; they never quote the arguments.
+ */
+export function parseToolPlan(args: unknown, lineCount: number): { ranges: PlanRange[]; diagnostics: PlanDiagnostics } {
+  const records = args && typeof args === "object" && !Array.isArray(args) ? (args as { ranges?: unknown }).ranges : undefined;
+  if (!Array.isArray(records)) throw new PlanError("envelope", `the ${DELETION_PLAN_TOOL.name} arguments are not { ranges: [...] }`, { form: "tool" });
+  if (records.length > MAX_RECORDS) {
+    throw new PlanError("too-large", `the planner sent ${records.length} records (limit ${MAX_RECORDS})`, { form: "tool", records: records.length });
+  }
+  const ranges: PlanRange[] = [];
+  const discardedBy: Record<string, number> = {};
+  let firstDiscarded: number | undefined;
+  records.forEach((record: unknown, i) => {
+    const problem = recordProblem(record, lineCount);
+    if (problem) {
+      discardedBy[problem] = (discardedBy[problem] ?? 0) + 1;
+      firstDiscarded ??= i + 1;
+      return;
+    }
+    const { start, end } = record as { start: number; end: number };
+    ranges.push({ from: start, to: end });
+  });
+  const diagnostics: PlanDiagnostics = {
+    form: "tool",
+    records: records.length,
+    accepted: ranges.length,
+    discarded: records.length - ranges.length,
+    ...(firstDiscarded !== undefined ? { discardedBy, firstDiscarded } : {}),
+  };
+  if (!records.length) throw new PlanError("empty", "the planner proposed no deletions", diagnostics);
+  if (!ranges.length) throw new PlanError("no-valid-records", `none of the ${records.length} records is a usable range of lines 1..${lineCount}`, diagnostics);
+  return { ranges, diagnostics };
+}
+
+/**
+ * Read a planner reply: one `submit_deletion_plan` call (records checked one by one), or, without a tool call, the
+ * text form (all or nothing). Any other tool call, or more than one plan, is not a plan.
+ */
+export function readPlanReply(reply: string | ModelReply, lineCount: number): { ranges: PlanRange[]; diagnostics: PlanDiagnostics } {
+  const { text, toolCalls } = typeof reply === "string" ? { text: reply, toolCalls: [] } : reply;
+  const plans = toolCalls.filter((call) => call.name === DELETION_PLAN_TOOL.name);
+  if (plans.length > 1) throw new PlanError("envelope", `the planner called ${DELETION_PLAN_TOOL.name} ${plans.length} times`, { form: "tool" });
+  if (plans.length === 1) return parseToolPlan(plans[0].arguments, lineCount);
+  if (toolCalls.length) throw new PlanError("envelope", `the planner called ${toolCalls.length} other tool(s) instead of ${DELETION_PLAN_TOOL.name}`, { form: "tool" });
+  try {
+    const ranges = parsePlanText(text);
+    return { ranges, diagnostics: { form: "text", records: ranges.length, accepted: ranges.length, discarded: 0 } };
+  } catch (error) {
+    if (error instanceof PlanError) error.diagnostics = { form: "text", ...error.diagnostics };
+    throw error;
+  }
 }

@@ -5,10 +5,10 @@ import type { CompactionEntry, SessionEntry } from "../../log/entries.ts";
 import { textOf, type LedgerCompactionDetails } from "../../log/entries.ts";
 import { type BranchProjection, projectBranch } from "../../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
-import type { CompactionInput, CompactionPlan, StrategyPlanner } from "../contract.ts";
-import { applyPlan, DEFAULT_RETENTION, PlanError, type AppliedPlan, type PlanRange, type RetentionOptions } from "./apply.ts";
+import type { CompactionInput, CompactionPlan, ModelReply, StrategyPlanner } from "../contract.ts";
+import { applyPlan, DEFAULT_RETENTION, PlanError, type AppliedPlan, type PlanDiagnostics, type PlanRange, type RetentionOptions } from "./apply.ts";
 import { rankDeletions } from "./heuristic.ts";
-import { buildPlannerPrompt, parsePlanText } from "./model-plan.ts";
+import { buildPlannerPrompt, readPlanReply } from "./model-plan.ts";
 import { buildTranscript, collectCalls, digestOf, encodeKinds, type Provenance, type TranscriptLine } from "./transcript.ts";
 
 /** Which planner ranks the deletions. */
@@ -21,9 +21,25 @@ export interface PlannedOptions extends RetentionOptions {
    * when the host provides one, else the heuristic (the lab and tests have no model).
    */
   planner?: PlannerKind;
+  /** Deadline of one model planner call; past it the host aborts the call and Pi compacts natively. */
+  timeoutMs?: number;
+  /** Output cap of the model planner's reply, in tokens. */
+  maxOutputTokens?: number;
+  /**
+   * Speculative planning (host side): past `speculationRatio` of the window at the end of a run, the planner request
+   * is sent ahead, and a compaction whose request matches it exactly reuses the reply.
+   */
+  speculation?: boolean;
+  speculationRatio?: number;
 }
 
-export const DEFAULT_PLANNED_OPTIONS: PlannedOptions = { ...DEFAULT_RETENTION };
+export const DEFAULT_PLANNED_OPTIONS = {
+  ...DEFAULT_RETENTION,
+  timeoutMs: 120_000,
+  maxOutputTokens: 4_096,
+  speculation: false,
+  speculationRatio: 0.7,
+} satisfies PlannedOptions;
 
 /** Numbers the compaction card shows. Counts only: no transcript or planner text is stored. */
 export type PlannedStats = Omit<AppliedPlan, "summary" | "kinds"> & { tokensAfter: number };
@@ -33,9 +49,17 @@ export interface PlannedDetails extends LedgerCompactionDetails {
   v: 1;
   strategy: "planned";
   planner: PlannerKind;
+  /** `provider/model` of the model planner. */
+  model?: string;
   /** Binds each summary line's kind to the summary text, so the next compaction can trust it. */
   provenance: Provenance;
   stats: PlannedStats;
+  /** How the model planner answered: form and record counts (no text). */
+  plan?: PlanDiagnostics;
+  /** Tokens the planner call used, as the provider reported them. */
+  usage?: { input: number; output: number };
+  /** The planner's reply was prepared ahead of the compaction and reused. */
+  speculative?: boolean;
 }
 
 /** The newest compaction in view (its summary is part of the region), as Pi's preparation sees it. */
@@ -83,12 +107,21 @@ function tokensAfter(input: CompactionInput, summary: string, projection: Branch
   return estimateTextTokens(summary) + estimateMessagesTokens(tail) + (input.systemPrompt ? estimateTextTokens(input.systemPrompt) : 0);
 }
 
-function toPlan(input: CompactionInput, planner: PlannerKind, applied: AppliedPlan, projection: BranchProjection): CompactionPlan {
+/** What the model planner adds to a plan's details. */
+interface ModelRun {
+  model?: string;
+  plan: PlanDiagnostics;
+  usage?: { input: number; output: number };
+  speculative?: boolean;
+}
+
+function toPlan(input: CompactionInput, planner: PlannerKind, applied: AppliedPlan, projection: BranchProjection, run?: ModelRun): CompactionPlan {
   const after = tokensAfter(input, applied.summary, projection);
   const details: PlannedDetails = {
     v: 1,
     strategy: "planned",
     planner,
+    ...(run?.model ? { model: run.model } : {}),
     provenance: { digest: digestOf(applied.summary), kinds: encodeKinds(applied.kinds) },
     stats: {
       regionTokens: applied.regionTokens,
@@ -98,8 +131,12 @@ function toPlan(input: CompactionInput, planner: PlannerKind, applied: AppliedPl
       pinnedLines: applied.pinnedLines,
       proposedRanges: applied.proposedRanges,
       appliedRanges: applied.appliedRanges,
+      trimmed: applied.trimmed,
       tokensAfter: after,
     },
+    ...(run ? { plan: run.plan } : {}),
+    ...(run?.usage ? { usage: run.usage } : {}),
+    ...(run?.speculative ? { speculative: true } : {}),
   };
   return { summary: applied.summary, firstKeptEntryId: input.firstKeptEntryId, tokensBefore: input.tokensBefore, estimatedTokensAfter: after, details };
 }
@@ -118,7 +155,11 @@ function regionOf(input: CompactionInput, options: RetentionOptions) {
   const probe = applyTarget(lines, options);
   // Checked before any model call: a region this small cannot give the required saving whatever the plan.
   if (probe.regionTokens - options.minRetainedTokens < Math.max(options.minSavedTokens, 1)) {
-    throw new PlanError("too-small", `the region is about ${probe.regionTokens} tokens; keeping ${options.minRetainedTokens} cannot save ${options.minSavedTokens}`);
+    throw new PlanError("too-small", `the region is about ${probe.regionTokens} tokens; keeping ${options.minRetainedTokens} cannot save ${options.minSavedTokens}`, {
+      regionLines: lines.length,
+      regionTokens: probe.regionTokens,
+      targetTokens: probe.targetTokens,
+    });
   }
   return { lines, probe, projection };
 }
@@ -131,21 +172,40 @@ function abortError(signal: AbortSignal): Error {
 /**
  * Plan with the configured planner. Rejects when the signal aborts, when the model is missing or its reply is
  * not a usable plan, and when the plan saves too little: the host then falls back to Pi's native compaction.
+ * Every PlanError leaves with the region's counts in its diagnostics, for the host's bounded failure record.
  */
 export async function planPlanned(input: CompactionInput, options: PlannedOptions, signal: AbortSignal): Promise<CompactionPlan> {
   if (signal.aborted) throw abortError(signal);
   const kind: PlannerKind = options.planner ?? (input.complete ? "model" : "heuristic");
-  const { lines, probe, projection } = regionOf(input, options);
-  let ranges: PlanRange[];
-  if (kind === "heuristic") ranges = rankDeletions(lines);
-  else {
+  let region: PlanDiagnostics = {};
+  try {
+    const { lines, probe, projection } = regionOf(input, options);
+    region = { regionLines: lines.length, regionTokens: probe.regionTokens, targetTokens: probe.targetTokens };
+    if (kind === "heuristic") return toPlan(input, kind, applyPlan(lines, rankDeletions(lines), options), projection);
     if (!input.complete) throw new PlanError("no-model", "the model planner is configured but no model is available");
     const request = buildPlannerPrompt(lines, { objective: objectiveOf(input.branch), ...probe, customInstructions: input.customInstructions });
-    const reply = await input.complete(request, signal);
+    const maxOutputTokens = options.maxOutputTokens ?? DEFAULT_PLANNED_OPTIONS.maxOutputTokens;
+    const timeoutMs = options.timeoutMs ?? DEFAULT_PLANNED_OPTIONS.timeoutMs;
+    const reply: string | ModelReply = await input.complete({ ...request, maxOutputTokens, timeoutMs }, signal);
     if (signal.aborted) throw abortError(signal);
-    ranges = parsePlanText(reply);
+    const run: ModelRun = { plan: {} };
+    if (typeof reply !== "string") {
+      run.model = reply.model;
+      run.usage = reply.usage;
+      run.speculative = reply.speculative;
+    }
+    const read = readPlanReply(reply, lines.length);
+    run.plan = read.diagnostics;
+    try {
+      return toPlan(input, kind, applyPlan(lines, read.ranges, options), projection, run);
+    } catch (error) {
+      if (error instanceof PlanError) error.diagnostics = { ...read.diagnostics, ...error.diagnostics };
+      throw error;
+    }
+  } catch (error) {
+    if (error instanceof PlanError) error.diagnostics = { ...error.diagnostics, ...region };
+    throw error;
   }
-  return toPlan(input, kind, applyPlan(lines, ranges, options), projection);
 }
 
 /** Region size and target, computed the way applyPlan does (an empty plan applied gives them). */

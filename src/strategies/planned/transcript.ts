@@ -45,16 +45,18 @@ const HEADER = {
   user: "[user]",
   assistant: "[assistant]",
   thinking: "[assistant thinking]",
+  assistantError: "[assistant error]",
   bashCommand: "[user bash command]",
   bashOutput: "[user bash output]",
   branchSummary: "[branch summary]",
   earlierSummary: "[earlier summary]",
+  /** Placeholder of earlier versions; still parsed so their stored summaries keep their provenance. */
   image: "[image]",
 } as const;
 
 /** What a structure line says about the lines after it (up to the next structure line). */
 export type Header =
-  | { kind: "user" | "assistant" | "thinking" | "bashCommand" | "bashOutput" | "branchSummary" | "earlierSummary" | "image" }
+  | { kind: "user" | "assistant" | "thinking" | "assistantError" | "bashCommand" | "bashOutput" | "branchSummary" | "earlierSummary" | "image" }
   | { kind: "toolCall"; tool: string }
   | { kind: "toolResult"; tool: string; key?: string; error: boolean }
   | { kind: "custom"; customType: string };
@@ -65,6 +67,8 @@ const HEADER_KIND = new Map(Object.entries(HEADER).map(([kind, line]) => [line a
 const TOOL_CALL = /^\[tool call: ([^\s\]]+)\]$/;
 const TOOL_RESULT = /^\[tool result: ([^\s\]]+)( ".*")?( error)?\]$/;
 const CUSTOM = /^\[custom: ([^\s\]]+)\]$/;
+/** `[image: image/png, 2048 bytes, digest 0a1b2c3d4e5f60]`: the placeholder for an image block. */
+const IMAGE = /^\[image: [\w.+/-]{1,100}, \d{1,15} bytes, digest [0-9a-f]{14}\]$/;
 
 /** Parse a line this serializer wrote as a header; undefined for anything else. */
 export function parseHeader(text: string): Header | undefined {
@@ -87,12 +91,57 @@ export function parseHeader(text: string): Header | undefined {
   }
   match = CUSTOM.exec(text);
   if (match) return { kind: "custom", customType: match[1] };
+  if (IMAGE.test(text)) return { kind: "image" };
   return undefined;
 }
 
 /** True for any line this serializer could have generated (header or marker). Used by tests and diagnostics. */
 export function isGeneratedLine(text: string): boolean {
   return text === INTRO || markerCount(text) !== undefined || parseHeader(text) !== undefined;
+}
+
+/** Lines that would read as structure if data carried them: our headers and markers, and Pi's summary envelope. */
+function looksLikeStructure(text: string): boolean {
+  return text === "<summary>" || text === "</summary>" || isGeneratedLine(text);
+}
+
+/** Leading backslashes of a line, counted without allocating. */
+function leadingBackslashes(text: string): number {
+  let n = 0;
+  while (text.charCodeAt(n) === 92) n++;
+  return n;
+}
+
+/**
+ * Reversible escape for data lines. A line that looks like structure, after any run of leading backslashes, gains
+ * one more backslash, so no data line is byte-identical to a real header, marker or envelope line; every other line
+ * is untouched. `unescapeLine` removes exactly that backslash.
+ */
+export function escapeLine(text: string): string {
+  if (text.length === 0 || (text.charCodeAt(0) !== 91 && text.charCodeAt(0) !== 60 && text.charCodeAt(0) !== 92)) return text;
+  return looksLikeStructure(text.slice(leadingBackslashes(text))) ? `\\${text}` : text;
+}
+
+/** Inverse of {@link escapeLine}. */
+export function unescapeLine(text: string): string {
+  const n = leadingBackslashes(text);
+  return n > 0 && looksLikeStructure(text.slice(n)) ? text.slice(1) : text;
+}
+
+/** MIME type as it may appear in a placeholder. */
+const safeMime = (mime: unknown): string => (typeof mime === "string" && /^[\w.+/-]{1,100}$/.test(mime) ? mime : "unknown");
+
+/** Decoded size of base64 data, without decoding it. */
+function base64Bytes(data: string): number {
+  let end = data.length;
+  while (end > 0 && data.charCodeAt(end - 1) === 61) end--;
+  return Math.floor((end * 3) / 4);
+}
+
+/** Placeholder for an image block: MIME type, decoded size and a digest of the data, never the bytes. */
+export function imagePlaceholder(block: { data?: unknown; mimeType?: unknown }): string {
+  const data = typeof block.data === "string" ? block.data : "";
+  return `[image: ${safeMime(block.mimeType)}, ${base64Bytes(data)} bytes, digest ${digestOf(data)}]`;
 }
 
 const safeName = (name: string): string => (name ? name.replace(/[^\w.:/-]/g, "_") : "_");
@@ -141,8 +190,9 @@ class Writer {
     this.lines.push({ text, kind: "structure" });
   }
 
+  /** Data lines: escaped so none can pass for a header, a marker or the summary envelope. */
   text(text: string): void {
-    for (const line of text.split("\n")) this.lines.push({ text: line, kind: "text" });
+    for (const line of text.split("\n")) this.lines.push({ text: escapeLine(line), kind: "text" });
   }
 
   /** Text and image blocks; `trusted` turns on `<keepContext>` recognition (user text only). */
@@ -159,7 +209,7 @@ class Writer {
       else if (block?.type === "image") {
         this.texts(run, trusted);
         run = [];
-        this.structure(HEADER.image);
+        this.structure(imagePlaceholder(block));
       }
     }
     this.texts(run, trusted);
@@ -169,7 +219,7 @@ class Writer {
     if (!texts.length) return;
     const lines = texts.flatMap((t) => t.split("\n"));
     const pins = trusted ? pinnedLines(lines) : undefined;
-    lines.forEach((line, i) => this.lines.push({ text: line, kind: pins?.[i] ? "pinned" : "text" }));
+    lines.forEach((line, i) => this.lines.push({ text: escapeLine(line), kind: pins?.[i] ? "pinned" : "text" }));
   }
 
   message(message: AgentMessage): void {
@@ -181,6 +231,11 @@ class Writer {
         break;
       case "assistant":
         this.assistant(m.content);
+        // A failed or aborted reply keeps its error text: it often is the only record of what went wrong.
+        if (typeof m.errorMessage === "string" && m.errorMessage) {
+          this.structure(HEADER.assistantError);
+          this.text(m.errorMessage);
+        }
         break;
       case "toolResult": {
         const call = this.calls.get(String(m.toolCallId));
@@ -236,7 +291,7 @@ class Writer {
       } else if (block?.type === "toolCall") {
         section = undefined;
         this.structure(`[tool call: ${safeName(String(block.name ?? ""))}]`);
-        this.lines.push({ text: stableJson(block.arguments ?? {}), kind: "text" });
+        this.lines.push({ text: escapeLine(stableJson(block.arguments ?? {})), kind: "text" });
       }
     }
   }

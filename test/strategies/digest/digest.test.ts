@@ -1,7 +1,9 @@
 // Given a branch, when the digest strategy decides at a step boundary, then this draft and this model view.
 import { describe, expect, it } from "vitest";
 import { LedgerType } from "../../../src/log/entries.ts";
+import { foldBranch } from "../../../src/projection/ledger-state.ts";
 import { projectBranch } from "../../../src/projection/project.ts";
+import { resolveRestoreTarget } from "../../../src/projection/restore.ts";
 import { QUOTE } from "../../../src/strategies/digest/lines.ts";
 import { planDigest, rawTokensBound, splitTail, type DigestDraft, type DigestInput } from "../../../src/strategies/digest/plan.ts";
 import { extractiveCheckpoint } from "../../../src/strategies/preserve/checkpoint.ts";
@@ -170,6 +172,16 @@ describe("the model view after a digest", () => {
     const after = projectBranch(b.entries).messages;
     const k = before.findIndex((m) => m.role === "custom");
     expect(JSON.stringify(after.slice(0, k + 1))).toBe(JSON.stringify(before.slice(0, k + 1)));
+  });
+
+  it("context_restore finds a digest by its number and brings back exactly what it hid", () => {
+    const { b, ids } = retryTask();
+    const before = JSON.stringify(projectBranch(b.entries).messages);
+    const digestId = appendDigest(b, plan({ branch: b.entries, limitId: entryBefore(b.entries, ids.current)! }));
+    const resolved = resolveRestoreTarget("#1", b.entries, foldBranch(b.entries));
+    expect(resolved).toMatchObject({ ok: true, act: { id: digestId, kind: "digest", title: "digest #1" } });
+    b.restore(digestId, "digest");
+    expect(JSON.stringify(projectBranch(b.entries).messages)).toBe(before);
   });
 
   it("continues after a preserve checkpoint on the same branch", () => {

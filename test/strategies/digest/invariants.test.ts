@@ -6,6 +6,8 @@ import { describe, expect, it } from "vitest";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { LedgerType, type SessionEntry } from "../../../src/log/entries.ts";
 import { printable } from "../../../src/log/display.ts";
+import { buildSessionProjection } from "@earendil-works/pi-coding-agent";
+import { LiveLedger } from "../../../src/projection/live-ledger.ts";
 import { projectBranch } from "../../../src/projection/project.ts";
 import { textBlocks, toolCallsOf } from "../../../src/strategies/checkpoint/conversation.ts";
 import { MAX_LINE, QUOTE, splitLines } from "../../../src/strategies/digest/lines.ts";
@@ -108,6 +110,39 @@ describe("digest invariants on generated ledgers", () => {
           // Protection: user messages are never hidden (their <keepContext> needs no special case); tool output gains nothing.
           const users = (view: readonly AgentMessage[]) => view.filter((m) => m.role === "user").map((m) => JSON.stringify(m));
           expect(users(viewAfter)).toEqual(users(viewBefore));
+        }),
+        { numRuns },
+      );
+      expect(exercised).toBeGreaterThan(numRuns / 10);
+    },
+    propertyTimeout,
+  );
+
+  it(
+    "a restore right after a digest gives the view from before it, byte for byte, in the projection and the live request (10)",
+    () => {
+      let exercised = 0;
+      fc.assert(
+        fc.property(ledger, fc.nat(), policyArb, (generated, pickA, policy) => {
+          const path = pathOf(generated.entries, generated.leafId);
+          const turns = assistants(path);
+          if (!turns.length) return;
+          const a = turns[pickA % turns.length];
+          const prefix = path.slice(0, batchEnd(path, a) + 1);
+          const draft = plan(prefix, entryBefore(prefix, path[a].id)!, policy);
+          if (!draft) return;
+          const digest = asEntry(draft, prefix.at(-1)!, 1);
+          const restore = { type: "custom", id: "restore-1", parentId: digest.id, timestamp: digest.timestamp, customType: LedgerType.restore, data: { v: 1, targetId: digest.id, act: "digest" } } as SessionEntry;
+          const restored = [...prefix, digest, restore];
+          const before = JSON.stringify(projectBranch(prefix).messages);
+          expect(JSON.stringify(projectBranch([...prefix, digest]).messages)).not.toBe(before);
+          expect(JSON.stringify(projectBranch(restored).messages)).toBe(before);
+          const byId = new Map(restored.map((e) => [e.id, e]));
+          const live = new LiveLedger();
+          live.sync(restore.id, (id) => byId.get(id));
+          const request = structuredClone(buildSessionProjection(restored, restore.id, byId).messages);
+          expect(JSON.stringify(live.requestContext(request) ?? request)).toBe(before);
+          exercised++;
         }),
         { numRuns },
       );

@@ -10,7 +10,15 @@ function view(b: LedgerBuilder, elsewhere: Record<string, string[]> = {}): FoldV
   live.sync(b.leaf, (id) => b.byId().get(id));
   const labels: Record<string, string> = {};
   for (const [id, label] of Object.entries(live.state.labels)) if (live.indexOf(id) >= 0) labels[id] = label;
-  return { path: live.entries, indexOf: (id) => live.indexOf(id), isFolded: (id) => live.isFolded(id), labels, exists: (id) => b.byId().has(id), labelledElsewhere: (n) => elsewhere[n] ?? [] };
+  return {
+    path: live.entries,
+    indexOf: (id) => live.indexOf(id),
+    isFolded: (id) => live.isFolded(id),
+    labels,
+    exists: (id) => b.byId().has(id),
+    labelledElsewhere: (n) => elsewhere[n] ?? [],
+    revokedBy: (id) => live.state.revoked[id],
+  };
 }
 
 describe("fold target rules", () => {
@@ -88,6 +96,28 @@ describe("timeline", () => {
     expect(line(kept)).toContain('checkpoint "cp"');
     expect(line(kept)).not.toContain(NOT_A_TARGET);
     expect(line(a)).not.toContain(NOT_A_TARGET);
+  });
+});
+
+describe("timeline after restores", () => {
+  it("marks revoked acts, and restored history is a target again", () => {
+    const b = new LedgerBuilder();
+    const old = b.user("before compaction");
+    const kept = b.user("kept one");
+    const c = b.compaction(kept);
+    const a = b.assistant("answer");
+    const fold = b.fold({ afterId: kept, throughId: a }, "S");
+    const r1 = b.restore(fold, "fold");
+    const r2 = b.restore(c, "compaction");
+    const req = b.assistant("", [{ id: "c", name: "context_compact" }]);
+    const text = renderTimeline(view(b));
+    const line = (id: string) => text.split("\n").find((l) => l.startsWith(id))!;
+    expect(line(fold)).toContain(`revoked by restore ${r1}`);
+    expect(line(c)).toContain(`revoked by restore ${r2}`);
+    expect(line(old)).not.toContain(NOT_A_TARGET);
+    expect(line(a)).not.toContain(NOT_A_TARGET);
+    expect(validateTarget(old, req, view(b))).toEqual({ ok: true, afterId: old });
+    expect(validateTarget(fold, req, view(b))).toMatchObject({ ok: false, error: expect.stringContaining(ALREADY_COMPACTED) });
   });
 });
 

@@ -64,7 +64,7 @@ describe("applying a ranked plan", () => {
     expect(render(lines, []).summary.split("\n")).toEqual([INTRO, "[user]", markerText(7), long("a"), long("b"), markerText(2), "keep"]);
   });
 
-  it("never goes below the floor: a piece that would cross it is skipped", () => {
+  it("never goes below the floor: a piece that would cross it is trimmed to nothing", () => {
     const lines = [s("[user]"), ...Array.from({ length: 20 }, (_, i) => t(long(`l${i}`)))];
     const ranges = [{ from: 2, to: 21 }, { from: 1, to: 1 }];
     const floor = 500;
@@ -72,6 +72,31 @@ describe("applying a ranked plan", () => {
     expect(applied.keptTokens).toBeGreaterThanOrEqual(floor);
     expect(applied.appliedRanges).toBe(1);
     expect(() => applyPlan(lines, ranges, { retainRatio: 0, minRetainedTokens: 100_000, minSavedTokens: 1 })).toThrow(PlanError);
+  });
+
+  it("trims the last applied range so the result lands near the target, never below it", () => {
+    // One range over the whole region and a 50% target: the range is cut short instead of emptying the region.
+    const lines = Array.from({ length: 100 }, (_, i) => t(`line ${i} ${"z".repeat(50)}`));
+    const applied = applyPlan(lines, [{ from: 1, to: 100 }], { retainRatio: 0.5, minRetainedTokens: 0, minSavedTokens: 0 });
+    expect(applied.keptTokens).toBeGreaterThanOrEqual(applied.targetTokens);
+    // Within one line (and its marker) of the target.
+    expect(applied.keptTokens - applied.targetTokens).toBeLessThanOrEqual(30);
+    expect(applied.appliedRanges).toBe(1);
+    expect(applied.trimmed).toBe(true);
+    // The start of the range goes; the lines nearest the present stay.
+    const body = applied.summary.split("\n").slice(1);
+    expect(body[0]).toBe(markerText(applied.removedLines));
+    expect(body.at(-1)).toBe(lines[99].text);
+    expect(body.slice(1)).toEqual(lines.slice(applied.removedLines).map((l) => l.text));
+  });
+
+  it("merges overlapping ranges and applies them in rank order", () => {
+    const lines = [s("[user]"), ...Array.from({ length: 10 }, (_, i) => t(long(`l${i}`)))];
+    const applied = applyPlan(lines, [{ from: 2, to: 5 }, { from: 4, to: 8 }, { from: 3, to: 3 }], { ...NO_FLOOR, retainRatio: 0 });
+    expect(applied.summary.split("\n")).toEqual([INTRO, "[user]", markerText(7), long("l7"), long("l8"), long("l9")]);
+    expect(applied.removedLines).toBe(7);
+    // The third record adds nothing new: it is not counted as applied.
+    expect(applied.appliedRanges).toBe(2);
   });
 
   it("refuses a plan that saves less than the minimum", () => {
@@ -82,6 +107,9 @@ describe("applying a ranked plan", () => {
 });
 
 describe("validating ranges", () => {
+  it("accepts overlapping ranges (they merge when applied)", () => {
+    expect(validateRanges([{ from: 1, to: 3 }, { from: 3, to: 5 }], 10)).toEqual([{ from: 1, to: 3 }, { from: 3, to: 5 }]);
+  });
   it("collapses exact duplicates at their first rank", () => {
     expect(validateRanges([{ from: 3, to: 4 }, { from: 1, to: 1 }, { from: 3, to: 4 }], 5)).toEqual([{ from: 3, to: 4 }, { from: 1, to: 1 }]);
   });
@@ -89,7 +117,6 @@ describe("validating ranges", () => {
     [[{ from: 0, to: 1 }], "bounds"],
     [[{ from: 2, to: 11 }], "bounds"],
     [[{ from: 4, to: 3 }], "reversed"],
-    [[{ from: 1, to: 3 }, { from: 3, to: 5 }], "overlap"],
     [[{ from: 1, to: 1.5 }], "shape"],
     [[{ from: Number.NaN, to: 2 }], "shape"],
   ])("rejects %j as %s", (ranges, category) => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PlanError } from "../../../src/strategies/planned/apply.ts";
-import { buildPlannerPrompt, MAX_RECORDS, parsePlanText, protectedRuns } from "../../../src/strategies/planned/model-plan.ts";
+import { buildPlannerPrompt, DELETION_PLAN_TOOL, MAX_RECORDS, parsePlanText, parseToolPlan, protectedRuns, readPlanReply } from "../../../src/strategies/planned/model-plan.ts";
 import type { TranscriptLine } from "../../../src/strategies/planned/transcript.ts";
 
 const category = (reply: string): string => {
@@ -64,5 +64,66 @@ describe("planner prompt", () => {
     expect(prompt).toContain("focus on auth");
     expect(prompt).toContain("about 50 tokens remain");
     expect(prompt).toContain("1, 3-4");
+  });
+});
+
+const errorOf = (fn: () => unknown): PlanError => {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof PlanError) return error;
+    throw error;
+  }
+  throw new Error("expected a PlanError");
+};
+
+describe("the submit_deletion_plan tool", () => {
+  it("is offered for schema-constrained sampling with 1-based start/end records", () => {
+    const { tools, prompt } = buildPlannerPrompt([{ text: "[user]", kind: "structure" }], { regionTokens: 10, targetTokens: 5 });
+    expect(tools).toEqual([DELETION_PLAN_TOOL]);
+    expect(DELETION_PLAN_TOOL).toMatchObject({ name: "submit_deletion_plan", constrainedSampling: { type: "json_schema", strict: "prefer" } });
+    const schema = DELETION_PLAN_TOOL.parameters as { required: string[]; properties: { ranges: { items: { required: string[] } } } };
+    expect(schema.required).toEqual(["ranges"]);
+    expect(schema.properties.ranges.items.required).toEqual(["start", "end"]);
+    expect(prompt).toContain("submit_deletion_plan");
+  });
+
+  it("discards invalid and out-of-bounds records one by one, keeping rank order and bounded counts", () => {
+    const args = {
+      ranges: [
+        { start: 8, end: 9 },
+        { start: 0, end: 2 },
+        { start: 5, end: 3 },
+        { start: 2, end: 4 },
+        "SECRET-RECORD",
+        { start: 1.5, end: 2 },
+        { start: 7, end: 12 },
+        { start: 1, end: 1 },
+      ],
+    };
+    const { ranges, diagnostics } = parseToolPlan(args, 10);
+    expect(ranges).toEqual([{ from: 8, to: 9 }, { from: 2, to: 4 }, { from: 1, to: 1 }]);
+    expect(diagnostics).toEqual({ form: "tool", records: 8, accepted: 3, discarded: 5, discardedBy: { bounds: 2, reversed: 1, shape: 2 }, firstDiscarded: 2 });
+    expect(JSON.stringify(diagnostics)).not.toContain("SECRET");
+  });
+
+  it("rejects a broken envelope, a plan with no usable record, and more than one plan", () => {
+    expect(errorOf(() => parseToolPlan({ plan: [] }, 5)).category).toBe("envelope");
+    expect(errorOf(() => parseToolPlan("1,2", 5)).category).toBe("envelope");
+    expect(errorOf(() => parseToolPlan({ ranges: [] }, 5)).category).toBe("empty");
+    const none = errorOf(() => parseToolPlan({ ranges: [{ start: 9, end: 9 }, { start: 3, end: 1 }] }, 5));
+    expect(none.category).toBe("no-valid-records");
+    expect(none.diagnostics).toMatchObject({ records: 2, accepted: 0, discarded: 2 });
+    const twice = { text: "", toolCalls: [{ name: "submit_deletion_plan", arguments: { ranges: [] } }, { name: "submit_deletion_plan", arguments: { ranges: [] } }] };
+    expect(errorOf(() => readPlanReply(twice, 5)).category).toBe("envelope");
+    expect(errorOf(() => readPlanReply({ text: "1,2", toolCalls: [{ name: "bash", arguments: {} }] }, 5)).category).toBe("envelope");
+    expect(errorOf(() => parseToolPlan({ ranges: Array.from({ length: MAX_RECORDS + 1 }, () => ({ start: 1, end: 1 })) }, 5)).category).toBe("too-large");
+  });
+
+  it("prefers the tool call; a text reply stays accepted, all or nothing", () => {
+    expect(readPlanReply({ text: "ignored 9,9", toolCalls: [{ name: "submit_deletion_plan", arguments: { ranges: [{ start: 2, end: 3 }] } }] }, 5).ranges).toEqual([{ from: 2, to: 3 }]);
+    expect(readPlanReply("2,3\n4,4", 5)).toEqual({ ranges: [{ from: 2, to: 3 }, { from: 4, to: 4 }], diagnostics: { form: "text", records: 2, accepted: 2, discarded: 0 } });
+    expect(readPlanReply({ text: "1,1", toolCalls: [] }, 5).diagnostics.form).toBe("text");
+    expect(errorOf(() => readPlanReply("2,3\nnope", 5)).diagnostics.form).toBe("text");
   });
 });

@@ -3,7 +3,7 @@ import type { CompactionEntry } from "@earendil-works/pi-coding-agent";
 import { PlanError } from "../../../src/strategies/planned/apply.ts";
 import { createPlannedPlanner, planHeuristic, planPlanned, transcriptOf, type PlannedDetails } from "../../../src/strategies/planned/planner.ts";
 import { INTRO, markerText } from "../../../src/strategies/planned/transcript.ts";
-import type { CompleteText } from "../../../src/strategies/contract.ts";
+import type { CompleteText, ModelRequest } from "../../../src/strategies/contract.ts";
 import { assistant, call, filler, inputOf, NO_FLOOR, result, text, user } from "./fixtures.ts";
 
 const KEEP = "<keepContext>\nThe public API must not change.\n</keepContext>";
@@ -41,15 +41,43 @@ describe("planned planner", () => {
       seen = prompt;
       return "```\n" + `${start},${start + 59}\n` + "```";
     };
-    const plan = await planPlanned({ ...input, complete, customInstructions: "mind auth" }, NO_FLOOR, signal());
+    const plan = await planPlanned({ ...input, complete, customInstructions: "mind auth" }, { ...NO_FLOOR, retainRatio: 0 }, signal());
     expect((plan.details as PlannedDetails).planner).toBe("model");
     expect(seen).toContain(`${start}| listing 0`);
     expect(seen).toContain("mind auth");
     expect(plan.summary).toContain(markerText(60));
   });
 
+  it("asks with the plan tool and the output cap, and applies a tool-call plan whose bad records are discarded", async () => {
+    const input = inputOf(session);
+    const lines = transcriptOf(input);
+    const start = lines.findIndex((l) => l.text === "listing 0 " + "x".repeat(40)) + 1;
+    let request: ModelRequest | undefined;
+    const complete: CompleteText = async (req) => {
+      request = req;
+      const ranges = [{ start: 0, end: 3 }, { start, end: start + 59 }, { start: 4, end: 2 }];
+      return { text: "", toolCalls: [{ name: "submit_deletion_plan", arguments: { ranges } }], model: "faux/planner-1", usage: { input: 900, output: 40 } };
+    };
+    const plan = await planPlanned({ ...input, complete }, { ...NO_FLOOR, retainRatio: 0, maxOutputTokens: 1_234 }, signal());
+    expect(request?.maxOutputTokens).toBe(1_234);
+    expect(request?.timeoutMs).toBe(120_000);
+    expect(request?.tools?.map((t) => t.name)).toEqual(["submit_deletion_plan"]);
+    expect(plan.summary).toContain(markerText(60));
+    const details = plan.details as PlannedDetails;
+    expect(details).toMatchObject({ planner: "model", model: "faux/planner-1", usage: { input: 900, output: 40 } });
+    expect(details.plan).toEqual({ form: "tool", records: 3, accepted: 1, discarded: 2, discardedBy: { bounds: 1, reversed: 1 }, firstDiscarded: 1 });
+  });
+
+  it("a failed plan carries bounded counts of the region and the records, never their text", async () => {
+    const complete: CompleteText = async () => ({ text: "", toolCalls: [{ name: "submit_deletion_plan", arguments: { ranges: [{ start: 99_999, end: 100_000 }] } }] });
+    const error = await planPlanned({ ...inputOf(session), complete }, NO_FLOOR, signal()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(PlanError);
+    expect((error as PlanError).category).toBe("no-valid-records");
+    expect((error as PlanError).diagnostics).toMatchObject({ form: "tool", records: 1, accepted: 0, discarded: 1, regionLines: transcriptOf(inputOf(session)).length });
+  });
+
   it("rejects garbage model output with a PlanError and never returns a summary", async () => {
-    for (const reply of ["I think you should delete the listing.", "9999,10000", "5,2", "1,4\n3,6", ""]) {
+    for (const reply of ["I think you should delete the listing.", "9999,10000", "5,2", "1,4\nnot a record", ""]) {
       const complete: CompleteText = async () => reply;
       await expect(planPlanned({ ...inputOf(session), complete }, NO_FLOOR, signal())).rejects.toBeInstanceOf(PlanError);
     }

@@ -7,7 +7,7 @@ import { branchTo } from "../../../src/log/branch.ts";
 import { estimateTextTokens } from "../../../src/projection/tokens.ts";
 import { compactionInput } from "../../../src/strategies/contract.ts";
 import { planHeuristic, type PlannedDetails } from "../../../src/strategies/planned/planner.ts";
-import { markerCount, parseHeader, stableJson, INTRO } from "../../../src/strategies/planned/transcript.ts";
+import { markerCount, parseHeader, stableJson, INTRO, unescapeLine } from "../../../src/strategies/planned/transcript.ts";
 import { loadRealSessions } from "../../properties/real-sessions.ts";
 
 type Block = Record<string, unknown>;
@@ -26,6 +26,7 @@ function sourceLines(branch: readonly SessionEntry[]): Set<string> {
       }
     add(m.command);
     add(m.output);
+    add(m.errorMessage);
   }
   return lines;
 }
@@ -49,7 +50,7 @@ describe("planned heuristic on the real sessions", () => {
       const sources = sourceLines(branch);
       const [intro, ...body] = plan.summary.split("\n");
       expect(intro).toBe(INTRO);
-      const stray = body.filter((l) => markerCount(l) === undefined && parseHeader(l) === undefined && !sources.has(l));
+      const stray = body.filter((l) => markerCount(l) === undefined && parseHeader(l) === undefined && !sources.has(unescapeLine(l)));
       expect(stray).toEqual([]);
     });
   }

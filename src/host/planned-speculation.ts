@@ -1,0 +1,163 @@
+// Speculative planning for the `planned` strategy (contextLedger.planned.speculation, off by default). When a run
+// ends with the context past `speculationRatio` of the window, the planner request for the branch as it stands is
+// sent ahead while the user reads the answer. A compaction reuses that reply only when its own planner request
+// (model, prompt with the numbered region, objective and target, tools, output cap) and Pi's compaction settings
+// are exactly the same; anything else aborts the candidate and plans afresh. At most one candidate per run.
+import type { ExtensionContext, SessionBeforeCompactEvent, SessionEntry } from "@earendil-works/pi-coding-agent";
+import { DEFAULT_COMPACTION_SETTINGS } from "@earendil-works/pi-coding-agent";
+import type { CompleteText, ContextFile, ModelReply, ModelRequest } from "../strategies/contract.ts";
+import { planPlanned } from "../strategies/planned/planner.ts";
+import { filterPreparation, plannerCall, strategyInput, withDeadline } from "./compaction-handler.ts";
+import type { LedgerSession } from "./ledger-session.ts";
+
+type Preparation = SessionBeforeCompactEvent["preparation"];
+/** Pi's compaction settings, as its preparation reports them. */
+type CutSettings = Preparation["settings"];
+/** Pi's `prepareCompaction` (not exported from its package root). */
+type Prepare = (entries: SessionEntry[], settings: CutSettings) => Preparation | undefined;
+
+let prepareLoaded: Promise<Prepare | undefined> | undefined;
+
+/** Pi's own `prepareCompaction`, loaded from the installed package next to its root entry; undefined if moved. */
+function loadPrepare(): Promise<Prepare | undefined> {
+  prepareLoaded ??= (async () => {
+    try {
+      const root = import.meta.resolve("@earendil-works/pi-coding-agent");
+      const mod = (await import(new URL("./core/compaction/compaction.js", root).href)) as { prepareCompaction?: unknown };
+      return typeof mod.prepareCompaction === "function" ? (mod.prepareCompaction as Prepare) : undefined;
+    } catch {
+      return undefined;
+    }
+  })();
+  return prepareLoaded;
+}
+
+interface Candidate {
+  key: string;
+  reply: Promise<string | ModelReply>;
+  controller: AbortController;
+}
+
+/** Everything the reply depends on, as one exact string. */
+function keyOf(model: string, request: ModelRequest, settings: CutSettings): string {
+  return JSON.stringify([model, settings.keepRecentTokens, settings.reserveTokens, request.maxOutputTokens, request.tools ?? [], request.system, request.prompt]);
+}
+
+export class PlannerSpeculation {
+  private candidate: Candidate | undefined;
+  /** Pi's settings as the last real compaction reported them (Pi's defaults until then). */
+  private cut: CutSettings = { ...DEFAULT_COMPACTION_SETTINGS };
+  private startedThisRun = false;
+  private prepareFn: Prepare | undefined | null;
+  /** Candidates started and reused, for tests and diagnostics. */
+  readonly counts = { started: 0, reused: 0, discarded: 0 };
+
+  private readonly getSession: () => LedgerSession;
+  private readonly contextFiles: () => readonly ContextFile[];
+  private readonly warn: (ctx: ExtensionContext, message: string) => void;
+
+  constructor(getSession: () => LedgerSession, contextFiles: () => readonly ContextFile[], warn: (ctx: ExtensionContext, message: string) => void) {
+    this.getSession = getSession;
+    this.contextFiles = contextFiles;
+    this.warn = warn;
+    // Loaded ahead, so a candidate is registered within the agent_end handler, before Pi's post-run check.
+    if (getSession().settings.planned.speculation) void loadPrepare().then((fn) => (this.prepareFn = fn ?? null));
+  }
+
+  /** A run starts: it may prepare one candidate when it ends. */
+  onRunStart(): void {
+    this.startedThisRun = false;
+  }
+
+  /** Forget the candidate (session switch, shutdown). */
+  reset(): void {
+    this.discard();
+    this.startedThisRun = false;
+  }
+
+  /** At the end of a run: prepare a candidate when the context passed the ratio. Never blocks. */
+  onRunEnd(ctx: ExtensionContext): void {
+    const settings = this.getSession().settings;
+    const planned = settings.planned;
+    if (settings.strategy !== "planned" || !planned.speculation || planned.planner === "heuristic" || this.startedThisRun) return;
+    const usage = ctx.getContextUsage();
+    if (!usage?.tokens || usage.tokens < (planned.speculationRatio ?? 0.7) * usage.contextWindow) return;
+    if (this.prepareFn === null) {
+      this.warn(ctx, "context-ledger: speculative planning is unavailable (Pi's compaction preparation was not found); planning happens at compaction time.");
+      this.prepareFn = undefined;
+      return;
+    }
+    if (!this.prepareFn) return;
+    this.startedThisRun = true;
+    try {
+      this.prepare(ctx, this.prepareFn);
+    } catch {
+      // A candidate is an optimisation: any failure leaves planning to the compaction itself.
+    }
+  }
+
+  /** Synchronous up to the planner's model call, so the candidate exists when this returns. */
+  private prepare(ctx: ExtensionContext, prepare: Prepare): void {
+    const session = this.getSession();
+    const branch = ctx.sessionManager.getBranch();
+    const preparation = prepare(branch, this.cut);
+    if (!preparation) return;
+    session.sync(ctx.sessionManager);
+    const event = { preparation, branchEntries: branch, reason: "threshold" as const, customInstructions: undefined };
+    filterPreparation(event, session);
+    const call = plannerCall(ctx, session.settings.plannerModel);
+    if (!call.complete || !call.model) return;
+    const model = call.model;
+    const controller = new AbortController();
+    const cut = { ...this.cut };
+    // Plan as a compaction would; the completer keeps the model call running as the candidate.
+    const offer: CompleteText = (request) => {
+      this.discard();
+      const reply = call.complete!(request, controller.signal);
+      reply.catch(() => undefined);
+      this.candidate = { key: keyOf(model, request, cut), reply, controller };
+      this.counts.started++;
+      return reply;
+    };
+    planPlanned(strategyInput(event, ctx, this.contextFiles(), offer), session.settings.planned, controller.signal).catch(() => undefined);
+  }
+
+  private discard(): void {
+    if (!this.candidate) return;
+    this.candidate.controller.abort(new Error("speculative plan discarded"));
+    this.candidate = undefined;
+    this.counts.discarded++;
+  }
+
+  /**
+   * The compaction's completer: a request identical to the candidate's gets the candidate's reply (marked
+   * speculative); any other request aborts the candidate and asks the model afresh. A candidate that failed is
+   * not trusted either: the model is asked again.
+   */
+  reuse(complete: CompleteText, model: string, settings: CutSettings): CompleteText {
+    this.cut = { ...settings };
+    return async (request, signal) => {
+      const candidate = this.candidate;
+      this.candidate = undefined;
+      if (!candidate || candidate.key !== keyOf(model, request, this.cut)) {
+        if (candidate) {
+          candidate.controller.abort(new Error("speculative plan discarded"));
+          this.counts.discarded++;
+        }
+        return complete(request, signal);
+      }
+      const onAbort = () => candidate.controller.abort(signal.reason);
+      signal.addEventListener("abort", onAbort, { once: true });
+      try {
+        const reply = await withDeadline(() => candidate.reply, signal, request.timeoutMs);
+        this.counts.reused++;
+        return typeof reply === "string" ? { text: reply, toolCalls: [], speculative: true } : { ...reply, speculative: true };
+      } catch (error) {
+        if (signal.aborted) throw error;
+        return complete(request, signal);
+      } finally {
+        signal.removeEventListener("abort", onAbort);
+      }
+    };
+  }
+}

@@ -1,0 +1,100 @@
+// The `fold` strategy driven by budget notices: the host's notice rule (src/projection/budget.ts) tells a scripted
+// budget-aware agent when usage passes 0.8 of the threshold, and the agent folds the finished requests at the next
+// task boundary (a new user message). The checkpoint strategy stays the safety net at the threshold, as in the host
+// with default settings. Folds, notices and compactions are facts in one simulated ledger; src/projection hides.
+import { performance } from "node:perf_hooks";
+import { type FoldDetails, LedgerType, type SessionEntry } from "../../log/entries.ts";
+import { budgetNoticeDraft, DEFAULT_NOTICE_SHARE, shouldNotify, thresholdFor } from "../../projection/budget.ts";
+import { isFoldable } from "../../projection/fold-rules.ts";
+import { evolve, initialLedgerState, type LedgerState } from "../../projection/ledger-state.ts";
+import { projectBranch } from "../../projection/project.ts";
+import { planCheckpoint } from "../../strategies/checkpoint/planner.ts";
+import { compactionInput } from "../../strategies/contract.ts";
+import { piCompaction } from "../pi-internals.ts";
+import type { LabSettings, Row } from "../row.ts";
+import type { TimedAction } from "./compaction-row.ts";
+import { foldSummary } from "./fold-policy.ts";
+import { SimulatedLedger } from "./ledger-row.ts";
+
+export const foldNotice = (settings: LabSettings): Row => {
+  const ledger = new SimulatedLedger("lab-fold-notice-");
+  const threshold = thresholdFor("checkpoint", settings.window, { enabled: true, reserveTokens: settings.reserve });
+  // The ledger state is folded as entries arrive, so a projection costs one pass over the branch.
+  let state: LedgerState = initialLedgerState();
+  let armed = true;
+  /** Told about the budget, the agent folds at the next task boundary. */
+  let wantsFold = false;
+  /** Folds start after the previous fold's message, so no two folds hide the same entries. */
+  let foldAfter: string | null = null;
+  let pending: TimedAction | undefined;
+
+  const fact = (body: Record<string, unknown>) => {
+    const entry = ledger.appendFact(body);
+    state = evolve(state, entry);
+    return entry;
+  };
+  const reproject = () => ledger.reset(projectBranch(ledger.branch, state).messages);
+
+  /** Fold everything since the previous fold through the finished request into the policy's summary. */
+  const fold = () => {
+    const start = foldAfter === null ? 0 : ledger.branch.findIndex((e) => e.id === foldAfter) + 1;
+    const finished = ledger.branch.slice(start);
+    const through = finished[finished.length - 1];
+    if (!through || !finished.some(isFoldable)) return;
+    const tokensBefore = ledger.view.tokens;
+    const started = performance.now();
+    const request = [...finished].reverse().find((e) => e.type === "message" && e.message.role === "assistant") ?? through;
+    const details: FoldDetails = { v: 1, range: { afterId: foldAfter, throughId: through.id }, requestEntryId: request.id, target: foldAfter ?? "root" };
+    foldAfter = fact({ type: "custom_message", customType: LedgerType.fold, content: foldSummary(finished), display: true, details }).id;
+    reproject();
+    pending = { kind: "fold", tokensBefore, sideCalls: [], latencyMs: performance.now() - started };
+  };
+
+  return {
+    info: {
+      id: "fold-notice",
+      label: "fold (notice policy)",
+      family: "ours",
+      note: "fold strategy driven by budget notices: told at 0.8 of the threshold, a scripted agent folds finished requests at the next user message; checkpoint compaction at the threshold as the safety net",
+    },
+    view: ledger.view,
+    ledger: () => ledger.branch,
+    append(entry: SessionEntry) {
+      if (wantsFold && entry.type === "message" && entry.message.role === "user") {
+        wantsFold = false;
+        fold();
+      }
+      ledger.appendSource(entry);
+      state = evolve(state, entry);
+    },
+    async beforeRequest(): Promise<TimedAction | undefined> {
+      // The step before this request has ended: the host's turn_end decides on a notice here.
+      const usage = ledger.view.tokens;
+      if (usage < DEFAULT_NOTICE_SHARE * threshold.tokens) armed = true;
+      if (shouldNotify({ usage, threshold, share: DEFAULT_NOTICE_SHARE, armed, busy: pending !== undefined })) {
+        armed = false;
+        wantsFold = true;
+        const { type, ...notice } = budgetNoticeDraft(usage, threshold, DEFAULT_NOTICE_SHARE, true);
+        fact({ type, ...notice });
+        reproject();
+      }
+      if (ledger.view.tokens > threshold.tokens) {
+        // The safety net: the checkpoint strategy compacts as the host would at the threshold.
+        const pi = await piCompaction();
+        const tokensBefore = ledger.view.tokens;
+        const started = performance.now();
+        const prep = pi.prepareCompaction(ledger.branch, { enabled: true, reserveTokens: settings.reserve, keepRecentTokens: settings.keepRecent });
+        if (prep) {
+          const plan = planCheckpoint(compactionInput(prep, { branch: ledger.branch, contextWindow: settings.window, cwd: "/" }));
+          fact({ type: "compaction", summary: plan.summary, firstKeptEntryId: plan.firstKeptEntryId, tokensBefore: prep.tokensBefore, details: plan.details, fromHook: true });
+          reproject();
+          // A fold at this same boundary that did not get under the threshold is reported with the compaction.
+          pending = { kind: "compaction", tokensBefore: pending?.tokensBefore ?? tokensBefore, sideCalls: [], latencyMs: performance.now() - started };
+        }
+      }
+      const action = pending;
+      pending = undefined;
+      return action;
+    },
+  };
+};
