@@ -91,8 +91,8 @@ export class DigestHost {
 
   /**
    * session_before_compact in digest mode. `/compact` and Pi's threshold compaction digest every raw step up to now
-   * instead of a summary. Overflow, and a history with nothing left to digest, go to Pi's native compaction (with a
-   * notice): only a summary can shrink a context that is all conversation.
+   * instead of a summary. Overflow, a history with nothing left to digest, and a threshold a digest cannot get under go
+   * to Pi's native compaction (with a notice): only a summary can shrink a context that is all conversation.
    */
   async onBeforeCompact(event: SessionBeforeCompactEvent, ctx: ExtensionContext): Promise<SessionBeforeCompactResult | undefined> {
     const session = this.session();
@@ -101,11 +101,20 @@ export class DigestHost {
     session.sync(ctx.sessionManager);
     const limitId = session.live.leafId;
     if (!limitId) return undefined;
-    const force = event.reason === "manual" ? "manual" : "window";
-    const outcome = await this.throughLifecycle(this.input(session.live.entries, limitId, ctx, { force }), ctx, event.signal);
+    const input = this.input(session.live.entries, limitId, ctx, { force: event.reason === "manual" ? "manual" : "window" });
+    // Pi compacts at window − its reserve. A digest that cannot bring the context under that point only postpones the
+    // compaction (the conversation itself fills the window), so Pi's summary runs now instead.
+    const limit = input.contextWindow - event.preparation.settings.reserveTokens;
+    const fits = (draft: DigestDraft): string | undefined => {
+      if (event.reason !== "threshold" || input.usageTokens === null) return undefined;
+      const after = input.usageTokens - draft.details.tokens.hidden + draft.details.tokens.digest;
+      return after > limit ? `a digest would leave ~${Math.round(after)} tokens, above Pi's compaction point of ${limit}` : undefined;
+    };
+    const outcome = await this.throughLifecycle(input, ctx, event.signal, fits);
     if (!outcome.ok) {
-      if (outcome.reason !== "aborted") ctx.ui.notify(`context-ledger: no tool steps left to digest (${outcome.reason}); Pi compacts natively.`, "info");
-      return outcome.reason === "aborted" ? { cancel: true } : undefined;
+      if (outcome.reason === "aborted") return { cancel: true };
+      ctx.ui.notify(`context-ledger: no digest (${outcome.reason}); Pi compacts natively.`, "info");
+      return undefined;
     }
     const { customType, content, display, details } = outcome.draft;
     this.pi.sendMessage({ customType, content, display, details });
@@ -113,12 +122,14 @@ export class DigestHost {
   }
 
   /** One digest as a compaction lifecycle (requested → planning → validated → committed), like every strategy. */
-  private async throughLifecycle(input: DigestInput, ctx: ExtensionContext, signal?: AbortSignal): Promise<DigestOutcome> {
+  private async throughLifecycle(input: DigestInput, ctx: ExtensionContext, signal?: AbortSignal, fits: (draft: DigestDraft) => string | undefined = () => undefined): Promise<DigestOutcome> {
     const lifecycle = await startLifecycle(
       { kind: "compaction", strategy: "digest", request: { limitId: input.limitId, force: input.force ?? null } },
       async () => {
         const outcome = planDigest(input);
-        return outcome.ok ? { ok: true, plan: outcome.draft } : { ok: false, reason: outcome.reason };
+        if (!outcome.ok) return { ok: false, reason: outcome.reason };
+        const problem = fits(outcome.draft);
+        return problem ? { ok: false, reason: problem } : { ok: true, plan: outcome.draft };
       },
       { inspect: this.session().settings.inspect, warn: (m) => ctx.ui.notify(m, "warning") },
     );

@@ -114,8 +114,43 @@ describe("digest e2e", () => {
     h.script([fauxAssistantMessage("## Goal\nNATIVE-SUMMARY")]);
     await h.session.compact();
     expect(h.requests.length).toBe(before + 2);
-    expect(h.notices.some((n) => /no tool steps left to digest.*Pi compacts natively/.test(n.message))).toBe(true);
+    expect(h.notices.some((n) => /no digest \(nothing to digest\); Pi compacts natively/.test(n.message))).toBe(true);
     expect(branchOf(h).some((e) => e.type === "compaction")).toBe(true);
+  });
+
+  it("Pi's threshold compaction: a digest when it gets the context under Pi's compaction point, Pi's own summary when only the conversation is left", async () => {
+    // A 64k window (Pi compacts above 64,000 − 16,384); long pasted messages fill it, as a user's logs would.
+    const paste = (tag: string, tokens: number) => `${tag} ` + `log line ${tag.toLowerCase()} with some words\n`.repeat(Math.round((tokens * 4) / 30));
+    const wide = Object.fromEntries(["A", "B"].map((m) => [`src/${m.toLowerCase()}.ts`, big(`MARK${m}`).repeat(2)]));
+    const h = await start({ files: wide, contextWindow: 64_000 });
+    const compactions: string[] = [];
+    h.session.subscribe((event) => {
+      if (event.type === "compaction_start") compactions.push(event.reason);
+    });
+    h.script([fauxAssistantMessage("A1")]);
+    await h.session.prompt(paste("P1", 20_000));
+    h.script([read("src/a.ts"), read("src/b.ts"), fauxAssistantMessage("DONE-2")]);
+    await h.session.prompt(paste("P2", 16_000));
+    // The threshold fired before the last reply; the two raw reads became a digest and Pi's summary was cancelled.
+    expect(compactions).toEqual(["threshold"]);
+    const [d] = digests(h);
+    expect(d.details as DigestDetails).toMatchObject({ trigger: "window", checkpoint: 1, tokens: { keptRaw: 0 } });
+    expect(branchOf(h).some((e) => e.type === "compaction")).toBe(false);
+    expect(h.requests.length).toBe(4); // no summary call
+    const last = h.requests.at(-1)!;
+    expect(digestAt(last, 1)).toBeGreaterThan(0);
+    expect(last.some((m) => m.role === "toolResult")).toBe(false);
+
+    // Nothing raw is left and the conversation alone passes the point: Pi summarizes (one model call), visibly.
+    // Pi checks its threshold when the run ends, so the answer comes first and the summary after it.
+    h.script([fauxAssistantMessage("A3"), fauxAssistantMessage("## Goal\nNATIVE-SUMMARY")]);
+    await h.session.prompt(paste("P3", 12_000));
+    expect(compactions).toEqual(["threshold", "threshold"]);
+    // (What is left raw here is at most a short note, such as the budget notice: far too little to get under the point.)
+    expect(h.notices.some((n) => /no digest \((nothing to digest|a digest would leave ~\d+ tokens, above Pi's compaction point of 47616)\); Pi compacts natively/.test(n.message))).toBe(true);
+    expect(h.requests.length).toBe(6);
+    const native = branchOf(h).find((e) => e.type === "compaction");
+    expect(native?.type === "compaction" && native.summary).toContain("NATIVE-SUMMARY");
   });
 
   it("a reloaded session sends the identical next request (the digest is read back from the ledger)", async () => {
