@@ -8,7 +8,7 @@ import { PlanError } from "../strategies/planned/apply.ts";
 import { failureDetails, type PlannerFailureDetails } from "../strategies/planned/report.ts";
 import type { LedgerSession } from "./ledger-session.ts";
 import { startLifecycle } from "./lifecycle.ts";
-import { getStrategy } from "./strategies.ts";
+import type { PlannerRegistry } from "./strategies.ts";
 
 /**
  * Drop folded messages from Pi's summary input and rebuild its file lists from what remains, carrying the
@@ -39,6 +39,8 @@ export function validatePlan(plan: CompactionPlan, branch: readonly SessionEntry
 }
 
 export interface CompactionHost {
+  /** This extension instance's planners, by strategy name. */
+  planners: PlannerRegistry;
   contextFiles(): readonly ContextFile[];
   /** Persist the bounded record of an attempt that ended in Pi's native compaction (and show its card). */
   recordFallback?(details: PlannerFailureDetails): void;
@@ -76,7 +78,7 @@ export async function handleBeforeCompact(
   const strategy = session.settings.strategy;
   if (strategy === "native") return undefined;
 
-  const planner = getStrategy(strategy as CompactionStrategyName);
+  const planner = host.planners.get(strategy as CompactionStrategyName);
   const warn = (message: string) => ctx.ui.notify(message, "warning");
   if (!planner) {
     warn(`context-ledger: strategy "${strategy}" is not available in this version; Pi compacts natively.`);

@@ -4,7 +4,7 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 import { Text } from "@earendil-works/pi-tui";
 import { LedgerType } from "../log/entries.ts";
 import { effectiveCompaction } from "../projection/ledger-state.ts";
-import type { ContextFile } from "../strategies/contract.ts";
+import type { ContextFile, StrategyPlanner } from "../strategies/contract.ts";
 import { createCheckpointPlanner } from "../strategies/checkpoint/planner.ts";
 import { createPlannedPlanner } from "../strategies/planned/planner.ts";
 import { filterPreparation, handleBeforeCompact } from "./compaction-handler.ts";
@@ -20,9 +20,14 @@ import { registerRecallTools } from "./recall-tools.ts";
 import { BudgetNotices } from "./budget.ts";
 import { RestoreHost } from "./restore.ts";
 import { loadSettings } from "./settings.ts";
-import { registerStrategy } from "./strategies.ts";
+import { plannerRegistry } from "./strategies.ts";
 
-export function registerContextLedger(pi: ExtensionAPI): void {
+export interface LedgerOptions {
+  /** Tests only: wrap each compaction planner (to hold it at chosen points under a scheduler). */
+  wrapPlanner?: (planner: StrategyPlanner) => StrategyPlanner;
+}
+
+export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions = {}): void {
   const loaded = loadSettings();
   let session = new LedgerSession(loaded.settings);
   let contextFiles: readonly ContextFile[] = [];
@@ -35,8 +40,8 @@ export function registerContextLedger(pi: ExtensionAPI): void {
   const restore = new RestoreHost(pi, () => session);
   if (session.settings.foldTools) restore.registerTool();
   const budget = new BudgetNotices(pi, () => session);
-  registerStrategy(createCheckpointPlanner(() => session.settings.checkpoint));
-  registerStrategy(createPlannedPlanner(() => session.settings.planned));
+  const wrap = options.wrapPlanner ?? ((p: StrategyPlanner) => p);
+  const planners = plannerRegistry([createCheckpointPlanner(() => session.settings.checkpoint), createPlannedPlanner(() => session.settings.planned)].map(wrap));
   const cards = registerPlannerCards(pi);
   const speculation = new PlannerSpeculation(() => session, () => contextFiles, (ctx, message) => ctx.ui.notify(message, "warning"));
   pi.on("agent_start", () => speculation.onRunStart());
@@ -114,6 +119,7 @@ export function registerContextLedger(pi: ExtensionAPI): void {
     const strategy = session.settings.strategy;
     if (strategy !== "preserve" && strategy !== "digest") {
       return handleBeforeCompact(event, ctx, session, {
+        planners,
         contextFiles: () => contextFiles,
         recordFallback: (details) => cards.recordFailure(details),
         reuse: (complete, model, settings) => speculation.reuse(complete, model, settings),

@@ -7,7 +7,7 @@ import { Type } from "typebox";
 import type { SessionEntry } from "../log/entries.ts";
 import { foldDraft, noticeDraft, summarySizeError, type StepOutput } from "../strategies/fold/fold-message.ts";
 import { assistantAtOrBefore, checkName, quoteInput, validateTarget, type FoldView } from "../strategies/fold/targets.ts";
-import { renderTimeline } from "../strategies/fold/timeline.ts";
+import { renderTimelinePage } from "../strategies/fold/timeline.ts";
 import type { LedgerSession } from "./ledger-session.ts";
 import { guardedTool } from "./tool-boundary.ts";
 import { startLifecycle, type Lifecycle } from "./lifecycle.ts";
@@ -118,13 +118,16 @@ export class FoldCoordinator {
       label: "Context timeline",
       description:
         "Show the entries currently in your context, oldest first, with their ids and checkpoint names. Entries marked " +
-        "'compacted: not a compact target' are already folded or summarized and cannot be used as a context_compact target.",
+        "'compacted: not a compact target' are already folded or summarized and cannot be used as a context_compact target. " +
+        "A long timeline is paged: the first page holds the newest entries; its cursor leads to earlier ones.",
       promptSnippet: "List context entries and checkpoints usable as compact targets",
-      parameters: Type.Object({}),
-      execute: async (_toolCallId, _params, _signal, _onUpdate, ctx) => {
+      parameters: Type.Object({ cursor: Type.Optional(Type.String({ description: "Cursor from the previous page, for earlier entries" })) }),
+      execute: async (_toolCallId, params, _signal, _onUpdate, ctx) => {
         const session = this.session();
         session.sync(ctx.sessionManager);
-        return { content: [{ type: "text", text: renderTimeline(foldView(session, ctx.sessionManager)) }], details: undefined };
+        const page = renderTimelinePage(foldView(session, ctx.sessionManager), params.cursor);
+        if ("error" in page) throw new Error(page.error);
+        return { content: [{ type: "text", text: page.text }], details: page.nextCursor ? { nextCursor: page.nextCursor } : undefined };
       },
     }));
   }

@@ -1,44 +1,28 @@
 // Recall tools: context_lookup (a search subagent) and the direct fallbacks context_list_entries, context_grep
 // and context_show_entry. They search the raw active branch through an in-memory transcript index that is kept
 // per session and synced from the leaf backwards, so each call only renders entries appended since the last.
-import { setFlagsFromString } from "node:v8";
 import type { AgentToolResult, ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { Model, Api } from "@earendil-works/pi-ai";
 import { Type } from "typebox";
 import { attemptWindow, decideLookupAttempt } from "../recall/attempts.ts";
 import { runLookup, type LookupModel } from "../recall/lookup.ts";
-import { grepTranscript, listEntries, showEntry, type RegexEngine, type SearchOutcome } from "../recall/search.ts";
+import { MAX_QUESTION_LENGTH } from "../recall/input.ts";
+import { grepTranscript, listEntries, showEntry, type ScanBudget, type SearchOutcome } from "../recall/search.ts";
 import { recallLimits, type RecallSettings } from "../recall/settings.ts";
 import { createTranscript, syncTranscript, type TranscriptIndex } from "../recall/transcript.ts";
+import { guardedTool } from "./tool-boundary.ts";
 
 export type { RecallSettings } from "../recall/settings.ts";
-
-let fallbackEnabled: boolean | undefined;
 
 /** Time one grep call may scan before it returns a continuation cursor. */
 const GREP_TIME_BUDGET_MS = 3_000;
 
 /**
- * The regex engine for recall greps. On V8 we switch on its backtrack fallback: a match that backtracks
- * excessively is rerun on V8's linear-time engine, with the same result. Ordinary patterns keep the fast
- * backtracking engine, and any pattern the static check accepts is bounded by the text length. The flag
- * changes no result of any regex in the process, only how pathological ones are executed. A time budget
- * checked between entries bounds the whole call.
+ * The wall-clock budget of recall greps. Regular expressions run on a linear-time engine in bounded steps, and
+ * this deadline, checked between steps, keeps one call short even on a huge branch.
  */
-export function recallRegexEngine(): RegexEngine {
-  if (fallbackEnabled === undefined) {
-    fallbackEnabled = false;
-    if (process.versions.v8) {
-      try {
-        setFlagsFromString("--enable-experimental-regexp-engine-on-excessive-backtracks");
-        fallbackEnabled = true;
-      } catch {
-        fallbackEnabled = false;
-      }
-    }
-  }
+export function recallScanBudget(): ScanBudget {
   return {
-    bounded: fallbackEnabled,
     startBudget: () => {
       const deadline = performance.now() + GREP_TIME_BUDGET_MS;
       return () => performance.now() > deadline;
@@ -94,7 +78,7 @@ function lookupModel(ctx: ExtensionContext, configured: string | undefined): Mod
 export function registerRecallTools(pi: ExtensionAPI, getSettings: () => RecallSettings): RecallIndexes {
   const indexes = new RecallIndexes();
 
-  pi.registerTool({
+  pi.registerTool(guardedTool({
     name: "context_lookup",
     label: "Context lookup",
     description: `Recover specific details from this session's earlier history, including everything compaction removed from your view. A subagent searches the full recorded branch (tool outputs, tool arguments, reasoning) in its own context and returns findings with ENTRY ids; its raw search results never enter this conversation. ${WHEN_TO_RECALL} ${WHEN_NOT} Ask one precise question. One lookup is allowed per stretch of work (until new user input, a bash run or another tool's result); after that use context_grep / context_show_entry.`,
@@ -103,6 +87,9 @@ export function registerRecallTools(pi: ExtensionAPI, getSettings: () => RecallS
       question: Type.String({ description: "What to recover, precisely: e.g. the exact build error for src/auth.ts before compaction, with its ENTRY id" }),
     }),
     async execute(toolCallId, params, signal, _onUpdate, ctx) {
+      if (params.question.length > MAX_QUESTION_LENGTH) {
+        throw new Error(`the question is ${params.question.length} characters; the limit is ${MAX_QUESTION_LENGTH}. Ask one precise question`);
+      }
       const settings = getSettings();
       const limits = recallLimits(settings);
       const sm = ctx.sessionManager;
@@ -115,13 +102,13 @@ export function registerRecallTools(pi: ExtensionAPI, getSettings: () => RecallS
       // Normal provider caching defaults: the request options carry only the abort signal.
       const callModel: LookupModel = (request, callSignal) =>
         ctx.modelRegistry.complete(model, { systemPrompt: request.systemPrompt, messages: request.messages, ...(request.tools ? { tools: request.tools } : {}) }, { signal: callSignal });
-      const outcome = await runLookup({ question: params.question, index, callModel, limits, engine: recallRegexEngine(), signal, now: Date.now() });
+      const outcome = await runLookup({ question: params.question, index, callModel, limits, budget: recallScanBudget(), signal, now: Date.now() });
       const { text, ...details } = outcome;
       return { content: [{ type: "text", text }], details: { blocked: false, model: `${model.provider}/${model.id}`, ...details } };
     },
-  });
+  }));
 
-  pi.registerTool({
+  pi.registerTool(guardedTool({
     name: "context_list_entries",
     label: "Context entries",
     description: `List the entries of this session's active branch, including compacted ones: id, role, timestamp and a one-line preview, oldest first, paginated. A fallback for context_lookup; results enter this conversation. ${WHEN_NOT}`,
@@ -133,26 +120,32 @@ export function registerRecallTools(pi: ExtensionAPI, getSettings: () => RecallS
       const limits = recallLimits(getSettings());
       return toResult(listEntries(indexes.for(ctx.sessionManager), params, limits));
     },
-  });
+  }));
 
-  pi.registerTool({
+  pi.registerTool(guardedTool({
     name: "context_grep",
     label: "Context grep",
-    description: `Search the full recorded history of this session's active branch, including parts compacted out of your view: tool outputs, tool arguments, reasoning and messages. Regex by default, exact text with literal: true; each match comes with surrounding lines and the ENTRY id it belongs to, paginated with a cursor. ${WHEN_TO_RECALL} A fallback for context_lookup; results enter this conversation. ${WHEN_NOT}`,
+    description: `Search the full recorded history of this session's active branch, including parts compacted out of your view: tool outputs, tool arguments, reasoning and messages. Regex by default, exact text with literal: true; case is ignored unless caseSensitive is true. Each match comes with surrounding lines and the ENTRY id it belongs to, paginated with a cursor. Earlier recall calls and their results are skipped unless includeRecall is true. ${WHEN_TO_RECALL} A fallback for context_lookup; results enter this conversation. ${WHEN_NOT}`,
     promptSnippet: "Search this session's full history (including compacted parts) by regex or exact text",
     parameters: Type.Object({
-      pattern: Type.String({ description: "Regular expression (JavaScript syntax, matched per entry with ^/$ at line ends), or exact text when literal is true" }),
-      literal: Type.Optional(Type.Boolean({ description: "Match the pattern as exact text (default false)" })),
+      pattern: Type.String({
+        description: "Regular expression in RE2 syntax (JavaScript's, without backreferences or lookaround), matched line by line with ^/$ at line ends; or exact text when literal is true",
+      }),
+      literal: Type.Optional(Type.Boolean({ description: "Match the pattern as exact text, which may span lines (default false)" })),
       context: Type.Optional(Type.Number({ description: "Lines to show before and after each match, within its entry (default 0)" })),
-      cursor: Type.Optional(Type.String({ description: "Cursor from the previous page; pass it with the same pattern, literal and context" })),
+      cursor: Type.Optional(Type.String({ description: "Cursor from the previous page; pass it with the same other arguments" })),
+      caseSensitive: Type.Optional(Type.Boolean({ description: "Match upper and lower case exactly (default false: case is ignored)" })),
+      includeRecall: Type.Optional(
+        Type.Boolean({ description: "Also search the calls and results of the recall tools themselves (context_grep, context_lookup, context_show_entry, context_list_entries, context_timeline); default false" }),
+      ),
     }),
     async execute(_toolCallId, params, _signal, _onUpdate, ctx) {
       const limits = recallLimits(getSettings());
-      return toResult(grepTranscript(indexes.for(ctx.sessionManager), params, limits, recallRegexEngine()));
+      return toResult(grepTranscript(indexes.for(ctx.sessionManager), params, limits, recallScanBudget()));
     },
-  });
+  }));
 
-  pi.registerTool({
+  pi.registerTool(guardedTool({
     name: "context_show_entry",
     label: "Context entry",
     description: `Show one entry of this session's active branch by id, whole (tool output, arguments, reasoning), paginated for long outputs. Use ids from context_grep, context_list_entries or a context_lookup answer. ${WHEN_NOT}`,
@@ -164,7 +157,7 @@ export function registerRecallTools(pi: ExtensionAPI, getSettings: () => RecallS
       const limits = recallLimits(getSettings());
       return toResult(showEntry(indexes.for(ctx.sessionManager), params, limits));
     },
-  });
+  }));
 
   return indexes;
 }

@@ -1,6 +1,7 @@
 // The one-attempt rule of context_lookup as a reducer over branch entries: lookup calls since the last reset
 // (user message, bash run, result of a non-recall tool), counting calls pending in the same batch. Pure: no I/O.
 import type { SessionEntry } from "../log/entries.ts";
+import { MAX_QUESTION_LENGTH } from "./input.ts";
 
 export const LOOKUP_TOOL = "context_lookup";
 
@@ -20,13 +21,19 @@ function messageOf(entry: SessionEntry): Loose | undefined {
   return entry.type === "message" ? (entry.message as unknown as Loose) : undefined;
 }
 
-/** Lookup tool calls of an assistant entry, in call order. */
+/** False for a call the tool refuses before any search (an oversized question): it spends no attempt. */
+function runnable(args: unknown): boolean {
+  const question = (args as Loose | undefined)?.question;
+  return typeof question !== "string" || question.length <= MAX_QUESTION_LENGTH;
+}
+
+/** Lookup tool calls of an assistant entry that can run, in call order. */
 function lookupCallIds(message: Loose): string[] {
   const content = message.content;
   if (!Array.isArray(content)) return [];
   const ids: string[] = [];
   for (const block of content as Loose[]) {
-    if (block?.type === "toolCall" && block.name === LOOKUP_TOOL) ids.push(String(block.id ?? ""));
+    if (block?.type === "toolCall" && block.name === LOOKUP_TOOL && runnable(block.arguments)) ids.push(String(block.id ?? ""));
   }
   return ids;
 }

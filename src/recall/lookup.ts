@@ -2,7 +2,7 @@
 // in its own context, under a turn budget and a model-call ceiling, and returns findings with entry references.
 // Pure apart from the injected model call: no I/O, no clocks (the timestamp comes in).
 import type { AssistantMessage, Message, TextContent, Tool, ToolCall, ToolResultMessage } from "@earendil-works/pi-ai";
-import { grepTranscript, listEntries, queryKey, showEntry, BACKTRACKING_ENGINE, type RegexEngine, type SearchKind, type SearchOutcome } from "./search.ts";
+import { grepTranscript, listEntries, queryKey, showEntry, type ScanBudget, type SearchKind, type SearchOutcome } from "./search.ts";
 import type { RecallLimits } from "./settings.ts";
 import type { TranscriptIndex } from "./transcript.ts";
 
@@ -21,7 +21,8 @@ export interface LookupInput {
   index: TranscriptIndex;
   callModel: LookupModel;
   limits: RecallLimits;
-  engine?: RegexEngine;
+  /** The host's time budget for each grep (the work cap applies regardless). */
+  budget?: ScanBudget;
   signal?: AbortSignal;
   /** Timestamp (ms) stamped on the messages the loop writes itself. */
   now: number;
@@ -67,8 +68,10 @@ export const LOOKUP_TOOLS: Tool[] = [
     parameters: {
       type: "object",
       properties: {
-        pattern: { type: "string", description: "Regular expression, or exact text when literal is true" },
+        pattern: { type: "string", description: "Regular expression (RE2 syntax), or exact text when literal is true" },
         literal: { type: "boolean", description: "Match the pattern as exact text" },
+        caseSensitive: { type: "boolean", description: "Match case exactly (default: case is ignored)" },
+        includeRecall: { type: "boolean", description: "Also search the main agent's own recall calls and results (default: skipped)" },
         context: { type: "number", description: "Lines to show before and after each match (default 0)" },
         cursor: { type: "string", description: "Cursor from the previous page of the same search" },
       },
@@ -134,7 +137,6 @@ function runTool(call: ToolCall, input: LookupInput): SearchOutcome<unknown> {
   const args = (call.arguments ?? {}) as Record<string, unknown>;
   const str = (v: unknown) => (typeof v === "string" ? v : undefined);
   const cursor = str(args.cursor);
-  const engine = input.engine ?? BACKTRACKING_ENGINE;
   switch (call.name) {
     case "list_entries":
       return listEntries(input.index, { role: str(args.role), cursor }, input.limits);
@@ -142,9 +144,16 @@ function runTool(call: ToolCall, input: LookupInput): SearchOutcome<unknown> {
       if (typeof args.pattern !== "string") return { ok: false, error: "grep needs a string pattern" };
       return grepTranscript(
         input.index,
-        { pattern: args.pattern, literal: args.literal === true, context: typeof args.context === "number" ? args.context : undefined, cursor },
+        {
+          pattern: args.pattern,
+          literal: args.literal === true,
+          context: typeof args.context === "number" ? args.context : undefined,
+          cursor,
+          caseSensitive: args.caseSensitive === true,
+          includeRecall: args.includeRecall === true,
+        },
         input.limits,
-        engine,
+        input.budget,
       );
     case "show_entry":
       if (typeof args.id !== "string") return { ok: false, error: "show_entry needs a string id" };

@@ -1,8 +1,13 @@
-// Paginated list / grep / show over the transcript index, bounded by result count, characters and scan work,
-// with a static safety check for regular expressions. Pure: no I/O; attribution always comes from the index.
+// Paginated list / grep / show over the transcript index, bounded by result count, characters and scan work.
+// Regular expressions run on a linear-time engine (see regex.ts). Pure: no I/O; attribution always comes from
+// the index.
+import { decodeCursor, encodeCursor } from "./cursor.ts";
+import { MAX_ID_LENGTH, quoted } from "./input.ts";
+import { compileRegex, foldCase, MAX_LITERAL_LENGTH, meetsRequirement, WINDOW_OVERLAP, type CompiledRegex } from "./regex.ts";
 import type { RecallLimits } from "./settings.ts";
 import {
   isMarkerLine,
+  isRecallTraffic,
   lineAt,
   lineCount,
   lineText,
@@ -25,6 +30,10 @@ export interface GrepParams {
   literal?: boolean;
   context?: number;
   cursor?: string;
+  /** Match case exactly (default: case is ignored). */
+  caseSensitive?: boolean;
+  /** Also search the recall tools' own calls and results (default: skipped). */
+  includeRecall?: boolean;
 }
 export interface ShowParams {
   id: string;
@@ -32,46 +41,20 @@ export interface ShowParams {
 }
 
 /**
- * What bounds regex work besides the static check. `bounded` is true when the runtime falls back to a
- * linear-time engine once a match backtracks too much (V8 with its backtrack fallback enabled, which the host
- * switches on): any pattern the static check accepts then runs in time linear in the text it scans.
+ * The wall-clock side of a grep's bounds, injected by the host, which owns the clock. `startBudget` starts the
+ * time budget of one call and returns its check, asked between engine calls: true stops the scan with a
+ * continuation cursor. Without it only the deterministic work cap applies.
  */
-export interface RegexEngine {
-  bounded: boolean;
-  /**
-   * Starts the time budget of one grep call and returns its check, asked between entries, every 64 lines and
-   * before each long-line window: true stops the scan with a continuation cursor. Injected by the host, which
-   * owns the clock.
-   */
+export interface ScanBudget {
   startBudget?: () => () => boolean;
 }
 
-/** Plain backtracking: the static check alone has to keep patterns safe, so it is stricter. */
-export const BACKTRACKING_ENGINE: RegexEngine = { bounded: false };
-
 // ---------------------------------------------------------------------------------------------------------
-// Cursors: `<kind>:<fingerprint>:<ordinal>:<position>:<anchor id>`. The fingerprint ties a cursor to the
-// parameters that produced it; the anchor id detects a branch that changed under it.
+// Cursors
 
 export type SearchKind = "list" | "grep" | "show";
 const KIND_CODE: Record<SearchKind, string> = { list: "l", grep: "g", show: "s" };
-
-interface Cursor {
-  kind: SearchKind;
-  fingerprint: string;
-  ordinal: number;
-  position: number;
-  anchor: string;
-}
-
-function fnv1a(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h.toString(16).padStart(8, "0");
-}
+const KIND_TOOL: Record<SearchKind, string> = { list: "list_entries", grep: "grep", show: "show_entry" };
 
 /**
  * Canonical form of a call's parameters without its cursor. Two calls with the same key ask the same
@@ -83,152 +66,29 @@ export function queryKey(kind: SearchKind, params: object): string {
     case "list":
       return JSON.stringify(["list", normalizeRole(p.role) ?? null]);
     case "grep":
-      return JSON.stringify(["grep", String(p.pattern ?? ""), p.literal === true, typeof p.context === "number" ? Math.floor(p.context) : 0]);
+      return JSON.stringify([
+        "grep",
+        String(p.pattern ?? ""),
+        p.literal === true,
+        typeof p.context === "number" ? Math.floor(p.context) : 0,
+        p.caseSensitive === true,
+        p.includeRecall === true,
+      ]);
     case "show":
       return JSON.stringify(["show", String(p.id ?? "")]);
   }
 }
 
-function encodeCursor(c: Cursor): string {
-  return `${KIND_CODE[c.kind]}:${c.fingerprint}:${c.ordinal}:${c.position}:${c.anchor}`;
-}
-
-function decodeCursor(kind: SearchKind, key: string, raw: string): Cursor | string {
-  const m = /^([lgs]):([0-9a-f]{8}):(\d+):(\d+):(.+)$/s.exec(raw);
-  if (!m || m[1] !== KIND_CODE[kind]) return `invalid cursor ${JSON.stringify(raw)}: pass a cursor exactly as an earlier ${kind} page returned it, or omit it`;
-  if (m[2] !== fnv1a(key)) return "this cursor belongs to a different query: repeat the original arguments with it, or omit the cursor to start over";
-  return { kind, fingerprint: m[2], ordinal: Number(m[3]), position: Number(m[4]), anchor: m[5] };
-}
-
 const STALE = "the branch changed since this cursor was issued (e.g. /tree); run the query again without a cursor";
 
 /** Decode a list/grep cursor and check that the entry it points at is still where it was on the branch. */
-function resumeAt(kind: "list" | "grep", key: string, raw: string, index: TranscriptIndex): Cursor | string {
-  const cursor = decodeCursor(kind, key, raw);
+function resumeAt(kind: "list" | "grep", key: string, raw: string, index: TranscriptIndex): { ordinal: number; position: number } | string {
+  const cursor = decodeCursor(KIND_CODE[kind], key, raw, KIND_TOOL[kind]);
   if (typeof cursor === "string") return cursor;
-  return index.entries[cursor.ordinal]?.id === cursor.anchor ? cursor : STALE;
-}
-
-// ---------------------------------------------------------------------------------------------------------
-// Regex safety
-
-/**
- * Why a pattern is refused, or undefined when it may run. Refused: backreferences and lookarounds (the
- * linear-time fallback cannot run them, so nothing would bound them), repetition of a group that repeats or
- * branches (exponential backtracking), huge counted repetition, and, without a bounded engine, more than one
- * unbounded quantifier (polynomial backtracking on long lines).
- */
-export function checkPattern(pattern: string, engine: RegexEngine, maxLength: number): string | undefined {
-  if (pattern.length === 0) return "empty pattern";
-  if (pattern.length > maxLength) return `pattern longer than ${maxLength} characters; use a shorter one or literal: true`;
-  const linear = engine.bounded;
-  interface Frame {
-    quantified: boolean;
-    alternation: boolean;
-  }
-  const stack: Frame[] = [{ quantified: false, alternation: false }];
-  let unbounded = 0;
-  // What the previous atom was, so a following quantifier can be judged.
-  let last: { group?: Frame } | undefined;
-  let i = 0;
-  const quantifierAt = (at: number): { end: number; repeats: boolean; unbounded: boolean; big: boolean } | undefined => {
-    const c = pattern[at];
-    if (c === "*" || c === "+") return { end: at + 1, repeats: true, unbounded: true, big: false };
-    if (c === "?") return { end: at + 1, repeats: false, unbounded: false, big: false };
-    if (c === "{") {
-      const m = /^\{(\d+)(,(\d*))?\}/.exec(pattern.slice(at));
-      if (!m) return undefined;
-      const min = Number(m[1]);
-      const max = m[2] === undefined ? min : m[3] === "" ? Infinity : Number(m[3]);
-      return { end: at + m[0].length, repeats: max > 1, unbounded: max === Infinity, big: Math.max(min, max === Infinity ? 0 : max) > 1000 };
-    }
-    return undefined;
-  };
-  while (i < pattern.length) {
-    const c = pattern[i];
-    if (c === "\\") {
-      const next = pattern[i + 1] ?? "";
-      if (/[1-9]/.test(next) || next === "k") return "backreferences are not supported; search for the text itself, or use literal: true";
-      i += 2;
-      last = {};
-    } else if (c === "[") {
-      let j = i + 1;
-      if (pattern[j] === "^") j++;
-      if (pattern[j] === "]") j++;
-      while (j < pattern.length && pattern[j] !== "]") j += pattern[j] === "\\" ? 2 : 1;
-      if (j >= pattern.length) return "unterminated character class";
-      i = j + 1;
-      last = {};
-    } else if (c === "(") {
-      if (pattern.startsWith("(?=", i) || pattern.startsWith("(?!", i) || pattern.startsWith("(?<=", i) || pattern.startsWith("(?<!", i)) {
-        return "lookaround assertions are not supported; match the surrounding text instead";
-      }
-      stack.push({ quantified: false, alternation: false });
-      if (pattern.startsWith("(?<", i)) {
-        const close = pattern.indexOf(">", i);
-        if (close < 0) return "unterminated group name";
-        i = close + 1;
-      } else i += pattern.startsWith("(?:", i) ? 3 : pattern.startsWith("(?", i) ? 2 : 1;
-      last = undefined;
-      continue;
-    } else if (c === ")") {
-      if (stack.length === 1) return "unbalanced parenthesis";
-      const group = stack.pop() as Frame;
-      const parent = stack[stack.length - 1];
-      parent.quantified ||= group.quantified;
-      i += 1;
-      last = { group };
-    } else if (c === "|") {
-      stack[stack.length - 1].alternation = true;
-      i += 1;
-      last = undefined;
-      continue;
-    } else {
-      const q = quantifierAt(i);
-      if (q) {
-        if (!last) return `quantifier at position ${i} has nothing to repeat`;
-        if (q.big) return "counted repetition above 1000 is not supported";
-        // A repeated group that itself repeats or branches can match one text in exponentially many ways.
-        if (q.repeats && last.group && (last.group.quantified || last.group.alternation)) {
-          return "nested or alternating repetition such as (a+)+ or (a|ab)* can take exponential time; simplify the pattern or use literal: true";
-        }
-        if (q.unbounded) unbounded++;
-        stack[stack.length - 1].quantified = true;
-        i = q.end;
-        if (pattern[i] === "?") i++;
-        last = undefined;
-        continue;
-      }
-      i += 1;
-      last = {};
-    }
-  }
-  if (stack.length !== 1) return "unbalanced parenthesis";
-  // Without a linear-time fallback each unbounded quantifier multiplies the worst-case backtracking per line.
-  if (!linear && unbounded > 1) return "more than one unbounded quantifier (*, +, {n,}) is not supported by this runtime's regex engine; use literal: true or a tighter pattern";
-  return undefined;
-}
-
-/**
- * Regex matching is per line, like grep, and a line longer than this is searched in overlapping windows, so
- * one regex execution never sees more than this many characters: even a pattern that backtracks without
- * limit costs at most window² steps per window. Exact-text search has no such limit.
- */
-export const REGEX_WINDOW = 2_048;
-/** Overlap of consecutive windows: a match up to this long is never split by a window edge. */
-export const REGEX_OVERLAP = 256;
-
-type Matcher = { kind: "literal"; needle: string } | { kind: "regex"; re: RegExp };
-
-function compileMatcher(params: GrepParams, engine: RegexEngine, limits: RecallLimits): Matcher | string {
-  if (params.literal) return { kind: "literal", needle: params.pattern };
-  const refused = checkPattern(params.pattern, engine, limits.maxPatternLength);
-  if (refused) return `pattern refused: ${refused}`;
-  try {
-    return { kind: "regex", re: new RegExp(params.pattern) };
-  } catch (error) {
-    return `invalid regular expression: ${error instanceof Error ? error.message : String(error)}`;
-  }
+  const entry = index.entries[cursor.ordinal];
+  if (entry?.id !== cursor.anchor) return STALE;
+  if (cursor.position > entry.text.length) return `invalid cursor: its position is past the end of entry ${entry.id}. Pass a cursor exactly as returned, or omit it`;
+  return cursor;
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -282,7 +142,7 @@ export interface ListDetails {
 export function listEntries(index: TranscriptIndex, params: ListParams, limits: RecallLimits): SearchOutcome<ListDetails> {
   const role = normalizeRole(params.role);
   if (params.role !== undefined && params.role.trim() !== "" && !role) {
-    return { ok: false, error: `unknown role ${JSON.stringify(params.role)}; use one of ${TRANSCRIPT_ROLES.join(", ")}` };
+    return { ok: false, error: `unknown role ${quoted(params.role)}; use one of ${TRANSCRIPT_ROLES.join(", ")}` };
   }
   const key = queryKey("list", params);
   let start = 0;
@@ -309,7 +169,7 @@ export function listEntries(index: TranscriptIndex, params: ListParams, limits: 
     chars += row.length + 1;
   }
   const total = role ? index.entries.filter(matching).length : index.entries.length;
-  const nextCursor = next === undefined ? undefined : encodeCursor({ kind: "list", fingerprint: fnv1a(key), ordinal: next, position: 0, anchor: index.entries[next].id });
+  const nextCursor = next === undefined ? undefined : encodeCursor(KIND_CODE.list, key, { ordinal: next, position: 0, anchor: index.entries[next].id });
   const head = listed.length
     ? `${listed.length} of ${total} ${role ?? "entries"}${role ? " entries" : ""} on the active branch (oldest first)${start ? `, continuing at #${start + 1}` : ""}:`
     : `no ${role ? `${role} ` : ""}entries${start ? " after this point" : " on the active branch"}.`;
@@ -332,9 +192,14 @@ export interface GrepMatch {
 export interface GrepDetails {
   matches: GrepMatch[];
   nextCursor?: string;
-  /** True when the call stopped at its scan or time cap rather than at a result or character bound. */
+  /** True when the call stopped at its work or time cap rather than at a result or character bound. */
   scanCapped: boolean;
+  /** Characters examined (a character tested twice counts twice). */
   scannedChars: number;
+  /** Work units spent: characters times {@link GrepDetails.workPerChar} for engine steps, one per character otherwise. */
+  work: number;
+  /** What one character costs in an engine step: the regex program size, or 1 for exact text. */
+  workPerChar: number;
 }
 
 interface RawMatch {
@@ -373,22 +238,54 @@ function renderGrepPage(index: TranscriptIndex, matches: readonly RawMatch[], co
   return out;
 }
 
+/** Characters folded at a time when exact text is searched case-insensitively. */
+const FOLD_CHUNK = 65_536;
+
 /**
- * Search over the rendered branch. A regex matches within one line (long lines in overlapping windows); exact
- * text (`literal`) matches anywhere in one entry, across lines too. Each matching line is one result, shown with
- * `context` lines either side (clipped to its entry). Pages stop at `maxResults` matches, `maxChars`
- * characters, `maxScanChars` scanned or the engine's time budget, and return a cursor to continue.
+ * Offset of the first occurrence of `needle` in `text` at or after `from`, or -1. Case-insensitively, `needle`
+ * is already folded and the text is folded a chunk at a time, so a page that stops early folds little more
+ * than it read; chunks overlap by the needle's length, so no occurrence is split.
  */
-export function grepTranscript(
-  index: TranscriptIndex,
-  params: GrepParams,
-  limits: RecallLimits,
-  engine: RegexEngine = BACKTRACKING_ENGINE,
-): SearchOutcome<GrepDetails> {
+function findText(text: string, needle: string, from: number, fold: boolean): number {
+  if (!fold) return text.indexOf(needle, from);
+  for (let start = from; start < text.length; start += FOLD_CHUNK) {
+    const at = foldCase(text.slice(start, start + FOLD_CHUNK + needle.length - 1)).indexOf(needle);
+    if (at >= 0) return start + at;
+  }
+  return -1;
+}
+
+/** How a grep finds text: exact text (optionally case-folded) or a compiled regular expression. */
+type Matcher = { kind: "literal"; needle: string; fold: boolean } | { kind: "regex"; re: CompiledRegex; fold: boolean };
+
+function compileMatcher(params: GrepParams): Matcher | string {
+  const fold = params.caseSensitive !== true;
+  if (params.literal === true) {
+    if (params.pattern.length > MAX_LITERAL_LENGTH) return `the text is ${params.pattern.length} characters; the limit is ${MAX_LITERAL_LENGTH} for literal: true. Search for a distinctive part of it`;
+    return { kind: "literal", needle: fold ? foldCase(params.pattern) : params.pattern, fold };
+  }
+  const re = compileRegex(params.pattern, !fold);
+  return typeof re === "string" ? `pattern refused: ${re}` : { kind: "regex", re, fold };
+}
+
+/**
+ * Search over the rendered branch. A regex matches within one line, ^ and $ at its ends; exact text
+ * (`literal`) matches anywhere in one entry, across lines too. Case is ignored unless `caseSensitive`, and the
+ * recall tools' own calls and results are skipped unless `includeRecall`. Each matching line is one result,
+ * shown with `context` lines either side (clipped to its entry). Pages stop at `maxResults` matches,
+ * `maxChars` characters, `maxScanWork` units of work, or the injected time budget, and return a cursor.
+ *
+ * Work is counted as characters times the engine's program size (one per character for exact text), since
+ * that bounds what a linear-time engine does. Lines are fed to the engine in steps of at most about
+ * `STEP_WORK` units, grouped when short, and a line too long for one step is searched in overlapping windows;
+ * the budgets are checked between steps.
+ */
+export function grepTranscript(index: TranscriptIndex, params: GrepParams, limits: RecallLimits, budget: ScanBudget = {}): SearchOutcome<GrepDetails> {
   if (typeof params.pattern !== "string" || params.pattern === "") return { ok: false, error: "pattern must be a non-empty string" };
   const context = Math.max(0, Math.min(limits.maxContext, Math.floor(typeof params.context === "number" && Number.isFinite(params.context) ? params.context : 0)));
-  const matcher = compileMatcher(params, engine, limits);
+  const matcher = compileMatcher(params);
   if (typeof matcher === "string") return { ok: false, error: matcher };
+  const includeRecall = params.includeRecall === true;
   const key = queryKey("grep", params);
   let ordinal = 0;
   let offset = 0;
@@ -399,14 +296,19 @@ export function grepTranscript(
     offset = cursor.position;
   }
 
-  const overBudget = engine.startBudget?.();
+  const overBudget = budget.startBudget?.();
   const page: RawMatch[] = [];
   let rendered: string[] = [];
   /** Where the next call resumes: an entry and a character offset in it. */
   let resume: { ordinal: number; offset: number } | undefined;
   let scanned = 0;
+  let work = 0;
+  // Steps taken so far. The budgets may stop a call only after one, so every call makes progress.
+  let steps = 0;
   let scanCapped = false;
   const headerRoom = 400;
+  const cost = matcher.kind === "regex" ? matcher.re.programSize : 1;
+  const spent = () => steps > 0 && (work >= limits.maxScanWork || overBudget?.() === true);
 
   /** Add a match to the page, or report that it belongs to the next page. */
   const accept = (match: RawMatch): boolean => {
@@ -422,91 +324,149 @@ export function grepTranscript(
     resume = at;
     scanCapped = capped;
   };
+  /** Feed `text` to the engine as one step. */
+  const engineTest = (re: CompiledRegex, text: string): boolean => {
+    steps++;
+    scanned += text.length;
+    work += text.length * cost;
+    return re.test(text);
+  };
+  /** Column of the match in a line the engine said matches; only needed when the display cuts the line. */
+  const column = (re: CompiledRegex, text: string): number => {
+    if (text.length <= limits.maxLineChars) return 0;
+    work += text.length * cost;
+    return Math.max(0, re.locate(text));
+  };
 
   scan: for (; ordinal < index.entries.length; ordinal++, offset = 0) {
-    if (scanned >= limits.maxScanChars || (scanned > 0 && overBudget?.())) {
+    if (spent()) {
       stopAt({ ordinal, offset }, true);
       break;
     }
     const entry = index.entries[ordinal];
+    const lines = lineCount(entry);
+    const hidden = (line: number) => !includeRecall && isRecallTraffic(entry, line);
+    // A recall tool's result is traffic from its header on: nothing to scan.
+    if (hidden(0) && entry.recallTraffic?.some(([from, to]) => from === 0 && to >= lines)) continue;
     const text = entry.text;
+
     if (matcher.kind === "literal") {
       // Exact text: one linear indexOf pass over the entry; a needle may span lines.
-      let from = offset;
+      steps++;
       scanned += text.length - offset;
+      work += text.length - offset;
+      let from = offset;
       for (;;) {
-        const at = text.indexOf(matcher.needle, from);
+        const at = findText(text, matcher.needle, from, matcher.fold);
         if (at < 0) break;
         const line = lineAt(entry, at);
-        const match = { ordinal, line, endLine: lineAt(entry, at + matcher.needle.length - 1), column: at - entry.lineStarts[line] };
-        if (!accept(match)) {
-          stopAt({ ordinal, offset: entry.lineStarts[line] }, false);
-          break scan;
+        if (!hidden(line)) {
+          const match = { ordinal, line, endLine: lineAt(entry, at + matcher.needle.length - 1), column: at - entry.lineStarts[line] };
+          if (!accept(match)) {
+            stopAt({ ordinal, offset: entry.lineStarts[line] }, false);
+            break scan;
+          }
         }
-        if (line + 1 >= lineCount(entry)) break;
+        if (line + 1 >= lines) break;
         from = entry.lineStarts[line + 1];
       }
       continue;
     }
-    // Regex: line by line, long lines in windows; the time budget is checked every few lines and per window.
-    const lines = lineCount(entry);
-    let line = lineAt(entry, offset);
-    let column = offset - entry.lineStarts[line];
-    for (let checked = 0; line < lines; line++, column = 0) {
-      const content = lineText(entry, line);
-      if (content.length <= REGEX_WINDOW) {
-        if ((++checked & 63) === 0 && scanned > 0 && overBudget?.()) {
-          stopAt({ ordinal, offset: entry.lineStarts[line] }, true);
-          break scan;
-        }
-        scanned += content.length + 1;
-        const m = matcher.re.exec(content);
-        if (m && !accept({ ordinal, line, endLine: line, column: m.index })) {
-          stopAt({ ordinal, offset: entry.lineStarts[line] }, false);
-          break scan;
-        }
+
+    const re = matcher.re;
+    // Text every match needs: one indexOf pass rules out most entries without running the engine.
+    if (re.requirement) {
+      const rest = offset > 0 ? text.slice(offset) : text;
+      scanned += rest.length;
+      work += rest.length;
+      if (!meetsRequirement(re.requirement, matcher.fold ? foldCase(rest) : rest)) {
+        steps++;
         continue;
       }
-      for (let start = column; start < content.length; start += REGEX_WINDOW - REGEX_OVERLAP) {
-        if (scanned > 0 && overBudget?.()) {
-          stopAt({ ordinal, offset: entry.lineStarts[line] + start }, true);
-          break scan;
-        }
-        const window = content.slice(start, start + REGEX_WINDOW);
-        scanned += window.length;
-        const m = matcher.re.exec(window);
-        if (m) {
-          if (!accept({ ordinal, line, endLine: line, column: start + m.index })) {
-            stopAt({ ordinal, offset: entry.lineStarts[line] }, false);
+    }
+    const step = re.stepChars;
+    let line = lineAt(entry, offset);
+    let col = offset - entry.lineStarts[line];
+    while (line < lines) {
+      if (hidden(line)) {
+        line++;
+        col = 0;
+        continue;
+      }
+      const content = lineText(entry, line);
+      if (col > 0 || content.length > step) {
+        // A line too long for one step: overlapping windows, first match only (one result per line).
+        for (let start = col; ; start += step - WINDOW_OVERLAP) {
+          if (spent()) {
+            stopAt({ ordinal, offset: entry.lineStarts[line] + start }, true);
             break scan;
           }
-          break;
+          const window = content.slice(start, start + step);
+          if (engineTest(re, window)) {
+            if (!accept({ ordinal, line, endLine: line, column: start + column(re, window) })) {
+              stopAt({ ordinal, offset: entry.lineStarts[line] }, false);
+              break scan;
+            }
+            break;
+          }
+          if (start + step >= content.length) break;
         }
-        if (start + REGEX_WINDOW >= content.length) break;
+        line++;
+        col = 0;
+        continue;
       }
+      // Short lines go to the engine together, up to one step; only a group that matches is tested line by
+      // line. A pattern that could match a group but no line of it (\A, \z, (?-m)) is tested line by line.
+      let end = line + 1;
+      let size = content.length;
+      while (re.joinable && end < lines && !hidden(end)) {
+        const next = entry.lineStarts[end + 1] ?? text.length + 1;
+        const length = next - 1 - entry.lineStarts[end];
+        if (size + 1 + length > step) break;
+        size += 1 + length;
+        end++;
+      }
+      if (spent()) {
+        stopAt({ ordinal, offset: entry.lineStarts[line] }, true);
+        break scan;
+      }
+      const group = text.slice(entry.lineStarts[line], entry.lineStarts[line] + size);
+      if (engineTest(re, group)) {
+        for (let l = line; l < end; l++) {
+          const one = end - line === 1 ? group : lineText(entry, l);
+          if (end - line > 1) {
+            // Not before the first line: a call that stopped there would resume where it started.
+            if (l > line && spent()) {
+              stopAt({ ordinal, offset: entry.lineStarts[l] }, true);
+              break scan;
+            }
+            if (!engineTest(re, one)) continue;
+          }
+          if (!accept({ ordinal, line: l, endLine: l, column: column(re, one) })) {
+            stopAt({ ordinal, offset: entry.lineStarts[l] }, false);
+            break scan;
+          }
+        }
+      }
+      line = end;
+      col = 0;
     }
   }
 
-  const nextCursor = resume
-    ? encodeCursor({
-        kind: "grep",
-        fingerprint: fnv1a(key),
-        ordinal: resume.ordinal,
-        position: resume.offset,
-        anchor: index.entries[resume.ordinal].id,
-      })
-    : undefined;
-  const what = `${params.literal ? "text" : "regex"} ${JSON.stringify(params.pattern)}`;
+  const nextCursor = resume ? encodeCursor(KIND_CODE.grep, key, { ordinal: resume.ordinal, position: resume.offset, anchor: index.entries[resume.ordinal].id }) : undefined;
+  const how = [matcher.fold ? "ignoring case" : "case-sensitive", ...(includeRecall ? ["recall traffic included"] : [])].join(", ");
+  const what = `${params.literal ? "text" : "regex"} ${quoted(params.pattern, 120)} (${how})`;
   const entriesHit = new Set(page.map((m) => m.ordinal)).size;
+  const skipped = includeRecall ? "" : " The recall tools' own calls and results are not searched; includeRecall: true adds them.";
   const head = page.length
     ? `${page.length} matching line${page.length === 1 ? "" : "s"} in ${entriesHit} entr${entriesHit === 1 ? "y" : "ies"} for ${what}${params.cursor ? " (continued)" : ""}. Lines are numbered within each entry; ▸ marks headers and section markers.`
-    : `no${params.cursor ? " further" : ""} matches for ${what} on the active branch${scanCapped ? " in this scan window" : ""}.`;
+    : `no${params.cursor ? " further" : ""} matches for ${what} on the active branch${scanCapped ? " in this scan window" : ""}.${skipped}`;
   let body = rendered.join("\n");
   // A single oversized result still has to fit the page.
   if (body.length > limits.maxChars - headerRoom) body = `${body.slice(0, limits.maxChars - headerRoom)}… [result cut at the page limit]`;
   const foot = nextCursor
     ? scanCapped
-      ? `\nScan limit (size or time) reached before the end of the branch: call again with the same arguments and cursor "${nextCursor}" to continue.`
+      ? `\nScan limit (work or time) reached before the end of the branch: call again with the same arguments and cursor "${nextCursor}" to continue.`
       : `\nMore matches may follow: call again with the same arguments and cursor "${nextCursor}".`
     : "";
   const matches: GrepMatch[] = page.map((m) => {
@@ -516,7 +476,7 @@ export function grepTranscript(
   return {
     ok: true,
     text: `${head}${body ? `\n${body}` : ""}${foot}`,
-    details: { matches, scanCapped, scannedChars: scanned, ...(nextCursor ? { nextCursor } : {}) },
+    details: { matches, scanCapped, scannedChars: scanned, work, workPerChar: cost, ...(nextCursor ? { nextCursor } : {}) },
     ...(nextCursor ? { nextCursor } : {}),
   };
 }
@@ -538,15 +498,16 @@ export interface ShowDetails {
 export function resolveEntryId(index: TranscriptIndex, id: string): TranscriptEntry | string {
   const wanted = id.trim();
   if (!wanted) return "id must be a non-empty entry id";
+  if (wanted.length > MAX_ID_LENGTH) return `the id is ${wanted.length} characters; entry ids are at most ${MAX_ID_LENGTH}. context_list_entries lists them`;
   const ordinal = index.ordinalById.get(wanted);
   if (ordinal !== undefined) return index.entries[ordinal];
   if (index.pathPos.has(wanted)) return `entry ${wanted} is on the branch but holds no conversation (model or settings change, label, custom state)`;
   if (wanted.length >= 4) {
     const candidates = index.entries.filter((e) => e.id.startsWith(wanted));
     if (candidates.length === 1) return candidates[0];
-    if (candidates.length > 1) return `id prefix ${wanted} is ambiguous: ${candidates.slice(0, 5).map((e) => e.id).join(", ")}`;
+    if (candidates.length > 1) return `id prefix ${quoted(wanted)} is ambiguous: ${candidates.slice(0, 5).map((e) => e.id).join(", ")}`;
   }
-  return `no entry ${JSON.stringify(wanted)} on the active branch (abandoned branches and other sessions are not searchable); context_list_entries lists ids`;
+  return `no entry ${quoted(wanted)} on the active branch (abandoned branches and other sessions are not searchable); context_list_entries lists ids`;
 }
 
 /** One entry, whole, in pages of at most `maxChars` characters; a very long line is split across pages. */
@@ -557,7 +518,7 @@ export function showEntry(index: TranscriptIndex, params: ShowParams, limits: Re
   const key = queryKey("show", params);
   let offset = 0;
   if (params.cursor) {
-    const cursor = decodeCursor("show", key, params.cursor);
+    const cursor = decodeCursor(KIND_CODE.show, key, params.cursor, KIND_TOOL.show);
     if (typeof cursor === "string") return { ok: false, error: cursor };
     if (cursor.anchor !== entry.id || cursor.position > entry.text.length) return { ok: false, error: STALE };
     offset = cursor.position;
@@ -593,7 +554,7 @@ export function showEntry(index: TranscriptIndex, params: ShowParams, limits: Re
     break;
   }
   const lastLine = next === undefined ? total - 1 : lineAt(entry, Math.max(next - 1, 0));
-  const nextCursor = next === undefined ? undefined : encodeCursor({ kind: "show", fingerprint: fnv1a(key), ordinal: 0, position: next, anchor: entry.id });
+  const nextCursor = next === undefined ? undefined : encodeCursor(KIND_CODE.show, key, { ordinal: 0, position: next, anchor: entry.id });
   const head = `entry ${describe(entry)} · ${total} lines, ${entry.text.length} characters${offset ? ` · continued from line ${firstLine + 1}` : ""}. ▸ marks the header and section markers.`;
   const foot = nextCursor ? `\nThis entry continues: call again with id "${entry.id}" and cursor "${nextCursor}".` : "";
   return {

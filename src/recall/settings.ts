@@ -33,10 +33,11 @@ export interface RecallLimits {
   /** A displayed line longer than this is cut; `context_show_entry` gives it whole. */
   maxLineChars: number;
   listPageSize: number;
-  /** Characters one grep call may scan before it returns a continuation cursor (work cap). */
-  maxScanChars: number;
-  /** Longest regex source accepted. */
-  maxPatternLength: number;
+  /**
+   * Work one grep call may spend before it returns a continuation cursor: characters times the regex
+   * program size (one per character for exact text). Deterministic, unlike the host's time budget.
+   */
+  maxScanWork: number;
   turnBudget: number;
   lookupAttempts: number;
   lookupResultChars: number;
@@ -49,8 +50,7 @@ export const DEFAULT_RECALL_LIMITS: RecallLimits = {
   maxContext: 20,
   maxLineChars: 2_000,
   listPageSize: 50,
-  maxScanChars: 256_000_000,
-  maxPatternLength: 500,
+  maxScanWork: 2_000_000_000,
   turnBudget: 10,
   lookupAttempts: 1,
   lookupResultChars: 12_000,

@@ -5,6 +5,7 @@
 // entry (50k+ on long sessions) and is rebuilt from the branch whenever in doubt, so copy-on-write would only
 // add cost. Only this module mutates it.
 import type { SessionEntry } from "../log/entries.ts";
+import { RECALL_TOOL_NAMES } from "./attempts.ts";
 
 /** Roles a transcript entry can have (the `role` filter of `context_list_entries`). */
 export type TranscriptRole = "user" | "assistant" | "toolResult" | "bash" | "custom" | "compaction" | "branchSummary";
@@ -30,7 +31,15 @@ export interface TranscriptSection {
   kind: SectionKind;
   line: number;
   label: string;
+  /** Tool name of a `toolCall` section. */
+  tool?: string;
 }
+
+/**
+ * Tools whose calls and results are recall traffic: searching history finds them only when asked to, or a
+ * search would keep finding its own earlier queries and results. The timeline is a listing of entries too.
+ */
+export const RECALL_TRAFFIC_TOOLS: readonly string[] = [...RECALL_TOOL_NAMES, "context_timeline"];
 
 /** One rendered entry. `text` is its lines joined with "\n"; line 0 is the `ENTRY` header. */
 export interface TranscriptEntry {
@@ -49,6 +58,11 @@ export interface TranscriptEntry {
   preview: string;
   /** Position of the entry on the branch path (counting entries that render nothing). */
   pathPos: number;
+  /**
+   * Line ranges `[from, to)` that are recall traffic (see {@link RECALL_TRAFFIC_TOOLS}): a recall tool's call
+   * inside an assistant entry, or the whole of a recall tool's result. Absent when there is none.
+   */
+  recallTraffic?: readonly (readonly [number, number])[];
 }
 
 /** The index over the active branch: every path id, and the rendered entries in branch order. */
@@ -292,6 +306,7 @@ function assistantContent(b: Builder, message: Block): string[] {
           const name = String(block.name ?? "?");
           calls.push(name);
           open(b, "toolCall", `[toolCall] ${name} ${String(block.id ?? "")}`.trimEnd());
+          b.sections[b.sections.length - 1].tool = name;
           const args = block.arguments;
           if (args && typeof args === "object" && !Array.isArray(args)) renderArgs(b, args, "");
           else renderArgs(b, args, "(arguments)");
@@ -422,6 +437,7 @@ export function renderEntry(entry: SessionEntry, pathPos = 0): TranscriptEntry |
       return undefined;
   }
 
+  const traffic = recallTraffic(b, role!, name);
   const lineStarts = new Array<number>(b.lines.length);
   let offset = 0;
   for (let i = 0; i < b.lines.length; i++) {
@@ -438,5 +454,25 @@ export function renderEntry(entry: SessionEntry, pathPos = 0): TranscriptEntry |
     sections: b.sections,
     preview: previewOf(b, calls),
     pathPos,
+    ...(traffic.length ? { recallTraffic: traffic } : {}),
   };
+}
+
+/** Line ranges of a rendered entry that are recall traffic: a recall tool's result whole, or its calls. */
+function recallTraffic(b: Builder, role: TranscriptRole, name: string | undefined): [number, number][] {
+  if (role === "toolResult") return name !== undefined && RECALL_TRAFFIC_TOOLS.includes(name) ? [[0, b.lines.length]] : [];
+  const ranges: [number, number][] = [];
+  b.sections.forEach((section, i) => {
+    if (section.kind !== "toolCall" || !RECALL_TRAFFIC_TOOLS.includes(section.tool ?? "")) return;
+    ranges.push([section.line, b.sections[i + 1]?.line ?? b.lines.length]);
+  });
+  // A reply that only called recall tools is traffic as a whole, header included.
+  const covered = ranges.reduce((n, [from, to]) => n + to - from, 0);
+  return ranges.length && covered === b.lines.length - 1 ? [[0, b.lines.length]] : ranges;
+}
+
+/** True when line `line` of the entry is recall traffic. */
+export function isRecallTraffic(entry: TranscriptEntry, line: number): boolean {
+  for (const [from, to] of entry.recallTraffic ?? []) if (line >= from && line < to) return true;
+  return false;
 }

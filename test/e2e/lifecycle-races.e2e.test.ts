@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { fauxAssistantMessage, fauxToolCall } from "@earendil-works/pi-ai";
 import type { ExtensionAPI, SessionEntry } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import { getStrategy, registerStrategy } from "../../src/host/strategies.ts";
+import { registerContextLedger } from "../../src/host/extension.ts";
 import { startHarness, type Harness } from "./harness.ts";
 
 const RUNS = Number(process.env.FC_RUNS ?? 30);
@@ -85,18 +85,21 @@ describe("lifecycle races e2e", () => {
     await fc.assert(
       fc.asyncProperty(fc.scheduler(), async (s) => {
         slot.current = undefined;
-        const h = await start({ persist: true, settings: { compaction: { keepRecentTokens: 20 } }, extensions: [pacer(slot, ["session_before_compact", "session_compact"])] });
-        await twoTasks(h);
         // The real checkpoint planner, held by the scheduler before it starts and before its plan is returned.
-        const real = getStrategy("checkpoint")!;
-        registerStrategy({
-          ...real,
-          plan: async (input, signal) => {
-            await s.schedule(Promise.resolve("planner start"), "planner start");
-            const plan = await real.plan(input, signal);
-            return s.schedule(Promise.resolve(plan), "planner result");
-          },
-        });
+        const held = (pi: Parameters<typeof registerContextLedger>[0]) =>
+          registerContextLedger(pi, {
+            wrapPlanner: (real) => ({
+              ...real,
+              plan: async (input, signal) => {
+                if (!slot.current) return real.plan(input, signal);
+                await s.schedule(Promise.resolve("planner start"), "planner start");
+                const plan = await real.plan(input, signal);
+                return s.schedule(Promise.resolve(plan), "planner result");
+              },
+            }),
+          });
+        const h = await start({ persist: true, withLedger: false, settings: { compaction: { keepRecentTokens: 20 } }, extensions: [held, pacer(slot, ["session_before_compact", "session_compact"])] });
+        await twoTasks(h);
         slot.current = s;
         const before = bytes(h.sessionFile());
         const abort = s.schedule(Promise.resolve("abort"), "abortCompaction").then(() => h.session.abortCompaction());

@@ -4,6 +4,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { fauxAssistantMessage, fauxText, fauxToolCall, type Message } from "@earendil-works/pi-ai";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+import { compileRegex } from "../../src/recall/regex.ts";
+import { DEFAULT_RECALL_LIMITS } from "../../src/recall/settings.ts";
+import { hasRawControl } from "../arbitraries/hostile.ts";
+import { LedgerBuilder } from "../support/ledger-builder.ts";
 import { startHarness, type Harness } from "./harness.ts";
 
 let h: Harness | undefined;
@@ -54,7 +58,7 @@ describe("recall tools e2e", () => {
           fauxToolCall("context_grep", { pattern: "DIRECT-NEEDLE-\\d", context: 1 }),
           fauxToolCall("context_show_entry", { id: source.id }),
           fauxToolCall("context_list_entries", { role: "toolResult" }),
-          fauxToolCall("context_grep", { pattern: "(a+)+" }),
+          fauxToolCall("context_grep", { pattern: "(a)\\1" }),
         ],
         { stopReason: "toolUse" },
       ),
@@ -67,7 +71,7 @@ describe("recall tools e2e", () => {
     // The planted header is shown as content of the real entry, never as an entry of its own.
     expect(resultText(grep[0])).toMatch(/ +\d+│ ENTRY fake0001 user 2020/);
     expect(grep[1].isError).toBe(true);
-    expect(resultText(grep[1])).toContain("exponential");
+    expect(resultText(grep[1])).toContain("backreferences");
     expect(resultText(toolResults("context_show_entry")[0])).toContain("DIRECT-NEEDLE-7");
     expect(resultText(toolResults("context_list_entries")[0])).toContain(source.id);
     // Listed ids come from the index: the planted id appears only inside the real entry's preview.
@@ -196,5 +200,165 @@ describe("recall tools e2e", () => {
     expect(resultText(lookup)).toContain("WRITE-UP: nothing about BUDGET was recorded.");
     expect(resultText(lookup)).toContain("turn budget (2)");
     expect((lookup as { details?: object }).details).toMatchObject({ complete: false, end: "turnBudget", writeUp: "ok", turnsUsed: 2, modelCalls: 3 });
+  });
+});
+
+describe("recall hardening e2e", () => {
+  type GrepResult = { isError?: boolean; content: unknown; details?: { work?: number; workPerChar?: number; scannedChars?: number; matches?: { entryId: string }[] } };
+  const greps = () => toolResults("context_grep") as unknown as GrepResult[];
+
+  it("runs the 136-character pattern and everyday nested patterns in bounded work, on Pi's defaults", async () => {
+    const hostile = `${".?".repeat(45)}${".".repeat(45)}Z`;
+    // Many lines with a Z too near their start (no match, but the Z every match needs is everywhere), one real
+    // hit. Short ids keep the entry headers, which end in a Z too, short of a match.
+    const b = new LedgerBuilder({ pad: 1 });
+    b.user("collect the logs");
+    for (let i = 0; i < 40; i++) {
+      b.assistant("", [{ id: `c${i}`, name: "bash", args: { command: `cat log${i}` } }]);
+      b.toolResult(`c${i}`, "bash", Array.from({ length: 120 }, (_, j) => `${"y".repeat(j % 44)}Z warning: retry ${i}.${j}.1`).join("\n"));
+    }
+    b.assistant("", [{ id: "last", name: "bash", args: { command: "cat final.log" } }]);
+    b.toolResult("last", "bash", `${"q".repeat(60)}Z-END`);
+    b.assistant("logs collected");
+    h = await startHarness({ seedEntries: b.entries });
+    const source = entryWith("Z-END", "toolResult");
+    const before = h.requests.length;
+    h.script([
+      fauxAssistantMessage(
+        [
+          fauxToolCall("context_grep", { pattern: hostile }),
+          fauxToolCall("context_grep", { pattern: "(\\d+\\.)+\\d+" }),
+          fauxToolCall("context_grep", { pattern: "(error|warning)+: retry 39" }),
+        ],
+        { stopReason: "toolUse" },
+      ),
+      fauxAssistantMessage("searched"),
+    ]);
+    await h.session.prompt("search the logs");
+    // Two model calls: the one that asked, and the one that read the results. No other work reached a model.
+    expect(h.requests.length - before).toBe(2);
+    const [slow, dotted, alternation] = greps();
+    expect([slow.isError, dotted.isError, alternation.isError]).toEqual([false, false, false]);
+    expect(slow.details!.matches!.map((m) => m.entryId)).toEqual([source.id]);
+    expect(resultText(slow as never)).toContain(`── entry ${source.id}`);
+    expect(dotted.details!.matches!.length).toBeGreaterThan(0);
+    expect(alternation.details!.matches!.length).toBe(8);
+    // Work is counted per character times the compiled program, and one call stays within the cap plus two steps.
+    const re = compileRegex(hostile, false);
+    if (typeof re === "string") throw new Error(re);
+    expect(slow.details!.workPerChar).toBe(re.programSize);
+    expect(slow.details!.work).toBeLessThanOrEqual(DEFAULT_RECALL_LIMITS.maxScanWork + 2 * re.stepChars * re.programSize);
+    expect(slow.details!.work).toBeGreaterThanOrEqual(slow.details!.scannedChars!);
+    // The provider saw the match in the tool result.
+    expect(visible(h.requests.at(-1)!)).toContain("Z-END");
+  });
+
+  it("does not find its own earlier searches unless asked to", async () => {
+    h = await startHarness();
+    h.script([
+      fauxAssistantMessage([fauxToolCall("bash", { command: "echo failure code SELF-$((4000 + 711))" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage("it failed"),
+    ]);
+    await h.session.prompt("run it");
+    const source = entryWith("SELF-4711", "toolResult");
+    h.script([
+      fauxAssistantMessage([fauxToolCall("context_grep", { pattern: "SELF-4711" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage([fauxToolCall("context_grep", { pattern: "self-4711", literal: true })], { stopReason: "toolUse" }),
+      fauxAssistantMessage([fauxToolCall("context_grep", { pattern: "SELF-4711", includeRecall: true, caseSensitive: true })], { stopReason: "toolUse" }),
+      fauxAssistantMessage("done"),
+    ]);
+    await h.session.prompt("where was SELF-4711?");
+    const [first, second, third] = greps();
+    const ids = (r: GrepResult) => r.details!.matches!.map((m) => m.entryId);
+    // The user's question mentions it too; the recall calls and results do not count.
+    const question = entryWith("where was SELF-4711?", "user");
+    expect(ids(first)).toEqual([source.id, question.id]);
+    // Ignoring case by default: the lower-case text finds the same lines.
+    expect(ids(second)).toEqual([source.id, question.id]);
+    // With includeRecall the earlier calls and their results come back as well.
+    const calls = branch().filter((e) => e.type === "message" && e.message.role === "assistant" && e.message.content.some((c) => c.type === "toolCall" && c.name === "context_grep"));
+    const results = branch().filter((e) => e.type === "message" && e.message.role === "toolResult" && e.message.toolName === "context_grep");
+    expect([calls.length, results.length]).toEqual([3, 3]);
+    expect(ids(third).slice(0, 2)).toEqual([source.id, question.id]);
+    expect(ids(third).slice(2)).toEqual(expect.arrayContaining([calls[0].id, results[0].id, results[1].id]));
+    expect(ids(third)).toHaveLength(8); // a full page: the earlier results repeat the needle
+  });
+
+  it("answers oversized arguments with short errors that name the limit, and runs no subagent for them", async () => {
+    h = await startHarness();
+    h.script([fauxAssistantMessage("hello")]);
+    await h.session.prompt("hi");
+    const before = h.requests.length;
+    h.script([
+      fauxAssistantMessage(
+        [
+          fauxToolCall("context_show_entry", { id: "i".repeat(200_000) }),
+          fauxToolCall("context_list_entries", { role: "r".repeat(100_000) }),
+          fauxToolCall("context_grep", { pattern: "p".repeat(1_000_000) }),
+          fauxToolCall("context_grep", { pattern: "x", cursor: "c".repeat(100_000) }),
+          fauxToolCall("context_lookup", { question: "q".repeat(1_000_000) }),
+        ],
+        { stopReason: "toolUse" },
+      ),
+      fauxAssistantMessage("ok"),
+    ]);
+    await h.session.prompt("try these");
+    // The asking call and the follow-up: the oversized question started no subagent.
+    expect(h.requests.length - before).toBe(2);
+    const results = branch().flatMap((e) => (e.type === "message" && e.message.role === "toolResult" ? [e.message] : [])).slice(-5);
+    expect(results.map((r) => r.isError)).toEqual([true, true, true, true, true]);
+    const texts = results.map((r) => resultText(r));
+    for (const text of texts) expect(text.length).toBeLessThan(400);
+    expect(texts[0]).toContain("200000 characters; entry ids are at most 256");
+    expect(texts[1]).toContain("[cut: 100000 chars in all]");
+    expect(texts[2]).toContain("1000000 characters; the limit is 500");
+    expect(texts[3]).toContain("cursors are at most 512");
+    expect(texts[4]).toContain("1000000 characters; the limit is 4000");
+    // What went back to the provider: the results, short (the model's own oversized call is its own message).
+    const last = h.requests.at(-1)!.filter((m) => m.role === "toolResult");
+    expect(last.map((m) => textOf(m).length).every((n) => n < 400)).toBe(true);
+  });
+
+  it("shows control bytes in recovered output as visible escapes (the tool boundary)", async () => {
+    h = await startHarness();
+    h.script([
+      fauxAssistantMessage([fauxToolCall("bash", { command: "printf '\\033[2J\\033[31mRED-NEEDLE\\033[0m\\n'" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage("printed"),
+    ]);
+    await h.session.prompt("print it");
+    h.script([fauxAssistantMessage([fauxToolCall("context_grep", { pattern: "red-needle" })], { stopReason: "toolUse" }), fauxAssistantMessage("found")]);
+    await h.session.prompt("find it");
+    const text = resultText(toolResults("context_grep")[0]);
+    expect(text).toContain("RED-NEEDLE");
+    expect(hasRawControl(text)).toBe(false);
+    expect(text).toContain("\\u001b[31m");
+  });
+
+  it("pages context_timeline on a long session and follows its cursor to earlier entries", async () => {
+    const b = new LedgerBuilder();
+    for (let i = 0; i < 600; i++) {
+      b.user(`request ${i} ${"detail ".repeat(12)}`);
+      b.assistant(`reply ${i}`);
+    }
+    h = await startHarness({ seedEntries: b.entries });
+    let cursor = "";
+    h.script([
+      fauxAssistantMessage([fauxToolCall("context_timeline", {})], { stopReason: "toolUse" }),
+      (context: { messages: Message[] }) => {
+        const text = textOf([...context.messages].reverse().find((m) => m.role === "toolResult")!);
+        cursor = /cursor "([^"]+)"/.exec(text)?.[1] ?? "";
+        return fauxAssistantMessage([fauxToolCall("context_timeline", { cursor })], { stopReason: "toolUse" });
+      },
+      fauxAssistantMessage("seen"),
+    ]);
+    await h.session.prompt("show the timeline");
+    const pages = toolResults("context_timeline").map((r) => resultText(r));
+    expect(pages).toHaveLength(2);
+    expect(cursor).not.toBe("");
+    for (const page of pages) expect(page.length).toBeLessThan(13_000);
+    expect(pages[0]).toMatch(/^root/);
+    expect(pages[0]).toContain("reply 599");
+    expect(pages[1]).not.toContain("reply 599");
+    expect(pages[1]).toMatch(/Timeline entries \d+–\d+ of 120\d/);
   });
 });

@@ -170,7 +170,7 @@ describe("context_lookup subagent loop", () => {
 
   it("returns tool errors to the subagent instead of failing", async () => {
     const { promise, requests } = run((req, n) => {
-      if (n === 1) return reply([call("grep", { pattern: "(a+)+" }), call("show_entry", { id: "nope" }), call("rm", {})]);
+      if (n === 1) return reply([call("grep", { pattern: "(a)\\1" }), call("show_entry", { id: "nope" }), call("rm", {})]);
       return reply("nothing found");
     });
     await promise;

@@ -24,7 +24,8 @@ describe("recall tool declarations", () => {
     expect([...tools.keys()].sort()).toEqual(["context_grep", "context_list_entries", "context_lookup", "context_show_entry"]);
     expect(params("context_lookup")).toEqual({ keys: ["question"], required: ["question"] });
     expect(params("context_list_entries")).toEqual({ keys: ["cursor", "role"], required: [] });
-    expect(params("context_grep")).toEqual({ keys: ["context", "cursor", "literal", "pattern"], required: ["pattern"] });
+    // The contract's four, plus two optional switches.
+    expect(params("context_grep")).toEqual({ keys: ["caseSensitive", "context", "cursor", "includeRecall", "literal", "pattern"], required: ["pattern"] });
     expect(params("context_show_entry")).toEqual({ keys: ["cursor", "id"], required: ["id"] });
   });
 

@@ -1,12 +1,12 @@
-// Recall cost: context_grep over a generated 50k-entry branch against the real `grep -F` (and `grep -E` for the
-// regex row) on the same rendered text, written once to a temp file. Both sides scan the whole transcript: the
-// patterns are absent or rare, so the first page is also the last.
+// Recall cost: context_grep over a generated 50k-entry branch against the real `grep` on the same rendered text,
+// written once to a temp file, with the matching flags (`-F` for exact text, `-E` for a regex, `-i` when case is
+// ignored, which is context_grep's default). Both sides scan the whole transcript: the patterns are absent or
+// rare, so the first page is also the last. Two more rows time one call of patterns built to be slow.
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { recallRegexEngine } from "../../host/recall-tools.ts";
 import { grepTranscript, type GrepParams } from "../../recall/search.ts";
 import { recallLimits } from "../../recall/settings.ts";
 import { buildTranscript, syncTranscript, type TranscriptIndex } from "../../recall/transcript.ts";
@@ -57,22 +57,26 @@ export async function benchRecall(): Promise<BenchRow[]> {
   try {
     const file = join(dir, "transcript.txt");
     writeFileSync(file, index.entries.map((e) => e.text).join("\n"));
-    // Generous page bounds: the figure is the scan, not the page size.
+    // Default limits and no time budget: the figure is the scan itself, which must finish in one page.
     const limits = recallLimits({});
-    const engine = recallRegexEngine();
     const ours = (params: GrepParams) => {
-      const outcome = grepTranscript(index!, params, limits, engine);
+      const outcome = grepTranscript(index!, params, limits);
       if (!outcome.ok) throw new Error(outcome.error);
       if (outcome.details.nextCursor) throw new Error(`bench pattern ${params.pattern} did not finish in one page`);
       return outcome;
     };
+    const rare = rareFragment(index);
     const cases: { name: string; params: GrepParams; grep: string[]; target?: string }[] = [
-      { name: "literal, absent", params: { pattern: "zq-no-such-token-81", literal: true }, grep: ["-F", "-n", "zq-no-such-token-81"], target: "≤ 3x" },
-      { name: "literal, rare", params: { pattern: rareFragment(index), literal: true }, grep: ["-F", "-n"], target: "≤ 3x" },
-      { name: "regex, absent", params: { pattern: "no-such-[0-9]+x" }, grep: ["-E", "-n", "no-such-[0-9]+x"] },
+      { name: "literal, absent", params: { pattern: "zq-no-such-token-81", literal: true }, grep: ["-F", "-i", "-n"], target: "≤ 3x" },
+      { name: "literal, rare", params: { pattern: rare, literal: true }, grep: ["-F", "-i", "-n"], target: "≤ 3x" },
+      { name: "literal, rare, case-sensitive", params: { pattern: rare, literal: true, caseSensitive: true }, grep: ["-F", "-n"], target: "≤ 3x" },
+      { name: "regex, absent", params: { pattern: "no-such-[0-9]+x" }, grep: ["-E", "-i", "-n"], target: "≤ 3x" },
+      { name: "regex, absent, case-sensitive", params: { pattern: "no-such-[0-9]+x", caseSensitive: true }, grep: ["-E", "-n"], target: "≤ 3x" },
+      { name: "regex, alternation", params: { pattern: "(error|warning)+: zq[0-9]+" }, grep: ["-E", "-i", "-n"], target: "≤ 3x" },
+      { name: "regex, no literal to look for", params: { pattern: "[0-9]{3}-[0-9]{5}[a-f]\\b" }, grep: ["-E", "-i", "-n"] },
     ];
     for (const c of cases) {
-      const args = c.grep.length === 2 ? [...c.grep, c.params.pattern] : c.grep;
+      const args = [...c.grep, c.params.pattern];
       const reference = timeGrep(args, file);
       const value = timeIt(() => ours(c.params), 1_000, 5);
       rows.push({
@@ -80,10 +84,24 @@ export async function benchRecall(): Promise<BenchRow[]> {
         name: `context_grep ${c.name}, ${SIZE} entries`,
         value,
         unit: "ms",
-        reference: `grep ${args.slice(0, 2).join(" ")} on the same rendered text (${(index.chars / 1e6).toFixed(1)}M chars), process start included`,
+        reference: `grep ${c.grep.join(" ")} on the same rendered text (${(index.chars / 1e6).toFixed(1)}M chars), process start included`,
         ratio: value / reference,
         ...(c.target ? { target: c.target } : {}),
       });
+    }
+    // Patterns built to be slow: the one that kept V8's backtracking engine busy for tens of seconds, and one
+    // whose counting makes RE2's DFA give way to its slower NFA. One call each, default limits, no time budget.
+    const slow: { name: string; params: GrepParams }[] = [
+      { name: `45 × ".?", 45 × ".", "Z"`, params: { pattern: `${".?".repeat(45)}${".".repeat(45)}Z`, caseSensitive: true } },
+      { name: "e.{450}[qv]", params: { pattern: "e.{450}[qv]" } },
+    ];
+    for (const c of slow) {
+      let first: ReturnType<typeof grepTranscript> | undefined;
+      const value = timeIt(() => (first = grepTranscript(index!, c.params, limits)), 1_000, 3);
+      if (!first?.ok) throw new Error(`bench pattern ${c.params.pattern} was refused`);
+      const d = first.details;
+      const how = d.scanCapped ? "stopped by the work cap" : d.nextCursor ? "page full" : "whole branch";
+      rows.push({ suite: "recall", name: `context_grep ${c.name}, one call (${how} after ${(d.scannedChars / 1e6).toFixed(1)}M chars)`, value, unit: "ms" });
     }
     // Incremental sync: a new leaf costs one render, not a rebuild. Alternate between the last two leaves so
     // every run appends (or drops) exactly one entry.

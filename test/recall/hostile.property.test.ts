@@ -1,0 +1,56 @@
+// Recall tools under hostile arguments: whatever a model passes (megabyte strings, control bytes, broken or
+// backtracking regexes, forged cursors), each call returns a bounded page or a short error, in bounded work.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { grepTranscript, listEntries, showEntry, type SearchOutcome } from "../../src/recall/search.ts";
+import { DEFAULT_RECALL_LIMITS as L } from "../../src/recall/settings.ts";
+import { STEP_WORK } from "../../src/recall/regex.ts";
+import { buildTranscript } from "../../src/recall/transcript.ts";
+import { assertBounded, hostileStringArb, regexArb } from "../arbitraries/hostile.ts";
+import { Branch, toolCall } from "./fixtures.ts";
+
+const RUNS = Number(process.env.FC_RUNS ?? 200);
+
+function history() {
+  const b = new Branch();
+  b.user("build and test");
+  b.assistant([toolCall("bash", { command: "npm test" }, "c1")]);
+  b.toolResult("c1", "bash", Array.from({ length: 400 }, (_, i) => `${"a".repeat(i % 90)}Z case ${i}: error TS${i}.${i}.1 (warning)`).join("\n"));
+  b.assistant([toolCall("context_grep", { pattern: "error" }, "g1")]);
+  b.toolResult("g1", "context_grep", "1 matching line");
+  return buildTranscript(b.entries);
+}
+
+function bounded<D>(outcome: SearchOutcome<D>): void {
+  if (outcome.ok) expect(outcome.text.length).toBeLessThanOrEqual(L.maxChars + 200);
+  else expect(outcome.error.length).toBeLessThan(600);
+}
+
+describe("recall under hostile arguments (fast-check)", () => {
+  const index = history();
+
+  it("every tool answers any string argument with a bounded page or a short error", async () => {
+    await assertBounded(
+      fc.property(hostileStringArb, fc.boolean(), fc.boolean(), fc.boolean(), (value, literal, caseSensitive, includeRecall) => {
+        bounded(grepTranscript(index, { pattern: value, literal, caseSensitive, includeRecall }, L));
+        bounded(grepTranscript(index, { pattern: "error", cursor: value }, L));
+        bounded(showEntry(index, { id: value }, L));
+        bounded(showEntry(index, { id: "e3", cursor: value }, L));
+        bounded(listEntries(index, { role: value }, L));
+        bounded(listEntries(index, { cursor: value }, L));
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it("any regex either is refused with a reason or runs within the work cap", async () => {
+    await assertBounded(
+      fc.property(regexArb, fc.boolean(), (pattern, caseSensitive) => {
+        const outcome = grepTranscript(index, { pattern, caseSensitive }, L);
+        bounded(outcome);
+        if (outcome.ok) expect(outcome.details.work).toBeLessThanOrEqual(L.maxScanWork + 2 * STEP_WORK + index.chars);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+});
