@@ -35,7 +35,8 @@ export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionConte
   }
   for (const c of state.compactions) {
     const status = state.revoked[c.entryId] ? ` (revoked by restore ${state.revoked[c.entryId]})` : c.narrowedBy ? ` (newest part restored by ${c.narrowedBy})` : "";
-    lines.push(`  compaction ${c.entryId}: ${c.strategy}, kept from ${keptFrom(c)}${status}`);
+    if (c.marker) lines.push(`  compaction ${c.entryId}: preserve checkpoint marker (manual /compact; hides nothing)`);
+    else lines.push(`  compaction ${c.entryId}: ${c.strategy}, kept from ${keptFrom(c)}${status}`);
   }
   // Revoked folds and checkpoints have left the rules; they are listed so the undo stays visible.
   for (const [act, by] of Object.entries(state.revoked)) {

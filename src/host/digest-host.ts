@@ -16,8 +16,10 @@ import type { ContextFile } from "../strategies/contract.ts";
 import { planDigest, rawTokensBound, type DigestDetails, type DigestDraft, type DigestInput, type DigestOutcome } from "../strategies/digest/plan.ts";
 import { decideDigest, digestPolicy } from "../strategies/digest/policy.ts";
 import { entryBefore } from "../strategies/preserve/delta.ts";
+import { ManualCompactShim } from "./compact-shim.ts";
 import type { LedgerSession } from "./ledger-session.ts";
 import { startLifecycle } from "./lifecycle.ts";
+import { contextStartId } from "./preserve-host.ts";
 
 /** The one-line card of a digest: number, what it covered and its size. */
 export function digestCardLine(details: DigestDetails | undefined): string {
@@ -32,6 +34,8 @@ export class DigestHost {
   private readonly pi: ExtensionAPI;
   private readonly session: () => LedgerSession;
   private readonly contextFiles: () => readonly ContextFile[];
+  /** Lets a manual /compact reach the digest on a short session (see compact-shim.ts). */
+  private readonly shim = new ManualCompactShim();
 
   constructor(pi: ExtensionAPI, session: () => LedgerSession, contextFiles: () => readonly ContextFile[]) {
     this.pi = pi;
@@ -44,6 +48,30 @@ export class DigestHost {
       const text = typeof message.content === "string" ? message.content : "";
       return new Text(options.expanded ? text : digestCardLine(message.details), 1, 0);
     });
+  }
+
+  private active(): boolean {
+    return this.session().settings.strategy === "digest";
+  }
+
+  /** session_start: install the manual /compact shim while the strategy is digest. */
+  onSessionStart(ctx: ExtensionContext): void {
+    if (!this.active()) return;
+    if (!this.shim.install(this.pi, () => this.active())) ctx.ui.notify("context-ledger: digest could not adjust Pi's compaction settings; /compact on a short session keeps Pi's answer.", "warning");
+  }
+
+  /** session_shutdown: Pi's own compaction settings apply again. */
+  onSessionShutdown(): void {
+    this.shim.uninstall();
+  }
+
+  /** An agent run started or settled: between runs, only a manual /compact can start a compaction. */
+  onRunStarted(): void {
+    this.shim.runStarted();
+  }
+
+  onRunSettled(): void {
+    this.shim.runSettled();
   }
 
   private input(branch: readonly SessionEntry[], limitId: string, ctx: ExtensionContext, extra: Partial<DigestInput> = {}): DigestInput {
@@ -91,34 +119,52 @@ export class DigestHost {
 
   /**
    * session_before_compact in digest mode. `/compact` and Pi's threshold compaction digest every raw step up to now
-   * instead of a summary. Overflow, a history with nothing left to digest, and a threshold a digest cannot get under go
-   * to Pi's native compaction (with a notice): only a summary can shrink a context that is all conversation.
+   * instead of a summary; `/compact` then answers Pi with a marker compaction so it ends as a success. Overflow, a
+   * history with nothing left to digest, and a threshold a digest cannot get under go to Pi's native compaction (with a
+   * notice): only a summary can shrink a context that is all conversation. A `/compact` that only the shim let through
+   * (a short session) and finds nothing to digest is cancelled: Pi's summary would keep almost nothing verbatim.
    */
   async onBeforeCompact(event: SessionBeforeCompactEvent, ctx: ExtensionContext): Promise<SessionBeforeCompactResult | undefined> {
     const session = this.session();
-    if (session.settings.strategy !== "digest") return undefined;
+    if (!this.active()) return undefined;
     if (event.reason === "overflow") return undefined;
     session.sync(ctx.sessionManager);
     const limitId = session.live.leafId;
     if (!limitId) return undefined;
-    const input = this.input(session.live.entries, limitId, ctx, { force: event.reason === "manual" ? "manual" : "window" });
+    const manual = event.reason === "manual";
+    // Pi prepared this compaction with keepRecentTokens lowered by the shim: its own summary would keep almost nothing.
+    const lowered = event.preparation.settings.keepRecentTokens === 1;
+    const input = this.input(session.live.entries, limitId, ctx, { force: manual ? "manual" : "window" });
     // Pi compacts at window − its reserve. A digest that cannot bring the context under that point only postpones the
     // compaction (the conversation itself fills the window), so Pi's summary runs now instead.
     const limit = input.contextWindow - event.preparation.settings.reserveTokens;
     const fits = (draft: DigestDraft): string | undefined => {
-      if (event.reason !== "threshold" || input.usageTokens === null) return undefined;
+      if (manual || input.usageTokens === null) return undefined;
       const after = input.usageTokens - draft.details.tokens.hidden + draft.details.tokens.digest;
       return after > limit ? `a digest would leave ~${Math.round(after)} tokens, above Pi's compaction point of ${limit}` : undefined;
     };
     const outcome = await this.throughLifecycle(input, ctx, event.signal, fits);
     if (!outcome.ok) {
       if (outcome.reason === "aborted") return { cancel: true };
+      if (manual && lowered) {
+        ctx.ui.notify(`context-ledger: no digest (${outcome.reason}); the conversation stays verbatim.`, "info");
+        return { cancel: true };
+      }
       ctx.ui.notify(`context-ledger: no digest (${outcome.reason}); Pi compacts natively.`, "info");
       return undefined;
     }
     const { customType, content, display, details } = outcome.draft;
     this.pi.sendMessage({ customType, content, display, details });
-    return { cancel: true };
+    if (!manual) return { cancel: true };
+    // A marker compaction lets /compact end as a success; it keeps the view from where it starts and hides nothing.
+    return {
+      compaction: {
+        summary: content,
+        firstKeptEntryId: contextStartId(session),
+        tokensBefore: event.preparation.tokensBefore,
+        details: { v: 1, strategy: "digest", checkpoint: details.checkpoint },
+      },
+    };
   }
 
   /** One digest as a compaction lifecycle (requested → planning → validated → committed), like every strategy. */

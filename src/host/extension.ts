@@ -1,5 +1,6 @@
 // The event adapter: where every Pi event enters the package. Handlers translate events into ledger syncs and
 // lifecycle-machine events and return Pi's answer; notification handlers only update caches and never block.
+import { fileURLToPath } from "node:url";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Text } from "@earendil-works/pi-tui";
 import { LedgerType } from "../log/entries.ts";
@@ -21,6 +22,9 @@ import { BudgetNotices } from "./budget.ts";
 import { RestoreHost } from "./restore.ts";
 import { loadSettings } from "./settings.ts";
 import { plannerRegistry } from "./strategies.ts";
+
+/** The skill that teaches the recall tools; it ships with them rather than in the package manifest. */
+const RECALL_SKILL = fileURLToPath(new URL("../../skills/context-recall/SKILL.md", import.meta.url));
 
 export interface LedgerOptions {
   /** Tests only: wrap each compaction planner (to hold it at chosen points under a scheduler). */
@@ -53,7 +57,11 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
     const last = effectiveCompaction(session.live.state);
     return { branch: session.live.entries, lastCompaction: last ? session.live.indexOf(last.entryId) : -1 };
   });
-  if (session.settings.recallTools) registerRecallTools(pi, () => session.settings.recall);
+  if (session.settings.recallTools) {
+    registerRecallTools(pi, () => session.settings.recall);
+    // Offered only with the tools it describes: with them switched off it would send the model after tools it lacks.
+    pi.on("resources_discover", () => ({ skillPaths: [RECALL_SKILL] }));
+  }
 
   const warnOnce = (ctx: ExtensionContext) => {
     for (const warning of loaded.warnings) ctx.ui.notify(`context-ledger: ${warning}`, "warning");
@@ -67,11 +75,15 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
     folds.reset();
     restore.reset();
     session.rebuild(ctx.sessionManager);
+    preserve.onSessionStart(ctx);
+    digests.onSessionStart(ctx);
   });
   pi.on("session_tree", (_event, ctx) => session.sync(ctx.sessionManager));
   pi.on("session_shutdown", () => {
     folds.reset();
     restore.reset();
+    preserve.onSessionShutdown();
+    digests.onSessionShutdown();
     session = new LedgerSession(session.settings);
   });
 
@@ -83,11 +95,18 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
     return messages ? { messages } : undefined;
   });
   pi.on("message_end", (event) => {
-    const message = event.message as { role?: string; usage?: { input?: number; cacheRead?: number; cacheWrite?: number } };
-    if (message.role === "assistant") session.noteUsage(message.usage);
+    if (event.message.role !== "assistant") return;
+    session.noteUsage(event.message.usage);
+    preserve.noteResponse(event.message);
   });
   pi.on("before_agent_start", (event) => {
     contextFiles = event.systemPromptOptions.contextFiles.map((f) => ({ path: f.path, content: f.content }));
+    preserve.onRunStarted();
+    digests.onRunStarted();
+  });
+  pi.on("agent_settled", () => {
+    preserve.onRunSettled();
+    digests.onRunSettled();
   });
 
   // The preserve strategy's cache-friendly summary request continues exactly the last request sent.

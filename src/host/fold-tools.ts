@@ -39,6 +39,7 @@ export function foldView(session: LedgerSession, sm: SessionManagerView): FoldVi
     indexOf: (id) => live.indexOf(id),
     isFolded: (id) => live.isFolded(id),
     revokedBy: (id) => live.state.revoked[id],
+    state: live.state,
     labels,
     exists: (id) => sm.getEntry(id) !== undefined,
     labelledElsewhere: (name) => {

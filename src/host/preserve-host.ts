@@ -1,8 +1,9 @@
 // The `preserve` strategy's host side. At every turn_end it checks the reserve and, when needed, appends one Tool
-// Context checkpoint (model-written, cache-friendly first, then delta-only, then extractive). It also answers
-// session_before_compact in preserve mode and renders the checkpoint card.
+// Context checkpoint (model-written, cache-friendly first, then delta-only, then extractive). It answers
+// session_before_compact in preserve mode (a manual /compact writes a checkpoint and ends as a success) and renders
+// the checkpoint card with its token accounting.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import type { Api, AssistantMessage, Context, Model } from "@earendil-works/pi-ai";
+import type { Api, AssistantMessage, Context, Model, ModelThinkingLevel, SimpleStreamOptions } from "@earendil-works/pi-ai";
 import {
   convertToLlm,
   type ExtensionAPI,
@@ -15,9 +16,9 @@ import {
 } from "@earendil-works/pi-coding-agent";
 import { Text } from "@earendil-works/pi-tui";
 import { LedgerType, type SessionEntry } from "../log/entries.ts";
-import { projectBranch } from "../projection/project.ts";
+import { projectBranch, viewCut } from "../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../projection/tokens.ts";
-import { checkpointDraft, type PreserveDetails, type PreserveDraft } from "../strategies/preserve/checkpoint.ts";
+import { checkpointDraft, type CheckpointWriter, type PreserveDetails, type PreserveDraft } from "../strategies/preserve/checkpoint.ts";
 import { entryBefore, fitDelta, ordinalsOf, selectDelta, type Delta, type DeltaUnit } from "../strategies/preserve/delta.ts";
 import { writeExtractiveCheckpoint } from "../strategies/preserve/extractive.ts";
 import {
@@ -25,21 +26,36 @@ import {
   continuationAsk,
   deltaOnlyOverhead,
   deltaOnlyRequest,
-  normalizeCheckpointText,
+  judgeReply,
   unitFitCost,
+  type ReplyVerdict,
 } from "../strategies/preserve/prompt.ts";
+import { checkpointCardLine, checkpointReport } from "../strategies/preserve/report.ts";
 import { decideTrigger, reserveTokens } from "../strategies/preserve/reserve.ts";
+import { preserveAppliesTo } from "../strategies/preserve/settings.ts";
+import { ManualCompactShim } from "./compact-shim.ts";
 import { strategyModel } from "./compaction-handler.ts";
 import { startLifecycle } from "./lifecycle.ts";
 import type { LedgerSession } from "./ledger-session.ts";
+import { liveRequestOptions } from "./pi-request-options.ts";
 
 type AnyModel = Model<Api>;
 
 /** What one summary attempt produced. */
-type Attempt = { ok: true; body: string; requestTokens: number } | { ok: false; reason: string };
+type Attempt = { ok: true; body: string; requestTokens: number } | Extract<ReplyVerdict, { ok: false }>;
 
 /** Outcome of writing a checkpoint for a delta. */
 export type WriteOutcome = { ok: true; draft: PreserveDraft } | { ok: false; error: string; aborted?: boolean };
+
+/** Where and why a checkpoint is written. */
+export interface WriteRequest {
+  contextWindow: number;
+  /** Pi's usage at the boundary (null when unknown). */
+  contextBefore: number | null;
+  /** Custom instructions given to /compact: the checkpoint's focus. */
+  focus?: string;
+  signal?: AbortSignal;
+}
 
 function promptTokensOf(reply: AssistantMessage, fallback: number): number {
   const u = reply.usage;
@@ -47,8 +63,8 @@ function promptTokensOf(reply: AssistantMessage, fallback: number): number {
   return reported > 0 ? reported : fallback;
 }
 
-function replyText(reply: AssistantMessage): string {
-  return reply.content.filter((b) => b.type === "text").map((b) => b.text).join("");
+function sameModel(a: AnyModel | undefined, b: AnyModel | undefined): boolean {
+  return a !== undefined && b !== undefined && a.provider === b.provider && a.id === b.id;
 }
 
 export class PreserveHost {
@@ -56,18 +72,63 @@ export class PreserveHost {
   private readonly session: () => LedgerSession;
   /** The messages of the last provider request, as sent (after every context handler), and the session it belongs to. */
   private lastRequest: { session: LedgerSession; messages: AgentMessage[] } | undefined;
+  /** The thinking level the last live request asked for, as Pi recorded it on the response. */
+  private liveThinking: { session: LedgerSession; level: ModelThinkingLevel | undefined } | undefined;
+  /** The context of the current session, for the shim's "is preserve active" question. */
+  private ctx: ExtensionContext | undefined;
+  private readonly shim = new ManualCompactShim();
+  private readonly warned = new Set<string>();
 
   constructor(pi: ExtensionAPI, session: () => LedgerSession) {
     this.pi = pi;
     this.session = session;
   }
 
-  /** The checkpoint card: one line in the transcript, the full text when expanded. */
+  /** The checkpoint card: one line in the transcript; expanded, the token accounting and the text. */
   register(): void {
     this.pi.registerMessageRenderer<PreserveDetails>(LedgerType.preserve, (message, options) => {
       const text = typeof message.content === "string" ? message.content : "";
-      return new Text(options.expanded ? text : checkpointCardLine(message.details), 1, 0);
+      const details = message.details;
+      return new Text(options.expanded ? (details ? `${checkpointReport(details)}\n\n${text}` : text) : checkpointCardLine(details), 1, 0);
     });
+  }
+
+  /** True when preserve manages this session's context for the current model. */
+  private active(ctx: ExtensionContext | undefined): boolean {
+    const settings = this.session().settings;
+    return settings.strategy === "preserve" && preserveAppliesTo(settings.preserve, ctx?.model);
+  }
+
+  private warnOnce(ctx: ExtensionContext, key: string, message: string): void {
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    ctx.ui.notify(message, "warning");
+  }
+
+  /** session_start: install the manual /compact shim while the strategy is preserve. */
+  onSessionStart(ctx: ExtensionContext): void {
+    this.ctx = ctx;
+    this.lastRequest = undefined;
+    this.liveThinking = undefined;
+    if (this.session().settings.strategy !== "preserve") return;
+    if (!this.shim.install(this.pi, () => this.active(this.ctx))) {
+      this.warnOnce(ctx, "shim", "context-ledger: preserve could not adjust Pi's compaction settings; /compact on a short session keeps Pi's answer.");
+    }
+  }
+
+  /** session_shutdown: Pi's own compaction settings apply again. */
+  onSessionShutdown(): void {
+    this.shim.uninstall();
+    this.ctx = undefined;
+  }
+
+  /** An agent run started or settled: between runs, only a manual /compact can start a compaction. */
+  onRunStarted(): void {
+    this.shim.runStarted();
+  }
+
+  onRunSettled(): void {
+    this.shim.runSettled();
   }
 
   /**
@@ -76,6 +137,11 @@ export class PreserveHost {
    */
   noteRequest(messages: AgentMessage[]): void {
     if (this.session().settings.strategy === "preserve") this.lastRequest = { session: this.session(), messages };
+  }
+
+  /** message_end of an assistant response: the reasoning level its request asked for (Pi records it there). */
+  noteResponse(message: AssistantMessage): void {
+    this.liveThinking = { session: this.session(), level: message.thinkingLevel };
   }
 
   /**
@@ -99,7 +165,10 @@ export class PreserveHost {
    */
   async onTurnEnd(event: TurnEndEvent, ctx: ExtensionContext, entries: SessionBoundaryDraft[] = event.entries): Promise<TurnEndEventResult | undefined> {
     const session = this.session();
-    if (session.settings.strategy !== "preserve") return undefined;
+    if (!this.active(ctx)) return undefined;
+    // A failed or aborted response is Pi's to recover (overflow compaction, retry); its request already failed, so a
+    // continuation of it would too. The next completed step checkpoints.
+    if (event.message.role === "assistant" && (event.message.stopReason === "error" || event.message.stopReason === "aborted")) return undefined;
     // One range fact per boundary: a fold committed here already changed the view (the usage figure is stale until
     // the next turn), and a second preserve handler must not checkpoint the same delta twice.
     if (entries.some((d) => d.type === "custom_message" && (d.customType === LedgerType.fold || d.customType === LedgerType.preserve))) return undefined;
@@ -114,7 +183,7 @@ export class PreserveHost {
     if (!delta) return undefined;
     const decision = decideTrigger({ usageTokens: usage?.tokens ?? null, contextWindow, compactableTokens: delta.tokens });
     if (!decision.checkpoint) return undefined;
-    const outcome = await this.writeThroughLifecycle(delta, branch, ctx, contextWindow, usage?.tokens ?? null, ctx.signal);
+    const outcome = await this.writeThroughLifecycle(delta, branch, ctx, { contextWindow, contextBefore: usage?.tokens ?? null, signal: ctx.signal });
     if (!outcome.ok) {
       if (!outcome.aborted) ctx.ui.notify(`context-ledger: preserve checkpoint skipped: ${outcome.error}`, "warning");
       return undefined;
@@ -124,32 +193,45 @@ export class PreserveHost {
 
   /**
    * session_before_compact in preserve mode. Threshold: cancelled, because preserve keeps the window at turn_end.
-   * Overflow: Pi's native compaction runs, since the request already failed and only a smaller context can recover
-   * it (a checkpoint may not free enough when most of the context is dialogue). Manual: checkpoint all raw
-   * technical state now and cancel Pi's summary; with nothing to checkpoint, Pi compacts as usual.
+   * Overflow: Pi's native compaction runs (on rule-filtered input), since the request already failed and only a
+   * smaller context can recover it. Manual: checkpoint all raw technical state now, then answer Pi with a marker
+   * compaction so /compact ends as a success; the model view stays what it was, minus the checkpointed state.
    */
   async onBeforeCompact(event: SessionBeforeCompactEvent, ctx: ExtensionContext): Promise<SessionBeforeCompactResult | undefined> {
     const session = this.session();
-    if (session.settings.strategy !== "preserve") return undefined;
+    if (!this.active(ctx)) return undefined;
     if (event.reason === "threshold") return { cancel: true };
     if (event.reason === "overflow") return undefined;
     session.sync(ctx.sessionManager);
     const branch = session.live.entries;
     const limitId = session.live.leafId;
     if (!limitId) return undefined;
+    // Pi prepared this compaction with keepRecentTokens lowered by the shim: its own summary would keep almost nothing.
+    const lowered = event.preparation.settings.keepRecentTokens === 1;
     const delta = selectDelta(branch, limitId);
-    if (!delta?.units.length) return undefined;
+    if (!delta?.units.length) {
+      if (!lowered) return undefined;
+      ctx.ui.notify("context-ledger: nothing to checkpoint: no raw tool state since the last checkpoint, and preserve keeps the dialogue verbatim.", "info");
+      return { cancel: true };
+    }
     const usage = ctx.getContextUsage();
     const contextWindow = usage?.contextWindow ?? ctx.model?.contextWindow ?? 128_000;
-    const outcome = await this.writeThroughLifecycle(delta, branch, ctx, contextWindow, usage?.tokens ?? null, event.signal);
+    const outcome = await this.writeThroughLifecycle(delta, branch, ctx, { contextWindow, contextBefore: usage?.tokens ?? null, focus: event.customInstructions, signal: event.signal });
     if (!outcome.ok) {
-      if (outcome.aborted) return { cancel: true };
+      if (outcome.aborted || lowered) return { cancel: true };
       ctx.ui.notify(`context-ledger: preserve checkpoint failed (${outcome.error}); Pi compacts natively.`, "warning");
       return undefined;
     }
     const { customType, content, display, details } = outcome.draft;
     this.pi.sendMessage({ customType, content, display, details });
-    return { cancel: true };
+    return {
+      compaction: {
+        summary: content,
+        firstKeptEntryId: contextStartId(session),
+        tokensBefore: event.preparation.tokensBefore,
+        details: { v: 1, strategy: "preserve", checkpoint: details.checkpoint },
+      },
+    };
   }
 
   /**
@@ -157,11 +239,12 @@ export class PreserveHost {
    * abort, or nativeFallback when it could not be written), so preserve is driven by the same statechart as the
    * other strategies and shows up in the inspector.
    */
-  private async writeThroughLifecycle(delta: Delta, branch: readonly SessionEntry[], ctx: ExtensionContext, contextWindow: number, contextBefore: number | null, signal?: AbortSignal): Promise<WriteOutcome> {
+  private async writeThroughLifecycle(delta: Delta, branch: readonly SessionEntry[], ctx: ExtensionContext, request: WriteRequest): Promise<WriteOutcome> {
+    const signal = request.signal;
     const lifecycle = await startLifecycle(
       { kind: "compaction", strategy: "preserve", request: { units: delta.units.length, tokens: delta.tokens } },
       async (_context, lifecycleSignal) => {
-        const outcome = await this.write(delta, branch, ctx, contextWindow, contextBefore, signal ? AbortSignal.any([signal, lifecycleSignal]) : lifecycleSignal);
+        const outcome = await this.write(delta, branch, ctx, { ...request, signal: signal ? AbortSignal.any([signal, lifecycleSignal]) : lifecycleSignal });
         return outcome.ok ? { ok: true, plan: outcome.draft } : { ok: false, reason: outcome.error };
       },
       { inspect: this.session().settings.inspect, warn: (m) => ctx.ui.notify(m, "warning") },
@@ -181,61 +264,83 @@ export class PreserveHost {
     }
   }
 
+  /** The model that writes checkpoints: `preserve.summaryModel`, else `plannerModel`, else the active model. */
+  private summaryModel(ctx: ExtensionContext): AnyModel | undefined {
+    const settings = this.session().settings;
+    const configured = settings.preserve.summaryModel ?? settings.plannerModel;
+    const model = strategyModel(ctx, configured) as AnyModel | undefined;
+    if (configured && !model) {
+      const key = settings.preserve.summaryModel ? "contextLedger.preserve.summaryModel" : "contextLedger.plannerModel";
+      this.warnOnce(ctx, `model:${configured}`, `context-ledger: ${key} "${configured}" is not available; preserve checkpoints use the active model.`);
+      return ctx.model as AnyModel | undefined;
+    }
+    return model;
+  }
+
   /**
    * Write a checkpoint for `delta`: the cache-friendly continuation when it fits, else (or after a failure or length
-   * stop) one delta-only request, else the extractive writer. Fails only on abort or when there is nothing to write.
+   * stop) one delta-only request, else the extractive writer. A reply that calls a tool or shows no text gets one
+   * text-only retry. Fails only on abort or when there is nothing to write.
    */
-  async write(delta: Delta, branch: readonly SessionEntry[], ctx: ExtensionContext, contextWindow: number, contextBefore: number | null, signal?: AbortSignal): Promise<WriteOutcome> {
+  async write(delta: Delta, branch: readonly SessionEntry[], ctx: ExtensionContext, request: WriteRequest): Promise<WriteOutcome> {
     const session = this.session();
-    const model = strategyModel(ctx, session.settings.plannerModel) as AnyModel | undefined;
+    const { contextWindow, contextBefore, focus, signal } = request;
+    const model = this.summaryModel(ctx);
     const reserve = reserveTokens(contextWindow);
     const outputCap = Math.max(256, Math.min(reserve, model?.maxTokens || reserve));
     const aborted = () => signal?.aborted === true;
-    const draftOf = (included: readonly DeltaUnit[], carried: readonly DeltaUnit[], throughId: string, body: string, writer: "model" | "delta-only" | "extractive", requestTokens: number) =>
-      checkpointDraft({ delta, included, carried, throughId, body, writer, contextBefore, requestTokens });
+    const draftOf = (included: readonly DeltaUnit[], carried: readonly DeltaUnit[], throughId: string, body: string, writer: CheckpointWriter, requestTokens: number, note?: string) =>
+      checkpointDraft({ delta, included, carried, throughId, body, writer, contextBefore, contextWindow, requestTokens, note });
+    const ordinals = ordinalsOf(delta.units);
+    let textOnlyRetry = true;
+    const attempt = async (writer: AnyModel, context: Context, maxTokens: number): Promise<Attempt> => {
+      let result = await this.ask(ctx, writer, context, this.requestOptions(ctx, maxTokens, signal));
+      if (!result.ok && result.textOnlyRetry && textOnlyRetry && !aborted()) {
+        textOnlyRetry = false;
+        result = await this.ask(ctx, writer, context, this.requestOptions(ctx, maxTokens, signal, "none"));
+      }
+      return result;
+    };
 
-    if (model) {
-      // 1. Cache-friendly: the previous request's exact messages (system message with prompt and tools first), then one
-      // ask. It covers the whole delta, since that prefix shows all of it and the ask names its ordinals.
+    // 1. Cache-friendly: the previous request's exact messages (system message with prompt and tools first), then one
+    // ask. It covers the whole delta, since that prefix shows all of it and the ask names its ordinals. Only the live
+    // model has that prefix cached, so another summary model goes straight to the delta-only form.
+    if (model && sameModel(model, ctx.model as AnyModel | undefined)) {
       const prefix = this.previousRequest(branch, delta.limitId);
-      const ask = continuationAsk(delta.checkpoint, ordinalsOf(delta.units));
+      const ask = continuationAsk(delta.checkpoint, ordinals, focus);
       const shape = chooseRequestShape({
         contextWindow,
         prefixTokens: estimateMessagesTokens(prefix, session.calibration),
         askTokens: estimateTextTokens(ask),
         outputCap,
-        deltaOverhead: deltaOnlyOverhead(delta.checkpoint, ordinalsOf(delta.units)),
+        deltaOverhead: deltaOnlyOverhead(delta.checkpoint, ordinals, focus),
       });
       if (shape.mode === "continuation") {
         const messages = [...convertToLlm(prefix), { role: "user" as const, content: ask, timestamp: 0 }];
-        const attempt = await this.ask(ctx, model, { messages }, shape.maxOutput, signal);
+        const result = await attempt(model, { messages }, shape.maxOutput);
         if (aborted()) return { ok: false, error: "aborted", aborted: true };
-        if (attempt.ok) return { ok: true, draft: draftOf(delta.units, [], delta.limitId, attempt.body, "model", attempt.requestTokens) };
+        if (result.ok) return { ok: true, draft: draftOf(delta.units, [], delta.limitId, result.body, "model", result.requestTokens) };
       }
     }
 
     // The delta-only request must fit on its own: the largest older prefix of units that does, the rest stays raw.
-    const fitBudget = contextWindow - outputCap - deltaOnlyOverhead(delta.checkpoint, ordinalsOf(delta.units));
+    const fitBudget = contextWindow - outputCap - deltaOnlyOverhead(delta.checkpoint, ordinals, focus);
     const fitted = fitDelta(delta, fitBudget, unitFitCost);
     if (!fitted.ok) {
       // No summary request can hold the oldest unit (fitDelta fails closed for the model path). The extractive writer
       // needs no request, so it still records that unit's evidence; the raw entries stay recoverable by recall tools.
       if (!delta.units.length) return { ok: false, error: fitted.error };
-      ctx.ui.notify(`context-ledger: ${fitted.error}; the checkpoint is written without a model.`, "warning");
-      return { ok: true, draft: draftOf(delta.units, [], delta.limitId, writeExtractiveCheckpoint(delta.units), "extractive", 0) };
+      const first = delta.units[0];
+      const note = `one tool step (~${unitFitCost(first).toLocaleString("en-US")} tokens) is larger than any summary request (~${Math.max(0, fitBudget).toLocaleString("en-US")} tokens), so this checkpoint was written without a model`;
+      ctx.ui.notify(`context-ledger: ${note}; its raw output stays recoverable with context_grep and context_show_entry.`, "warning");
+      return { ok: true, draft: draftOf(delta.units, [], delta.limitId, writeExtractiveCheckpoint(delta.units), "extractive", 0, note) };
     }
     if (model) {
       // 2. Delta-only: a tiny instruction and exactly the (fitted) technical delta.
-      const request = deltaOnlyRequest(delta.checkpoint, ordinalsOf(fitted.included), fitted.included);
-      const attempt = await this.ask(
-        ctx,
-        model,
-        { systemPrompt: request.system, messages: [{ role: "user", content: request.prompt, timestamp: 0 }] },
-        outputCap,
-        signal,
-      );
+      const shell = deltaOnlyRequest(delta.checkpoint, ordinalsOf(fitted.included), fitted.included, focus);
+      const result = await attempt(model, { systemPrompt: shell.system, messages: [{ role: "user", content: shell.prompt, timestamp: 0 }] }, outputCap);
       if (aborted()) return { ok: false, error: "aborted", aborted: true };
-      if (attempt.ok) return { ok: true, draft: draftOf(fitted.included, fitted.carried, fitted.throughId, attempt.body, "delta-only", attempt.requestTokens) };
+      if (result.ok) return { ok: true, draft: draftOf(fitted.included, fitted.carried, fitted.throughId, result.body, "delta-only", result.requestTokens) };
     }
     // 3. No model, or both requests failed: the deterministic writer never loses the evidence it can read.
     if (aborted()) return { ok: false, error: "aborted", aborted: true };
@@ -243,18 +348,36 @@ export class PreserveHost {
     return { ok: true, draft: draftOf(fitted.included, fitted.carried, fitted.throughId, body, "extractive", 0) };
   }
 
-  /** One summary request. Errors, length stops and replies that are not a checkpoint all count as failures. */
-  private async ask(ctx: ExtensionContext, model: AnyModel, context: Context, maxTokens: number, signal?: AbortSignal): Promise<Attempt> {
+  /**
+   * Options of a checkpoint request: those of the live request it continues (session id as prompt-cache key,
+   * reasoning, transport, timeouts, retries), the configured reasoning effort and cache retention when set, and
+   * `disableContinuation`, so a provider that threads requests server-side does not take this side request for the
+   * conversation's next turn. Tool choice stays unset like the live request's, except on the text-only retry.
+   */
+  private requestOptions(ctx: ExtensionContext, maxTokens: number, signal: AbortSignal | undefined, toolChoice?: "none"): SimpleStreamOptions {
+    const configured = this.session().settings.preserve;
+    const thinking = this.liveThinking?.session === this.session() ? this.liveThinking.level : this.pi.getThinkingLevel();
+    const live = liveRequestOptions(this.pi.getSettings(), ctx.sessionManager.getSessionId(), thinking);
+    const options: SimpleStreamOptions = { ...live, maxTokens, signal, disableContinuation: true };
+    if (configured.reasoningEffort === "off") delete options.reasoning;
+    else if (configured.reasoningEffort) options.reasoning = configured.reasoningEffort;
+    if (configured.cacheRetention) options.cacheRetention = configured.cacheRetention;
+    if (toolChoice) options.toolChoice = toolChoice;
+    return options;
+  }
+
+  /** One summary request, judged by {@link judgeReply}. */
+  private async ask(ctx: ExtensionContext, model: AnyModel, context: Context, options: SimpleStreamOptions): Promise<Attempt> {
     try {
-      const reply = await ctx.modelRegistry.complete(model, context, { signal, maxTokens });
-      if (reply.stopReason === "error" || reply.stopReason === "aborted") return { ok: false, reason: reply.errorMessage ?? reply.stopReason };
-      if (reply.stopReason === "length") return { ok: false, reason: "the summary stopped at its length limit" };
-      const body = normalizeCheckpointText(replyText(reply));
-      if (!body) return { ok: false, reason: "the reply was not a Tool Context checkpoint" };
+      const reply = await ctx.modelRegistry.streamSimple(model, context, options).result();
+      const text = reply.content.filter((b) => b.type === "text").map((b) => b.text).join("");
+      const toolCalls = reply.content.filter((b) => b.type === "toolCall").length;
+      const verdict = judgeReply({ stopReason: reply.stopReason, errorMessage: reply.errorMessage, text, toolCalls }, options.maxTokens ?? Number.POSITIVE_INFINITY);
+      if (!verdict.ok) return verdict;
       const fallback = estimateMessagesTokens(context.messages as AgentMessage[]) + estimateTextTokens(context.systemPrompt ?? "");
-      return { ok: true, body, requestTokens: promptTokensOf(reply, fallback) };
+      return { ok: true, body: verdict.body, requestTokens: promptTokensOf(reply, fallback) };
     } catch (error) {
-      return { ok: false, reason: error instanceof Error ? error.message : String(error) };
+      return { ok: false, reason: error instanceof Error ? error.message : String(error), textOnlyRetry: false };
     }
   }
 }
@@ -265,12 +388,12 @@ export function prefixMessages(branch: readonly SessionEntry[], limitId: string)
   return projectBranch(branch.slice(0, limit + 1)).messages;
 }
 
-/** The configured planner model, or the active one. */
-/** The one-line card: checkpoint number, hidden tokens → checkpoint size, and who wrote it. */
-export function checkpointCardLine(details: PreserveDetails | undefined): string {
-  if (!details) return "Tool Context checkpoint";
-  const t = details.tokens;
-  const carried = t.carried ? `, ~${t.carried.toLocaleString("en-US")} kept raw` : "";
-  return `Tool Context checkpoint #${details.checkpoint}: ~${t.hidden.toLocaleString("en-US")} tok of tool traffic → ~${t.checkpoint.toLocaleString("en-US")} tok (${details.writer}${carried})`;
+/**
+ * Where the model view starts: the first entry the view's cut keeps (restores included), or the first entry. A
+ * checkpoint marker keeps from there, so Pi's own view of the session loses nothing the model saw before.
+ */
+export function contextStartId(session: LedgerSession): string {
+  const live = session.live;
+  const cut = viewCut(live.state, (id) => live.indexOf(id));
+  return live.entries[cut.head < 0 ? 0 : cut.from].id;
 }
-

@@ -8,6 +8,7 @@ import type { StrategySetting } from "../log/entries.ts";
 import { DEFAULT_NOTICE_SHARE } from "../projection/budget.ts";
 import type { RecallSettings } from "../recall/settings.ts";
 import { DEFAULT_PLANNED_OPTIONS, type PlannedOptions } from "../strategies/planned/planner.ts";
+import { DEFAULT_PRESERVE_OPTIONS, isCacheRetention, isReasoningEffort, type PreserveOptions } from "../strategies/preserve/settings.ts";
 
 export interface LedgerSettings {
   /** What /compact, threshold and overflow compaction do. */
@@ -22,10 +23,13 @@ export interface LedgerSettings {
   plannerModel?: string;
   /** The planned strategy: who ranks deletions, and how much of the compacted region it keeps. */
   planned: PlannedOptions;
+  /** The preserve strategy's checkpoint requests: summary model, reasoning, cache retention, model allowlist. */
+  preserve: PreserveOptions;
   /** Attach the Stately inspector to every lifecycle actor (message bodies are stripped). */
   inspect: boolean;
   /** One short hidden notice to the model when usage passes `share` of the strategy's threshold. */
-  budgetNotice: { enabled: boolean; share: number };
+  /** Budget notices; `enabled` unset means on for every strategy but `native`, which promises Pi's own requests. */
+  budgetNotice: { enabled?: boolean; share: number };
 }
 
 export const DEFAULT_SETTINGS: LedgerSettings = {
@@ -35,8 +39,9 @@ export const DEFAULT_SETTINGS: LedgerSettings = {
   recall: { grepMaxResults: 8, grepMaxChars: 12_000, lookupTurnBudget: 10 },
   checkpoint: { capPercent: 25, startupReads: true },
   planned: { ...DEFAULT_PLANNED_OPTIONS },
+  preserve: { ...DEFAULT_PRESERVE_OPTIONS, models: [] },
   inspect: false,
-  budgetNotice: { enabled: true, share: DEFAULT_NOTICE_SHARE },
+  budgetNotice: { share: DEFAULT_NOTICE_SHARE },
 };
 
 const STRATEGIES: readonly StrategySetting[] = ["checkpoint", "planned", "preserve", "digest", "native"];
@@ -132,7 +137,8 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   s.planned.speculation = pick("planned.speculation", planned.speculation, isBool, s.planned.speculation);
   s.planned.speculationRatio = pick("planned.speculationRatio", planned.speculationRatio, isRatio, s.planned.speculationRatio);
   const budget = sub("budgetNotice");
-  s.budgetNotice.enabled = pick("budgetNotice.enabled", budget.enabled, isBool, s.budgetNotice.enabled);
+  const noticesOn = pick<boolean | undefined>("budgetNotice.enabled", budget.enabled, isBool, undefined);
+  if (noticesOn !== undefined) s.budgetNotice.enabled = noticesOn;
   s.budgetNotice.share = pick("budgetNotice.share", budget.share, isRatio, s.budgetNotice.share);
   const checkpoint = sub("checkpoint");
   // 0 or "off" turns the checkpoint cap off.
@@ -176,7 +182,7 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
     else warnings.push(`PI_CONTEXT_LEDGER_LOOKUP_MODEL: expected provider/model, got ${quoteValue(lookupModel)}; ignored`);
   }
   // The planned strategy and its model, each setting with its own variable.
-  const envSetting = <T>(name: string, parse: (v: string) => unknown, check: (v: unknown) => v is T, expected: string, apply: (v: T) => void) => {
+  const envSetting: EnvSetting = (name, parse, check, expected, apply) => {
     const raw = envValue(name);
     if (raw === undefined) return;
     const value = parse(raw);
@@ -194,8 +200,9 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   envSetting("PLANNED_MAX_OUTPUT_TOKENS", num, isCount, "a positive integer", (v) => (s.planned.maxOutputTokens = v));
   s.planned.speculation = envBool("PLANNED_SPECULATION", s.planned.speculation ?? false);
   envSetting("PLANNED_SPECULATION_RATIO", num, isRatio, "a ratio between 0 and 1", (v) => (s.planned.speculationRatio = v));
-  s.budgetNotice.enabled = envBool("BUDGET_NOTICE", s.budgetNotice.enabled);
+  if (envValue("BUDGET_NOTICE") !== undefined) s.budgetNotice.enabled = envBool("BUDGET_NOTICE", s.budgetNotice.enabled ?? true);
   envSetting("BUDGET_NOTICE_SHARE", num, isRatio, "a ratio between 0 and 1", (v) => (s.budgetNotice.share = v));
+  resolvePreserve(s.preserve, sub("preserve"), pick, isModel, envSetting);
   const cap = envValue("CAP_PERCENT");
   if (cap !== undefined) {
     const value = cap === "off" ? 0 : decimal(cap, true);
@@ -203,4 +210,32 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
     else warnings.push(`PI_CONTEXT_LEDGER_CAP_PERCENT: expected a decimal percentage from 0 to 100 (0 or off: no cap), got ${quoteValue(cap)}; ignored`);
   }
   return { settings: s, warnings };
+}
+
+type Pick = <T>(name: string, value: unknown, check: (v: unknown) => v is T, fallback: T) => T;
+/** Read one PI_CONTEXT_LEDGER_<name> override: parsed, checked, applied, or a bounded warning. */
+type EnvSetting = <T>(name: string, parse: (v: string) => unknown, check: (v: unknown) => v is T, expected: string, apply: (v: T) => void) => void;
+
+/** `contextLedger.preserve` and its PI_CONTEXT_LEDGER_PRESERVE_* overrides (global settings only, like every key). */
+function resolvePreserve(
+  target: PreserveOptions,
+  raw: Record<string, unknown>,
+  pick: Pick,
+  isModel: (v: unknown) => v is string,
+  envSetting: EnvSetting,
+): void {
+  const isModelList = (v: unknown): v is string[] => Array.isArray(v) && v.every(isModel);
+  const summaryModel = pick<string | undefined>("preserve.summaryModel", raw.summaryModel, isModel, undefined);
+  if (summaryModel) target.summaryModel = summaryModel;
+  const effort = pick("preserve.reasoningEffort", raw.reasoningEffort, isReasoningEffort, target.reasoningEffort);
+  if (effort) target.reasoningEffort = effort;
+  const retention = pick("preserve.cacheRetention", raw.cacheRetention, isCacheRetention, target.cacheRetention);
+  if (retention) target.cacheRetention = retention;
+  target.models = [...pick("preserve.models", raw.models, isModelList, target.models)];
+  const text = (v: string) => v;
+  envSetting("PRESERVE_SUMMARY_MODEL", text, isModel, "provider/model", (v) => (target.summaryModel = v));
+  envSetting("PRESERVE_REASONING_EFFORT", text, isReasoningEffort, "off, minimal, low, medium, high, xhigh or max", (v) => (target.reasoningEffort = v));
+  envSetting("PRESERVE_CACHE_RETENTION", text, isCacheRetention, "none, short or long", (v) => (target.cacheRetention = v));
+  const list = (v: string) => (v.trim() ? v.split(",").map((m) => m.trim()) : []);
+  envSetting("PRESERVE_MODELS", list, isModelList, "a comma-separated list of provider/model", (v) => (target.models = v));
 }

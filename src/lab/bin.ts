@@ -1,10 +1,6 @@
 #!/usr/bin/env node
 // pi-context-ledger: the lab CLI. `lab` compares strategies on sessions, `bench` measures performance,
 // `machines` exports the statecharts, `show` prints a session's ledger as the extension sees it.
-import { runBench } from "./commands/bench.ts";
-import { runLab } from "./commands/lab.ts";
-import { runMachines } from "./commands/machines.ts";
-import { runShow } from "./commands/show.ts";
 
 const USAGE = `Usage: pi-context-ledger <command> [options]
 
@@ -18,7 +14,21 @@ Run a command with --help for its options.
 `;
 
 const [command, ...rest] = process.argv.slice(2);
-const commands: Record<string, (argv: string[]) => Promise<number>> = { lab: runLab, bench: runBench, machines: runMachines, show: runShow };
+// Commands load on demand: `--help` then works in an installed copy without Pi, a peer dependency the
+// commands themselves need.
+const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>>> = {
+  lab: async () => (await import("./commands/lab.ts")).runLab,
+  bench: async () => (await import("./commands/bench.ts")).runBench,
+  machines: async () => (await import("./commands/machines.ts")).runMachines,
+  show: async () => (await import("./commands/show.ts")).runShow,
+};
+
+/** Pi missing from an install without peer dependencies: one line saying what to install, not a stack. */
+function missingPi(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  const match = error instanceof Error && code === "ERR_MODULE_NOT_FOUND" ? /'(@earendil-works\/[^/']+|typebox)'/.exec(error.message) : null;
+  return match ? `needs ${match[1]}, a peer dependency that is not installed (npm install @earendil-works/pi-coding-agent)` : undefined;
+}
 
 if (!command || command === "--help" || command === "-h" || command === "help") {
   process.stdout.write(USAGE);
@@ -28,9 +38,10 @@ if (!command || command === "--help" || command === "-h" || command === "help") 
   process.exitCode = 2;
 } else {
   try {
-    process.exitCode = await commands[command](rest);
+    process.exitCode = await (await commands[command]())(rest);
   } catch (error) {
-    process.stderr.write(`pi-context-ledger ${command}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    const missing = missingPi(error);
+    process.stderr.write(`pi-context-ledger ${command}: ${missing ?? (error instanceof Error ? (error.stack ?? error.message) : String(error))}\n`);
     process.exitCode = 1;
   }
 }

@@ -153,6 +153,14 @@ export function isLedgerCompaction(entry: SessionEntry): entry is CompactionEntr
   return details?.v === 1 && typeof details.strategy === "string";
 }
 
+/**
+ * A compaction written only so Pi's manual `/compact` ends as a success: the preserve checkpoint (or digest) it reports is a
+ * separate anchored message. It cuts nothing of its own and is not an act a restore can name.
+ */
+export function isCheckpointMarker(entry: SessionEntry): boolean {
+  return isLedgerCompaction(entry) && (entry.details!.strategy === "preserve" || entry.details!.strategy === "digest");
+}
+
 /** True for entries this package appended (custom messages, custom state, compactions). */
 export function isLedgerEntry(entry: SessionEntry): boolean {
   if (entry.type === "custom_message" || entry.type === "custom") return entry.customType.startsWith(LEDGER_PREFIX);

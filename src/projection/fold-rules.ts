@@ -1,6 +1,6 @@
 // Which branch entries the fold range rules hide. Rules are constant-size; the hidden set is derived
 // from the rules and the positions of entries on the active path. Pure: no I/O.
-import { LedgerType, type SessionEntry } from "../log/entries.ts";
+import { LedgerType, type AgentMessage, type SessionEntry } from "../log/entries.ts";
 import type { FoldRule } from "./ledger-state.ts";
 
 /** Entries a fold may hide: conversation messages and custom messages. System loadout, `!` bash output,
@@ -13,8 +13,8 @@ export function isFoldable(entry: SessionEntry): boolean {
 }
 
 /**
- * Dialogue a `keepDialogue` rule never hides: user messages, completed assistant answers without tool calls, and
- * tool checkpoints.
+ * Dialogue a `keepDialogue` rule never hides: user messages, completed assistant answers (stopped normally, no tool
+ * call, something besides reasoning to show), and tool checkpoints (preserve, digest).
  */
 export function isDialogue(entry: SessionEntry): boolean {
   // Tool checkpoints (preserve, digest) are permanent context: a later checkpoint's range covers them but never hides them.
@@ -22,7 +22,25 @@ export function isDialogue(entry: SessionEntry): boolean {
   if (entry.type !== "message") return false;
   const m = entry.message;
   if (m.role === "user") return true;
-  return m.role === "assistant" && m.stopReason === "stop" && !(m.content ?? []).some((b) => b.type === "toolCall");
+  return isCompletedAnswer(entry);
+}
+
+/** A completed assistant answer: stopped normally, no tool call, and visible content besides its reasoning. */
+export function isCompletedAnswer(entry: SessionEntry): boolean {
+  if (entry.type !== "message" || entry.message.role !== "assistant" || entry.message.stopReason !== "stop") return false;
+  const content = entry.message.content ?? [];
+  return !content.some((b) => b.type === "toolCall") && content.some((b) => b.type !== "thinking");
+}
+
+/** True when the entry is a completed answer that carries reasoning blocks. */
+export function hasReasoning(entry: SessionEntry): boolean {
+  return entry.type === "message" && entry.message.role === "assistant" && (entry.message.content ?? []).some((b) => b.type === "thinking");
+}
+
+/** The message without its reasoning blocks: what a `keepDialogue` rule leaves of a completed answer. */
+export function withoutReasoning(message: AgentMessage): AgentMessage {
+  if (message.role !== "assistant" || !Array.isArray(message.content)) return message;
+  return { ...message, content: message.content.filter((b) => b.type !== "thinking") };
 }
 
 /** Positions of entries on the path, as the rules need them. */
@@ -67,6 +85,15 @@ export class FoldMask {
 
   get empty(): boolean {
     return this.rules.length === 0;
+  }
+
+  /**
+   * True when a `keepDialogue` rule covers the completed answer at `index` and it has reasoning to drop: the answer's
+   * visible text stays verbatim, its reasoning is technical state the checkpoint summarized.
+   */
+  dropsReasoning(entry: SessionEntry, index: number): boolean {
+    if (index < 0 || !isCompletedAnswer(entry) || !hasReasoning(entry)) return false;
+    return this.rules.some((rule) => rule.keepDialogue && index >= rule.from && index <= rule.through);
   }
 
   /** True when some rule hides the entry at `index`. Each rule's exemption protects only against that rule. */

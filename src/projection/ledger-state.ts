@@ -1,7 +1,7 @@
 // The ledger state: what this package's facts on the active branch say, folded entry by entry.
 // Pure reducer (immer for nested updates); no clocks, no I/O.
 import { produce } from "immer";
-import { isLedgerCompaction, isRangeEntry, isRestoreEntry, isToolCheckpoint, LedgerType, type RestoreData, type SessionEntry } from "../log/entries.ts";
+import { isCheckpointMarker, isLedgerCompaction, isRangeEntry, isRestoreEntry, isToolCheckpoint, LedgerType, type RestoreData, type SessionEntry } from "../log/entries.ts";
 
 /** A fold's range rule, keyed by the summary entry that carries it. */
 export interface FoldRule {
@@ -27,6 +27,8 @@ export interface CompactionFact {
   keptFromId?: string;
   /** The restore that moved `keptFromId`. */
   narrowedBy?: string;
+  /** A preserve checkpoint marker (see `isCheckpointMarker`): it heads the view but cuts and summarizes nothing. */
+  marker?: true;
 }
 
 export interface LedgerState {
@@ -46,8 +48,23 @@ export function initialLedgerState(): LedgerState {
   return { folds: [], labels: {}, compactions: [], revoked: {} };
 }
 
-/** The compaction whose cut the model view follows: the newest one not revoked. */
+/**
+ * The compaction whose cut and summary the model view follows: the newest one that is not revoked and not a
+ * checkpoint marker (a marker restates this one's summary and keeps from its cut).
+ */
 export function effectiveCompaction(state: LedgerState): CompactionFact | undefined {
+  for (let i = state.compactions.length - 1; i >= 0; i--) {
+    const c = state.compactions[i];
+    if (!c.marker && !(c.entryId in state.revoked)) return c;
+  }
+  return undefined;
+}
+
+/**
+ * The compaction at the head of the model view, as the one Pi's projection starts with: the newest one not revoked.
+ * Either the effective compaction, or a later checkpoint marker standing in for it (markers are never revoked).
+ */
+export function headCompaction(state: LedgerState): CompactionFact | undefined {
   for (let i = state.compactions.length - 1; i >= 0; i--) if (!(state.compactions[i].entryId in state.revoked)) return state.compactions[i];
   return undefined;
 }
@@ -73,7 +90,8 @@ export function isRevokedMessage(entry: SessionEntry, state: LedgerState): boole
 function applyRestore(state: LedgerState, restoreId: string, data: RestoreData): LedgerState {
   if (data.targetId in state.revoked) return state;
   if (data.act === "compaction") {
-    const at = state.compactions.findIndex((c) => c.entryId === data.targetId);
+    // A checkpoint marker is no act: it hides nothing, so there is nothing to revoke (the checkpoint itself is one).
+    const at = state.compactions.findIndex((c) => c.entryId === data.targetId && !c.marker);
     if (at < 0) return state;
     return produce(state, (draft) => {
       if (data.firstKeptEntryId === undefined) draft.revoked[data.targetId] = restoreId;
@@ -114,6 +132,7 @@ export function evolve(state: LedgerState, entry: SessionEntry): LedgerState {
           entryId: entry.id,
           strategy: isLedgerCompaction(entry) ? entry.details!.strategy : "native",
           firstKeptEntryId: entry.firstKeptEntryId,
+          ...(isCheckpointMarker(entry) ? { marker: true as const } : {}),
         });
       });
     case "label":

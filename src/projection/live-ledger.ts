@@ -2,12 +2,18 @@
 // model request grows with the new entries, not with the session. Pure: entries arrive through a lookup.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { ActivePath, type PathChange } from "../log/branch.ts";
-import type { ContextEditEntry, SessionEntry } from "../log/entries.ts";
-import { FoldMask } from "./fold-rules.ts";
-import { effectiveCompaction, evolve, initialLedgerState, isRevokedMessage, keptFrom, type LedgerState } from "./ledger-state.ts";
+import { isCheckpointMarker, type ContextEditEntry, type SessionEntry } from "../log/entries.ts";
+import { FoldMask, withoutReasoning } from "./fold-rules.ts";
+import { evolve, initialLedgerState, isRevokedMessage, type LedgerState } from "./ledger-state.ts";
 import { entryKeys, matchMessages } from "./message-match.ts";
-import { contextEntries, entryMessages, projectEntries } from "./project.ts";
+import { contextEntries, entryMessages, markerMessages, projectEntries, restatedSummary, viewCut, type ViewCut } from "./project.ts";
 import { estimateMessagesTokens } from "./tokens.ts";
+
+/**
+ * What happens to one request message: sent as is, dropped by a rule, sent without its reasoning (a completed answer
+ * inside a preserve range), or replaced by what a checkpoint marker restates.
+ */
+type Fate = "keep" | "drop" | "reasoning" | "marker";
 
 /** The previous request's matching, valid while the rules and the compaction stay the same. */
 interface RequestMemo {
@@ -17,7 +23,7 @@ interface RequestMemo {
   roles: string[];
   stamps: (number | undefined)[];
   ids: (string | undefined)[];
-  keep: boolean[];
+  fate: Fate[];
   /** Entries matched by the memoized prefix: later messages cannot take them. */
   matched: Set<string>;
 }
@@ -53,7 +59,9 @@ export class LiveLedger {
       state = evolve(state, entry);
       this.states.push(state);
       this.index(entry);
-      this.tokenSums.push(this.tokenSums[this.tokenSums.length - 1] + estimateMessagesTokens(entryMessages(entry)));
+      // A checkpoint marker sends its system snapshot at most: its text is the checkpoint message, counted there.
+      const sent = isCheckpointMarker(entry) ? markerMessages(entry, undefined) : entryMessages(entry);
+      this.tokenSums.push(this.tokenSums[this.tokenSums.length - 1] + estimateMessagesTokens(sent));
     }
     return change;
   }
@@ -86,19 +94,18 @@ export class LiveLedger {
   }
 
   /**
-   * Estimated tokens of the model view at the leaf, without walking the path: the range the latest compaction
-   * keeps, minus the union of fold ranges. Fold exemptions are ignored, so this slightly underestimates.
+   * Estimated tokens of the model view at the leaf, without walking the path: the range the view's cut keeps, minus
+   * the union of fold ranges. Fold exemptions are ignored, so this slightly underestimates.
    */
   estimateViewTokens(): number {
     const n = this.path.entries.length;
     const sum = (from: number, to: number) => (to < from ? 0 : this.tokenSums[to + 1] - this.tokenSums[from]);
-    const effective = effectiveCompaction(this.state);
-    if (!effective) return sum(0, n - 1) - this.foldedTokens(0) - this.revokedTokens(0);
-    const at = this.path.indexOf(effective.entryId);
-    const kept = this.path.indexOf(keptFrom(effective));
-    const start = kept >= 0 && kept < at ? kept : at + 1;
-    // The summary itself, the entries it keeps before it, and everything after it.
-    const total = sum(at, at) + sum(start, at - 1) + sum(at + 1, n - 1);
+    const { head, from } = this.viewCut();
+    if (head < 0) return sum(0, n - 1) - this.foldedTokens(0) - this.revokedTokens(0);
+    const start = from < head ? from : head + 1;
+    // The heading compaction, the entries kept before it (a marker's restated summary is its compaction's, in this
+    // range), and everything after it.
+    const total = sum(head, head) + sum(start, head - 1) + sum(head + 1, n - 1);
     return total - this.foldedTokens(start) - this.revokedTokens(start);
   }
 
@@ -148,38 +155,39 @@ export class LiveLedger {
   }
 
   /**
-   * Drop the request messages whose source entries are folded (or are revoked acts' messages). Returns undefined when
-   * nothing changes, so the `context` hook is a no-op until a fold exists. Unmatched messages (injected by others)
-   * are kept. Works on any list Pi built from the branch: requests, and the inputs of a compaction.
+   * Drop the request messages whose source entries are folded (or are revoked acts' messages), strip the reasoning
+   * of answers inside a preserve range, put a checkpoint marker's restated summary in place of its own, and move
+   * anchored checkpoints after their range end. Returns undefined when nothing changes, so the `context` hook is a
+   * no-op until a fold exists. Unmatched messages (injected by others) are kept. Works on any list Pi built from the
+   * branch: requests, and the inputs of a compaction.
    */
   filterContext(messages: AgentMessage[]): AgentMessage[] | undefined {
     const mask = this.foldMask();
-    if (!this.hidesAnything(mask)) return undefined;
+    const marker = this.state.compactions.at(-1)?.marker === true;
+    if (!this.hidesAnything(mask) && !marker) return undefined;
     const memo = this.match(messages, mask);
-    const keep = memo.keep;
-    let dropped = 0;
-    for (let i = 0; i < keep.length; i++) if (!keep[i]) dropped++;
+    const fate = memo.fate;
+    let changed = false;
+    for (let i = 0; i < fate.length; i++) if (fate[i] !== "keep") changed = true;
     const anchored = this.state.folds.some((f) => f.anchored);
-    if (!dropped && !anchored) return undefined;
-    if (!anchored) {
-      const out: AgentMessage[] = [];
-      for (let i = 0; i < messages.length; i++) if (keep[i]) out.push(messages[i]);
-      return out;
-    }
-    const kept: number[] = [];
-    for (let i = 0; i < messages.length; i++) if (keep[i]) kept.push(i);
-    const moved = this.placeAnchored(kept, memo.ids);
-    if (!dropped && !moved) return undefined;
-    return kept.map((i) => messages[i]);
+    if (!changed && !anchored) return undefined;
+    const out: AgentMessage[] = [];
+    const ids: (string | undefined)[] = [];
+    this.emit(messages, memo, () => true, out, ids);
+    if (!anchored) return out;
+    const order = out.map((_, i) => i);
+    if (!this.placeAnchored(order, ids)) return changed ? out : undefined;
+    return order.map((i) => out[i]);
   }
 
   /**
    * The model view for a provider request Pi built (the `context` hook). Pi's request always follows Pi's newest
-   * compaction; when a restore revoked that compaction (or moved its cut back), the part of the request that came
-   * from the compaction and what it kept is replaced by our projection of the same region (the restored history),
-   * and the rest is filtered as usual. Otherwise this is {@link filterContext}. `conversation` is the list Pi's
-   * `context` hook gets: no system messages, since Pi puts its current system message back in front afterwards; the
-   * restored region then leaves its system messages out too. `full` is Pi's whole projection (tests, the lab).
+   * compaction; when the view does not start where it does (a restore revoked that compaction or moved its cut back,
+   * or a checkpoint marker stored another start), the part of the request that came from the compaction and what it
+   * kept is replaced by our projection of the same region (the restored history), and the rest is filtered as usual.
+   * Otherwise this is {@link filterContext}. `conversation` is the list Pi's `context` hook gets: no system messages,
+   * since Pi puts its current system message back in front afterwards; the restored region then leaves its system
+   * messages out too. `full` is Pi's whole projection (tests, the lab).
    */
   requestContext(messages: AgentMessage[], shape: "full" | "conversation" = "full"): AgentMessage[] | undefined {
     const cut = this.revokedCut();
@@ -199,23 +207,65 @@ export class LiveLedger {
     const summaryAt = memo.ids.indexOf(compaction.id);
     // Pi sends the compaction's system snapshot right before its summary; our head carries the system state instead.
     const systemAt = compaction.systemMessage && summaryAt > 0 && messages[summaryAt - 1].role === "system" && memo.ids[summaryAt - 1] === undefined ? summaryAt - 1 : -1;
-    messages.forEach((message, i) => {
-      const id = memo.ids[i];
-      if (i === systemAt || (id !== undefined && (this.path.indexOf(id) <= cut || !memo.keep[i]))) return;
-      out.push(message);
-      ids.push(id);
-    });
+    this.emit(messages, memo, (i, id) => i !== systemAt && (id === undefined || this.path.indexOf(id) > cut), out, ids);
     if (!this.state.folds.some((f) => f.anchored)) return out;
-    const kept = out.map((_, i) => i);
-    this.placeAnchored(kept, ids);
-    return kept.map((i) => out[i]);
+    const order = out.map((_, i) => i);
+    this.placeAnchored(order, ids);
+    return order.map((i) => out[i]);
   }
 
-  /** Path index of Pi's newest compaction when our view does not follow its cut (revoked or moved back), else -1. */
+  /**
+   * Append to `out` (and their entry ids to `ids`) what each request message becomes by its fate, for the positions
+   * `take` accepts. A checkpoint marker's summary becomes the summary it restates (or nothing).
+   */
+  private emit(
+    messages: AgentMessage[],
+    memo: RequestMemo,
+    take: (i: number, id: string | undefined) => boolean,
+    out: AgentMessage[],
+    ids: (string | undefined)[],
+  ): void {
+    let restated: AgentMessage | undefined | null = null;
+    messages.forEach((message, i) => {
+      const id = memo.ids[i];
+      if (!take(i, id)) return;
+      let sent: AgentMessage | undefined;
+      switch (memo.fate[i]) {
+        case "keep":
+          sent = message;
+          break;
+        case "drop":
+          sent = undefined;
+          break;
+        case "reasoning":
+          sent = withoutReasoning(message);
+          break;
+        case "marker":
+          if (restated === null) restated = restatedSummary(this.state, (entryId) => this.path.get(entryId));
+          sent = restated;
+          break;
+      }
+      if (!sent) return;
+      out.push(sent);
+      ids.push(id);
+    });
+  }
+
+  /** Where the model view starts (see `viewCut`), over the live path. */
+  private viewCut(): ViewCut {
+    return viewCut(this.state, (id) => this.path.indexOf(id));
+  }
+
+  /**
+   * Path index of Pi's newest compaction when the view does not start where Pi's request does (that compaction was
+   * revoked, a partial restore moved its cut back, or it is a checkpoint marker whose stored start is not the
+   * view's), else -1.
+   */
   private revokedCut(): number {
-    const last = this.state.compactions.at(-1);
-    if (!last || (!(last.entryId in this.state.revoked) && last.keptFromId === undefined)) return -1;
-    return this.path.indexOf(last.entryId);
+    const pi = this.contextStart();
+    if (pi.compaction < 0) return -1;
+    const view = this.viewCut();
+    return view.head === pi.compaction && view.from === pi.from ? -1 : pi.compaction;
   }
 
   /** Our projection of the path up to Pi's newest compaction, with the entry id of every message; cached. */
@@ -224,11 +274,13 @@ export class LiveLedger {
     const cutId = this.path.entries[cut].id;
     const cached = this.head;
     if (cached && cached.state === state && cached.edits === this.editsVersion && cached.cutId === cutId) return cached;
-    const selected = contextEntries(this.path.entries.slice(0, cut + 1), state);
+    const indexOf = (id: string) => this.path.indexOf(id);
+    const selected = contextEntries(this.path.entries.slice(0, cut + 1), state, indexOf);
     const projected = projectEntries(selected, {
       state,
       mask,
-      indexOf: (id) => this.path.indexOf(id),
+      indexOf,
+      get: (id) => this.path.get(id),
       editOf: (id) => this.edits.get(id)?.at(-1),
     });
     const messages: AgentMessage[] = [];
@@ -243,12 +295,12 @@ export class LiveLedger {
     return this.head;
   }
 
-  /** Match request messages to entries and decide which to keep, reusing the previous request's unchanged prefix. */
+  /** Match request messages to entries and decide their fates, reusing the previous request's unchanged prefix. */
   private match(messages: AgentMessage[], mask: FoldMask): RequestMemo {
     const state = this.state;
     let memo = this.request;
     if (!memo || memo.folds !== state.folds || memo.compactions !== state.compactions || memo.revoked !== state.revoked) {
-      memo = { folds: state.folds, compactions: state.compactions, revoked: state.revoked, roles: [], stamps: [], ids: [], keep: [], matched: new Set() };
+      memo = { folds: state.folds, compactions: state.compactions, revoked: state.revoked, roles: [], stamps: [], ids: [], fate: [], matched: new Set() };
     }
     // Reuse decisions while the request repeats the previous one position by position.
     let same = 0;
@@ -262,7 +314,7 @@ export class LiveLedger {
       const id = memo.ids[i];
       if (id !== undefined) memo.matched.delete(id);
     }
-    memo.roles.length = memo.stamps.length = memo.ids.length = memo.keep.length = same;
+    memo.roles.length = memo.stamps.length = memo.ids.length = memo.fate.length = same;
 
     const tail = messages.slice(same);
     const start = this.contextStart();
@@ -271,6 +323,8 @@ export class LiveLedger {
       candidates: (key) => (this.byKey.get(key) ?? []).filter((id) => !matched.has(id) && this.inRequest(id, start)),
       projectedContent: (id) => this.projectedContent(id),
     });
+    const last = state.compactions.at(-1);
+    const markerId = last?.marker ? last.entryId : undefined;
     const revoking = Object.keys(state.revoked).length > 0;
     tail.forEach((message, k) => {
       const id = ids[k];
@@ -278,11 +332,20 @@ export class LiveLedger {
       memo.roles.push(message.role);
       memo.stamps.push((message as { timestamp?: number }).timestamp);
       memo.ids.push(id);
-      const entry = id === undefined ? undefined : this.path.get(id)!;
-      memo.keep.push(!entry || !(mask.hides(entry, this.path.indexOf(entry.id)) || (revoking && isRevokedMessage(entry, state))));
+      memo.fate.push(this.fateOf(id, mask, markerId, revoking));
     });
     this.request = memo;
     return memo;
+  }
+
+  /** Decide one matched message's fate (unmatched messages, injected by others, are always kept). */
+  private fateOf(id: string | undefined, mask: FoldMask, markerId: string | undefined, revoking: boolean): Fate {
+    if (id === undefined) return "keep";
+    if (id === markerId) return "marker";
+    const entry = this.path.get(id)!;
+    const index = this.path.indexOf(id);
+    if (mask.hides(entry, index) || (revoking && isRevokedMessage(entry, this.state))) return "drop";
+    return mask.dropsReasoning(entry, index) ? "reasoning" : "keep";
   }
 
   /**
@@ -290,13 +353,28 @@ export class LiveLedger {
    * range end, as `projectBranch` orders it. Works on message indexes; returns true when anything moved.
    */
   private placeAnchored(kept: number[], ids: readonly (string | undefined)[]): boolean {
+    const cut = this.viewCut();
+    // Position in the view's order before anchoring: the compaction heading the view comes first (its summary heads
+    // the request), everything else by path index. An anchor whose range end lies before the view's start
+    // (summarized) is not in the view, so its checkpoint keeps its own place, as `projectBranch` keeps it.
+    const position = (i: number): number => (i === cut.head ? cut.from - 0.5 : i);
+    const visible = (i: number): boolean => {
+      if (i === cut.head) return true;
+      if (i < cut.from) return false;
+      const entry = this.path.entries[i];
+      return !(cut.head >= 0 && i < cut.head && entry.type === "message" && entry.message.role === "system");
+    };
     const anchorEnd = new Map<string, number>();
-    for (const rule of this.state.folds) if (rule.anchored) anchorEnd.set(rule.entryId, this.path.indexOf(rule.throughId));
-    // Where a message sits in the view's order: its path index, or just after its range end when anchored.
+    for (const rule of this.state.folds) {
+      if (!rule.anchored) continue;
+      const end = this.path.indexOf(rule.throughId);
+      anchorEnd.set(rule.entryId, end >= 0 && visible(end) ? position(end) : -Infinity);
+    }
+    // Where a message sits in the view's order: its position, or just after its range end when anchored.
     const viewIndex = (id: string | undefined): number => {
       if (id === undefined) return Infinity; // unmatched: keep it after whatever it followed
       const end = anchorEnd.get(id);
-      return end !== undefined && end >= 0 ? end + 0.5 : this.path.indexOf(id);
+      return end !== undefined && end !== -Infinity ? end + 0.5 : position(this.path.indexOf(id));
     };
     let moved = false;
     for (const rule of this.state.folds) {
@@ -304,7 +382,7 @@ export class LiveLedger {
       const end = anchorEnd.get(rule.entryId)!;
       let at = kept.length - 1;
       while (at >= 0 && ids[kept[at]] !== rule.entryId) at--;
-      if (end < 0 || at < 0) continue;
+      if (end === -Infinity || at < 0) continue;
       let target = at;
       while (target > 0 && viewIndex(ids[kept[target - 1]]) > end) target--;
       if (target === at) continue;

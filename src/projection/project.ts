@@ -2,8 +2,8 @@
 // Mirrors Pi's compaction-aware projection, then applies our fold rules. Pure: no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { ContextEditEntry, SessionEntry } from "../log/entries.ts";
-import { FoldMask, type PathLookup } from "./fold-rules.ts";
-import { effectiveCompaction, foldBranch, isRevokedMessage, keptFrom, type LedgerState } from "./ledger-state.ts";
+import { FoldMask, withoutReasoning, type PathLookup } from "./fold-rules.ts";
+import { effectiveCompaction, foldBranch, headCompaction, isRevokedMessage, keptFrom, type LedgerState } from "./ledger-state.ts";
 
 /** One branch entry and what it contributes to the model view (nothing, for state entries and hidden ones). */
 export interface ProjectedEntry {
@@ -76,24 +76,69 @@ export function applyEdit(messages: AgentMessage[], edit: ContextEditEntry | und
   });
 }
 
+/** The summary message a compaction entry contributes. */
+function summaryOf(entry: SessionEntry | undefined): AgentMessage | undefined {
+  return entry?.type === "compaction" ? entryMessages(entry).find((m) => m.role === "compactionSummary") : undefined;
+}
+
 /**
- * Entries the model view selects, as Pi selects them for its newest compaction, except that the cut followed is the
- * newest compaction no restore revoked, starting where a partial restore moved it. With no restore facts this is
- * exactly Pi's selection.
+ * The summary a checkpoint marker at the head of the view restates: the effective compaction's (the newest real one
+ * no restore revoked), or none. The view then reads as it did before the marker, byte for byte.
  */
-export function contextEntries(path: readonly SessionEntry[], state: LedgerState = foldBranch(path)): SessionEntry[] {
+export function restatedSummary(state: LedgerState, get: (id: string) => SessionEntry | undefined): AgentMessage | undefined {
   const effective = effectiveCompaction(state);
-  const compactionIdx = effective ? path.findIndex((e) => e.id === effective.entryId) : -1;
-  if (compactionIdx < 0) return path.slice();
-  const selected: SessionEntry[] = [path[compactionIdx]];
-  const firstKept = keptFrom(effective!);
-  let kept = false;
-  for (let i = 0; i < compactionIdx; i++) {
+  return effective ? summaryOf(get(effective.entryId)) : undefined;
+}
+
+/** What a checkpoint marker contributes at the head of the view: its system snapshot, then the restated summary. */
+export function markerMessages(marker: SessionEntry, restated: AgentMessage | undefined): AgentMessage[] {
+  const head = entryMessages(marker).filter((m) => m.role === "system");
+  return restated ? [...head, restated] : head;
+}
+
+/** Where the model view starts, in path positions. */
+export interface ViewCut {
+  /** The compaction heading the view (see `headCompaction`), or -1. */
+  head: number;
+  /** The first entry kept before `head` (system messages aside); entries before it are summarized. */
+  from: number;
+}
+
+/**
+ * The view's cut, as Pi selects it for its newest compaction, except that revoked compactions do not count, a
+ * partial restore moves the start back, and a checkpoint marker at the head keeps from the effective compaction's
+ * start (from the root without one), whatever start it stored: a marker cuts nothing of its own.
+ */
+export function viewCut(state: LedgerState, indexOf: (id: string) => number): ViewCut {
+  const headFact = headCompaction(state);
+  const head = headFact ? indexOf(headFact.entryId) : -1;
+  if (head < 0) return { head: -1, from: 0 };
+  const effective = effectiveCompaction(state);
+  if (!effective) return { head, from: 0 };
+  const at = indexOf(effective.entryId);
+  const kept = indexOf(keptFrom(effective));
+  // Pi keeps nothing before a compaction whose kept entry is not on the path.
+  return { head, from: kept >= 0 && kept < at ? kept : at };
+}
+
+/**
+ * Entries the model view selects (see {@link viewCut}): the heading compaction, the entries it keeps before it
+ * (without system messages, which its snapshot replaces), then everything after it. With no restore facts and no
+ * markers this is exactly Pi's selection for its newest compaction.
+ */
+export function contextEntries(
+  path: readonly SessionEntry[],
+  state: LedgerState = foldBranch(path),
+  indexOf: (id: string) => number = (id) => path.findIndex((e) => e.id === id),
+): SessionEntry[] {
+  const { head, from } = viewCut(state, indexOf);
+  if (head < 0) return path.slice();
+  const selected: SessionEntry[] = [path[head]];
+  for (let i = from; i < head; i++) {
     const entry = path[i];
-    if (entry.id === firstKept) kept = true;
-    if (kept && !(entry.type === "message" && entry.message.role === "system")) selected.push(entry);
+    if (!(entry.type === "message" && entry.message.role === "system")) selected.push(entry);
   }
-  for (let i = compactionIdx + 1; i < path.length; i++) selected.push(path[i]);
+  for (let i = head + 1; i < path.length; i++) selected.push(path[i]);
   return selected;
 }
 
@@ -116,30 +161,35 @@ export function lookupOf(path: readonly SessionEntry[]): PathLookup {
   return { indexOf: (id) => position.get(id) ?? -1, get: (id) => path[position.get(id) ?? -1] };
 }
 
-/** What {@link projectEntries} needs besides the selected entries. */
-export interface ProjectionInputs {
+/** What {@link projectEntries} needs besides the selected entries: positions and entries of the whole path. */
+export interface ProjectionInputs extends PathLookup {
   state: LedgerState;
   /** The fold mask over the whole path (absent when no rule exists). */
   mask?: FoldMask;
-  indexOf(id: string): number;
   /** The context edit that applies to an entry, if any. */
   editOf(id: string): ContextEditEntry | undefined;
 }
 
 /**
- * Project selected entries, in path order (anchored messages are not moved here). Only the compaction whose cut the
- * view follows contributes its summary; older or revoked ones stay silent, as in Pi. Folded entries and the messages
- * of revoked acts contribute nothing.
+ * Project selected entries, in path order (anchored messages are not moved here). Only the compaction heading the
+ * view contributes: its summary, or for a checkpoint marker its snapshot and the restated summary; older or revoked
+ * ones stay silent, as in Pi. Folded entries and the messages of revoked acts contribute nothing; a completed answer
+ * inside a preserve range loses its reasoning.
  */
 export function projectEntries(selected: readonly SessionEntry[], inputs: ProjectionInputs): ProjectedEntry[] {
   const { state, mask } = inputs;
-  const effective = effectiveCompaction(state)?.entryId;
+  const head = headCompaction(state);
   const revoking = Object.keys(state.revoked).length > 0;
   return selected.map((sourceEntry): ProjectedEntry => {
-    if (sourceEntry.type === "compaction" && sourceEntry.id !== effective) return { sourceEntry, messages: [] };
-    if (mask && !mask.empty && mask.hides(sourceEntry, inputs.indexOf(sourceEntry.id))) return { sourceEntry, messages: [], folded: true };
+    if (sourceEntry.type === "compaction") {
+      if (sourceEntry.id !== head?.entryId) return { sourceEntry, messages: [] };
+      if (head.marker) return { sourceEntry, messages: markerMessages(sourceEntry, restatedSummary(state, inputs.get)) };
+    }
+    const at = mask && !mask.empty ? inputs.indexOf(sourceEntry.id) : -1;
+    if (mask && at >= 0 && mask.hides(sourceEntry, at)) return { sourceEntry, messages: [], folded: true };
     if (revoking && isRevokedMessage(sourceEntry, state)) return { sourceEntry, messages: [], folded: true };
-    return { sourceEntry, messages: applyEdit(entryMessages(sourceEntry), inputs.editOf(sourceEntry.id)) };
+    const messages = applyEdit(entryMessages(sourceEntry), inputs.editOf(sourceEntry.id));
+    return { sourceEntry, messages: mask && at >= 0 && mask.dropsReasoning(sourceEntry, at) ? messages.map(withoutReasoning) : messages };
   });
 }
 
@@ -152,10 +202,17 @@ export function projectBranch(path: readonly SessionEntry[], state: LedgerState 
   const selected = contextEntries(path, state);
   const edits = new Map<string, ContextEditEntry>();
   for (const entry of selected) if (entry.type === "context_edit") edits.set(entry.targetId, entry);
-  // Positions are only needed when some rule may hide something.
-  const lookup = state.folds.length ? lookupOf(path) : undefined;
-  const mask = lookup ? new FoldMask(state.folds, lookup) : undefined;
-  const entries = projectEntries(selected, { state, mask, indexOf: (id) => lookup?.indexOf(id) ?? -1, editOf: (id) => edits.get(id) });
+  // Positions are only needed when some rule may hide something or a marker restates a summary.
+  let lookup: PathLookup | undefined;
+  const positions = () => (lookup ??= lookupOf(path));
+  const mask = state.folds.length ? new FoldMask(state.folds, positions()) : undefined;
+  const entries = projectEntries(selected, {
+    state,
+    mask,
+    indexOf: (id) => positions().indexOf(id),
+    get: (id) => positions().get(id),
+    editOf: (id) => edits.get(id),
+  });
   const ordered = placeAnchored(entries, state);
   return { entries: ordered, messages: ordered.flatMap((e) => e.messages), ...sessionSettings(path) };
 }

@@ -4,6 +4,7 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import {
   type ActKind,
+  isCheckpointMarker,
   isDigestEntry,
   isFoldEntry,
   isPreserveEntry,
@@ -60,7 +61,8 @@ export function listActs(path: readonly SessionEntry[], state: LedgerState): Act
       const n = (entry.details as { checkpoint?: unknown }).checkpoint;
       title = typeof n === "number" ? `digest #${n}` : "digest";
       if (typeof n === "number") names.push(`#${n}`);
-    } else if (entry.type === "compaction") {
+    } else if (entry.type === "compaction" && !isCheckpointMarker(entry)) {
+      // A checkpoint marker hides nothing of its own; the checkpoint it reports is the act.
       kind = "compaction";
       const strategy = (entry.details as { strategy?: unknown } | undefined)?.strategy;
       title = `${typeof strategy === "string" ? strategy : "native"} compaction`;
@@ -87,6 +89,15 @@ function actList(acts: readonly ActInfo[]): string {
   const live = acts.filter((a) => !a.revokedBy).slice(-6);
   if (!live.length) return "There is nothing to restore on this branch.";
   return `Acts on this branch: ${live.map((a) => `${a.id} (${a.title}${a.names.length ? `, "${a.names[0]}"` : ""})`).join(", ")}.`;
+}
+
+/** Why a checkpoint marker cannot be restored, and what to name instead. */
+function markerRefusal(marker: SessionEntry): string {
+  const n = marker.type === "compaction" ? (marker.details as { checkpoint?: unknown } | undefined)?.checkpoint : undefined;
+  const digest = marker.type === "compaction" && (marker.details as { strategy?: unknown } | undefined)?.strategy === "digest";
+  const kind = digest ? "digest" : "preserve checkpoint";
+  const checkpoint = typeof n === "number" ? `${kind} #${n}` : `the ${kind} it reports`;
+  return `compaction ${marker.id} only marks the end of a manual /compact and hides nothing; to bring back what it checkpointed, restore ${checkpoint}.`;
 }
 
 /** The act that hides the entry at `index`, newest first: a fold rule whose range holds it, or the compaction cut. */
@@ -120,6 +131,7 @@ export function resolveRestoreTarget(target: string, path: readonly SessionEntry
   act ??= acts.find((a) => a.id === name);
   if (!act) {
     const index = path.findIndex((e) => e.id === name);
+    if (index >= 0 && isCheckpointMarker(path[index])) return { ok: false, error: markerRefusal(path[index]) };
     if (index >= 0) {
       act = actHiding(path, state, index, acts);
       if (!act) return { ok: false, error: `entry ${name} is not hidden by a fold, checkpoint or compaction; there is nothing to restore for it.` };
@@ -265,7 +277,7 @@ function partialCuts(act: ActInfo, path: readonly SessionEntry[], state: LedgerS
     const kept = lookup.indexOf(keptFrom(fact));
     const end = kept >= 0 && kept < act.index ? kept : act.index;
     let previous = -1;
-    for (let i = 0; i < act.index; i++) if (path[i].type === "compaction") previous = i;
+    for (let i = 0; i < act.index; i++) if (path[i].type === "compaction" && !isCheckpointMarker(path[i])) previous = i;
     return cutPoints(path, previous + 1, end - 1);
   }
   const rule = state.folds.find((f) => f.entryId === act.id)!;

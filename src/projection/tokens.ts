@@ -79,3 +79,26 @@ export function calibrate(calibration: Calibration, estimatedPromptTokens: numbe
   const samples = Math.min(calibration.samples + 1, 20);
   return { ratio: calibration.ratio + (observed - calibration.ratio) / samples, samples };
 }
+
+/** UTF-8 length of a string in bytes, without allocating (surrogate pairs count 4 bytes). */
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+/**
+ * A pessimistic estimate for fit decisions that must never overflow: UTF-8 bytes / 3. Ignores calibration on
+ * purpose, since the calibration was learned on a different request (the cached full prefix).
+ */
+export function conservativeTextTokens(text: string): number {
+  return Math.ceil(utf8Length(text) / 3);
+}

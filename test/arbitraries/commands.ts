@@ -52,7 +52,13 @@ export type LedgerCommand =
    * Our restore fact: revoke what one fold or compaction on the branch hid (`pick` chooses the act), or with `newest`
    * only the newer part of it (`cut` chooses the boundary among the safe ones).
    */
-  | (Timed & { kind: "restore"; pick: number; newest: boolean; cut: number });
+  | (Timed & { kind: "restore"; pick: number; newest: boolean; cut: number })
+  /**
+   * A manual `/compact` under the preserve strategy: the marker compaction Pi appends (its checkpoint message is left
+   * out: a marker is about the cut). It keeps from where the model view starts, or with `stale` from where Pi's
+   * newest compaction kept (what an older writer stored), so Pi's request and the view start apart.
+   */
+  | (Timed & { kind: "marker"; checkpoint: number; stale: boolean; summary: string });
 
 export type CommandKind = LedgerCommand["kind"];
 
@@ -76,6 +82,7 @@ export const DEFAULT_WEIGHTS: CommandWeights = {
   contextEdit: 2,
   fold: 3,
   restore: 2,
+  marker: 1,
 };
 
 const dtArb = fc.oneof({ weight: 1, arbitrary: fc.constant(0) }, { weight: 9, arbitrary: fc.integer({ min: 1, max: 120_000 }) });
@@ -188,6 +195,7 @@ function commandArbs(): { [K in CommandKind]: fc.Arbitrary<Extract<LedgerCommand
       { requiredKeys: ["kind", "dt", "pick", "toRoot", "summary"] },
     ),
     restore: fc.record({ kind: fc.constant("restore"), dt: dtArb, pick: pickArb, newest: fc.constantFrom(false, false, true), cut: pickArb }),
+    marker: fc.record({ kind: fc.constant("marker"), dt: dtArb, checkpoint: fc.integer({ min: 1, max: 9 }), stale: fc.constantFrom(false, false, true), summary: wordsArb(3, 30) }),
   };
 }
 

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { buildSessionProjection, SessionManager, type SessionEntry } from "@earendil-works/pi-coding-agent";
-import { LedgerType, type FoldDetails, type RestoreData } from "../../src/log/entries.ts";
+import { isCheckpointMarker, LedgerType, type FoldDetails, type RestoreData } from "../../src/log/entries.ts";
 import { ledgerArb, toJsonl, visibleFoldTargets, type GeneratedLedger } from "./index.ts";
 import { numRuns, propertyTimeout } from "../properties/runs.ts";
 
@@ -159,7 +159,8 @@ describe("ledgerArb", () => {
           count(range.afterId === null ? "fold-root" : "fold-target");
           if (range.keepToolResultsOf) count("fold-keeps-results");
         }
-        if (e.type === "compaction") count(e.firstKeptEntryId === e.id ? "compaction-retain-none" : "compaction-kept");
+        if (e.type === "compaction" && isCheckpointMarker(e)) count("preserve-marker");
+        else if (e.type === "compaction") count(e.firstKeptEntryId === e.id ? "compaction-retain-none" : "compaction-kept");
         if (e.type === "context_edit") count(e.replacement === null ? "edit-omit" : "edit-replace");
         if (e.type === "custom" && e.customType === LedgerType.restore) {
           const data = e.data as RestoreData;
@@ -172,7 +173,7 @@ describe("ledgerArb", () => {
       "message:bashExecution", "bash-excluded", "custom_message", "custom", "label", "compaction-kept", "compaction-retain-none",
       "navigation", "leaf-not-last", "branch_summary", "model_change", "thinking_level_change", "message:system", "session_info",
       "usage", "edit-omit", "edit-replace", "fold-root", "fold-target", "fold-keeps-results",
-      "restore-fold", "restore-fold-newest", "restore-compaction", "restore-compaction-newest",
+      "restore-fold", "restore-fold-newest", "restore-compaction", "restore-compaction-newest", "preserve-marker",
     ];
     const missing = required.filter((key) => !seen.get(key));
     expect(missing).toEqual([]);

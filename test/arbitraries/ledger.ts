@@ -14,9 +14,9 @@ import {
 } from "@earendil-works/pi-ai";
 import { buildSessionProjection, type SessionEntry, type SessionHeader } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import { LedgerType, type FoldDetails, type RestoreData } from "../../src/log/entries.ts";
+import { isCheckpointMarker, LedgerType, type FoldDetails, type RestoreData } from "../../src/log/entries.ts";
 import { commandArb, type CommandWeights, type LedgerCommand, type ToolCallSpec } from "./commands.ts";
-import { naiveRestores, restorableActs, visibleFoldTargets } from "./visibility.ts";
+import { naiveRestores, naiveViewStart, restorableActs, visibleFoldTargets } from "./visibility.ts";
 
 /** One change to the session as Pi makes it: an entry appended at the leaf, or the leaf moved (`/tree`). */
 export type LedgerStep = { kind: "append"; entry: SessionEntry } | { kind: "move"; leafId: string | null };
@@ -46,7 +46,7 @@ export interface LedgerOptions {
   maxCommands?: number;
   /** Override command frequencies (0 switches a kind off). */
   weights?: Partial<CommandWeights>;
-  /** Include our `context-ledger/fold` and `context-ledger/restore` facts (default true). False gives ledgers with no ledger facts. */
+  /** Include our facts: folds, restores, preserve markers (default true). False gives ledgers with no ledger facts. */
   folds?: boolean;
   /** fast-check size of the command array (default "medium": a few dozen commands). */
   size?: fc.SizeForArbitrary;
@@ -195,6 +195,8 @@ export class LedgerFolder {
         return this.fold(command);
       case "restore":
         return this.restore(command);
+      case "marker":
+        return this.marker(command);
       default: {
         const _exhaustive: never = command;
         return _exhaustive;
@@ -393,7 +395,7 @@ export class LedgerFolder {
         const kept = path.findIndex((e) => e.id === (restores.keptFromOf.get(act.id) ?? act.firstKeptEntryId));
         const end = kept >= 0 && kept < at ? kept : at;
         let previous = -1;
-        for (let i = 0; i < at; i++) if (path[i].type === "compaction") previous = i;
+        for (let i = 0; i < at; i++) if (path[i].type === "compaction" && !isCheckpointMarker(path[i])) previous = i;
         const cuts = path.slice(previous + 1, end).filter(isCut);
         if (cuts.length) data.firstKeptEntryId = cuts[command.cut % cuts.length].id;
       } else {
@@ -406,6 +408,28 @@ export class LedgerFolder {
       }
     }
     this.append({ type: "custom", customType: LedgerType.restore, data });
+  }
+
+  /** A preserve marker compaction, as a manual `/compact` under preserve leaves it (see the command). */
+  marker(command: Extract<LedgerCommand, { kind: "marker" }>): void {
+    const path = this.branch();
+    if (path.length === 0 || path[path.length - 1].type === "compaction") return;
+    let firstKeptEntryId = naiveViewStart(path);
+    if (command.stale) {
+      const last = path.filter((e) => e.type === "compaction").at(-1);
+      firstKeptEntryId = last?.type !== "compaction" ? path[0].id : path.some((e) => e.id === last.firstKeptEntryId) ? last.firstKeptEntryId : last.id;
+    }
+    const projection = buildSessionProjection(path, this.leafId);
+    const system = getCurrentSystemMessage(projection.messages as Parameters<typeof getCurrentSystemMessage>[0]);
+    this.append({
+      type: "compaction",
+      summary: command.summary,
+      firstKeptEntryId,
+      tokensBefore: Math.ceil(JSON.stringify(projection.messages).length / 4),
+      details: { v: 1, strategy: "preserve", checkpoint: command.checkpoint },
+      fromHook: true,
+      ...(system ? { systemMessage: { ...system, timestamp: this.clock } } : {}),
+    });
   }
 }
 
@@ -425,7 +449,7 @@ export const ledgerSeedArb: fc.Arbitrary<LedgerSeed> = fc.record({
 
 /** Arbitrary valid ledgers. Shrinking removes and simplifies commands, so counterexamples stay readable. */
 export function ledgerArb(options: LedgerOptions = {}): fc.Arbitrary<GeneratedLedger> {
-  const weights = { ...options.weights, ...(options.folds === false ? { fold: 0, restore: 0 } : {}) };
+  const weights = { ...options.weights, ...(options.folds === false ? { fold: 0, restore: 0, marker: 0 } : {}) };
   return fc
     .record({
       seed: ledgerSeedArb,

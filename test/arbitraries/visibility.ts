@@ -2,7 +2,7 @@
 // targets and restore targets. It is independent of src/projection (sets and linear scans, no incremental
 // structures), so a generator bug and a projection bug are unlikely to cancel out.
 import { buildContextEntries, type SessionEntry } from "@earendil-works/pi-coding-agent";
-import { LedgerType, type FoldDetails, type RestoreData } from "../../src/log/entries.ts";
+import { isCheckpointMarker, LedgerType, type FoldDetails, type RestoreData } from "../../src/log/entries.ts";
 
 /** Entries a fold rule may hide: conversation messages and custom messages. */
 export function isFoldableEntry(entry: SessionEntry): boolean {
@@ -41,8 +41,22 @@ export function naiveRestores(path: readonly SessionEntry[]): NaiveRestores {
 }
 
 /**
+ * The id of the entry the model view starts from: the newest real (not marker) compaction no restore revoked keeps
+ * from its kept entry (or a partial restore's), or from itself when that entry is not before it; the root without one.
+ */
+export function naiveViewStart(path: readonly SessionEntry[], restores: NaiveRestores = naiveRestores(path)): string {
+  const real = path.filter((e) => e.type === "compaction" && !isCheckpointMarker(e) && !restores.revoked.has(e.id));
+  const cut = real[real.length - 1];
+  if (!cut || cut.type !== "compaction") return path[0].id;
+  const from = restores.keptFromOf.get(cut.id) ?? cut.firstKeptEntryId;
+  const start = path.findIndex((e) => e.id === from);
+  return start >= 0 && start < path.indexOf(cut) ? from : cut.id;
+}
+
+/**
  * Entries in the model's context before folds, compaction-aware like Pi, except that the cut followed is the newest
- * compaction no restore revoked (starting where a partial restore moved it). Revoked acts' own messages are left out.
+ * compaction no restore revoked (starting where a partial restore moved it), and a preserve marker heading the
+ * context keeps from where the view started before it. Revoked acts' own messages are left out.
  */
 export function naiveContext(path: readonly SessionEntry[], restores: NaiveRestores = naiveRestores(path)): SessionEntry[] {
   const compactions = path.filter((e) => e.type === "compaction" && !restores.revoked.has(e.id));
@@ -51,7 +65,7 @@ export function naiveContext(path: readonly SessionEntry[], restores: NaiveResto
   if (!cut || cut.type !== "compaction") selected = path.slice();
   else {
     const at = path.indexOf(cut);
-    const from = restores.keptFromOf.get(cut.id) ?? cut.firstKeptEntryId;
+    const from = isCheckpointMarker(cut) ? naiveViewStart(path, restores) : (restores.keptFromOf.get(cut.id) ?? cut.firstKeptEntryId);
     const start = path.findIndex((e) => e.id === from);
     const kept = start >= 0 && start < at ? path.slice(start, at).filter((e) => !(e.type === "message" && e.message.role === "system")) : [];
     selected = [cut, ...kept, ...path.slice(at + 1)];
@@ -111,8 +125,9 @@ export function naiveHiddenIds(path: readonly SessionEntry[]): Set<string> {
 export function visibleFoldTargets(path: readonly SessionEntry[]): SessionEntry[] {
   if (path.length === 0) return [];
   const restores = naiveRestores(path);
-  // Without restores this is Pi's own selection; the naive restore model must agree with it then.
-  const context = new Set((restores.revoked.size || restores.keptFromOf.size ? naiveContext(path, restores) : buildContextEntries(path.slice(), path[path.length - 1].id)).map((entry) => entry.id));
+  // Without restores and markers this is Pi's own selection; the naive model must agree with it then.
+  const own = restores.revoked.size || restores.keptFromOf.size || path.some(isCheckpointMarker);
+  const context = new Set((own ? naiveContext(path, restores) : buildContextEntries(path.slice(), path[path.length - 1].id)).map((entry) => entry.id));
   const omitted = new Map<string, boolean>();
   for (const entry of path) {
     if (entry.type === "context_edit" && context.has(entry.id)) omitted.set(entry.targetId, entry.replacement === null);
@@ -121,8 +136,8 @@ export function visibleFoldTargets(path: readonly SessionEntry[]): SessionEntry[
   return path.filter((entry) => context.has(entry.id) && isFoldableEntry(entry) && !hidden.has(entry.id) && omitted.get(entry.id) !== true);
 }
 
-/** Acts on the path a restore may still target: fold messages and compactions not revoked yet, oldest first. */
+/** Acts on the path a restore may still target: fold messages and compactions not revoked yet, oldest first (a preserve marker is no act). */
 export function restorableActs(path: readonly SessionEntry[]): SessionEntry[] {
   const { revoked } = naiveRestores(path);
-  return path.filter((e) => !revoked.has(e.id) && (e.type === "compaction" || foldDetails(e) !== undefined));
+  return path.filter((e) => !revoked.has(e.id) && ((e.type === "compaction" && !isCheckpointMarker(e)) || foldDetails(e) !== undefined));
 }

@@ -20,7 +20,7 @@ import {
   type ExtensionFactory,
   type FileEntry,
 } from "@earendil-works/pi-coding-agent";
-import contextLedger from "../../src/index.ts";
+import contextLedger from "../../index.ts";
 
 export interface HarnessOptions {
   /** Load our extension (default true). */
@@ -40,6 +40,10 @@ export interface HarnessOptions {
   /** Reuse an existing temp root (to reload a session in the same sandbox). */
   root?: string;
   contextWindow?: number;
+  /** The faux model supports reasoning, so a thinking level reaches its requests (default false). */
+  reasoning?: boolean;
+  /** Ids of further faux models of the same provider (e.g. a separate summary model). */
+  extraModels?: string[];
   /** Entries an in-memory session starts with (a seeded history). */
   seedEntries?: FileEntry[];
   /** Files to create in the project cwd before the session starts. */
@@ -80,7 +84,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ contextLedger: options.ledgerSettings }));
   }
 
-  const faux = fauxProvider({ models: [{ id: "faux-1", contextWindow: options.contextWindow ?? 128_000, maxTokens: 8_000 }] });
+  const faux = fauxProvider({ models: [
+      { id: "faux-1", contextWindow: options.contextWindow ?? 128_000, maxTokens: 8_000, reasoning: options.reasoning ?? false },
+      ...(options.extraModels ?? []).map((id) => ({ id, contextWindow: options.contextWindow ?? 128_000, maxTokens: 8_000 })),
+    ] });
   const runtime = await ModelRuntime.create({ authPath: join(root, "auth.json"), modelsPath: null, refreshOnCreate: false });
   runtime.registerNativeProvider(faux.provider);
   await runtime.setRuntimeApiKey(faux.getModel().provider, "test-key");
@@ -146,4 +153,25 @@ export function userEntryId(session: AgentSession, needle: string): string {
     .find((e) => e.type === "message" && e.message.role === "user" && JSON.stringify(e.message.content).includes(needle));
   if (!entry) throw new Error(`no user message contains ${JSON.stringify(needle)}`);
   return entry.id;
+}
+
+/** A notice an extension showed the user (`ctx.ui.notify`). */
+export interface Notice {
+  message: string;
+  type?: string;
+}
+
+/**
+ * Record what extensions show the user. The session runs headless, so notices go to Pi's no-op UI context; this wraps
+ * its `notify`. Call `restore()` before disposing.
+ */
+export function captureNotices(h: Harness): { notices: Notice[]; restore(): void } {
+  const runner = (h.session as unknown as { _extensionRunner: { uiContext: { notify: (m: string, t?: string) => void } } })._extensionRunner;
+  const ui = runner.uiContext;
+  const original = ui.notify;
+  const notices: Notice[] = [];
+  ui.notify = (message, type) => {
+    notices.push({ message, type });
+  };
+  return { notices, restore: () => (ui.notify = original) };
 }

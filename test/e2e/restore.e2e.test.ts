@@ -190,19 +190,23 @@ describe("restore e2e: compactions", () => {
     expect(hasSummary(after)).toBe(false);
   });
 
-  it("preserve: /compact checkpoints the tool traffic; the restore brings it back and the checkpoint text leaves", async () => {
+  it("preserve: /compact checkpoints the tool traffic; `last` skips the marker compaction and restores the checkpoint, whose text leaves", async () => {
     h = await startHarness({ files: FILES, ledgerSettings: { strategy: "preserve" } });
     await readingSession();
     const beforeCheckpoint = lastRequest();
     h.script([fauxAssistantMessage("## Tool Context\n### User message 1\n#### Findings\n- READ-FOUR-FILES\n\n#### Changes & Validation\n- (none)\n\n#### Unresolved\n- (none)")]);
-    await expect(h.session.compact()).rejects.toThrow(/cancelled/i);
+    await h.session.compact();
     const checkpoint = branch().find((e) => e.type === "custom_message" && e.customType === LedgerType.preserve)!;
     expect(checkpoint).toBeDefined();
+    // Manual /compact ends as a success: Pi appended the marker compaction after the checkpoint, the newest "act" by
+    // position, but it hides nothing, so `last` names the checkpoint.
+    const marker = branch().at(-1)!;
+    expect(marker.type === "compaction" && marker.details).toMatchObject({ strategy: "preserve" });
     h.script([fauxAssistantMessage("checkpointed")]);
     await h.session.prompt("while checkpointed");
     expect(visibleText(lastRequest())).not.toContain("A-MARK");
 
-    await h.session.prompt("/context restore #1");
+    await h.session.prompt("/context restore last");
     h.script([fauxAssistantMessage("resumed")]);
     await h.session.prompt("after restore");
     const after = lastRequest();
@@ -281,5 +285,37 @@ describe("restore e2e: reload", () => {
     const untimed = (r: Message[]) => canonical(r.map((m) => ({ ...m, timestamp: 0 }) as Message));
     expect(untimed(reloaded)).toBe(untimed(live));
     expect(hasSummary(reloaded)).toBe(false);
+  });
+});
+
+describe("restore e2e: a preserve marker after a restored compaction", () => {
+  it("the marker keeps from where the view starts, so Pi's own projection also holds the restored history", async () => {
+    const root = mkdtempSync(join(tmpdir(), "ctx-ledger-restore-"));
+    roots.push(root);
+    // A checkpoint compaction undone under the default strategy; the user then reopens the session under preserve.
+    h = await startHarness({ files: FILES, persist: true, root });
+    await readingSession();
+    await h.session.compact();
+    await h.session.prompt("/context restore last");
+    const file = h.sessionFile()!;
+    await h.dispose();
+
+    h = await startHarness({ sessionFile: file, root, ledgerSettings: { strategy: "preserve" } });
+    h.script([fauxAssistantMessage("## Tool Context\n### User message 1\n#### Findings\n- READ-FOUR-FILES\n\n#### Changes & Validation\n- (none)\n\n#### Unresolved\n- (none)")]);
+    await h.session.compact();
+    const marker = branch().at(-1)!;
+    expect(marker.type === "compaction" && marker.details).toMatchObject({ strategy: "preserve" });
+    // The view starts at the first entry again (the compaction is revoked), and so does the marker's cut.
+    expect(marker.type === "compaction" && marker.firstKeptEntryId).toBe(branch()[0].id);
+    const own = h.session.sessionManager.buildSessionContext().messages;
+    expect(own.some((m) => m.role === "user" && textOf(m as Message) === "read the four files")).toBe(true);
+
+    h.script([fauxAssistantMessage("after the marker")]);
+    await h.session.prompt("NEXT-INPUT");
+    const request = lastRequest();
+    expect(hasSummary(request)).toBe(false);
+    expect(request.some((m) => m.role === "user" && textOf(m) === "read the four files")).toBe(true);
+    expect(visibleText(request)).toContain("READ-FOUR-FILES");
+    expect(visibleText(request)).not.toContain("A-MARK");
   });
 });

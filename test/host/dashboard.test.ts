@@ -51,4 +51,15 @@ describe("/context dashboard", () => {
     expect(text).toContain(`fold ${fold}: revoked by restore ${r1}`);
     expect(text).toContain(`compaction ${c}: checkpoint, kept from ${u} (newest part restored by ${r2})`);
   });
+
+  it("shows a preserve marker compaction as a marker that hides nothing", () => {
+    const b = new LedgerBuilder();
+    const u = b.user("start");
+    b.tool("bash", {}, "out");
+    const marker = b.compaction(u, "checkpoint text", { v: 1, strategy: "preserve", checkpoint: 1 });
+    const session = new LedgerSession(DEFAULT_SETTINGS);
+    session.sync({ getLeafId: () => b.leaf, getEntry: (id) => b.byId().get(id) });
+    const text = renderDashboard(session, { getContextUsage: () => undefined });
+    expect(text).toContain(`compaction ${marker}: preserve checkpoint marker (manual /compact; hides nothing)`);
+  });
 });

@@ -88,7 +88,7 @@ describe("recall settings", () => {
   });
 
   it("reads the budget notice switch and share, with their environment overrides", () => {
-    expect(DEFAULT_SETTINGS.budgetNotice).toEqual({ enabled: true, share: 0.8 });
+    expect(DEFAULT_SETTINGS.budgetNotice).toEqual({ share: 0.8 }); // enabled unset: on unless the strategy is native
     const file = resolveSettings({ budgetNotice: { enabled: false, share: 0.6 } }, {});
     expect(file.settings.budgetNotice).toEqual({ enabled: false, share: 0.6 });
     const env = resolveSettings({ budgetNotice: { enabled: false } }, { PI_CONTEXT_LEDGER_BUDGET_NOTICE: "1", PI_CONTEXT_LEDGER_BUDGET_NOTICE_SHARE: "0.5" });

@@ -138,6 +138,110 @@ describe("restore facts in the projection", () => {
   });
 });
 
+/** Details of the compaction a manual /compact leaves under preserve (see `isCheckpointMarker`). */
+const markerDetails = (checkpoint: number) => ({ v: 1, strategy: "preserve", checkpoint });
+
+/** A preserve checkpoint: an anchored range that keeps the dialogue and hides the tool traffic through `throughId`. */
+function checkpoint(b: LedgerBuilder, throughId: string, content: string, n: number): string {
+  const id = b.custom(LedgerType.preserve, content, { v: 1, checkpoint: n, range: { afterId: null, throughId, keepDialogue: true } });
+  return id;
+}
+
+describe("restores and preserve checkpoint markers", () => {
+  /** A native compaction, then a preserve checkpoint written by a manual /compact and the marker Pi appends. */
+  function compactedThenMarked(markerKeepsFrom?: string) {
+    const b = new LedgerBuilder();
+    b.user("OLD-USER");
+    b.assistant("OLD-ANSWER");
+    const kept = b.user("RECENT");
+    b.tool("bash", {}, "TOOL-OUT");
+    const done = b.assistant("DONE");
+    const c = b.compaction(kept, "NATIVE-SUMMARY");
+    const beforeCompaction = view(b, done);
+    b.user("next");
+    const through = b.tool("bash", {}, "LATER-TOOL").result;
+    const cp = checkpoint(b, through, "CHECKPOINT-1", 1);
+    const m = b.compaction(markerKeepsFrom ?? kept, "CHECKPOINT-1", markerDetails(1));
+    b.user("after the marker");
+    return { b, c, cp, m, kept, beforeCompaction };
+  }
+
+  it("a marker is no act: it is not listed, `last` names the checkpoint, and naming it points to the checkpoint", () => {
+    const { b, c, cp, m } = compactedThenMarked();
+    const p = path(b);
+    const state = foldBranch(p);
+    expect(listActs(p, state).map((a) => a.id)).toEqual([c, cp]);
+    const last = resolveRestoreTarget("last", p, state);
+    expect(last.ok && last.act.id).toBe(cp);
+    const named = resolveRestoreTarget(m, p, state);
+    expect(named.ok).toBe(false);
+    expect(!named.ok && named.error).toMatch(/manual \/compact and hides nothing.*restore preserve checkpoint #1/);
+    // A restore fact naming the marker anyway (hand-written) changes nothing.
+    const prior = view(b);
+    b.restore(m, "compaction");
+    expect(view(b)).toBe(prior);
+    expect(liveView(b)).toBe(prior);
+  });
+
+  it("revoking the compaction before a marker brings its history back; the marker keeps restating nothing", () => {
+    const { b, c } = compactedThenMarked();
+    expect(text(b)).toContain("NATIVE-SUMMARY"); // restated by the marker
+    expect(text(b)).not.toContain("OLD-USER");
+    const r = plan(b, c);
+    expect(r.ok && r.plan.effect.back.length).toBeGreaterThan(0);
+    b.restore(c, "compaction");
+    const t = text(b);
+    expect(t).toContain("OLD-USER");
+    expect(t).not.toContain("NATIVE-SUMMARY");
+    // Pi's request still starts at the marker's stored cut: the live ledger rebuilds the restored head.
+    expect(liveView(b)).toBe(view(b));
+    expect(liveConversation(b)).toBe(conversation(b));
+  });
+
+  it("a marker written after a restore keeps from where the view starts, and the live request needs no rebuild", () => {
+    const b = new LedgerBuilder();
+    const first = b.user("OLD-USER");
+    b.assistant("OLD-ANSWER");
+    const kept = b.user("RECENT");
+    const c = b.compaction(kept, "NATIVE-SUMMARY");
+    b.restore(c, "compaction");
+    const through = b.tool("bash", {}, "LATER-TOOL").result;
+    checkpoint(b, through, "CHECKPOINT-1", 1);
+    const before = view(b);
+    b.compaction(first, "CHECKPOINT-1", markerDetails(1));
+    // The marker changes nothing in the view (its text is the checkpoint message already in view).
+    expect(view(b)).toBe(before);
+    expect(liveView(b)).toBe(before);
+    expect(text(b)).toContain("OLD-USER");
+  });
+
+  it("revoking a preserve checkpoint gives back the reasoning of the answers it covered, in both views", () => {
+    const b = new LedgerBuilder();
+    b.user("USER-1");
+    b.tool("bash", {}, "OLD-TOOL");
+    b.assistant("ANSWER-1", [], { thinking: "REASONING-1" });
+    b.user("USER-2");
+    const done2 = b.assistant("ANSWER-2", [], { thinking: "REASONING-2" });
+    const before = view(b);
+    const cp = checkpoint(b, done2, "CHECKPOINT-1", 1);
+    const t = text(b);
+    expect(t).toContain("ANSWER-1");
+    expect(t).not.toContain("REASONING-1");
+    expect(t).not.toContain("OLD-TOOL");
+    expect(liveView(b)).toBe(view(b));
+    // Only the newer part: the older answer stays without its reasoning, the newer one has it back.
+    const u2 = path(b).find((e) => e.type === "message" && e.message.role === "user" && JSON.stringify(e.message.content).includes("USER-2"))!;
+    const partial = b.restore(cp, "preserve", { throughId: u2.parentId! });
+    expect(text(b)).toContain("REASONING-2");
+    expect(text(b)).not.toContain("REASONING-1");
+    expect(liveView(b)).toBe(view(b));
+    b.moveTo(cp).restore(cp, "preserve");
+    expect(view(b)).toBe(before);
+    expect(liveView(b)).toBe(before);
+    expect(partial).toBeTruthy();
+  });
+});
+
 describe("restore targets", () => {
   it("resolve by id, backup name, fold target name, hidden entry id and last; revoking twice is refused", () => {
     const { b, fold } = foldedTask();

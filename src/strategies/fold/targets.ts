@@ -1,6 +1,8 @@
 // Target and checkpoint-name rules of the fold strategy: what `context_compact` may fold after, and what
 // `context_checkpoint` may be called. Pure: decisions over a read-only view of the branch; no I/O.
-import { isRestoreEntry, type SessionEntry } from "../../log/entries.ts";
+import type { SessionEntry } from "../../log/entries.ts";
+import { foldBranch, type LedgerState } from "../../projection/ledger-state.ts";
+import { viewCut, type ViewCut } from "../../projection/project.ts";
 
 /** What the rules need to know about the session. */
 export interface FoldView {
@@ -16,38 +18,28 @@ export interface FoldView {
   labelledElsewhere(label: string): readonly string[];
   /** The restore that revoked the act with this id, if one did (folds, checkpoints, compactions). */
   revokedBy?(id: string): string | undefined;
+  /** The ledger state at the leaf, when the caller keeps it (else folded from `path`). */
+  state?: LedgerState;
 }
 
-/**
- * The compaction that decides what is in context: the newest one a restore did not revoke, with the entry its kept
- * range starts at (a partial restore may have moved it back). Undefined without one.
- */
-function effectiveCut(view: Pick<FoldView, "path">): { index: number; keptFrom: string } | undefined {
-  const revoked = new Set<string>();
-  const movedTo = new Map<string, string>();
-  for (const entry of view.path) {
-    if (!isRestoreEntry(entry) || entry.data.act !== "compaction" || revoked.has(entry.data.targetId)) continue;
-    if (entry.data.firstKeptEntryId === undefined) revoked.add(entry.data.targetId);
-    else movedTo.set(entry.data.targetId, entry.data.firstKeptEntryId);
-  }
-  for (let i = view.path.length - 1; i >= 0; i--) {
-    const entry = view.path[i];
-    if (entry.type === "compaction" && !revoked.has(entry.id)) return { index: i, keptFrom: movedTo.get(entry.id) ?? entry.firstKeptEntryId };
-  }
-  return undefined;
+/** What the cut rules read: the path, and positions and the ledger state when the caller has them. */
+type CutView = Pick<FoldView, "path"> & Partial<Pick<FoldView, "indexOf" | "state">>;
+
+/** The model view's cut over the fold view's path (see `viewCut`): restores and checkpoint markers included. */
+function cutOf(view: CutView): ViewCut {
+  const indexOf = view.indexOf ?? ((id: string) => view.path.findIndex((e) => e.id === id));
+  return viewCut(view.state ?? foldBranch(view.path), indexOf);
 }
 
-/** Index on the path of the compaction that decides what is in context (the newest not revoked), or -1. */
-export function latestCompactionIndex(view: Pick<FoldView, "path">): number {
-  return effectiveCut(view)?.index ?? -1;
+/** Index on the path of the compaction heading the context (the newest not revoked), or -1. */
+export function latestCompactionIndex(view: CutView): number {
+  return cutOf(view).head;
 }
 
-/** Index on the path of the first entry the latest compaction kept; earlier entries are outside the context. */
-export function contextStartIndex(view: Pick<FoldView, "path" | "indexOf">): number {
-  const cut = effectiveCut(view);
-  if (!cut) return 0;
-  const kept = view.indexOf(cut.keptFrom);
-  return kept >= 0 ? kept : cut.index;
+/** Index on the path of the first entry the view's cut keeps; earlier entries are outside the context. */
+export function contextStartIndex(view: CutView): number {
+  const cut = cutOf(view);
+  return cut.head < 0 ? 0 : cut.from;
 }
 
 /**
@@ -55,9 +47,10 @@ export function contextStartIndex(view: Pick<FoldView, "path" | "indexOf">): num
  * itself, whose summary leads the context, then its kept tail and everything after it. Without a compaction
  * this is path order.
  */
-export function contextOrder(view: Pick<FoldView, "path" | "indexOf">): number[] {
-  const compaction = latestCompactionIndex(view);
-  const start = contextStartIndex(view);
+export function contextOrder(view: CutView): number[] {
+  const cut = cutOf(view);
+  const compaction = cut.head;
+  const start = cut.head < 0 ? 0 : cut.from;
   const order: number[] = [];
   for (let i = 0; i < start; i++) order.push(i);
   if (compaction >= 0 && compaction >= start) order.push(compaction);

@@ -3,20 +3,40 @@
 import { LedgerType, type FoldRange, type SessionEntry } from "../../log/entries.ts";
 import { estimateTextTokens } from "../../projection/tokens.ts";
 import { fitDelta, ordinalsOf, selectDelta, type Delta, type DeltaUnit } from "./delta.ts";
+import { technicalBreakdown, type TechnicalBreakdown } from "./accounting.ts";
 import { writeExtractiveCheckpoint } from "./extractive.ts";
 import { deltaOnlyOverhead, unitFitCost } from "./prompt.ts";
 
 /** Who wrote the checkpoint text. */
 export type CheckpointWriter = "model" | "delta-only" | "extractive";
 
-/** Token accounting persisted with every checkpoint (all estimates use the package's one estimator). */
+/**
+ * Token accounting persisted with every checkpoint (the package's one estimator; `contextBefore` is Pi's usage).
+ * The breakdown follows the original extension's report.
+ */
 export interface PreserveTokens {
   /** Pi's context usage when the checkpoint was decided (null when unknown, e.g. in the lab). */
   contextBefore: number | null;
-  /** Raw technical state the rule hides. */
+  /** Estimated usage after it: before − hidden + the checkpoint. */
+  contextAfter: number;
+  /** Window − after: room left for the next turns (null when the window is unknown). */
+  headroom: number | null;
+  /** System prompt, tool declarations and provider overhead: Pi's usage minus the estimated conversation. */
+  base: number | null;
+  /** The dialogue kept verbatim: user messages and the visible text of completed answers. */
+  dialogue: { user: number; assistant: number };
+  /** Earlier checkpoints, kept byte for byte. */
+  checkpoints: { count: number; tokens: number };
+  /** Raw technical state in view before this checkpoint, the current batch included. */
+  raw: number;
+  /** What this checkpoint hides, by kind. */
+  compacted: TechnicalBreakdown;
+  /** Raw technical state the rule hides (the sum of `compacted`, as estimated per message). */
   hidden: number;
   /** Technical state left raw after the checkpoint (newest suffix that did not fit, not counting the current batch). */
   carried: number;
+  /** Raw technical state kept: the carried suffix and the current batch. */
+  rawTail: number;
   /** The checkpoint message itself. */
   checkpoint: number;
   /** Prompt tokens of the summary request that produced the text (0 for the extractive writer). */
@@ -34,6 +54,8 @@ export interface PreserveDetails {
   userOrdinals: number[];
   writer: CheckpointWriter;
   tokens: PreserveTokens;
+  /** Why the checkpoint was written the way it was, when the user should know (bounded, no transcript text). */
+  note?: string;
 }
 
 export interface PreserveDraft {
@@ -58,10 +80,18 @@ export function checkpointDraft(input: {
   body: string;
   writer: CheckpointWriter;
   contextBefore?: number | null;
+  contextWindow?: number;
   requestTokens?: number;
+  note?: string;
 }): PreserveDraft {
   const content = checkpointContent(input.delta.checkpoint, input.body);
   const sum = (units: readonly DeltaUnit[]) => units.reduce((n, u) => n + u.tokens, 0);
+  const view = input.delta.view;
+  const before = input.contextBefore ?? null;
+  const hidden = sum(input.included);
+  const checkpoint = estimateTextTokens(content);
+  const carried = sum(input.carried);
+  const contextAfter = Math.max(0, (before ?? view.total) - hidden + checkpoint);
   return {
     type: "custom_message",
     customType: LedgerType.preserve,
@@ -75,12 +105,21 @@ export function checkpointDraft(input: {
       userOrdinals: ordinalsOf(input.included),
       writer: input.writer,
       tokens: {
-        contextBefore: input.contextBefore ?? null,
-        hidden: sum(input.included),
-        carried: sum(input.carried),
-        checkpoint: estimateTextTokens(content),
+        contextBefore: before,
+        contextAfter,
+        headroom: input.contextWindow ? input.contextWindow - contextAfter : null,
+        base: before === null ? null : Math.max(0, before - view.total),
+        dialogue: { ...view.dialogue },
+        checkpoints: { ...view.checkpoints },
+        raw: view.raw,
+        compacted: technicalBreakdown(input.included.flatMap((u) => u.messages)),
+        hidden,
+        carried,
+        rawTail: carried + view.currentBatch,
+        checkpoint,
         request: input.requestTokens ?? 0,
       },
+      ...(input.note ? { note: input.note } : {}),
     },
   };
 }

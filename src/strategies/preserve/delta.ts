@@ -2,15 +2,10 @@
 // checkpoint, cut into indivisible units and grouped by the user message that caused them. Pure: no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { isToolCheckpoint, type CustomMessageEntry, type RangeDetails, type SessionEntry } from "../../log/entries.ts";
-import { isDialogue, isFoldable } from "../../projection/fold-rules.ts";
+import { isCompletedAnswer, isDialogue, isFoldable } from "../../projection/fold-rules.ts";
 import { projectBranch } from "../../projection/project.ts";
-import { CHARS_PER_TOKEN, estimateMessagesTokens } from "../../projection/tokens.ts";
-
-/**
- * Raises our chars/4 estimate to chars/3 for fit decisions. A delta-only request must not overflow, and tool output
- * (code, JSON, paths) tokenizes denser than prose, so fit is judged on the pessimistic side.
- */
-export const DELTA_FIT_FACTOR = CHARS_PER_TOKEN / 3;
+import { accountView, type ViewAccounting } from "./accounting.ts";
+import { estimateMessagesTokens } from "../../projection/tokens.ts";
 
 /**
  * An indivisible piece of technical state: an assistant turn with the tool results answering it, or one custom
@@ -36,6 +31,8 @@ export interface Delta {
   /** 1-based number the next checkpoint gets on this branch. */
   checkpoint: number;
   tokens: number;
+  /** What the model view held at selection time, for the checkpoint's token accounting. */
+  view: ViewAccounting;
 }
 
 /** Previous tool checkpoints (preserve or digest) on the branch, oldest first: each new one continues after the last. */
@@ -59,6 +56,14 @@ function pendingCalls(message: AgentMessage): Set<string> {
   return ids;
 }
 
+/** The reasoning blocks of a visible completed answer, as an assistant message of their own (none: undefined). */
+function reasoningOf(messages: AgentMessage[] | undefined): AgentMessage | undefined {
+  const message = messages?.[0];
+  if (message?.role !== "assistant") return undefined;
+  const thinking = message.content.filter((b) => b.type === "thinking");
+  return thinking.length ? { ...message, content: thinking } : undefined;
+}
+
 /**
  * Select the technical delta in (previous checkpoint, `limitId`]. Only entries the model sees right now count: state
  * already hidden by a fold or left behind by a compaction is not summarized again.
@@ -71,8 +76,11 @@ export function selectDelta(branch: readonly SessionEntry[], limitId: string): D
   const afterId = previous.at(-1)?.details?.range.throughId ?? null;
   const after = afterId === null ? -1 : branch.findIndex((e) => e.id === afterId);
 
+  const projected = projectBranch(branch).entries;
   const visible = new Map<string, AgentMessage[]>();
-  for (const p of projectBranch(branch).entries) if (p.messages.length) visible.set(p.sourceEntry.id, p.messages);
+  for (const p of projected) if (p.messages.length) visible.set(p.sourceEntry.id, p.messages);
+  const position = new Map<string, number>();
+  branch.forEach((e, i) => position.set(e.id, i));
 
   const units: DeltaUnit[] = [];
   let ordinal = 0;
@@ -83,6 +91,9 @@ export function selectDelta(branch: readonly SessionEntry[], limitId: string): D
     if (i <= after) continue;
     if (!isTechnical(entry)) {
       if (isDialogue(entry)) open = undefined; // dialogue closes a unit: the next work starts a new one
+      // A completed answer's reasoning is technical state: its own unit, while the visible text stays dialogue.
+      const reasoning = isCompletedAnswer(entry) ? reasoningOf(visible.get(entry.id)) : undefined;
+      if (reasoning) units.push({ ordinal, entryIds: [entry.id], messages: [reasoning], tokens: estimateMessagesTokens([reasoning]) });
       continue;
     }
     const messages = visible.get(entry.id);
@@ -107,6 +118,7 @@ export function selectDelta(branch: readonly SessionEntry[], limitId: string): D
     units,
     checkpoint: previous.length + 1,
     tokens: units.reduce((sum, u) => sum + u.tokens, 0),
+    view: accountView(projected, (id) => position.get(id) ?? -1, limit),
   };
 }
 

@@ -2,8 +2,8 @@
 // delta-only form that carries just the technical state being checkpointed. Also the output check. Pure: no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { textOf } from "../../log/entries.ts";
-import { estimateTextTokens } from "../../projection/tokens.ts";
-import { DELTA_FIT_FACTOR, type DeltaUnit } from "./delta.ts";
+import { conservativeTextTokens, estimateTextTokens } from "../../projection/tokens.ts";
+import type { DeltaUnit } from "./delta.ts";
 
 /** The heading every checkpoint body starts with. */
 export const TOOL_CONTEXT_HEADING = "## Tool Context";
@@ -41,13 +41,25 @@ export function formatInstructions(ordinals: readonly number[]): string {
  * The one user message appended to the live conversation for the cache-friendly request. Everything before it is
  * the exact prefix of the previous provider request, so the provider can reuse its cache.
  */
-export function continuationAsk(checkpoint: number, ordinals: readonly number[]): string {
+export function continuationAsk(checkpoint: number, ordinals: readonly number[], focus?: string): string {
   return [
     `[Context maintenance, not a user request] Write Tool Context Checkpoint #${checkpoint}.`,
     `It replaces the tool calls, tool results and intermediate assistant turns since the previous checkpoint; they belong to user message(s) ${ordinalList(ordinals)}.`,
+    ...focusLines(focus),
     "",
     formatInstructions(ordinals),
   ].join("\n");
+}
+
+/** Longest focus (custom `/compact` instructions) a summary request carries. */
+export const MAX_FOCUS_CHARS = 1_000;
+
+/** The user's `/compact` instructions as a focus for the checkpoint, clipped; nothing when there are none. */
+function focusLines(focus: string | undefined): string[] {
+  const text = focus?.trim();
+  if (!text) return [];
+  const clipped = text.length > MAX_FOCUS_CHARS ? `${text.slice(0, MAX_FOCUS_CHARS)}…` : text;
+  return ["", `Focus requested by the user for this checkpoint (keep the format below): ${clipped}`];
 }
 
 /** System prompt of the delta-only request: short, because this request shares no cache anyway. */
@@ -100,11 +112,12 @@ export function renderDelta(units: readonly DeltaUnit[]): string {
 }
 
 /** The delta-only request: a tiny instruction plus exactly the technical delta. */
-export function deltaOnlyRequest(checkpoint: number, ordinals: readonly number[], units: readonly DeltaUnit[]): { system: string; prompt: string } {
+export function deltaOnlyRequest(checkpoint: number, ordinals: readonly number[], units: readonly DeltaUnit[], focus?: string): { system: string; prompt: string } {
   return {
     system: DELTA_ONLY_SYSTEM,
     prompt: [
       `Write Tool Context Checkpoint #${checkpoint} for the tool activity below (user message(s) ${ordinalList(ordinals)}).`,
+      ...focusLines(focus),
       "",
       formatInstructions(ordinals),
       "",
@@ -115,15 +128,18 @@ export function deltaOnlyRequest(checkpoint: number, ordinals: readonly number[]
   };
 }
 
-/** Conservative token cost of one unit inside a delta-only request (for fit decisions). */
+/**
+ * Conservative token cost of one unit inside a delta-only request (for fit decisions): UTF-8 bytes / 3, since tool
+ * output (code, JSON, paths, non-ASCII text) tokenizes denser than prose and the request must not overflow.
+ */
 export function unitFitCost(unit: DeltaUnit): number {
-  return Math.ceil(estimateTextTokens(renderUnit(unit) + "\n\n") * DELTA_FIT_FACTOR);
+  return conservativeTextTokens(renderUnit(unit) + "\n\n");
 }
 
-/** Conservative cost of the delta-only request around its units (instructions, headings). */
-export function deltaOnlyOverhead(checkpoint: number, ordinals: readonly number[]): number {
-  const shell = deltaOnlyRequest(checkpoint, ordinals, []);
-  return Math.ceil(estimateTextTokens(shell.system + shell.prompt) * DELTA_FIT_FACTOR) + ordinals.length * 16;
+/** Conservative cost of the delta-only request around its units (instructions, headings), on the same scale. */
+export function deltaOnlyOverhead(checkpoint: number, ordinals: readonly number[], focus?: string): number {
+  const shell = deltaOnlyRequest(checkpoint, ordinals, [], focus);
+  return conservativeTextTokens(shell.system + shell.prompt) + ordinals.length * 16;
 }
 
 export type RequestShape = { mode: "continuation"; maxOutput: number } | { mode: "delta-only"; maxOutput: number; deltaBudget: number };
@@ -167,4 +183,31 @@ export function normalizeCheckpointText(text: string): string | undefined {
   }
   if (!/^###\s+User message\s+\d+/m.test(body)) return undefined;
   return body;
+}
+
+/** A summary reply as the checks need it. */
+export interface SummaryReply {
+  stopReason: string;
+  errorMessage?: string;
+  /** The visible text blocks, joined. */
+  text: string;
+  toolCalls: number;
+}
+
+export type ReplyVerdict = { ok: true; body: string } | { ok: false; reason: string; textOnlyRetry: boolean };
+
+/**
+ * Judge a summary reply. Errors, length stops, replies larger than the output cap and text that is not a checkpoint
+ * fail; a tool call or a reply without visible text fails with `textOnlyRetry`, since asking once more with tools off
+ * usually gets the text.
+ */
+export function judgeReply(reply: SummaryReply, maxTokens: number): ReplyVerdict {
+  if (reply.stopReason === "error" || reply.stopReason === "aborted") return { ok: false, reason: reply.errorMessage ?? reply.stopReason, textOnlyRetry: false };
+  if (reply.stopReason === "length") return { ok: false, reason: "the summary stopped at its length limit", textOnlyRetry: false };
+  if (reply.toolCalls > 0) return { ok: false, reason: "the reply called a tool instead of writing the checkpoint", textOnlyRetry: true };
+  if (!reply.text.trim()) return { ok: false, reason: "the reply had no visible text", textOnlyRetry: true };
+  const size = estimateTextTokens(reply.text);
+  if (size > maxTokens) return { ok: false, reason: `the reply (~${size} tokens) is larger than the output cap of ${maxTokens} tokens`, textOnlyRetry: false };
+  const body = normalizeCheckpointText(reply.text);
+  return body ? { ok: true, body } : { ok: false, reason: "the reply was not a Tool Context checkpoint", textOnlyRetry: false };
 }

@@ -7,11 +7,14 @@ import { writeExtractiveCheckpoint } from "../../../src/strategies/preserve/extr
 import {
   chooseRequestShape,
   continuationAsk,
+  deltaOnlyOverhead,
   deltaOnlyRequest,
   normalizeCheckpointText,
+  renderUnit,
   unitFitCost,
 } from "../../../src/strategies/preserve/prompt.ts";
 import { decideTrigger, reserveTokens, triggerTokens } from "../../../src/strategies/preserve/reserve.ts";
+import { LedgerBuilder } from "../../support/ledger-builder.ts";
 import { appendDraft, twoRequests } from "./fixtures.ts";
 
 describe("reserve curve", () => {
@@ -121,6 +124,21 @@ describe("fit and carry-over", () => {
     expect(fit.carried.map((u) => u.entryIds)).toEqual([[ids.a3, ids.r3]]);
     // The rule ends at the last included unit, never before a tool result.
     expect(fit.throughId).toBe(ids.r2);
+  });
+
+  it("judges fit at UTF-8 bytes / 3, so non-ASCII tool output is not underestimated", () => {
+    const b = new LedgerBuilder();
+    b.user("Übersetze die Datei.");
+    const text = "Größenänderung → ✓ 日本語テキスト ".repeat(300);
+    const step = b.tool("read", { path: "de.txt" }, text);
+    const delta = selectDelta(b.entries, step.result)!;
+    const rendered = renderUnit(delta.units[0]) + "\n\n";
+    const bytes = new TextEncoder().encode(rendered).length;
+    expect(bytes).toBeGreaterThan(rendered.length * 1.5);
+    expect(unitFitCost(delta.units[0])).toBe(Math.ceil(bytes / 3));
+    // The request shell is judged the same way.
+    const shell = deltaOnlyRequest(1, [1], []);
+    expect(deltaOnlyOverhead(1, [1])).toBe(Math.ceil(new TextEncoder().encode(shell.system + shell.prompt).length / 3) + 16);
   });
 
   it("ends the rule at the delta's limit when everything fits", () => {

@@ -1,0 +1,53 @@
+// What the user reads about a preserve checkpoint: a one-line card and, expanded, the token accounting in the
+// original extension's breakdown. Pure: no I/O; reads only the numbers persisted in `details`.
+import type { PreserveDetails } from "./checkpoint.ts";
+
+const tok = (n: number): string => `~${Math.round(n).toLocaleString("en-US")} tok`;
+
+const WRITERS: Record<PreserveDetails["writer"], string> = {
+  model: "written by the model, cache-friendly",
+  "delta-only": "written by the model from the delta only",
+  extractive: "written without a model",
+};
+
+/** The one-line card: checkpoint number, hidden tokens → checkpoint size, and who wrote it. */
+export function checkpointCardLine(details: PreserveDetails | undefined): string {
+  if (!details) return "Tool Context checkpoint";
+  const t = details.tokens;
+  const carried = t.carried ? `, ~${t.carried.toLocaleString("en-US")} kept raw` : "";
+  const note = details.note ? ` ⚠ ${details.note}` : "";
+  return `Tool Context checkpoint #${details.checkpoint}: ${tok(t.hidden)} of tool traffic → ${tok(t.checkpoint)} (${details.writer}${carried})${note}`;
+}
+
+/** The accounting block shown when the card is expanded. Older checkpoints without the full breakdown get a short form. */
+export function checkpointReport(details: PreserveDetails): string {
+  const t = details.tokens;
+  const lines = [`[preserve] Tool Context checkpoint #${details.checkpoint} (${WRITERS[details.writer]})`];
+  if (details.note) lines.push(`warning: ${details.note}`);
+  if (!t.compacted || !t.dialogue) {
+    lines.push(`compacted: ${tok(t.hidden)}`, `checkpoint: ${tok(t.checkpoint)}`);
+    return lines.join("\n");
+  }
+  const before = t.contextBefore === null ? "unknown" : tok(t.contextBefore);
+  lines.push(
+    "",
+    `context: ${before} → ${tok(t.contextAfter)}${t.headroom === null ? "" : `, headroom ${tok(t.headroom)}`}`,
+    `compacted: ${tok(t.hidden)}${t.checkpoint > 0 ? ` (${(t.hidden / t.checkpoint).toFixed(1)}x)` : ""}`,
+    `  tool calls: ${tok(t.compacted.toolCalls)}`,
+    `  tool results: ${tok(t.compacted.toolResults)}`,
+    `  reasoning: ${tok(t.compacted.reasoning)}`,
+    `  other: ${tok(t.compacted.other)}`,
+    `raw tail kept: ${tok(t.rawTail)}${t.carried ? ` (${tok(t.carried)} did not fit this checkpoint)` : ""}`,
+    `raw technical state before: ${tok(t.raw)}`,
+    "",
+    "preserved dialogue:",
+    `  user messages: ${tok(t.dialogue.user)}`,
+    `  assistant answers: ${tok(t.dialogue.assistant)}`,
+    `checkpoints: ${t.checkpoints.count + 1} total, ${tok(t.checkpoints.tokens + t.checkpoint)}`,
+    `  earlier: ${t.checkpoints.count}, ${tok(t.checkpoints.tokens)}`,
+    `  #${details.checkpoint} (new): ${tok(t.checkpoint)}`,
+  );
+  if (t.base !== null) lines.push(`base context (system prompt, tools, overhead): ${tok(t.base)}`);
+  lines.push(`covered user messages: ${details.userOrdinals.join(", ") || "(none)"}`);
+  return lines.join("\n");
+}
