@@ -63,6 +63,15 @@ function promptTokensOf(reply: AssistantMessage, fallback: number): number {
   return reported > 0 ? reported : fallback;
 }
 
+/** Prompt tokens the provider reported for the newest reply on the branch (0 when none did). */
+function reportedPromptTokens(branch: readonly SessionEntry[]): number {
+  for (let i = branch.length - 1; i >= 0; i--) {
+    const entry = branch[i];
+    if (entry.type === "message" && entry.message.role === "assistant") return promptTokensOf(entry.message, 0);
+  }
+  return 0;
+}
+
 function sameModel(a: AnyModel | undefined, b: AnyModel | undefined): boolean {
   return a !== undefined && b !== undefined && a.provider === b.provider && a.id === b.id;
 }
@@ -308,9 +317,12 @@ export class PreserveHost {
     if (model && sameModel(model, ctx.model as AnyModel | undefined)) {
       const prefix = this.previousRequest(branch, delta.limitId);
       const ask = continuationAsk(delta.checkpoint, ordinals, focus);
+      // When the prefix is the request just sent, the provider already said how big it is; one large report barely
+      // moves the averaged estimate, and a continuation of an overflowing request would only overflow again.
+      const estimated = estimateMessagesTokens(prefix, session.calibration);
       const shape = chooseRequestShape({
         contextWindow,
-        prefixTokens: estimateMessagesTokens(prefix, session.calibration),
+        prefixTokens: prefix === this.lastRequest?.messages ? Math.max(estimated, reportedPromptTokens(branch)) : estimated,
         askTokens: estimateTextTokens(ask),
         outputCap,
         deltaOverhead: deltaOnlyOverhead(delta.checkpoint, ordinals, focus),
