@@ -26,7 +26,7 @@ export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionConte
   for (const fold of state.folds) {
     const entry = live.getEntry(fold.entryId);
     const size = entry?.type === "custom_message" ? estimateTextTokens(textOf(entry.content)) : 0;
-    const kind = fold.anchored ? "preserve checkpoint" : "fold";
+    const kind = !fold.anchored ? "fold" : entry?.type === "custom_message" && entry.customType === LedgerType.digest ? "digest" : "preserve checkpoint";
     const hides = fold.keepDialogue ? "tool traffic" : "history";
     const narrowed = fold.narrowedBy ? `; newest part restored by ${fold.narrowedBy}` : "";
     lines.push(
@@ -41,7 +41,10 @@ export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionConte
   // Revoked folds and checkpoints have left the rules; they are listed so the undo stays visible.
   for (const [act, by] of Object.entries(state.revoked)) {
     const entry = live.getEntry(act);
-    if (entry?.type === "custom_message") lines.push(`  ${entry.customType === LedgerType.preserve ? "preserve checkpoint" : "fold"} ${act}: revoked by restore ${by}`);
+    if (entry?.type === "custom_message") {
+      const kind = entry.customType === LedgerType.preserve ? "preserve checkpoint" : entry.customType === LedgerType.digest ? "digest" : "fold";
+      lines.push(`  ${kind} ${act}: revoked by restore ${by}`);
+    }
   }
   lines.push(...usageLines(plannedUsage(live.entries)));
   return lines.join("\n");

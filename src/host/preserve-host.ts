@@ -404,7 +404,7 @@ export function prefixMessages(branch: readonly SessionEntry[], limitId: string)
  * Where the model view starts: the first entry the view's cut keeps (restores included), or the first entry. A
  * checkpoint marker keeps from there, so Pi's own view of the session loses nothing the model saw before.
  */
-function contextStartId(session: LedgerSession): string {
+export function contextStartId(session: LedgerSession): string {
   const live = session.live;
   const cut = viewCut(live.state, (id) => live.indexOf(id));
   return live.entries[cut.head < 0 ? 0 : cut.from].id;

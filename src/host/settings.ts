@@ -44,7 +44,7 @@ export const DEFAULT_SETTINGS: LedgerSettings = {
   budgetNotice: { share: DEFAULT_NOTICE_SHARE },
 };
 
-const STRATEGIES: readonly StrategySetting[] = ["checkpoint", "planned", "preserve", "native"];
+const STRATEGIES: readonly StrategySetting[] = ["checkpoint", "planned", "preserve", "digest", "native"];
 
 export interface LoadedSettings {
   settings: LedgerSettings;

@@ -25,6 +25,17 @@ describe("/context dashboard", () => {
     expect(text).toContain("(itself folded later)");
   });
 
+  it("names a digest as a digest", () => {
+    const b = new LedgerBuilder();
+    b.user("start");
+    b.tool("read", { path: "a.ts" }, "export const a = 1;");
+    const digest = b.custom("context-ledger/digest", "[context digest #1: …]", { v: 1, strategy: "digest", range: { afterId: null, throughId: b.leaf!, keepDialogue: true } });
+    const session = new LedgerSession(DEFAULT_SETTINGS);
+    session.sync({ getLeafId: () => b.leaf, getEntry: (id) => b.byId().get(id) });
+    const text = renderDashboard(session, { getContextUsage: () => undefined });
+    expect(text).toContain(`digest ${digest}: hides tool traffic after root`);
+  });
+
   it("shows revoked and partly restored acts as such", () => {
     const b = new LedgerBuilder();
     const u = b.user("start");

@@ -21,6 +21,13 @@ describe("settings", () => {
     expect(warnings.join("\n")).toMatch(/capPercent/);
   });
 
+  it("every registered strategy is a valid setting, digest included", () => {
+    for (const strategy of ["checkpoint", "planned", "preserve", "digest", "native"]) {
+      expect(resolveSettings({ strategy }, {}).settings.strategy).toBe(strategy);
+      expect(resolveSettings({}, { PI_CONTEXT_LEDGER_STRATEGY: strategy }).settings.strategy).toBe(strategy);
+    }
+  });
+
   it("PI_CONTEXT_LEDGER_* overrides the file, and a bad override warns", () => {
     expect(resolveSettings({ strategy: "native" }, { PI_CONTEXT_LEDGER_STRATEGY: "checkpoint" }).settings.strategy).toBe("checkpoint");
     const bad = resolveSettings({}, { PI_CONTEXT_LEDGER_STRATEGY: "nope", PI_CONTEXT_LEDGER_FOLD_TOOLS: "0" });
