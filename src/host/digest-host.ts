@@ -18,7 +18,7 @@ import { decideDigest, digestPolicy } from "../strategies/digest/policy.ts";
 import { entryBefore } from "../strategies/preserve/delta.ts";
 import { ManualCompactShim } from "./compact-shim.ts";
 import type { LedgerSession } from "./ledger-session.ts";
-import { startLifecycle } from "./lifecycle.ts";
+import { runLifecycle } from "./lifecycle.ts";
 import { contextStartId } from "./preserve-host.ts";
 
 /** The one-line card of a digest: number, what it covered and its size. */
@@ -169,7 +169,7 @@ export class DigestHost {
 
   /** One digest as a compaction lifecycle (requested → planning → validated → committed), like every strategy. */
   private async throughLifecycle(input: DigestInput, ctx: ExtensionContext, signal?: AbortSignal, fits: (draft: DigestDraft) => string | undefined = () => undefined): Promise<DigestOutcome> {
-    const lifecycle = await startLifecycle(
+    const result = await runLifecycle(
       { kind: "compaction", strategy: "digest", request: { limitId: input.limitId, force: input.force ?? null } },
       async () => {
         const outcome = planDigest(input);
@@ -177,13 +177,8 @@ export class DigestHost {
         const problem = fits(outcome.draft);
         return problem ? { ok: false, reason: problem } : { ok: true, plan: outcome.draft };
       },
-      { inspect: this.session().settings.inspect, warn: (m) => ctx.ui.notify(m, "warning") },
+      { inspect: this.session().settings.inspect, warn: (m) => ctx.ui.notify(m, "warning"), signal },
     );
-    const onAbort = () => lifecycle.actor.send({ type: "host.aborted" });
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener("abort", onAbort, { once: true });
-    const result = await lifecycle.outcome;
-    signal?.removeEventListener("abort", onAbort);
     switch (result.outcome) {
       case "committed":
         return { ok: true, draft: result.plan as DigestDraft };

@@ -35,7 +35,7 @@ import { decideTrigger, reserveTokens } from "../strategies/preserve/reserve.ts"
 import { preserveAppliesTo } from "../strategies/preserve/settings.ts";
 import { ManualCompactShim } from "./compact-shim.ts";
 import { strategyModel } from "./compaction-handler.ts";
-import { startLifecycle } from "./lifecycle.ts";
+import { runLifecycle } from "./lifecycle.ts";
 import type { LedgerSession } from "./ledger-session.ts";
 import { liveRequestOptions } from "./pi-request-options.ts";
 
@@ -250,19 +250,14 @@ export class PreserveHost {
    */
   private async writeThroughLifecycle(delta: Delta, branch: readonly SessionEntry[], ctx: ExtensionContext, request: WriteRequest): Promise<WriteOutcome> {
     const signal = request.signal;
-    const lifecycle = await startLifecycle(
+    const result = await runLifecycle(
       { kind: "compaction", strategy: "preserve", request: { units: delta.units.length, tokens: delta.tokens } },
       async (_context, lifecycleSignal) => {
         const outcome = await this.write(delta, branch, ctx, { ...request, signal: signal ? AbortSignal.any([signal, lifecycleSignal]) : lifecycleSignal });
         return outcome.ok ? { ok: true, plan: outcome.draft } : { ok: false, reason: outcome.error };
       },
-      { inspect: this.session().settings.inspect, warn: (m) => ctx.ui.notify(m, "warning") },
+      { inspect: this.session().settings.inspect, warn: (m) => ctx.ui.notify(m, "warning"), signal },
     );
-    const onAbort = () => lifecycle.actor.send({ type: "host.aborted" });
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener("abort", onAbort, { once: true });
-    const result = await lifecycle.outcome;
-    signal?.removeEventListener("abort", onAbort);
     switch (result.outcome) {
       case "committed":
         return { ok: true, draft: result.plan as PreserveDraft };
