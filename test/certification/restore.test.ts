@@ -44,4 +44,28 @@ describe("certification: restore", () => {
     expect(after).toContain("Is a.txt back?");
     await c.finish();
   });
+
+  it("/context restore undoes the default strategy's checkpoint compaction: the next request has the history back, not the summary", async () => {
+    const files = Object.fromEntries(["a", "b", "c"].map((n) => [`${n}.txt`, textFile(`FILE-${n.toUpperCase()}`, 10_000)]));
+    const c = await PiCase.start("restore-checkpoint", {
+      files,
+      script: { models: [{ id: "cert-64k", contextWindow: 64_000, maxTokens: 8_000 }], replies: [read("a.txt"), read("b.txt"), read("c.txt"), say("three read"), say("history is back")] },
+    });
+    await c.prompt("Read a.txt, b.txt and c.txt.");
+    const response = await c.compact();
+    expect(response.success, response.error).toBe(true);
+    expect(c.entries().filter((e) => e.type === "compaction")).toHaveLength(1);
+
+    await c.prompt("/context restore last");
+    expect(c.requests(), "neither the checkpoint nor the restore asks the model").toHaveLength(4);
+    await c.prompt("AFTER-RESTORE: go on");
+    const requests = c.requests();
+    expect(requests, callLog(requests)).toHaveLength(5);
+    const after = conversation(requests[4]);
+    expect(after).toContain("FILE-A line 0001");
+    expect(after).not.toContain("The conversation history before this point was compacted");
+    expect(after).toContain("[context restored]");
+    expect(after).toContain("AFTER-RESTORE");
+    await c.finish();
+  });
 });
