@@ -36,7 +36,8 @@ export class BudgetNotices {
    */
   onTurnEnd(event: TurnEndEvent, ctx: ExtensionContext, entries: SessionBoundaryDraft[], busy: boolean): TurnEndEventResult | undefined {
     const session = this.session();
-    const { enabled, share } = session.settings.budgetNotice;
+    const { share } = session.settings.budgetNotice;
+    const enabled = session.settings.budgetNotice.enabled ?? session.settings.strategy !== "native";
     if (!enabled || event.outcome !== "completed") return undefined;
     const threshold = currentThreshold(this.pi, session, ctx);
     if (!threshold) return undefined;

@@ -7,7 +7,7 @@ import { compactionInput, type CompactionPlan, type CompleteText, type ContextFi
 import { PlanError } from "../strategies/planned/apply.ts";
 import { failureDetails, type PlannerFailureDetails } from "../strategies/planned/report.ts";
 import type { LedgerSession } from "./ledger-session.ts";
-import { startLifecycle } from "./lifecycle.ts";
+import { runLifecycle } from "./lifecycle.ts";
 import type { PlannerRegistry } from "./strategies.ts";
 
 /**
@@ -91,7 +91,7 @@ export async function handleBeforeCompact(
   const input = strategyInput(event, ctx, host.contextFiles(), complete);
   // The planner's own error, kept for the bounded failure record (the machine carries only its message).
   let failure: unknown;
-  const lifecycle = await startLifecycle(
+  const outcome = await runLifecycle(
     { kind: "compaction", strategy, request: { reason: event.reason, firstKeptEntryId: p.firstKeptEntryId } },
     async (_context, signal) => {
       let plan: CompactionPlan;
@@ -104,13 +104,8 @@ export async function handleBeforeCompact(
       const problem = validatePlan(plan, event.branchEntries, strategy);
       return problem ? { ok: false, reason: problem } : { ok: true, plan };
     },
-    { inspect: session.settings.inspect, warn },
+    { inspect: session.settings.inspect, warn, signal: event.signal, abortReason: "compaction aborted" },
   );
-  const onAbort = () => lifecycle.actor.send({ type: "host.aborted", reason: "compaction aborted" });
-  if (event.signal.aborted) onAbort();
-  else event.signal.addEventListener("abort", onAbort, { once: true });
-  const outcome = await lifecycle.outcome;
-  event.signal.removeEventListener("abort", onAbort);
 
   switch (outcome.outcome) {
     case "committed": {

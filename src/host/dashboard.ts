@@ -1,21 +1,54 @@
 // The /context dashboard: a plain-text report of the branch as the ledger sees it.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { LedgerType, textOf } from "../log/entries.ts";
-import { keptFrom } from "../projection/ledger-state.ts";
-import { estimateTextTokens } from "../projection/tokens.ts";
+import { FoldMask } from "../projection/fold-rules.ts";
+import type { LiveLedger } from "../projection/live-ledger.ts";
+import { keptFrom, type FoldRule } from "../projection/ledger-state.ts";
+import { entryMessages } from "../projection/project.ts";
+import { estimateMessagesTokens, estimateTextTokens } from "../projection/tokens.ts";
 import { plannedUsage, usageLines } from "../strategies/planned/report.ts";
 import type { LedgerSession } from "./ledger-session.ts";
 
-export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionContext, "getContextUsage">): string {
+const count = (n: number) => n.toLocaleString("en-US");
+
+/** An entry as a person finds it: its checkpoint name first when it has one. */
+function nameOf(live: LiveLedger, id: string | null): string {
+  if (id === null) return "root";
+  const label = live.state.labels[id];
+  return label ? `"${label}" (${id})` : id;
+}
+
+/** Entries one fold rule hides on the path, and their estimated tokens (exemptions honoured). */
+function hiddenBy(live: LiveLedger, rule: FoldRule): { entries: number; tokens: number } {
+  const mask = new FoldMask([rule], { indexOf: (id) => live.indexOf(id), get: (id) => live.getEntry(id) });
+  const from = rule.afterId === null ? 0 : live.indexOf(rule.afterId) + 1;
+  const through = live.indexOf(rule.throughId);
+  let entries = 0;
+  let tokens = 0;
+  for (let i = from; i >= 0 && i <= through; i++) {
+    const entry = live.entries[i];
+    if (!mask.hides(entry, i)) continue;
+    entries++;
+    tokens += estimateMessagesTokens(entryMessages(entry));
+  }
+  return { entries, tokens };
+}
+
+/**
+ * The `/context` report. `details` adds what only a maintainer needs (the token estimator's calibration).
+ */
+export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionContext, "getContextUsage">, options: { details?: boolean } = {}): string {
   const live = session.live;
   const state = live.state;
   const usage = ctx.getContextUsage();
   const lines: string[] = ["Context ledger"];
   if (usage) {
-    const percent = usage.percent === null ? "?" : `${Math.round(usage.percent)}%`;
-    lines.push(`  usage: ${usage.tokens ?? "?"} / ${usage.contextWindow} tokens (${percent})`);
+    // Right after a compaction Pi knows no usage until the next response; the ledger's own estimate stands in.
+    if (usage.tokens === null) lines.push(`  usage: ~${count(live.estimateViewTokens())} / ${count(usage.contextWindow)} tokens (estimated; Pi reports usage after the next response)`);
+    else lines.push(`  usage: ${count(usage.tokens)} / ${count(usage.contextWindow)} tokens (${usage.percent === null ? "share unknown" : `${Math.round(usage.percent)}%`})`);
   }
-  lines.push(`  strategy: ${session.settings.strategy}; estimator calibration x${session.calibration.ratio.toFixed(2)} (${session.calibration.samples} samples)`);
+  lines.push(`  strategy: ${session.settings.strategy}`);
+  if (options.details) lines.push(`  estimator calibration x${session.calibration.ratio.toFixed(2)} (${session.calibration.samples} samples)`);
   let hidden = 0;
   live.entries.forEach((entry) => {
     if (live.isFolded(entry.id)) hidden++;
@@ -26,22 +59,26 @@ export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionConte
   for (const fold of state.folds) {
     const entry = live.getEntry(fold.entryId);
     const size = entry?.type === "custom_message" ? estimateTextTokens(textOf(entry.content)) : 0;
-    const kind = fold.anchored ? "preserve checkpoint" : "fold";
+    const kind = !fold.anchored ? "fold" : entry?.type === "custom_message" && entry.customType === LedgerType.digest ? "digest" : "preserve checkpoint";
     const hides = fold.keepDialogue ? "tool traffic" : "history";
     const narrowed = fold.narrowedBy ? `; newest part restored by ${fold.narrowedBy}` : "";
+    const hid = hiddenBy(live, fold);
     lines.push(
-      `  ${kind} ${fold.entryId}: hides ${hides} after ${fold.afterId ?? "root"} through ${fold.throughId}, ~${size} tokens${live.isFolded(fold.entryId) ? " (itself folded later)" : ""}${narrowed}`,
+      `  ${kind} ${fold.entryId}: hides ${hides} after ${nameOf(live, fold.afterId)} through ${nameOf(live, fold.throughId)}; hid ${count(hid.entries)} entries (~${count(hid.tokens)} tokens), summary ~${count(size)} tokens${live.isFolded(fold.entryId) ? " (itself folded later)" : ""}${narrowed}`,
     );
   }
   for (const c of state.compactions) {
     const status = state.revoked[c.entryId] ? ` (revoked by restore ${state.revoked[c.entryId]})` : c.narrowedBy ? ` (newest part restored by ${c.narrowedBy})` : "";
     if (c.marker) lines.push(`  compaction ${c.entryId}: preserve checkpoint marker (manual /compact; hides nothing)`);
-    else lines.push(`  compaction ${c.entryId}: ${c.strategy}, kept from ${keptFrom(c)}${status}`);
+    else lines.push(`  compaction ${c.entryId}: ${c.strategy}, kept from ${nameOf(live, keptFrom(c))}${status}`);
   }
   // Revoked folds and checkpoints have left the rules; they are listed so the undo stays visible.
   for (const [act, by] of Object.entries(state.revoked)) {
     const entry = live.getEntry(act);
-    if (entry?.type === "custom_message") lines.push(`  ${entry.customType === LedgerType.preserve ? "preserve checkpoint" : "fold"} ${act}: revoked by restore ${by}`);
+    if (entry?.type === "custom_message") {
+      const kind = entry.customType === LedgerType.preserve ? "preserve checkpoint" : entry.customType === LedgerType.digest ? "digest" : "fold";
+      lines.push(`  ${kind} ${act}: revoked by restore ${by}`);
+    }
   }
   lines.push(...usageLines(plannedUsage(live.entries)));
   return lines.join("\n");

@@ -1,5 +1,6 @@
 // The event adapter: where every Pi event enters the package. Handlers translate events into ledger syncs and
 // lifecycle-machine events and return Pi's answer; notification handlers only update caches and never block.
+import { fileURLToPath } from "node:url";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { Text } from "@earendil-works/pi-tui";
 import { LedgerType } from "../log/entries.ts";
@@ -9,6 +10,7 @@ import { createCheckpointPlanner } from "../strategies/checkpoint/planner.ts";
 import { createPlannedPlanner } from "../strategies/planned/planner.ts";
 import { filterPreparation, handleBeforeCompact } from "./compaction-handler.ts";
 import { renderDashboard } from "./dashboard.ts";
+import { DigestHost } from "./digest-host.ts";
 import { FoldCoordinator } from "./fold-tools.ts";
 import { LedgerSession } from "./ledger-session.ts";
 import { registerPlannerCards } from "./planner-cards.ts";
@@ -20,6 +22,9 @@ import { BudgetNotices } from "./budget.ts";
 import { RestoreHost } from "./restore.ts";
 import { loadSettings } from "./settings.ts";
 import { plannerRegistry } from "./strategies.ts";
+
+/** The skill that teaches the recall tools; it ships with them rather than in the package manifest. */
+const RECALL_SKILL = fileURLToPath(new URL("../../skills/context-recall/SKILL.md", import.meta.url));
 
 export interface LedgerOptions {
   /** Tests only: wrap each compaction planner (to hold it at chosen points under a scheduler). */
@@ -34,6 +39,8 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   if (session.settings.foldTools) folds.register();
   const preserve = new PreserveHost(pi, () => session);
   preserve.register();
+  const digests = new DigestHost(pi, () => session, () => contextFiles);
+  digests.register();
   const restore = new RestoreHost(pi, () => session);
   if (session.settings.foldTools) restore.registerTool();
   const budget = new BudgetNotices(pi, () => session);
@@ -50,7 +57,11 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
     const last = effectiveCompaction(session.live.state);
     return { branch: session.live.entries, lastCompaction: last ? session.live.indexOf(last.entryId) : -1 };
   });
-  if (session.settings.recallTools) registerRecallTools(pi, () => session.settings.recall);
+  if (session.settings.recallTools) {
+    registerRecallTools(pi, () => session.settings.recall);
+    // Offered only with the tools it describes: with them switched off it would send the model after tools it lacks.
+    pi.on("resources_discover", () => ({ skillPaths: [RECALL_SKILL] }));
+  }
 
   const warnOnce = (ctx: ExtensionContext) => {
     for (const warning of loaded.warnings) ctx.ui.notify(`context-ledger: ${warning}`, "warning");
@@ -65,12 +76,14 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
     restore.reset();
     session.rebuild(ctx.sessionManager);
     preserve.onSessionStart(ctx);
+    digests.onSessionStart(ctx);
   });
   pi.on("session_tree", (_event, ctx) => session.sync(ctx.sessionManager));
   pi.on("session_shutdown", () => {
     folds.reset();
     restore.reset();
     preserve.onSessionShutdown();
+    digests.onSessionShutdown();
     session = new LedgerSession(session.settings);
   });
 
@@ -89,8 +102,12 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   pi.on("before_agent_start", (event) => {
     contextFiles = event.systemPromptOptions.contextFiles.map((f) => ({ path: f.path, content: f.content }));
     preserve.onRunStarted();
+    digests.onRunStarted();
   });
-  pi.on("agent_settled", () => preserve.onRunSettled());
+  pi.on("agent_settled", () => {
+    preserve.onRunSettled();
+    digests.onRunSettled();
+  });
 
   // The preserve strategy's cache-friendly summary request continues exactly the last request sent.
   pi.on("context_with_system", (event) => {
@@ -98,13 +115,13 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   });
 
   // Boundaries: a requested fold commits or cancels at the end of its step, then a requested restore; then preserve
-  // may checkpoint (it declines when the fold already appended a range fact at this boundary); last, when nothing
-  // else changed the context here, a budget notice may be appended.
+  // (or digest) may checkpoint (it declines when the fold already appended a range fact at this boundary); last, when
+  // nothing else changed the context here, a budget notice may be appended.
   pi.on("turn_end", async (event, ctx) => {
     const fold = await folds.onTurnEnd(event, ctx);
     const restored = restore.onTurnEnd(event, ctx, fold?.entries ?? event.entries);
     const entries = restored?.entries ?? fold?.entries ?? event.entries;
-    const checkpoint = await preserve.onTurnEnd(event, ctx, entries);
+    const checkpoint = (await preserve.onTurnEnd(event, ctx, entries)) ?? (await digests.onTurnEnd(event, ctx, entries));
     const notice = budget.onTurnEnd(event, ctx, checkpoint?.entries ?? entries, Boolean(fold || restored || checkpoint));
     if (!fold && !restored && !checkpoint && !notice) return undefined;
     return { entries: notice?.entries ?? checkpoint?.entries ?? entries, ...(fold?.continue || checkpoint?.continue ? { continue: true } : {}) };
@@ -115,10 +132,11 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   });
 
   // Compaction requested by Pi (manual, threshold, overflow): routed through the lifecycle machine.
-  // Preserve manages the window at turn_end; when it hands a compaction back (overflow, nothing to checkpoint),
+  // Preserve and digest manage the window at turn_end; when they hand a compaction back (overflow, nothing to checkpoint),
   // Pi's native summary runs on input filtered by the range rules, as for the native strategy.
   pi.on("session_before_compact", async (event, ctx) => {
-    if (session.settings.strategy !== "preserve") {
+    const strategy = session.settings.strategy;
+    if (strategy !== "preserve" && strategy !== "digest") {
       return handleBeforeCompact(event, ctx, session, {
         planners,
         contextFiles: () => contextFiles,
@@ -126,7 +144,7 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
         reuse: (complete, model, settings) => speculation.reuse(complete, model, settings),
       });
     }
-    const answer = await preserve.onBeforeCompact(event, ctx);
+    const answer = strategy === "digest" ? await digests.onBeforeCompact(event, ctx) : await preserve.onBeforeCompact(event, ctx);
     if (answer) return answer;
     session.sync(ctx.sessionManager);
     filterPreparation(event, session);
@@ -134,12 +152,12 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   });
 
   pi.registerCommand("context", {
-    description: "Context ledger dashboard: usage, checkpoints, folds and compactions on this branch; `/context restore <id|name> [--newest]` undoes one",
+    description: "Context ledger dashboard: usage, checkpoints, folds and compactions on this branch; `/context restore <id|name> [--newest]` undoes one; `/context details` adds estimator figures",
     handler: async (args, ctx) => {
       const [sub, ...rest] = args.trim().split(/\s+/);
       if (sub === "restore") return restore.command(rest.join(" "), ctx);
       session.sync(ctx.sessionManager);
-      ctx.ui.notify(renderDashboard(session, ctx), "info");
+      ctx.ui.notify(renderDashboard(session, ctx, { details: sub === "details" }), "info");
     },
   });
 

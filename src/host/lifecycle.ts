@@ -21,3 +21,24 @@ export async function startLifecycle(input: CompactionInput, planner: Planner, o
   actor.start();
   return { actor, outcome };
 }
+
+/**
+ * Run one request to its final state. An abort of `signal` (Pi's, for the step or the compaction) reaches the
+ * machine as `host.aborted`, which cancels planning.
+ */
+export async function runLifecycle(
+  input: CompactionInput,
+  planner: Planner,
+  options: { inspect: boolean; warn: (m: string) => void; signal?: AbortSignal; abortReason?: string },
+): Promise<CompactionOutcome> {
+  const { actor, outcome } = await startLifecycle(input, planner, options);
+  const { signal } = options;
+  const onAbort = () => actor.send({ type: "host.aborted", ...(options.abortReason ? { reason: options.abortReason } : {}) });
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    return await outcome;
+  } finally {
+    signal?.removeEventListener("abort", onAbort);
+  }
+}

@@ -35,7 +35,7 @@ import { decideTrigger, reserveTokens } from "../strategies/preserve/reserve.ts"
 import { preserveAppliesTo } from "../strategies/preserve/settings.ts";
 import { ManualCompactShim } from "./compact-shim.ts";
 import { strategyModel } from "./compaction-handler.ts";
-import { startLifecycle } from "./lifecycle.ts";
+import { runLifecycle } from "./lifecycle.ts";
 import type { LedgerSession } from "./ledger-session.ts";
 import { liveRequestOptions } from "./pi-request-options.ts";
 
@@ -61,6 +61,15 @@ function promptTokensOf(reply: AssistantMessage, fallback: number): number {
   const u = reply.usage;
   const reported = (u?.input ?? 0) + (u?.cacheRead ?? 0) + (u?.cacheWrite ?? 0);
   return reported > 0 ? reported : fallback;
+}
+
+/** Prompt tokens the provider reported for the newest reply on the branch (0 when none did). */
+function reportedPromptTokens(branch: readonly SessionEntry[]): number {
+  for (let i = branch.length - 1; i >= 0; i--) {
+    const entry = branch[i];
+    if (entry.type === "message" && entry.message.role === "assistant") return promptTokensOf(entry.message, 0);
+  }
+  return 0;
 }
 
 function sameModel(a: AnyModel | undefined, b: AnyModel | undefined): boolean {
@@ -241,19 +250,14 @@ export class PreserveHost {
    */
   private async writeThroughLifecycle(delta: Delta, branch: readonly SessionEntry[], ctx: ExtensionContext, request: WriteRequest): Promise<WriteOutcome> {
     const signal = request.signal;
-    const lifecycle = await startLifecycle(
+    const result = await runLifecycle(
       { kind: "compaction", strategy: "preserve", request: { units: delta.units.length, tokens: delta.tokens } },
       async (_context, lifecycleSignal) => {
         const outcome = await this.write(delta, branch, ctx, { ...request, signal: signal ? AbortSignal.any([signal, lifecycleSignal]) : lifecycleSignal });
         return outcome.ok ? { ok: true, plan: outcome.draft } : { ok: false, reason: outcome.error };
       },
-      { inspect: this.session().settings.inspect, warn: (m) => ctx.ui.notify(m, "warning") },
+      { inspect: this.session().settings.inspect, warn: (m) => ctx.ui.notify(m, "warning"), signal },
     );
-    const onAbort = () => lifecycle.actor.send({ type: "host.aborted" });
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener("abort", onAbort, { once: true });
-    const result = await lifecycle.outcome;
-    signal?.removeEventListener("abort", onAbort);
     switch (result.outcome) {
       case "committed":
         return { ok: true, draft: result.plan as PreserveDraft };
@@ -308,9 +312,12 @@ export class PreserveHost {
     if (model && sameModel(model, ctx.model as AnyModel | undefined)) {
       const prefix = this.previousRequest(branch, delta.limitId);
       const ask = continuationAsk(delta.checkpoint, ordinals, focus);
+      // When the prefix is the request just sent, the provider already said how big it is; one large report barely
+      // moves the averaged estimate, and a continuation of an overflowing request would only overflow again.
+      const estimated = estimateMessagesTokens(prefix, session.calibration);
       const shape = chooseRequestShape({
         contextWindow,
-        prefixTokens: estimateMessagesTokens(prefix, session.calibration),
+        prefixTokens: prefix === this.lastRequest?.messages ? Math.max(estimated, reportedPromptTokens(branch)) : estimated,
         askTokens: estimateTextTokens(ask),
         outputCap,
         deltaOverhead: deltaOnlyOverhead(delta.checkpoint, ordinals, focus),
@@ -392,7 +399,7 @@ export function prefixMessages(branch: readonly SessionEntry[], limitId: string)
  * Where the model view starts: the first entry the view's cut keeps (restores included), or the first entry. A
  * checkpoint marker keeps from there, so Pi's own view of the session loses nothing the model saw before.
  */
-function contextStartId(session: LedgerSession): string {
+export function contextStartId(session: LedgerSession): string {
   const live = session.live;
   const cut = viewCut(live.state, (id) => live.indexOf(id));
   return live.entries[cut.head < 0 ? 0 : cut.from].id;

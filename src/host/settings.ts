@@ -28,7 +28,8 @@ export interface LedgerSettings {
   /** Attach the Stately inspector to every lifecycle actor (message bodies are stripped). */
   inspect: boolean;
   /** One short hidden notice to the model when usage passes `share` of the strategy's threshold. */
-  budgetNotice: { enabled: boolean; share: number };
+  /** Budget notices; `enabled` unset means on for every strategy but `native`, which promises Pi's own requests. */
+  budgetNotice: { enabled?: boolean; share: number };
 }
 
 export const DEFAULT_SETTINGS: LedgerSettings = {
@@ -40,10 +41,10 @@ export const DEFAULT_SETTINGS: LedgerSettings = {
   planned: { ...DEFAULT_PLANNED_OPTIONS },
   preserve: { ...DEFAULT_PRESERVE_OPTIONS, models: [] },
   inspect: false,
-  budgetNotice: { enabled: true, share: DEFAULT_NOTICE_SHARE },
+  budgetNotice: { share: DEFAULT_NOTICE_SHARE },
 };
 
-const STRATEGIES: readonly StrategySetting[] = ["checkpoint", "planned", "preserve", "native"];
+const STRATEGIES: readonly StrategySetting[] = ["checkpoint", "planned", "preserve", "digest", "native"];
 
 export interface LoadedSettings {
   settings: LedgerSettings;
@@ -136,7 +137,8 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   s.planned.speculation = pick("planned.speculation", planned.speculation, isBool, s.planned.speculation);
   s.planned.speculationRatio = pick("planned.speculationRatio", planned.speculationRatio, isRatio, s.planned.speculationRatio);
   const budget = sub("budgetNotice");
-  s.budgetNotice.enabled = pick("budgetNotice.enabled", budget.enabled, isBool, s.budgetNotice.enabled);
+  const noticesOn = pick<boolean | undefined>("budgetNotice.enabled", budget.enabled, isBool, undefined);
+  if (noticesOn !== undefined) s.budgetNotice.enabled = noticesOn;
   s.budgetNotice.share = pick("budgetNotice.share", budget.share, isRatio, s.budgetNotice.share);
   const checkpoint = sub("checkpoint");
   // 0 or "off" turns the checkpoint cap off.
@@ -198,7 +200,7 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   envSetting("PLANNED_MAX_OUTPUT_TOKENS", num, isCount, "a positive integer", (v) => (s.planned.maxOutputTokens = v));
   s.planned.speculation = envBool("PLANNED_SPECULATION", s.planned.speculation ?? false);
   envSetting("PLANNED_SPECULATION_RATIO", num, isRatio, "a ratio between 0 and 1", (v) => (s.planned.speculationRatio = v));
-  s.budgetNotice.enabled = envBool("BUDGET_NOTICE", s.budgetNotice.enabled);
+  if (envValue("BUDGET_NOTICE") !== undefined) s.budgetNotice.enabled = envBool("BUDGET_NOTICE", s.budgetNotice.enabled ?? true);
   envSetting("BUDGET_NOTICE_SHARE", num, isRatio, "a ratio between 0 and 1", (v) => (s.budgetNotice.share = v));
   resolvePreserve(s.preserve, sub("preserve"), pick, isModel, envSetting);
   const cap = envValue("CAP_PERCENT");

@@ -3,7 +3,6 @@
 // `machines` exports the statecharts, `show` prints a session's ledger as the extension sees it.
 import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { agentDir } from "../host/settings.ts";
 import { firstLine, InputError } from "./errors.ts";
 import { heapFlags, inputBytes } from "./heap.ts";
 import { terminalSafe } from "./terminal-text.ts";
@@ -20,7 +19,8 @@ Run a command with --help for its options.
 `;
 
 const [command, ...rest] = process.argv.slice(2);
-// Commands load lazily: a `lab` run first re-starts itself with a heap sized to its input (see heap.ts).
+// Commands load on demand: `--help` then works in an installed copy without Pi, a peer dependency the
+// commands themselves need; and a `lab` run first re-starts itself with a heap sized to its input (see heap.ts).
 const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>>> = {
   lab: async () => (await import("./commands/lab.ts")).runLab,
   bench: async () => (await import("./commands/bench.ts")).runBench,
@@ -30,10 +30,17 @@ const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>
 
 /** Run the lab in a child Node with heap flags for its input; its exit code is ours. */
 async function labWithSizedHeap(argv: string[]): Promise<number> {
-  const sessions = join(agentDir(), "sessions");
-  const flags = heapFlags(await inputBytes(argv, sessions));
+  const { agentDir } = await import("../host/settings.ts");
+  const flags = heapFlags(await inputBytes(argv, join(agentDir(), "sessions")));
   const child = spawn(process.execPath, [...process.execArgv, ...flags, process.argv[1], "lab", ...argv], { stdio: "inherit", env: { ...process.env, PI_CONTEXT_LEDGER_LAB_CHILD: "1" } });
   return new Promise((ok) => child.once("exit", (code, signal) => ok(code ?? (signal ? 128 + 2 : 1))));
+}
+
+/** Pi missing from an install without peer dependencies: one line saying what to install, not a stack. */
+function missingPi(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  const match = error instanceof Error && code === "ERR_MODULE_NOT_FOUND" ? /'(@earendil-works\/[^/']+|typebox)'/.exec(error.message) : null;
+  return match ? `needs ${match[1]}, a peer dependency that is not installed (npm install @earendil-works/pi-coding-agent)` : undefined;
 }
 
 if (!command || command === "--help" || command === "-h" || command === "help") {
@@ -47,10 +54,14 @@ if (!command || command === "--help" || command === "-h" || command === "help") 
     const sized = command === "lab" && !process.env.PI_CONTEXT_LEDGER_LAB_CHILD && !process.execArgv.some((a) => a.startsWith("--max-old-space-size"));
     process.exitCode = sized ? await labWithSizedHeap(rest) : await (await commands[command]())(rest);
   } catch (error) {
-    // Bad input is one line and exit 2; anything else is a bug, one line too, with the stack on request.
+    // Bad input is one line and exit 2; anything else is one line too, exit 1, with the stack on request.
+    const missing = missingPi(error);
     if (error instanceof InputError) {
       process.stderr.write(`${command}: ${terminalSafe(error.message)}\n`);
       process.exitCode = 2;
+    } else if (missing) {
+      process.stderr.write(`pi-context-ledger ${command}: ${missing}\n`);
+      process.exitCode = 1;
     } else {
       const stack = process.env.PI_CONTEXT_LEDGER_DEBUG && error instanceof Error ? `\n${error.stack}` : " (PI_CONTEXT_LEDGER_DEBUG=1 shows the stack)";
       process.stderr.write(`pi-context-ledger ${command}: internal error: ${terminalSafe(firstLine(error))}${stack}\n`);

@@ -42,6 +42,7 @@ export const SETTABLE: Readonly<Record<string, { setting: string; caveat?: strin
   checkpoint: { setting: `"strategy": "checkpoint" (the default)` },
   planned: { setting: `"strategy": "planned", "planned": { "planner": "heuristic" }` },
   preserve: { setting: `"strategy": "preserve"`, caveat: "the lab ran its deterministic writer; with a model available, Pi's model writes the checkpoints" },
+  digest: { setting: `"strategy": "digest"` },
   native: { setting: `"strategy": "native"`, caveat: "simulated: the summary is a stand-in that repeats nothing, so its quality is a floor" },
 };
 

@@ -26,6 +26,8 @@ export const LedgerType = {
   recap: "context-ledger/recap",
   /** custom_message: a preserve tool checkpoint; its range hides technical state and keeps the dialogue. */
   preserve: "context-ledger/preserve",
+  /** custom_message: a digest of older tool work (deterministic); same placement and range rule as a preserve checkpoint. */
+  digest: "context-ledger/digest",
   /** custom (not in context): a compaction strategy failed and Pi compacted natively; counts only. */
   plannerFailure: "context-ledger/planner-failure",
   /** custom (not in context): the native compaction that followed a planner failure, for its own card. */
@@ -35,7 +37,7 @@ export const LedgerType = {
 } as const;
 
 /** Names of the compaction strategies that answer `session_before_compact`. */
-export type CompactionStrategyName = "checkpoint" | "planned" | "preserve";
+export type CompactionStrategyName = "checkpoint" | "planned" | "preserve" | "digest";
 /** Value of `contextLedger.strategy`: a compaction strategy, or Pi's own. */
 export type StrategySetting = CompactionStrategyName | "native";
 
@@ -97,9 +99,22 @@ export function isPreserveEntry(entry: SessionEntry): entry is CustomMessageEntr
   return entry.type === "custom_message" && entry.customType === LedgerType.preserve && hasRange(entry.details);
 }
 
+/** A digest checkpoint (`context-ledger/digest`); placed and protected exactly like a preserve checkpoint. */
+export function isDigestEntry(entry: SessionEntry): entry is CustomMessageEntry<RangeDetails> {
+  return entry.type === "custom_message" && entry.customType === LedgerType.digest && hasRange(entry.details);
+}
+
+/**
+ * A tool checkpoint (preserve or digest): its keepDialogue range hides older technical state, the message is shown
+ * right after the range's end, and later ranges never hide it.
+ */
+export function isToolCheckpoint(entry: SessionEntry): entry is CustomMessageEntry<RangeDetails> {
+  return isPreserveEntry(entry) || isDigestEntry(entry);
+}
+
 /** Any message carrying a range rule. */
 export function isRangeEntry(entry: SessionEntry): entry is CustomMessageEntry<RangeDetails> {
-  return isFoldEntry(entry) || isPreserveEntry(entry);
+  return isFoldEntry(entry) || isToolCheckpoint(entry);
 }
 
 function hasRange(details: unknown): boolean {
@@ -108,7 +123,7 @@ function hasRange(details: unknown): boolean {
 }
 
 /** Kinds of act a restore can revoke: a fold, a preserve checkpoint, or a compaction entry (any strategy). */
-export type ActKind = "fold" | "preserve" | "compaction";
+export type ActKind = "fold" | "preserve" | "digest" | "compaction";
 
 /**
  * `data` of a `context-ledger/restore` custom entry. Constant size: it names the act, and for a partial restore the
@@ -129,7 +144,7 @@ export interface RestoreData {
 export function isRestoreEntry(entry: SessionEntry): entry is Extract<SessionEntry, { type: "custom" }> & { data: RestoreData } {
   if (entry.type !== "custom" || entry.customType !== LedgerType.restore) return false;
   const d = entry.data as Partial<RestoreData> | undefined;
-  return d?.v === 1 && typeof d.targetId === "string" && (d.act === "fold" || d.act === "preserve" || d.act === "compaction");
+  return d?.v === 1 && typeof d.targetId === "string" && (d.act === "fold" || d.act === "preserve" || d.act === "digest" || d.act === "compaction");
 }
 
 export function isLedgerCompaction(entry: SessionEntry): entry is CompactionEntry<LedgerCompactionDetails> {
@@ -139,11 +154,11 @@ export function isLedgerCompaction(entry: SessionEntry): entry is CompactionEntr
 }
 
 /**
- * A compaction written only so Pi's manual `/compact` ends as a success: the preserve checkpoint it reports is a
+ * A compaction written only so Pi's manual `/compact` ends as a success: the preserve checkpoint (or digest) it reports is a
  * separate anchored message. It cuts nothing of its own and is not an act a restore can name.
  */
 export function isCheckpointMarker(entry: SessionEntry): boolean {
-  return isLedgerCompaction(entry) && entry.details!.strategy === "preserve";
+  return isLedgerCompaction(entry) && (entry.details!.strategy === "preserve" || entry.details!.strategy === "digest");
 }
 
 /** True for entries this package appended (custom messages, custom state, compactions). */

@@ -1,6 +1,7 @@
 // Budget awareness: the usage at which the configured strategy acts, what it then does, and when the model gets one
 // short notice that it is getting close. Pure: usage, settings and the branch come in; no clocks, no I/O.
 import { LedgerType, type SessionEntry, type StrategySetting } from "../log/entries.ts";
+import { digestPolicy } from "../strategies/digest/policy.ts";
 import { triggerTokens } from "../strategies/preserve/reserve.ts";
 
 /** Share of the threshold at which the notice fires unless configured otherwise. */
@@ -24,15 +25,19 @@ const ACTIONS: Record<StrategySetting, string> = {
   checkpoint: "older turns are compacted into a verbatim checkpoint (no model call) and recent turns stay as they are",
   planned: "a planner deletes the least useful lines of older history and the rest stays verbatim",
   preserve: "older tool calls and results are replaced by a Tool Context checkpoint while the dialogue stays verbatim",
+  digest: "every older tool step is replaced by a digest (call, outcome, key output lines) while the dialogue stays verbatim",
   native: "Pi summarizes older history with the model and recent turns stay as they are",
 };
 
 /**
- * The usage at which the configured strategy steps in. Preserve checkpoints at its own reserve curve; the others
+ * The usage at which the configured strategy steps in. Preserve checkpoints at its own reserve curve, digest at its
+ * full-window share; the others
  * act when Pi compacts (window minus Pi's reserve). With Pi's compaction switched off, only the window itself limits.
  */
 export function thresholdFor(strategy: StrategySetting, contextWindow: number, compaction: PiCompactionSettings): Threshold {
   if (strategy === "preserve") return { tokens: triggerTokens(contextWindow), contextWindow, action: ACTIONS.preserve };
+  // Digest condenses in batches long before this; here it covers every older step at once.
+  if (strategy === "digest") return { tokens: digestPolicy(contextWindow).full, contextWindow, action: ACTIONS.digest };
   if (!compaction.enabled) return { tokens: contextWindow, contextWindow, action: "nothing compacts automatically (compaction is off), so a request that does not fit fails" };
   return { tokens: Math.max(0, contextWindow - compaction.reserveTokens), contextWindow, action: ACTIONS[strategy] };
 }

@@ -14,11 +14,11 @@ export function isFoldable(entry: SessionEntry): boolean {
 
 /**
  * Dialogue a `keepDialogue` rule never hides: user messages, completed assistant answers (stopped normally, no tool
- * call, something besides reasoning to show), and preserve checkpoints.
+ * call, something besides reasoning to show), and tool checkpoints (preserve, digest).
  */
 export function isDialogue(entry: SessionEntry): boolean {
-  // Preserve checkpoints are permanent context: a later checkpoint's range covers them but never hides them.
-  if (entry.type === "custom_message") return entry.customType === LedgerType.preserve;
+  // Tool checkpoints (preserve, digest) are permanent context: a later checkpoint's range covers them but never hides them.
+  if (entry.type === "custom_message") return entry.customType === LedgerType.preserve || entry.customType === LedgerType.digest;
   if (entry.type !== "message") return false;
   const m = entry.message;
   if (m.role === "user") return true;

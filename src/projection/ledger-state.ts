@@ -1,7 +1,7 @@
 // The ledger state: what this package's facts on the active branch say, folded entry by entry.
 // Pure reducer (immer for nested updates); no clocks, no I/O.
 import { produce } from "immer";
-import { isCheckpointMarker, isLedgerCompaction, isPreserveEntry, isRangeEntry, isRestoreEntry, LedgerType, type RestoreData, type SessionEntry } from "../log/entries.ts";
+import { isCheckpointMarker, isLedgerCompaction, isRangeEntry, isRestoreEntry, isToolCheckpoint, LedgerType, type RestoreData, type SessionEntry } from "../log/entries.ts";
 
 /** A fold's range rule, keyed by the summary entry that carries it. */
 export interface FoldRule {
@@ -11,7 +11,7 @@ export interface FoldRule {
   throughId: string;
   keepToolResultsOf?: string;
   keepDialogue?: boolean;
-  /** Shown right after `throughId` in the model view instead of at its own position (preserve checkpoints). */
+  /** Shown right after `throughId` in the model view instead of at its own position (tool checkpoints). */
   anchored?: boolean;
   /** The restore that narrowed this rule to its older part (`throughId` is then the narrowed end). */
   narrowedBy?: string;
@@ -114,7 +114,7 @@ export function evolve(state: LedgerState, entry: SessionEntry): LedgerState {
     case "custom_message": {
       if (!isRangeEntry(entry)) return state;
       const { range } = entry.details!;
-      const anchored = isPreserveEntry(entry);
+      const anchored = isToolCheckpoint(entry);
       return produce(state, (draft) => {
         draft.folds.push({
           entryId: entry.id,

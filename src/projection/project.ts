@@ -114,7 +114,12 @@ export function viewCut(state: LedgerState, indexOf: (id: string) => number): Vi
   const head = headFact ? indexOf(headFact.entryId) : -1;
   if (head < 0) return { head: -1, from: 0 };
   const effective = effectiveCompaction(state);
-  if (!effective) return { head, from: 0 };
+  if (!effective) {
+    // A marker with no real compaction before it keeps the whole path, unless its stored start is not on the path
+    // at all (a damaged file): then, as Pi does for any compaction, nothing before it, so the view never opens with
+    // a tool result whose call was cut off.
+    return { head, from: indexOf(headFact!.firstKeptEntryId) >= 0 ? 0 : head };
+  }
   const at = indexOf(effective.entryId);
   const kept = indexOf(keptFrom(effective));
   // Pi keeps nothing before a compaction whose kept entry is not on the path.

@@ -5,6 +5,7 @@ import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import {
   type ActKind,
   isCheckpointMarker,
+  isDigestEntry,
   isFoldEntry,
   isPreserveEntry,
   LedgerType,
@@ -55,6 +56,11 @@ export function listActs(path: readonly SessionEntry[], state: LedgerState): Act
       const n = (entry.details as { checkpoint?: unknown }).checkpoint;
       title = typeof n === "number" ? `preserve checkpoint #${n}` : "preserve checkpoint";
       if (typeof n === "number") names.push(`#${n}`);
+    } else if (isDigestEntry(entry)) {
+      kind = "digest";
+      const n = (entry.details as { checkpoint?: unknown }).checkpoint;
+      title = typeof n === "number" ? `digest #${n}` : "digest";
+      if (typeof n === "number") names.push(`#${n}`);
     } else if (entry.type === "compaction" && !isCheckpointMarker(entry)) {
       // A checkpoint marker hides nothing of its own; the checkpoint it reports is the act.
       kind = "compaction";
@@ -88,7 +94,9 @@ function actList(acts: readonly ActInfo[]): string {
 /** Why a checkpoint marker cannot be restored, and what to name instead. */
 function markerRefusal(marker: SessionEntry): string {
   const n = marker.type === "compaction" ? (marker.details as { checkpoint?: unknown } | undefined)?.checkpoint : undefined;
-  const checkpoint = typeof n === "number" ? `preserve checkpoint #${n}` : "the preserve checkpoint it reports";
+  const digest = marker.type === "compaction" && (marker.details as { strategy?: unknown } | undefined)?.strategy === "digest";
+  const kind = digest ? "digest" : "preserve checkpoint";
+  const checkpoint = typeof n === "number" ? `${kind} #${n}` : `the ${kind} it reports`;
   return `compaction ${marker.id} only marks the end of a manual /compact and hides nothing; to bring back what it checkpointed, restore ${checkpoint}.`;
 }
 
@@ -329,8 +337,8 @@ const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
 /** The one short message that tells the model (and the user) what came back. */
 export function renderRestored(plan: RestorePlan, limit: number): string {
   const { act, effect } = plan;
-  const what = act.kind === "preserve" ? "tool calls and results" : "messages";
-  const leaving = act.kind === "compaction" ? "its summary" : act.kind === "preserve" ? "the checkpoint text" : "the fold summary";
+  const what = act.kind === "preserve" || act.kind === "digest" ? "tool calls and results" : "messages";
+  const leaving = act.kind === "compaction" ? "its summary" : act.kind === "preserve" ? "the checkpoint text" : act.kind === "digest" ? "the digest" : "the fold summary";
   const span = effect.back.length ? ` (entries ${effect.back[0]} to ${effect.back[effect.back.length - 1]})` : "";
   if (plan.wholeTokensAfter === undefined) {
     return `[context restored] ${capitalize(act.title)} ${act.id} was undone: the ${effect.messagesBack} ${what} it hid (~${fmt(effect.tokensBack)} tokens) are back in their original place${span}, and ${leaving} left the context. Context now ~${fmt(plan.tokensAfter)} tokens.`;

@@ -123,4 +123,18 @@ describe("budget notices e2e", () => {
     await h.session.prompt("read the files");
     expect(notices()).toHaveLength(0);
   });
+
+  it("with the native strategy the package stays neutral: no notice unless switched on by name", async () => {
+    h = await startHarness({ files: FILES, ledgerSettings: { strategy: "native" } });
+    h.script([...reads(0, 9), fauxAssistantMessage("done")]);
+    await h.session.prompt("read the files");
+    expect(notices()).toHaveLength(0);
+    await h.dispose();
+
+    h = await startHarness({ files: FILES, ledgerSettings: { strategy: "native", budgetNotice: { enabled: true } } });
+    h.script([...reads(0, 9), fauxAssistantMessage("done")]);
+    await h.session.prompt("read the files");
+    expect(notices()).toHaveLength(1);
+    expect(String(notices()[0].content)).toContain("context_compact");
+  });
 });

@@ -20,7 +20,7 @@ import {
   type ExtensionFactory,
   type FileEntry,
 } from "@earendil-works/pi-coding-agent";
-import contextLedger from "../../src/index.ts";
+import contextLedger from "../../index.ts";
 
 export interface HarnessOptions {
   /** Load our extension (default true). */

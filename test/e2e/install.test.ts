@@ -1,77 +1,19 @@
-// The real `pi` CLI installs this repo as a local package (offline) and loads it in RPC mode. A test-only
-// extension supplies a scripted provider whose model calls `context_timeline`; the reply proves our
+// The real `pi` CLI installs this checkout as a local package (offline) and loads it in RPC mode. A test-only
+// extension supplies a scripted provider whose model calls `context_timeline`; the request after it proves our
 // extension loaded, registered its tools and commands, and answered with a real tool result.
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RpcChild } from "./fixtures/rpc-child.ts";
+import { LOG_ENV, readRequests, SCRIPT_ENV, type Script } from "./fixtures/script.ts";
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const bin = join(repo, "node_modules/.bin");
 const fixture = join(repo, "test/e2e/fixtures/scripted-provider.ts");
 const STEP_TIMEOUT_MS = 30_000;
-
-type RpcRecord = { type: string; id?: string; command?: string; success?: boolean; data?: unknown; error?: string; [key: string]: unknown };
-
-/** Minimal JSONL client: splits stdout on LF only (JSON strings may hold U+2028), correlates by id. */
-class RpcChild {
-  readonly records: RpcRecord[] = [];
-  private buffer = "";
-  private waiters: { match: (r: RpcRecord) => boolean; resolve: (r: RpcRecord) => void }[] = [];
-  stderr = "";
-  private next = 0;
-  readonly exited: Promise<number | null>;
-  readonly child: ChildProcessWithoutNullStreams;
-
-  constructor(child: ChildProcessWithoutNullStreams) {
-    this.child = child;
-    child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (chunk: string) => {
-      this.buffer += chunk;
-      let nl: number;
-      while ((nl = this.buffer.indexOf("\n")) >= 0) {
-        const line = this.buffer.slice(0, nl).replace(/\r$/, "");
-        this.buffer = this.buffer.slice(nl + 1);
-        if (!line.trim()) continue;
-        const record = JSON.parse(line) as RpcRecord;
-        this.records.push(record);
-        this.waiters = this.waiters.filter((w) => (w.match(record) ? (w.resolve(record), false) : true));
-      }
-    });
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (chunk: string) => (this.stderr += chunk));
-    this.exited = new Promise((done) => child.on("exit", (code) => done(code)));
-  }
-
-  /** Wait for the first record (already received or future) that matches. */
-  waitFor(match: (r: RpcRecord) => boolean, what: string): Promise<RpcRecord> {
-    const seen = this.records.find(match);
-    if (seen) return Promise.resolve(seen);
-    return new Promise((resolvePromise, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}; stderr:\n${this.stderr.slice(-2000)}`)), STEP_TIMEOUT_MS);
-      this.waiters.push({ match, resolve: (r) => (clearTimeout(timer), resolvePromise(r)) });
-    });
-  }
-
-  async send(command: Record<string, unknown>): Promise<RpcRecord> {
-    const id = `t${this.next++}`;
-    this.child.stdin.write(`${JSON.stringify({ ...command, id })}\n`);
-    const response = await this.waitFor((r) => r.type === "response" && r.id === id, `response to ${String(command.type)}`);
-    if (!response.success) throw new Error(`${String(command.type)} failed: ${response.error}`);
-    return response;
-  }
-
-  /** Close stdin for an orderly shutdown; kill if it does not exit in time. */
-  async close(): Promise<void> {
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    this.child.stdin.end();
-    const timer = setTimeout(() => this.child.kill("SIGKILL"), 10_000);
-    await this.exited;
-    clearTimeout(timer);
-  }
-}
 
 describe("real pi CLI install", () => {
   let root: string;
@@ -85,12 +27,19 @@ describe("real pi CLI install", () => {
     mkdirSync(cwd, { recursive: true });
     mkdirSync(join(root, "home"), { recursive: true });
     // Node 22 first on PATH; Pi state and any home-relative lookups stay inside the sandbox; no network.
+    const script: Script = {
+      models: [{ id: "scripted-1", contextWindow: 128_000, maxTokens: 4_000 }],
+      replies: [{ toolCalls: [{ name: "context_timeline", arguments: {} }] }, { text: "timeline read" }],
+    };
+    writeFileSync(join(root, "script.json"), JSON.stringify(script));
     env = {
       ...process.env,
       PATH: `${bin}:${process.env.PATH ?? ""}`,
       PI_CODING_AGENT_DIR: join(root, "agent"),
       HOME: join(root, "home"),
       PI_OFFLINE: "1",
+      [SCRIPT_ENV]: join(root, "script.json"),
+      [LOG_ENV]: join(root, "requests.jsonl"),
     };
   });
 
@@ -113,15 +62,14 @@ describe("real pi CLI install", () => {
   });
 
   it("`pi --mode rpc` loads the package: our command is listed and our tool answers a scripted model", async () => {
-    const child = spawn(
+    rpc = RpcChild.spawn(
       join(bin, "pi"),
       ["--mode", "rpc", "--no-session", "--offline", "--provider", "scripted", "--model", "scripted-1", "--api-key", "test", "-e", fixture],
-      { cwd, env, stdio: ["pipe", "pipe", "pipe"] },
+      { cwd, env },
     );
-    rpc = new RpcChild(child);
 
     const commands = (await rpc.send({ type: "get_commands" })).data as { commands: { name: string; source: string; sourceInfo?: { path?: string; origin?: string } }[] };
-    const ours = commands.commands.filter((c) => c.source === "extension" && c.sourceInfo?.path === join(repo, "src/index.ts"));
+    const ours = commands.commands.filter((c) => c.source === "extension" && c.sourceInfo?.path === join(repo, "index.ts"));
     expect(ours.map((c) => c.name)).toContain("context");
     expect(ours.every((c) => c.sourceInfo?.origin === "package")).toBe(true);
 
@@ -129,13 +77,15 @@ describe("real pi CLI install", () => {
     expect(started.disposition).toBe("started");
     await rpc.waitFor((r) => r.type === "agent_settled", "agent_settled");
 
-    const { messages } = (await rpc.send({ type: "get_messages" })).data as { messages: { role: string; toolName?: string; isError?: boolean; content?: unknown }[] };
-    const result = messages.find((m) => m.role === "toolResult" && m.toolName === "context_timeline");
-    expect(result, `no context_timeline result; roles: ${messages.map((m) => m.role).join(",")}`).toBeDefined();
-    expect(result!.isError).toBe(false);
+    // The request after the tool call carries our tool's real result.
+    const requests = readRequests(join(root, "requests.jsonl"));
+    expect(requests).toHaveLength(2);
+    expect(requests[0].tools).toContain("context_timeline");
+    const result = requests[1].messages.find((m) => m.role === "toolResult" && m.toolName === "context_timeline");
+    expect(result, `no context_timeline result; roles: ${requests[1].messages.map((m) => m.role).join(",")}`).toBeDefined();
+    expect(result!.role === "toolResult" && result!.isError).toBe(false);
     expect(JSON.stringify(result!.content)).toContain("show me the context timeline");
-    const reply = messages.filter((m) => m.role === "assistant").at(-1);
-    expect(JSON.stringify(reply?.content)).toContain("TOOL_RESULT(context_timeline, error=false)");
+    expect(rpc.stderr).not.toContain("Failed to load extension");
 
     await rpc.close();
     expect(await rpc.exited).toBe(0);

@@ -16,13 +16,24 @@ describe("/context dashboard", () => {
     const session = new LedgerSession(DEFAULT_SETTINGS);
     session.sync({ getLeafId: () => b.leaf, getEntry: (id) => b.byId().get(id) });
     const text = renderDashboard(session, { getContextUsage: () => ({ tokens: 1234, contextWindow: 128_000, percent: 1 }) as never });
-    expect(text).toContain("1234 / 128000 tokens (1%)");
+    expect(text).toContain("1,234 / 128,000 tokens (1%)");
     expect(text).toContain("cp-start");
     expect(text).toMatch(/fold \S+: hides history after/);
     expect(text).toContain(`preserve checkpoint ${preserve}: hides tool traffic`);
     // The assistant turn under the fold, and the fold message itself under the preserve range (it is not dialogue).
     expect(text).toMatch(/5 entries, 2 hidden by folds/);
     expect(text).toContain("(itself folded later)");
+  });
+
+  it("names a digest as a digest", () => {
+    const b = new LedgerBuilder();
+    b.user("start");
+    b.tool("read", { path: "a.ts" }, "export const a = 1;");
+    const digest = b.custom("context-ledger/digest", "[context digest #1: …]", { v: 1, strategy: "digest", range: { afterId: null, throughId: b.leaf!, keepDialogue: true } });
+    const session = new LedgerSession(DEFAULT_SETTINGS);
+    session.sync({ getLeafId: () => b.leaf, getEntry: (id) => b.byId().get(id) });
+    const text = renderDashboard(session, { getContextUsage: () => undefined });
+    expect(text).toContain(`digest ${digest}: hides tool traffic after root`);
   });
 
   it("shows revoked and partly restored acts as such", () => {
@@ -50,5 +61,36 @@ describe("/context dashboard", () => {
     session.sync({ getLeafId: () => b.leaf, getEntry: (id) => b.byId().get(id) });
     const text = renderDashboard(session, { getContextUsage: () => undefined });
     expect(text).toContain(`compaction ${marker}: preserve checkpoint marker (manual /compact; hides nothing)`);
+  });
+});
+
+describe("/context dashboard, read by a person", () => {
+  it("after /compact, when Pi does not know the usage yet, shows the ledger's own estimate instead of '?'", () => {
+    const b = new LedgerBuilder();
+    const u = b.user("start ".repeat(50));
+    b.assistant("answer ".repeat(50));
+    b.compaction(u, "summary", { v: 1, strategy: "checkpoint" });
+    const session = new LedgerSession(DEFAULT_SETTINGS);
+    session.sync({ getLeafId: () => b.leaf, getEntry: (id) => b.byId().get(id) });
+    const text = renderDashboard(session, { getContextUsage: () => ({ tokens: null, contextWindow: 128_000, percent: null }) as never });
+    expect(text).not.toContain("?");
+    expect(text).toMatch(/usage: ~\d[\d,]* \/ 128,000 tokens \(estimated; Pi reports usage after the next response\)/);
+  });
+
+  it("names labelled entries, says what a fold hid in entries and tokens, and keeps calibration for /context details", () => {
+    const b = new LedgerBuilder();
+    const u = b.user("start");
+    b.label(u, "cp-start");
+    b.assistant("work ".repeat(400));
+    const r = b.tool("read", { path: "a.ts" }, "x".repeat(4_000));
+    const fold = b.fold({ afterId: u, throughId: r.result }, "folded summary");
+    const session = new LedgerSession(DEFAULT_SETTINGS);
+    session.sync({ getLeafId: () => b.leaf, getEntry: (id) => b.byId().get(id) });
+    const text = renderDashboard(session, { getContextUsage: () => ({ tokens: 1234, contextWindow: 128_000, percent: 1 }) as never });
+    expect(text).toContain(`fold ${fold}: hides history after "cp-start" (${u})`);
+    expect(text).toMatch(/hid 3 entries \(~1,\d{3} tokens\), summary ~\d+ tokens/);
+    expect(text).not.toMatch(/calibration/);
+    const details = renderDashboard(session, { getContextUsage: () => undefined }, { details: true });
+    expect(details).toMatch(/estimator calibration x1\.00 \(0 samples\)/);
   });
 });

@@ -21,6 +21,13 @@ describe("settings", () => {
     expect(warnings.join("\n")).toMatch(/capPercent/);
   });
 
+  it("every registered strategy is a valid setting, digest included", () => {
+    for (const strategy of ["checkpoint", "planned", "preserve", "digest", "native"]) {
+      expect(resolveSettings({ strategy }, {}).settings.strategy).toBe(strategy);
+      expect(resolveSettings({}, { PI_CONTEXT_LEDGER_STRATEGY: strategy }).settings.strategy).toBe(strategy);
+    }
+  });
+
   it("PI_CONTEXT_LEDGER_* overrides the file, and a bad override warns", () => {
     expect(resolveSettings({ strategy: "native" }, { PI_CONTEXT_LEDGER_STRATEGY: "checkpoint" }).settings.strategy).toBe("checkpoint");
     const bad = resolveSettings({}, { PI_CONTEXT_LEDGER_STRATEGY: "nope", PI_CONTEXT_LEDGER_FOLD_TOOLS: "0" });
@@ -81,7 +88,7 @@ describe("recall settings", () => {
   });
 
   it("reads the budget notice switch and share, with their environment overrides", () => {
-    expect(DEFAULT_SETTINGS.budgetNotice).toEqual({ enabled: true, share: 0.8 });
+    expect(DEFAULT_SETTINGS.budgetNotice).toEqual({ share: 0.8 }); // enabled unset: on unless the strategy is native
     const file = resolveSettings({ budgetNotice: { enabled: false, share: 0.6 } }, {});
     expect(file.settings.budgetNotice).toEqual({ enabled: false, share: 0.6 });
     const env = resolveSettings({ budgetNotice: { enabled: false } }, { PI_CONTEXT_LEDGER_BUDGET_NOTICE: "1", PI_CONTEXT_LEDGER_BUDGET_NOTICE_SHARE: "0.5" });

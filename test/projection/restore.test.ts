@@ -340,3 +340,18 @@ describe("restores that do not fit", () => {
     expect(cutPoints(p, 0, p.length - 1)).toEqual([0, 1, 5]);
   });
 });
+
+describe("regression: a preserve marker whose stored start is off a damaged path", () => {
+  // Found by test/properties/session-files.property.test.ts (seed 438881717): a dangling parent cut a step in two, so
+  // the path opened with a tool result; the marker kept the whole path and the view opened with that orphan.
+  it("keeps nothing before the marker, as Pi does for a compaction whose kept entry is gone", () => {
+    const b = new LedgerBuilder();
+    b.moveTo(null);
+    b.toolResult("call-lost", "read", "orphaned output");
+    b.compaction("not-on-this-path", "marker", { v: 1, strategy: "preserve", checkpoint: 1 });
+    b.user("after the damage");
+    const messages = projectBranch(b.entries).messages;
+    expect(messages.some((m) => m.role === "toolResult")).toBe(false);
+    expect(messages.some((m) => m.role === "user")).toBe(true);
+  });
+});

@@ -7,6 +7,7 @@ import { truncateOldest } from "../baselines/truncate.ts";
 import { InputError } from "../errors.ts";
 import type { RowFactory } from "../row.ts";
 import { checkpointRow } from "./checkpoint.ts";
+import { digestRow } from "./digest.ts";
 import { foldNotice } from "./fold-notice.ts";
 import { foldPolicy } from "./fold-policy.ts";
 import { piNative } from "./native.ts";
@@ -23,6 +24,7 @@ export interface RowEntry {
 /** Every row id, in display order. Strategies still being built carry `unavailable`. */
 export const ROWS: readonly RowEntry[] = [
   { id: "checkpoint", factory: checkpointRow },
+  { id: "digest", factory: (settings) => digestRow(settings) },
   { id: "planned", factory: plannedRow },
   { id: "planned-model", factory: plannedModelRow },
   { id: "preserve", factory: preserveRow },

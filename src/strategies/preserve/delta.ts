@@ -1,7 +1,7 @@
 // The technical delta of a preserve checkpoint: visible tool traffic and unfinished assistant turns after the previous
 // checkpoint, cut into indivisible units and grouped by the user message that caused them. Pure: no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import { isPreserveEntry, type CustomMessageEntry, type RangeDetails, type SessionEntry } from "../../log/entries.ts";
+import { isToolCheckpoint, type CustomMessageEntry, type RangeDetails, type SessionEntry } from "../../log/entries.ts";
 import { isCompletedAnswer, isDialogue, isFoldable } from "../../projection/fold-rules.ts";
 import { projectBranch } from "../../projection/project.ts";
 import { accountView, type ViewAccounting } from "./accounting.ts";
@@ -35,9 +35,9 @@ export interface Delta {
   view: ViewAccounting;
 }
 
-/** Previous preserve checkpoints on the branch, oldest first. */
+/** Previous tool checkpoints (preserve or digest) on the branch, oldest first: each new one continues after the last. */
 export function checkpointsOn(branch: readonly SessionEntry[]): CustomMessageEntry<RangeDetails>[] {
-  return branch.filter(isPreserveEntry);
+  return branch.filter(isToolCheckpoint);
 }
 
 /** The entry right before `assistantId` on the branch: the newest entry a turn_end checkpoint may cover. */
@@ -47,7 +47,7 @@ export function entryBefore(branch: readonly SessionEntry[], assistantId: string
 }
 
 function isTechnical(entry: SessionEntry): boolean {
-  return isFoldable(entry) && !isDialogue(entry) && !isPreserveEntry(entry);
+  return isFoldable(entry) && !isDialogue(entry) && !isToolCheckpoint(entry);
 }
 
 function pendingCalls(message: AgentMessage): Set<string> {

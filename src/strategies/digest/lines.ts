@@ -1,0 +1,200 @@
+// Which lines of a tool output a digest keeps (error lines, result lines, the last lines, a read's outline) and how
+// a kept line is quoted so tool output stays data. Pure string work; no I/O.
+import { printable } from "../../log/display.ts";
+
+/** Longest quoted line; a longer one keeps its verbatim start and says how much was cut. */
+export const MAX_LINE = 200;
+/** Prefix of every line quoted from a tool output or an intermediate assistant text: nothing quoted can start a structural line. */
+export const QUOTE = "  | ";
+
+/** Words and shapes that report a failure (case-insensitive words; codes below are case-sensitive). */
+const ERROR_WORD =
+  /\b(?:[a-z]*error|[a-z]*exception|errors|failed|failure|fatal|panic|panicked|traceback|cannot|can't|could not|couldn't|not found|no such|undefined|denied|refused|timed out|aborted|segmentation fault|assertion)\b|✗|✘/i;
+/** Error codes and markers: `ENOENT`, `ERR_MODULE_NOT_FOUND`, `TS2345`, `FAIL`, `E0308`. */
+const ERROR_CODE = /\bE[A-Z]{3,}\b|\bERR_[A-Z_]+|\bTS\d{4}\b|\bFAIL(?:ED)?\b|\bE\d{4}\b/;
+/** Result lines that sum a whole run up: totals of tests, files or suites, pass/fail counts, exit statuses. */
+const SUMMARY_LINE =
+  /\b(?:Tests?|Test Files|Test Suites|Suites?|Totals?)\b\s*:?\s+\d+|\b\d+\s+(?:passed|failed|failing|passing)\b|\bexit(?:ed)?\s+(?:with\s+)?(?:code|status)\s+-?\d+|\b(?:test result|Ran \d+ tests?)\b/i;
+/** Lines that carry a result: test or build tallies, exit statuses, counts of errors or warnings. */
+const RESULT_LINE =
+  /\b\d+\s+(?:passed|failed|failing|passing|skipped|ignored|pending|todo|errors?|warnings?|tests?|specs?|suites?|files? changed|insertions?|deletions?)\b|\b(?:Tests?|Test Files|Test Suites|Suites?)\b\s*:?\s+\d+|\bexit(?:ed)?\s+(?:with\s+)?(?:code|status)\s+-?\d+|\b(?:test result|Ran \d+ tests?)\b/i;
+/** Headings of prose (Markdown): the outline of a document that was read. */
+const HEADING_LINE = /^#{1,6}\s+\S/;
+/**
+ * A definition in code, with the defined name in group 1: functions, classes, interfaces, types, enums, structs,
+ * traits, Python `def`, Rust `fn`, Go `func`, and arrow functions bound to a constant.
+ */
+const DEFINITION =
+  /^\s*(?:(?:export|pub(?:\([\w:]+\))?|public|private|protected|internal|static|async|default|abstract|final|override|declare|inline|extern)\s+)*(?:(?:function\*?|class|interface|type|enum|struct|trait|impl|def|fn|func|module|namespace|record|object)\s+([A-Za-z_$][\w$]*)|const\s+([A-Za-z_$][\w$]*)\s*(?::[^=]+)?=\s*(?:async\s*)?(?:\([^)]*\)|[\w$]+)\s*=>)/;
+/** Characters of a line the line tests look at: a result or error shows early, and a megabyte line stays cheap. */
+const SCAN = 1_000;
+/** Pi's bash tool appends the exit status as the last line of a failed command. */
+const EXIT_STATUS = /^Command exited with code (-?\d+)\s*$/;
+
+/** Split an output into lines, without the trailing empty line of a final newline. */
+export function splitLines(text: string): string[] {
+  const lines = text.split("\n");
+  if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop();
+  return lines.map((line) => (line.endsWith("\r") ? line.slice(0, -1) : line));
+}
+
+/** Exit status Pi's bash tool reported in an output, if any. */
+export function exitStatus(text: string): number | undefined {
+  const lines = splitLines(text);
+  for (let i = lines.length - 1; i >= Math.max(0, lines.length - 3); i--) {
+    const match = EXIT_STATUS.exec(lines[i].trim());
+    if (match) return Number(match[1]);
+  }
+  return undefined;
+}
+
+/** The kinds of selection a digest makes from one output. */
+export type Selection = "failure" | "result" | "outline" | "listing";
+
+/**
+ * A name with inner structure (camelCase, PascalCase with a second capital, snake_case, CONSTANT_CASE): the program's
+ * own identifiers, as opposed to English words and keywords.
+ */
+const STRUCTURED_NAME = /^[A-Za-z_$][\w$]*(?:[a-z0-9][A-Z]|[A-Za-z0-9]_[A-Za-z0-9])[\w$]*$/;
+/** Runs of the characters names and paths are made of. Matched in one pass, so any input costs linear time. */
+const TOKEN = /[\w.@~+$/-]+/g;
+/** A bare file name with a source, config or document extension. */
+const FILE_NAME = /^[\w-]+(?:\.[\w-]+)*\.(?:ts|tsx|mts|cts|js|jsx|mjs|cjs|json|md|txt|py|rs|go|java|kt|rb|c|cc|cpp|h|hpp|cs|php|sh|yml|yaml|toml|css|scss|html|sql|lock)$/;
+/** Shortest and longest mentioned name listed (longer tokens are data, not names). */
+const NAME_LENGTH = { min: 4, max: 80 };
+
+/** A token without the punctuation a sentence or a list puts around it. */
+function trimToken(token: string): string {
+  let from = 0;
+  let to = token.length;
+  while (from < to && (token[from] === "," || token[from] === "+" || token[from] === "-")) from++;
+  while (to > from && ".,:;+-".includes(token[to - 1])) to--;
+  return from === 0 && to === token.length ? token : token.slice(from, to);
+}
+
+/** Word parts of a token (`process.env.HOME_DIR` → process, env, HOME_DIR). */
+function partsOf(token: string): string[] {
+  return /^[\w$]+$/.test(token) ? [token] : token.split(/[^\w$]+/);
+}
+
+/**
+ * Paths and names a text mentions, each once, in order of first mention: a token with a slash (`./config.js`,
+ * `@scope/pkg`, `src/a.ts`) or a bare file name is a path; otherwise its structured names count.
+ */
+export function mentionedNames(text: string): string[] {
+  const out: string[] = [];
+  const seen = new Set<string>();
+  const add = (name: string) => {
+    if (name.length < NAME_LENGTH.min || name.length > NAME_LENGTH.max || seen.has(name)) return;
+    seen.add(name);
+    out.push(name);
+  };
+  for (const match of text.matchAll(TOKEN)) {
+    if (match[0].length > 4 * NAME_LENGTH.max) continue;
+    const token = trimToken(match[0]);
+    if ((token.includes("/") && /[A-Za-z]/.test(token)) || FILE_NAME.test(token)) add(token);
+    else for (const part of partsOf(token)) if (part.length <= NAME_LENGTH.max && STRUCTURED_NAME.test(part)) add(part);
+  }
+  return out;
+}
+
+/** Every name and path a text shows (including the names inside paths), for checking what a view already holds. */
+export function namesIn(text: string, into: Set<string> = new Set()): Set<string> {
+  for (const match of text.matchAll(TOKEN)) {
+    if (match[0].length > 4 * NAME_LENGTH.max) continue;
+    const token = trimToken(match[0]);
+    into.add(token);
+    if (!/^[\w$]+$/.test(token)) for (const part of partsOf(token)) if (part) into.add(part);
+  }
+  return into;
+}
+
+/** Names a file that was read defines, in order of first definition (each once). */
+export function definedNames(lines: readonly string[]): string[] {
+  const names: string[] = [];
+  const seen = new Set<string>();
+  for (const line of lines) {
+    // A definition starts its line; looking at the start keeps a huge line cheap.
+    const match = DEFINITION.exec(line.slice(0, SCAN));
+    const name = match?.[1] ?? match?.[2];
+    if (name && !seen.has(name)) {
+      seen.add(name);
+      names.push(name);
+    }
+  }
+  return names;
+}
+
+/** Per selection: how many error, result, outline, head and last lines, and the overall cap. */
+const LIMITS: Record<Selection, { error: number; result: number; outline: number; head: number; last: number; total: number }> = {
+  // A failure: the error lines say what broke, the tallies how much, the last line where it stopped.
+  failure: { error: 3, result: 3, outline: 0, head: 0, last: 1, total: 7 },
+  // A successful command: its tallies (per file, per suite), else its last line (where most tools print a summary).
+  result: { error: 1, result: 10, outline: 0, head: 0, last: 1, total: 10 },
+  // A document that was read: its first headings (code is outlined by its defined names instead).
+  outline: { error: 0, result: 0, outline: 4, head: 0, last: 0, total: 4 },
+  // Search and listing tools: the first hits.
+  listing: { error: 0, result: 0, outline: 0, head: 2, last: 0, total: 2 },
+};
+
+/**
+ * Indexes of the lines worth keeping from an output, in output order. Pi's own exit-status line is left out (the
+ * digest states the status on the call line). Blank lines never count.
+ */
+export function pickLines(lines: readonly string[], selection: Selection): number[] {
+  const limit = LIMITS[selection];
+  const picked = new Set<number>();
+  let n = 0;
+  const take = (test: (line: string) => boolean, count: number, fromEnd = false) => {
+    for (let k = 0; k < lines.length && n < count && picked.size < limit.total; k++) {
+      const i = fromEnd ? lines.length - 1 - k : k;
+      const line = lines[i];
+      // Pi's own exit-status line is only worth quoting as the last line of a failure.
+      const head = line.length > SCAN ? line.slice(0, SCAN) : line;
+      if (picked.has(i) || !head.trim() || (EXIT_STATUS.test(head.trim()) && !(fromEnd && selection === "failure")) || !test(head)) continue;
+      picked.add(i);
+      n++;
+    }
+    n = 0;
+  };
+  take(isErrorLine, limit.error);
+  // Run summaries before per-file tallies, so a capped selection keeps the totals.
+  const before = picked.size;
+  take((line) => SUMMARY_LINE.test(line), limit.result);
+  const summaries = picked.size - before;
+  take((line) => RESULT_LINE.test(line), limit.result - summaries);
+  take((line) => HEADING_LINE.test(line), limit.outline);
+  take(() => true, limit.head);
+  // The last line only when nothing else said how it ended.
+  if (picked.size === 0 || selection === "failure") take(() => true, limit.last, true);
+  return [...picked].sort((a, b) => a - b);
+}
+
+/** True for a line that reports a failure (used to pick a failed output's headline). */
+export function isErrorLine(line: string): boolean {
+  return ERROR_WORD.test(line) || ERROR_CODE.test(line);
+}
+
+/**
+ * A line as the digest quotes it: control characters escaped, and a line longer than `max` (default
+ * {@link MAX_LINE}) cut to its verbatim start with the number of characters left out. The text after the prefix is always a verbatim prefix of the
+ * source line when the line has no control characters.
+ */
+export function quote(line: string, prefix = QUOTE, max = MAX_LINE): string {
+  const shown = printable(line);
+  if (shown.length <= max) return `${prefix}${shown}`;
+  let end = max;
+  const code = shown.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end--;
+  return `${prefix}${shown.slice(0, end)} […${shown.length - end} chars]`;
+}
+
+/**
+ * One value shown inline on a call line (a path, the first line of a command): control characters escaped, cut like
+ * a quoted line, with a note when the value had more lines.
+ */
+export function inline(value: string): string {
+  const lines = splitLines(value);
+  const first = quote(lines[0] ?? "", "");
+  return lines.length > 1 ? `${first} [+${lines.length - 1} lines]` : first;
+}

@@ -1,0 +1,210 @@
+// The digest strategy's one decision, shared by the host (at turn_end, on /compact) and the lab: whether to act now,
+// which older steps to cover, and the custom message that covers them. Deterministic; pure: no I/O, no clock.
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import { isDigestEntry, isToolCheckpoint, LedgerType, type CustomMessageEntry, type FoldRange, type RangeDetails, type SessionEntry } from "../../log/entries.ts";
+import { isDialogue, isFoldable } from "../../projection/fold-rules.ts";
+import { entryMessages, projectBranch } from "../../projection/project.ts";
+import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
+import { latestEdits } from "../checkpoint/conversation.ts";
+import { scanStartupReads } from "../checkpoint/startup-reads.ts";
+import type { ContextFile } from "../contract.ts";
+import { ordinalsOf, selectDelta, type DeltaUnit } from "../preserve/delta.ts";
+import { namesIn } from "./lines.ts";
+import { decideDigest, digestPolicy, type DigestPolicy } from "./policy.ts";
+import { renderDigest, type RenderStats } from "./render.ts";
+import { findSuperseded } from "./supersede.ts";
+
+/** Why a digest was written. */
+export type DigestTrigger = "batch" | "window" | "manual";
+
+/** Token accounting persisted with every digest (the package's one estimator). */
+export interface DigestTokens {
+  /** Context usage when the digest was decided (null when unknown). */
+  contextBefore: number | null;
+  /** Raw technical state the range hides. */
+  hidden: number;
+  /** Raw technical state deliberately left after the range (the newest steps), not counting the current step. */
+  keptRaw: number;
+  /** The digest message itself. */
+  digest: number;
+}
+
+/** `details` of a `context-ledger/digest` custom message. */
+export interface DigestDetails {
+  v: 1;
+  strategy: "digest";
+  /** 1-based number among the tool checkpoints of the branch. */
+  checkpoint: number;
+  range: FoldRange & { keepDialogue: true };
+  /** Absolute user-message ordinals whose work this digest covers. */
+  userOrdinals: number[];
+  trigger: DigestTrigger;
+  tokens: DigestTokens;
+  steps: RenderStats;
+}
+
+/** The boundary draft the host returns from turn_end (or sends on /compact). */
+export interface DigestDraft {
+  type: "custom_message";
+  customType: typeof LedgerType.digest;
+  content: string;
+  display: true;
+  details: DigestDetails;
+}
+
+/** Everything a digest decision looks at. */
+export interface DigestInput {
+  /** Active branch, root to leaf. */
+  branch: readonly SessionEntry[];
+  /** Newest entry a digest may cover: the one before the current step's assistant message (or the leaf on /compact). */
+  limitId: string;
+  contextWindow: number;
+  /** Current context size, when known. */
+  usageTokens: number | null;
+  /** Session working directory, to compare file paths. */
+  cwd: string;
+  /** Cover every raw step up to the limit now, whatever the batch: `/compact`, or Pi's threshold compaction. */
+  force?: "manual" | "window";
+  /** Project instruction files Pi loaded; the reads they name at the start of a task are quoted whole. */
+  contextFiles?: readonly ContextFile[];
+  systemPrompt?: string;
+  /** Sizes to use instead of the window's defaults (tests and the lab's trade-off sweep). */
+  policy?: DigestPolicy;
+}
+
+export type DigestOutcome = { ok: true; draft: DigestDraft } | { ok: false; reason: string };
+
+/** The oldest units to digest and the newest ones to keep raw: at least `keepRaw` tokens stay, in whole units. */
+export function splitTail(units: readonly DeltaUnit[], keepRaw: number): { included: DeltaUnit[]; kept: DeltaUnit[] } {
+  let cut = units.length;
+  let kept = 0;
+  while (cut > 0 && kept < keepRaw) kept += units[--cut].tokens;
+  return { included: units.slice(0, cut), kept: units.slice(cut) };
+}
+
+/** Result entry ids of the startup reads among `targets` (reads named by the project instructions at task start). */
+function startupReadIds(input: DigestInput, targets: ReadonlySet<string>): Set<string> {
+  const state = scanStartupReads({ branch: input.branch, cwd: input.cwd, contextFiles: input.contextFiles ?? [], systemPrompt: input.systemPrompt, edits: latestEdits(input.branch) });
+  return new Set(state.reads.map((r) => r.entryId).filter((id) => targets.has(id)));
+}
+
+/** Everything a message puts in front of the model, as text (tool-call arguments as JSON). */
+function messageText(message: AgentMessage): string {
+  const m = message as unknown as Record<string, unknown>;
+  const parts: string[] = [];
+  const content = m.content;
+  if (typeof content === "string") parts.push(content);
+  else if (Array.isArray(content)) {
+    for (const block of content as Record<string, unknown>[]) {
+      if (block?.type === "text") parts.push(String(block.text ?? ""));
+      else if (block?.type === "thinking") parts.push(String(block.thinking ?? ""));
+      else if (block?.type === "toolCall") parts.push(JSON.stringify(block.arguments ?? {}));
+    }
+  }
+  for (const key of ["command", "output", "summary"]) if (typeof m[key] === "string") parts.push(m[key] as string);
+  return parts.join("\n");
+}
+
+/**
+ * Names per message object. Messages are immutable session data and the same objects come back on every boundary,
+ * so a message's text is scanned once per process, not once per digest (a memo: the result never depends on it).
+ */
+const namesMemo = new WeakMap<object, readonly string[]>();
+
+function namesOfMessage(message: AgentMessage): readonly string[] {
+  let names = namesMemo.get(message);
+  if (!names) {
+    names = [...namesIn(messageText(message))];
+    namesMemo.set(message, names);
+  }
+  return names;
+}
+
+/** Names and paths the view shows once the digest replaces `targets`: everything else stays in view. */
+function namesInView(branch: readonly SessionEntry[], targets: ReadonlySet<string>): Set<string> {
+  const shown = new Set<string>();
+  for (const entry of projectBranch(branch).entries) {
+    if (targets.has(entry.sourceEntry.id)) continue;
+    for (const message of entry.messages) for (const name of namesOfMessage(message)) shown.add(name);
+  }
+  return shown;
+}
+
+/** True when an earlier digest is on the branch with no compaction after it, so it is still in view. */
+function formatExplained(branch: readonly SessionEntry[]): boolean {
+  for (let i = branch.length - 1; i >= 0; i--) {
+    if (branch[i].type === "compaction") return false;
+    if (isDigestEntry(branch[i])) return true;
+  }
+  return false;
+}
+
+/**
+ * Decide and, when due, write the digest. Returns `ok: false` with the reason when nothing is due (below the batch,
+ * nothing raw, the boundary not on the branch); the caller then does nothing.
+ */
+export function planDigest(input: DigestInput): DigestOutcome {
+  const delta = selectDelta(input.branch, input.limitId);
+  if (!delta) return { ok: false, reason: "the boundary is not on the branch" };
+  if (!delta.units.length) return { ok: false, reason: "nothing to digest" };
+  const policy = input.policy ?? digestPolicy(input.contextWindow);
+  const decision = input.force ? ({ act: true, why: input.force, keepRaw: 0 } as const) : decideDigest({ rawTokens: delta.tokens, usageTokens: input.usageTokens, policy });
+  if (!decision.act) return { ok: false, reason: decision.why };
+  const { included, kept } = splitTail(delta.units, decision.keepRaw);
+  const sum = (units: readonly DeltaUnit[]) => units.reduce((n, u) => n + u.tokens, 0);
+  const hidden = sum(included);
+  if (!included.length) return { ok: false, reason: "every raw step is within the kept tail" };
+  // The tail is kept in whole steps, so it can hold more than `keepRaw`: the batch counts what is actually covered.
+  if (decision.why === "batch" && hidden < policy.batch) return { ok: false, reason: "below batch" };
+
+  const targets = new Set(included.flatMap((u) => u.entryIds));
+  const superseded = findSuperseded(input.branch, input.branch.length - 1, targets, input.cwd);
+  const startupReads = startupReadIds(input, targets);
+  const { text, stats } = renderDigest(included, {
+    checkpoint: delta.checkpoint,
+    explained: formatExplained(input.branch),
+    cwd: input.cwd,
+    superseded,
+    startupReads,
+    shown: namesInView(input.branch, targets),
+  });
+  const tokens = estimateTextTokens(text);
+  // A digest that saves nothing would only break the cache; a forced one is still written (the user or the window asked).
+  if (!input.force && tokens >= hidden) return { ok: false, reason: "the digest would not be smaller than the steps it covers" };
+  const throughId = included[included.length - 1].entryIds[included[included.length - 1].entryIds.length - 1];
+  return {
+    ok: true,
+    draft: {
+      type: "custom_message",
+      customType: LedgerType.digest,
+      content: text,
+      display: true,
+      details: {
+        v: 1,
+        strategy: "digest",
+        checkpoint: delta.checkpoint,
+        range: { afterId: delta.afterId, throughId, keepDialogue: true },
+        userOrdinals: ordinalsOf(included),
+        trigger: decision.why,
+        tokens: { contextBefore: input.usageTokens, hidden, keptRaw: sum(kept), digest: tokens },
+        steps: stats,
+      },
+    },
+  };
+}
+
+/**
+ * A cheap upper bound of the raw technical tokens a digest could cover now: the technical entries after the last
+ * tool checkpoint's range, up to `limit`, counted without projecting the branch (folds, edits and compactions are
+ * ignored, so it never undercounts). Lets a caller skip the exact selection on the many boundaries where nothing is due.
+ */
+export function rawTokensBound(branch: readonly SessionEntry[], limit: number): number {
+  let throughId: string | undefined;
+  for (let i = branch.length - 1; i >= 0 && throughId === undefined; i--) if (isToolCheckpoint(branch[i])) throughId = (branch[i] as CustomMessageEntry<RangeDetails>).details!.range.throughId;
+  let total = 0;
+  for (let i = Math.min(limit, branch.length - 1); i >= 0 && branch[i].id !== throughId; i--) {
+    const entry = branch[i];
+    if (isFoldable(entry) && !isDialogue(entry)) total += estimateMessagesTokens(entryMessages(entry));
+  }
+  return total;
+}
