@@ -4,8 +4,9 @@
 export const REPORT_SCRIPT = String.raw`
 (function () {
   var data = JSON.parse(document.getElementById("lab-data").textContent);
-  // Ten clearly distinct colours (Tableau 10); with direct labels no colour has to be matched to a legend.
-  var palette = ["#4e79a7","#f28e2b","#e15759","#76b7b2","#59a14f","#edc948","#b07aa1","#ff9da7","#9c755f","#6b6b6b","#1b9e77","#d95f02"];
+  // Distinct colours (Tableau 10 first, then six more) so no two rows share one; with direct labels no colour has
+  // to be matched to a legend.
+  var palette = ["#4e79a7","#f28e2b","#e15759","#76b7b2","#59a14f","#edc948","#b07aa1","#ff9da7","#9c755f","#6b6b6b","#1b9e77","#d95f02","#17becf","#7f3c8d","#a0522d","#2f4b7c"];
   var colorOf = {};
   data.totals.forEach(function (t, i) { colorOf[t.info.id] = palette[i % palette.length]; });
   Chart.defaults.animation = false;
