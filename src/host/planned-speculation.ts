@@ -49,6 +49,8 @@ export class PlannerSpeculation {
   private cut: CutSettings = { ...DEFAULT_COMPACTION_SETTINGS };
   private startedThisRun = false;
   private prepareFn: Prepare | undefined | null;
+  /** The load of Pi's preparation module, when one is under way. */
+  private loading: Promise<void> | undefined;
   /** Candidates started and reused, for tests and diagnostics. */
   readonly counts = { started: 0, reused: 0, discarded: 0 };
 
@@ -61,7 +63,7 @@ export class PlannerSpeculation {
     this.contextFiles = contextFiles;
     this.warn = warn;
     // Loaded ahead, so a candidate is registered within the agent_end handler, before Pi's post-run check.
-    if (getSession().settings.planned.speculation) void loadPrepare().then((fn) => (this.prepareFn = fn ?? null));
+    if (getSession().settings.planned.speculation) this.loading = loadPrepare().then((fn) => void (this.prepareFn = fn ?? null));
   }
 
   /** A run starts: it may prepare one candidate when it ends. */
@@ -87,13 +89,19 @@ export class PlannerSpeculation {
       this.prepareFn = undefined;
       return;
     }
-    if (!this.prepareFn) return;
     this.startedThisRun = true;
-    try {
-      this.prepare(ctx, this.prepareFn);
-    } catch {
-      // A candidate is an optimisation: any failure leaves planning to the compaction itself.
-    }
+    const start = () => {
+      if (!this.prepareFn) return;
+      try {
+        this.prepare(ctx, this.prepareFn);
+      } catch {
+        // A candidate is an optimisation: any failure leaves planning to the compaction itself.
+      }
+    };
+    // On a slow start the module may still be loading at the first run's end: prepare once it has (a little later
+    // than Pi's post-run check, which only costs the chance to reuse at that check).
+    if (this.prepareFn) start();
+    else void this.loading?.then(start);
   }
 
   /** Synchronous up to the planner's model call, so the candidate exists when this returns. */
