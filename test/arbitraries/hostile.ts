@@ -101,3 +101,67 @@ export async function assertBounded<T>(property: fc.IAsyncPropertyWithHooks<T> |
   const cause = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
   throw new Error(`${cut(report)}\ncaused by: ${cut(cause)}`);
 }
+
+/** One way to damage a session file. */
+export type FileDamage =
+  | { kind: "truncate"; at: number }
+  | { kind: "garbage"; at: number; text: string }
+  | { kind: "duplicate"; at: number }
+  | { kind: "dangling"; at: number }
+  | { kind: "cycle" }
+  | { kind: "huge"; at: number };
+
+/** Damage of the listed kinds (all by default). */
+export function fileDamageArb(kinds: readonly FileDamage["kind"][] = ["truncate", "garbage", "duplicate", "dangling", "cycle", "huge"]): fc.Arbitrary<FileDamage> {
+  const all: Record<FileDamage["kind"], fc.Arbitrary<FileDamage>> = {
+    truncate: fc.record({ kind: fc.constant("truncate" as const), at: fc.nat() }),
+    garbage: fc.record({ kind: fc.constant("garbage" as const), at: fc.nat(), text: fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom("{ not json", "\u0000\u0000", "[]", "null", '{"type":"message"}', "\u001b[2J")) }),
+    duplicate: fc.record({ kind: fc.constant("duplicate" as const), at: fc.nat() }),
+    dangling: fc.record({ kind: fc.constant("dangling" as const), at: fc.nat() }),
+    cycle: fc.constant({ kind: "cycle" as const }),
+    huge: fc.record({ kind: fc.constant("huge" as const), at: fc.nat() }),
+  };
+  return fc.oneof(...kinds.map((k) => all[k]));
+}
+
+/**
+ * Apply one damage to a session file's entry lines; the header (line 0) stays intact so the file is still a session.
+ * `cycle` makes the first entry's parent the last one, so following parents from the leaf never reaches a root.
+ */
+export function damageSessionFile(jsonl: string, d: FileDamage): string {
+  const lines = jsonl.split("\n").filter(Boolean);
+  const body = lines.length - 1;
+  if (body < 2) return jsonl;
+  const i = d.kind === "cycle" ? 1 : 1 + (d.at % body);
+  const edit = (index: number, change: (entry: Record<string, unknown>) => void) => {
+    const entry = JSON.parse(lines[index]) as Record<string, unknown>;
+    change(entry);
+    lines[index] = JSON.stringify(entry);
+  };
+  switch (d.kind) {
+    case "truncate": {
+      const last = lines.length - 1;
+      lines[last] = lines[last].slice(0, d.at % lines[last].length);
+      break;
+    }
+    case "garbage":
+      lines.splice(i, 0, d.text.replace(/\n/g, " "));
+      break;
+    case "duplicate":
+      lines.splice(i + 1, 0, lines[i]);
+      break;
+    case "dangling":
+      edit(i, (e) => (e.parentId = "no-such-parent"));
+      break;
+    case "cycle":
+      edit(1, (e) => (e.parentId = (JSON.parse(lines[lines.length - 1]) as { id: string }).id));
+      break;
+    case "huge":
+      edit(i, (e) => {
+        const message = e.message as { role?: string; content?: unknown } | undefined;
+        if (e.type === "message" && message?.role === "user") message.content = "h".repeat(1_000_000);
+      });
+      break;
+  }
+  return `${lines.join("\n")}\n`;
+}

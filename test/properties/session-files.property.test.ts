@@ -10,72 +10,21 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { fauxAssistantMessage, type Message } from "@earendil-works/pi-ai";
+import { damageSessionFile, fileDamageArb } from "../arbitraries/hostile.ts";
 import { ledgerArb, toJsonl } from "../arbitraries/index.ts";
 import { startHarness } from "../e2e/harness.ts";
+import { orphanResults } from "../support/generated-paths.ts";
 
 const runs = Math.max(10, Math.round(Number(process.env.FC_RUNS ?? 200) / 10));
-
-type Damage = { kind: "truncate"; at: number } | { kind: "garbage"; at: number; text: string } | { kind: "duplicate"; at: number } | { kind: "dangling"; at: number } | { kind: "huge"; at: number };
-
-const damageArb: fc.Arbitrary<Damage> = fc.oneof(
-  fc.record({ kind: fc.constant("truncate" as const), at: fc.double({ min: 0, max: 1, noNaN: true }) }),
-  fc.record({ kind: fc.constant("garbage" as const), at: fc.nat(), text: fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom("{ not json", "\u0000\u0000", "[]", "null", '{"type":"message"}', "\u001b[2J")) }),
-  fc.record({ kind: fc.constant("duplicate" as const), at: fc.nat() }),
-  fc.record({ kind: fc.constant("dangling" as const), at: fc.nat() }),
-  fc.record({ kind: fc.constant("huge" as const), at: fc.nat() }),
-);
-
-/** Apply one damage to the entry lines (the header, line 0, stays intact so Pi recognizes the file). */
-function damage(jsonl: string, d: Damage): string {
-  const lines = jsonl.split("\n").filter(Boolean);
-  const body = lines.length - 1;
-  if (body < 1) return jsonl;
-  const i = 1 + (d.kind === "truncate" ? body - 1 : d.at % body);
-  switch (d.kind) {
-    case "truncate":
-      lines[i] = lines[i].slice(0, Math.floor(d.at * lines[i].length));
-      break;
-    case "garbage":
-      lines.splice(i, 0, d.text.replace(/\n/g, " "));
-      break;
-    case "duplicate":
-      lines.splice(i + 1, 0, lines[i]);
-      break;
-    case "dangling": {
-      const entry = JSON.parse(lines[i]) as { parentId?: string | null };
-      entry.parentId = "no-such-parent";
-      lines[i] = JSON.stringify(entry);
-      break;
-    }
-    case "huge": {
-      const entry = JSON.parse(lines[i]) as { type: string; message?: { role?: string; content?: unknown } };
-      if (entry.type === "message" && entry.message?.role === "user") entry.message.content = "h".repeat(1_000_000);
-      lines[i] = JSON.stringify(entry);
-      break;
-    }
-  }
-  return `${lines.join("\n")}\n`;
-}
-
-/** Ids of tool results in `messages` with no earlier call. */
-function orphanResults(messages: readonly Message[]): Set<string> {
-  const calls = new Set<string>();
-  const orphans = new Set<string>();
-  for (const m of messages) {
-    if (m.role === "assistant") for (const b of m.content) if (b.type === "toolCall") calls.add(b.id);
-    if (m.role === "toolResult" && !calls.has(m.toolCallId)) orphans.add(m.toolCallId);
-  }
-  return orphans;
-}
 
 describe("damaged session files in a real Pi session", () => {
   it("the package loads whatever Pi reads, answers the next prompt adding no orphaned result, and appends only", async () => {
     await fc.assert(
-      fc.asyncProperty(ledgerArb({ minCommands: 2, maxCommands: 25 }), damageArb, async (ledger, d) => {
+      fc.asyncProperty(ledgerArb({ minCommands: 2, maxCommands: 25 }), fileDamageArb(["truncate", "garbage", "duplicate", "dangling", "huge"]), async (ledger, d) => {
         const root = mkdtempSync(join(tmpdir(), "ctx-ledger-damaged-"));
         mkdirSync(join(root, "sessions"), { recursive: true });
         const file = join(root, "sessions", "damaged.jsonl");
-        writeFileSync(file, damage(toJsonl({ ...ledger, header: { ...ledger.header, cwd: join(root, "project") } }), d));
+        writeFileSync(file, damageSessionFile(toJsonl({ ...ledger, header: { ...ledger.header, cwd: join(root, "project") } }), d));
         const before = readFileSync(file);
         const h = await startHarness({ root, sessionFile: file });
         try {

@@ -17,45 +17,12 @@ import { entryBefore } from "../../../src/strategies/preserve/delta.ts";
 import { ledgerArb } from "../../arbitraries/index.ts";
 import { assertBounded, hasRawControl, hostileStringArb } from "../../arbitraries/hostile.ts";
 import { numRuns, propertyTimeout } from "../../properties/runs.ts";
+import { assertPaired, assistantIndices, batchEnd, pathOf, rewritesHistory } from "../../support/generated-paths.ts";
 import { LedgerBuilder } from "../../support/ledger-builder.ts";
 import { draftEntry } from "./fixtures.ts";
 
-function pathOf(entries: readonly SessionEntry[], leafId: string | null): SessionEntry[] {
-  const byId = new Map(entries.map((e) => [e.id, e]));
-  const path: SessionEntry[] = [];
-  for (let e = leafId ? byId.get(leafId) : undefined; e; e = e.parentId ? byId.get(e.parentId) : undefined) path.push(e);
-  return path.reverse();
-}
-
 function asEntry(draft: DigestDraft, parent: SessionEntry, n: number): SessionEntry {
   return draftEntry(draft, { id: `digest-${n}`, parentId: parent.id, timestamp: new Date(Date.parse(parent.timestamp) + 1).toISOString() });
-}
-
-/** Entries that change earlier context by design: the prefix may legitimately differ after them. */
-function rewritesHistory(entry: SessionEntry): boolean {
-  return entry.type === "compaction" || entry.type === "context_edit" || (entry.type === "custom_message" && entry.customType === LedgerType.fold);
-}
-
-function batchEnd(path: readonly SessionEntry[], i: number): number {
-  let j = i;
-  while (j + 1 < path.length && path[j + 1].type === "message" && (path[j + 1] as { message: AgentMessage }).message.role === "toolResult") j++;
-  return j;
-}
-
-function assistants(path: readonly SessionEntry[]): number[] {
-  const out: number[] = [];
-  path.forEach((e, i) => {
-    if (e.type === "message" && e.message.role === "assistant" && i > 0) out.push(i);
-  });
-  return out;
-}
-
-function assertPaired(messages: readonly AgentMessage[]): void {
-  const calls = new Set<string>();
-  for (const m of messages) {
-    for (const call of toolCallsOf(m)) calls.add(call.id);
-    if (m.role === "toolResult") expect(calls.has(m.toolCallId)).toBe(true);
-  }
 }
 
 const ledger = ledgerArb({ maxCommands: 50, weights: { assistant: 20, navigate: 1, compaction: 1, fold: 1 } });
@@ -80,7 +47,7 @@ describe("digest invariants on generated ledgers", () => {
       fc.assert(
         fc.property(ledger, fc.nat(), fc.nat(), policyArb, (generated, pickA, pickB, policy) => {
           const path = pathOf(generated.entries, generated.leafId);
-          const turns = assistants(path);
+          const turns = assistantIndices(path, 1);
           if (turns.length < 2) return;
           const a = turns[pickA % (turns.length - 1)];
           const endA = batchEnd(path, a);
@@ -125,7 +92,7 @@ describe("digest invariants on generated ledgers", () => {
       fc.assert(
         fc.property(ledger, fc.nat(), policyArb, (generated, pickA, policy) => {
           const path = pathOf(generated.entries, generated.leafId);
-          const turns = assistants(path);
+          const turns = assistantIndices(path, 1);
           if (!turns.length) return;
           const a = turns[pickA % turns.length];
           const prefix = path.slice(0, batchEnd(path, a) + 1);

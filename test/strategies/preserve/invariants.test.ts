@@ -9,46 +9,11 @@ import { extractiveCheckpoint, type PreserveDraft } from "../../../src/strategie
 import { entryBefore } from "../../../src/strategies/preserve/delta.ts";
 import { ledgerArb } from "../../arbitraries/index.ts";
 import { numRuns, propertyTimeout } from "../../properties/runs.ts";
+import { assertPaired, assistantIndices, batchEnd, pathOf, rewritesHistory } from "../../support/generated-paths.ts";
 import { draftEntry } from "./fixtures.ts";
-
-/** The active path, root to leaf. */
-function pathOf(entries: readonly SessionEntry[], leafId: string | null): SessionEntry[] {
-  const byId = new Map(entries.map((e) => [e.id, e]));
-  const path: SessionEntry[] = [];
-  for (let e = leafId ? byId.get(leafId) : undefined; e; e = e.parentId ? byId.get(e.parentId) : undefined) path.push(e);
-  return path.reverse();
-}
 
 function asEntry(draft: PreserveDraft, parent: SessionEntry, n: number): SessionEntry {
   return draftEntry(draft, { id: `preserve-${n}`, parentId: parent.id, timestamp: new Date(Date.parse(parent.timestamp) + 1).toISOString() });
-}
-
-/** Entries that change earlier context by design (not preserve's doing): the prefix may legitimately differ after them. */
-function rewritesHistory(entry: SessionEntry): boolean {
-  return entry.type === "compaction" || entry.type === "context_edit" || (entry.type === "custom_message" && entry.customType === LedgerType.fold);
-}
-
-/** End of the batch started by the assistant at `i`: its trailing tool results. */
-function batchEnd(path: readonly SessionEntry[], i: number): number {
-  let j = i;
-  while (j + 1 < path.length && path[j + 1].type === "message" && (path[j + 1] as { message: AgentMessage }).message.role === "toolResult") j++;
-  return j;
-}
-
-function assistants(path: readonly SessionEntry[]): number[] {
-  const out: number[] = [];
-  path.forEach((e, i) => {
-    if (e.type === "message" && e.message.role === "assistant") out.push(i);
-  });
-  return out;
-}
-
-function assertPaired(messages: readonly AgentMessage[]): void {
-  const calls = new Set<string>();
-  for (const m of messages) {
-    if (m.role === "assistant") for (const b of m.content ?? []) if (b.type === "toolCall") calls.add(b.id);
-    if (m.role === "toolResult") expect(calls.has(m.toolCallId)).toBe(true);
-  }
 }
 
 const ledger = ledgerArb({ maxCommands: 50, weights: { assistant: 20, navigate: 1 } });
@@ -61,7 +26,7 @@ describe("preserve invariants on generated ledgers", () => {
       fc.assert(
         fc.property(ledger, fc.nat(), fc.nat(), (generated, pickA, pickB) => {
           const path = pathOf(generated.entries, generated.leafId);
-          const turns = assistants(path).filter((i) => i > 0);
+          const turns = assistantIndices(path, 1);
           if (turns.length < 2) return;
           // Checkpoint k at the end of the batch of assistant A, covering everything before A.
           const a = turns[pickA % (turns.length - 1)];
