@@ -3,7 +3,7 @@
 // nothing; it appends one fact, and the model hears what came back in one short hidden message.
 import { afterEach, describe, expect, it } from "vitest";
 import { PiCase } from "./support/pi-case.ts";
-import { call, callLog, conversation, read, say, textFile } from "./support/content.ts";
+import { call, callLog, conversation, plannerRoute, preserveContinuationRoute, read, say, textFile, toolContext } from "./support/content.ts";
 import type { ScriptModel } from "../e2e/fixtures/script.ts";
 
 afterEach(() => PiCase.disposeAll());
@@ -66,6 +66,56 @@ describe("certification: restore", () => {
     expect(after).not.toContain("The conversation history before this point was compacted");
     expect(after).toContain("[context restored]");
     expect(after).toContain("AFTER-RESTORE");
+    await c.finish();
+  });
+
+  it("/context restore undoes a planned compaction: the deleted lines are back in the next request", async () => {
+    const files = Object.fromEntries(["a", "b", "c", "d"].map((n) => [`${n}.txt`, textFile(`FILE-${n.toUpperCase()}`, 10_000)]));
+    const c = await PiCase.start("restore-planned", {
+      files,
+      ledger: { strategy: "planned" },
+      script: {
+        models: [{ id: "cert-64k", contextWindow: 64_000, maxTokens: 8_000 }],
+        routes: [plannerRoute([say("20,200\n250,420\n480,700")])],
+        replies: [read("a.txt"), read("b.txt"), read("c.txt"), read("d.txt"), say("read all four"), say("lines are back")],
+      },
+    });
+    await c.prompt("Read a.txt to d.txt.");
+    expect((await c.compact()).success).toBe(true);
+    expect(c.requests(), "five turns and one planner call").toHaveLength(6);
+    await c.prompt("/context restore last");
+    await c.prompt("AFTER-RESTORE: go on");
+    const requests = c.requests();
+    expect(requests, callLog(requests)).toHaveLength(7);
+    const after = conversation(requests[6]);
+    expect(after).not.toMatch(/\[compacted: \d+ lines removed\]/);
+    expect(after).toContain("FILE-A line 0100");
+    expect(after).toContain("[context restored]");
+    await c.finish();
+  });
+
+  it("/context restore undoes a preserve checkpoint: the raw tool output is back and the checkpoint text is gone", async () => {
+    const c = await PiCase.start("restore-preserve", {
+      files: { "a.txt": textFile("FILE-A", 500), "b.txt": textFile("FILE-B", 500) },
+      ledger: { strategy: "preserve" },
+      script: {
+        models: [{ id: "cert-128k", contextWindow: 128_000, maxTokens: 8_000 }],
+        routes: [preserveContinuationRoute([toolContext(1, "MANUAL-CHECKPOINT")])],
+        replies: [read("a.txt"), say("a read"), read("b.txt"), say("b read"), say("raw output is back")],
+      },
+    });
+    await c.prompt("Read a.txt.");
+    await c.prompt("Now read b.txt.");
+    expect((await c.compact()).success).toBe(true);
+    expect(c.requests(), "four turns and one checkpoint request").toHaveLength(5);
+    await c.prompt("/context restore last");
+    await c.prompt("AFTER-RESTORE: go on");
+    const requests = c.requests();
+    expect(requests, callLog(requests)).toHaveLength(6);
+    const after = conversation(requests[5]);
+    expect(after).toContain("FILE-A line 0001");
+    expect(after).not.toContain("MANUAL-CHECKPOINT");
+    expect(after).toContain("[context restored]");
     await c.finish();
   });
 });
