@@ -4,9 +4,10 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { ExtensionAPI, ExtensionContext, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
+import { quoted } from "../log/display.ts";
 import type { SessionEntry } from "../log/entries.ts";
 import { foldDraft, noticeDraft, summarySizeError, type StepOutput } from "../strategies/fold/fold-message.ts";
-import { assistantAtOrBefore, checkName, quoteInput, validateTarget, type FoldView } from "../strategies/fold/targets.ts";
+import { assistantAtOrBefore, checkName, validateTarget, type FoldView } from "../strategies/fold/targets.ts";
 import { renderTimelinePage } from "../strategies/fold/timeline.ts";
 import type { LedgerSession } from "./ledger-session.ts";
 import { guardedTool } from "./tool-boundary.ts";
@@ -228,7 +229,7 @@ export class FoldCoordinator {
     const problem = checkName(name, view, this.pendingNames);
     if (problem) throw new Error(problem);
     const existing = ctx.sessionManager.getLabel(request.entryId);
-    if (existing) throw new Error(`this position already has the checkpoint ${quoteInput(existing)}; relabelling would lose it. Use that name.`);
+    if (existing) throw new Error(`this position already has the checkpoint ${quoted(existing)}; relabelling would lose it. Use that name.`);
     this.pi.setLabel(request.entryId, name);
     return { content: [{ type: "text" as const, text: `Checkpoint "${name}" set at entry ${request.entryId}.` }], details: { entryId: request.entryId } };
   }

@@ -4,6 +4,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { quoted } from "../log/display.ts";
 import type { StrategySetting } from "../log/entries.ts";
 import { DEFAULT_NOTICE_SHARE } from "../projection/budget.ts";
 import type { RecallSettings } from "../recall/settings.ts";
@@ -72,16 +73,6 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): LoadedSettin
   return resolveSettings(raw, env, warnings);
 }
 
-/**
- * A value as a warning may quote it: JSON, cut to a short prefix, with every control character escaped, so a
- * hostile setting can neither flood the UI nor drive the terminal.
- */
-export function quoteValue(value: unknown, max = 60): string {
-  const json = JSON.stringify(value) ?? String(value);
-  const cut = json.length > max ? `${json.slice(0, max)}… (${json.length} chars)` : json;
-  return cut.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
-}
-
 /** Pure part of {@link loadSettings}: validate a `contextLedger` value and apply environment overrides. */
 export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: string[] = []): LoadedSettings {
   const s: LedgerSettings = structuredClone(DEFAULT_SETTINGS);
@@ -91,7 +82,7 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   const pick = <T>(name: string, value: unknown, check: (v: unknown) => v is T, fallback: T): T => {
     if (value === undefined) return fallback;
     if (check(value)) return value;
-    warnings.push(`contextLedger.${name}: invalid value ${quoteValue(value)}; using ${quoteValue(fallback)}`);
+    warnings.push(`contextLedger.${name}: invalid value ${quoted(value)}; using ${quoted(fallback)}`);
     return fallback;
   };
   const isStrategy = (v: unknown): v is StrategySetting => STRATEGIES.includes(v as StrategySetting);
@@ -102,7 +93,7 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   const sub = (name: string): Record<string, unknown> => {
     const v = obj[name];
     if (v && typeof v === "object" && !Array.isArray(v)) return v as Record<string, unknown>;
-    if (v !== undefined) warnings.push(`contextLedger.${name}: expected an object, got ${quoteValue(v)}; using defaults`);
+    if (v !== undefined) warnings.push(`contextLedger.${name}: expected an object, got ${quoted(v)}; using defaults`);
     return {};
   };
 
@@ -154,13 +145,13 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
     if (v === undefined) return current;
     if (/^(1|true|on|yes)$/i.test(v)) return true;
     if (/^(0|false|off|no)$/i.test(v)) return false;
-    warnings.push(`PI_CONTEXT_LEDGER_${name}: expected 1/0, got ${quoteValue(v)}; ignored`);
+    warnings.push(`PI_CONTEXT_LEDGER_${name}: expected 1/0, got ${quoted(v)}; ignored`);
     return current;
   };
   const strategy = envValue("STRATEGY");
   if (strategy !== undefined) {
     if (isStrategy(strategy)) s.strategy = strategy;
-    else warnings.push(`PI_CONTEXT_LEDGER_STRATEGY: unknown strategy ${quoteValue(strategy)} (expected ${STRATEGIES.join(", ")}); using ${s.strategy}`);
+    else warnings.push(`PI_CONTEXT_LEDGER_STRATEGY: unknown strategy ${quoted(strategy)} (expected ${STRATEGIES.join(", ")}); using ${s.strategy}`);
   }
   s.foldTools = envBool("FOLD_TOOLS", s.foldTools);
   s.recallTools = envBool("RECALL_TOOLS", s.recallTools);
@@ -171,7 +162,7 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
     const v = envValue(name);
     if (v === undefined) return;
     if (isCount(decimal(v, false))) apply(Number(v));
-    else warnings.push(`PI_CONTEXT_LEDGER_${name}: expected a whole number from 1 to 1000000, got ${quoteValue(v)}; ignored`);
+    else warnings.push(`PI_CONTEXT_LEDGER_${name}: expected a whole number from 1 to 1000000, got ${quoted(v)}; ignored`);
   };
   envCount("GREP_MAX_RESULTS", (n) => (s.recall.grepMaxResults = n));
   envCount("GREP_MAX_CHARS", (n) => (s.recall.grepMaxChars = n));
@@ -179,7 +170,7 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   const lookupModel = envValue("LOOKUP_MODEL");
   if (lookupModel !== undefined) {
     if (isModel(lookupModel)) s.recall.lookupModel = lookupModel;
-    else warnings.push(`PI_CONTEXT_LEDGER_LOOKUP_MODEL: expected provider/model, got ${quoteValue(lookupModel)}; ignored`);
+    else warnings.push(`PI_CONTEXT_LEDGER_LOOKUP_MODEL: expected provider/model, got ${quoted(lookupModel)}; ignored`);
   }
   // The planned strategy and its model, each setting with its own variable.
   const envSetting: EnvSetting = (name, parse, check, expected, apply) => {
@@ -187,7 +178,7 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
     if (raw === undefined) return;
     const value = parse(raw);
     if (check(value)) apply(value);
-    else warnings.push(`PI_CONTEXT_LEDGER_${name}: expected ${expected}, got ${quoteValue(raw)}; ignored`);
+    else warnings.push(`PI_CONTEXT_LEDGER_${name}: expected ${expected}, got ${quoted(raw)}; ignored`);
   };
   const text = (v: string) => v;
   const num = (v: string) => decimal(v, true);
@@ -207,7 +198,7 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   if (cap !== undefined) {
     const value = cap === "off" ? 0 : decimal(cap, true);
     if (isCap(value)) s.checkpoint.capPercent = value;
-    else warnings.push(`PI_CONTEXT_LEDGER_CAP_PERCENT: expected a decimal percentage from 0 to 100 (0 or off: no cap), got ${quoteValue(cap)}; ignored`);
+    else warnings.push(`PI_CONTEXT_LEDGER_CAP_PERCENT: expected a decimal percentage from 0 to 100 (0 or off: no cap), got ${quoted(cap)}; ignored`);
   }
   return { settings: s, warnings };
 }

@@ -1,16 +1,14 @@
 // The active branch of a loaded session, with what is wrong with its tree: a parent cycle, duplicate ids
 // (the last entry with an id wins, as in Pi's index) and a parent id that names no entry. Pure; no I/O.
 import { branchTo, indexById } from "../log/branch.ts";
+import { quoted } from "../log/display.ts";
 import type { SessionEntry } from "../log/entries.ts";
 
 /** Longest id shown in a diagnostic; ids come from the file and may be huge. */
 const MAX_ID = 40;
+const quotedId = (value: string | null) => quoted(value, MAX_ID);
 /** Duplicate ids listed by name before the rest are only counted. */
 const MAX_LISTED = 5;
-
-function quoted(id: string): string {
-  return JSON.stringify(id.length > MAX_ID ? `${id.slice(0, MAX_ID)}…` : id);
-}
 
 /** The active branch, cut where a parent cycle would repeat an entry, and one line per tree problem. */
 export function checkedBranch(entries: readonly SessionEntry[]): { branch: SessionEntry[]; problems: string[] } {
@@ -20,7 +18,7 @@ export function checkedBranch(entries: readonly SessionEntry[]): { branch: Sessi
     const counts = new Map<string, number>();
     for (const entry of entries) counts.set(entry.id, (counts.get(entry.id) ?? 0) + 1);
     const duplicated = [...counts].filter(([, n]) => n > 1);
-    for (const [id, n] of duplicated.slice(0, MAX_LISTED)) problems.push(`duplicate id ${quoted(id)} (${n} entries; the last one wins)`);
+    for (const [id, n] of duplicated.slice(0, MAX_LISTED)) problems.push(`duplicate id ${quotedId(id)} (${n} entries; the last one wins)`);
     if (duplicated.length > MAX_LISTED) problems.push(`${duplicated.length - MAX_LISTED} more duplicate ids`);
   }
   const path = branchTo(entries, undefined, byId);
@@ -31,11 +29,11 @@ export function checkedBranch(entries: readonly SessionEntry[]): { branch: Sessi
   const branch = start ? path.slice(start) : path;
   if (start) {
     // Parent ids followed from the leaf, up to the entry they lead back to.
-    const walk = branch.slice().reverse().map((e) => quoted(e.id));
+    const walk = branch.slice().reverse().map((e) => quotedId(e.id));
     const shown = walk.length > 6 ? [...walk.slice(0, 5), "…"] : walk;
-    problems.push(`parent cycle: ${[...shown, quoted(path[start - 1].id)].join(" → ")} (parent ids followed from the leaf); the active branch starts at ${quoted(branch[0].id)}`);
+    problems.push(`parent cycle: ${[...shown, quotedId(path[start - 1].id)].join(" → ")} (parent ids followed from the leaf); the active branch starts at ${quotedId(branch[0].id)}`);
   } else if (branch.length && branch[0].parentId && !byId.has(branch[0].parentId)) {
-    problems.push(`dangling parent: entry ${quoted(branch[0].id)} names parent ${quoted(branch[0].parentId)}, which is not in the file; the active branch starts at ${quoted(branch[0].id)}`);
+    problems.push(`dangling parent: entry ${quotedId(branch[0].id)} names parent ${quotedId(branch[0].parentId)}, which is not in the file; the active branch starts at ${quotedId(branch[0].id)}`);
   }
   return { branch, problems };
 }

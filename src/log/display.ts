@@ -19,3 +19,13 @@ export function bounded(text: string, max: number): string {
   if (code >= 0xd800 && code <= 0xdbff) end--;
   return `${text.slice(0, end)}${marker}`;
 }
+
+/**
+ * A value as a message may quote it: JSON (strings quoted), cut to `max` characters with a marker giving its full
+ * length, every control character escaped. The one way this package echoes input or file content back.
+ */
+export function quoted(value: unknown, max = 80): string {
+  // Cut a huge string before encoding it (cheap), then bound the escaped form, which control characters lengthen.
+  const text = typeof value === "string" ? JSON.stringify(bounded(value, max)) : (JSON.stringify(value) ?? String(value));
+  return bounded(printable(text), max + 2);
+}

@@ -1,13 +1,9 @@
 // Bounds on what a recall tool call may pass in, and the one way its values are echoed back in a message, so
 // an oversized argument never comes back whole. Pure: no I/O.
-import { bounded } from "../log/display.ts";
 
 /** Longest entry id (or id prefix) accepted by context_show_entry; Pi's ids are 8 characters. */
 export const MAX_ID_LENGTH = 256;
 /** Longest context_lookup question accepted: one precise question, not a document. */
 export const MAX_QUESTION_LENGTH = 4_000;
 
-/** A value quoted for a message, cut to a readable size with a marker that gives its full length. */
-export function quoted(value: string, max = 80): string {
-  return JSON.stringify(bounded(value, max));
-}
+export { quoted } from "../log/display.ts";

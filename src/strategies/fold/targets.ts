@@ -1,5 +1,6 @@
 // Target and checkpoint-name rules of the fold strategy: what `context_compact` may fold after, and what
 // `context_checkpoint` may be called. Pure: decisions over a read-only view of the branch; no I/O.
+import { quoted } from "../../log/display.ts";
 import type { SessionEntry } from "../../log/entries.ts";
 import { foldBranch, type LedgerState } from "../../projection/ledger-state.ts";
 import { viewCut, type ViewCut } from "../../projection/project.ts";
@@ -58,11 +59,6 @@ export function contextOrder(view: CutView): number[] {
   return order;
 }
 
-/** A caller's string quoted for an error message, cut so a huge input is not echoed back. */
-export function quoteInput(text: string, max = 80): string {
-  const encoded = JSON.stringify(text);
-  return encoded.length <= max ? encoded : `${encoded.slice(0, max)}…" (${text.length} characters)`;
-}
 
 /** The single wording for both kinds of unusable target: the remedy is the same. */
 export const ALREADY_COMPACTED = "inside history that was already compacted";
@@ -93,7 +89,7 @@ export function validateTarget(target: string, requestEntryId: string, view: Fol
   if ("error" in resolved) return { ok: false, error: resolved.error };
   if (resolved.id === null) return { ok: true, afterId: null };
   const id = resolved.id;
-  const shown = `target ${quoteInput(target)}`;
+  const shown = `target ${quoted(target)}`;
   if (!view.exists(id))
     return { ok: false, error: `${shown} was not found. Use a checkpoint name or an entry id listed by context_timeline, or root.` };
   const at = view.indexOf(id);
@@ -119,7 +115,7 @@ export function checkName(name: string, view: FoldView, pendingNames: ReadonlySe
   if (!trimmed) return "checkpoint name must not be empty";
   if (name.length > MAX_NAME_CHARS) return `checkpoint name must be at most ${MAX_NAME_CHARS} characters (got ${name.length})`;
   // A newline would forge a line in context_timeline; escapes and NUL would reach terminals and logs.
-  if (CONTROL.test(name)) return `checkpoint name must not contain control characters (newlines, tabs, escapes, NUL): ${quoteInput(name)}`;
+  if (CONTROL.test(name)) return `checkpoint name must not contain control characters (newlines, tabs, escapes, NUL): ${quoted(name)}`;
   if (trimmed !== name) return "checkpoint name must not start or end with whitespace";
   if (name === "root") return `"root" is reserved for the start of the context`;
   if (view.exists(name)) return `"${name}" is already an entry id; choose another name`;
