@@ -16,7 +16,13 @@ export class Finder {
   private outLink: Int32Array = new Int32Array(0);
   private readonly seen: Uint32Array;
   private stamp = 0;
-  private readonly memo = new WeakMap<object, Uint32Array>();
+  /**
+   * Per message object, the offset in `pool` of its ids (a count, then the ids). One shared pool rather than an
+   * array per message: a typed array's own header costs more than the few ids most messages hold.
+   */
+  private readonly memo = new WeakMap<object, number>();
+  private pool = new Uint32Array(1 << 16);
+  private used = 0;
   readonly size: number;
 
   /** `patterns[i]` gets id i; an empty pattern never matches. Duplicates share the first id's node. */
@@ -115,18 +121,37 @@ export class Finder {
     return Uint32Array.from(found);
   }
 
-  /** Ids of the patterns a message holds (its whole text as a view shows it), memoized per message object. */
-  inMessage(message: AgentMessage): Uint32Array {
-    let ids = this.memo.get(message);
-    if (!ids) {
-      ids = this.find(viewText([message]));
-      this.memo.set(message, ids);
+  /** Offset in `pool` of the ids of the patterns a message holds (its whole text as a view shows it). */
+  private offsetOf(message: AgentMessage): number {
+    let offset = this.memo.get(message);
+    if (offset === undefined) {
+      const ids = this.find(viewText([message]));
+      if (this.used + ids.length + 1 > this.pool.length) {
+        const grown = new Uint32Array(Math.max(Math.ceil(this.pool.length * 1.5), this.used + ids.length + 1));
+        grown.set(this.pool.subarray(0, this.used));
+        this.pool = grown;
+      }
+      offset = this.used;
+      this.pool[offset] = ids.length;
+      this.pool.set(ids, offset + 1);
+      this.used += ids.length + 1;
+      this.memo.set(message, offset);
     }
-    return ids;
+    return offset;
+  }
+
+  /** Ids of the patterns a message holds, memoized per message object. */
+  inMessage(message: AgentMessage): Uint32Array {
+    const offset = this.offsetOf(message);
+    return this.pool.slice(offset + 1, offset + 1 + this.pool[offset]);
   }
 
   /** Which patterns occur anywhere in a list of messages: `marks[id] === result` means present. */
   present(messages: readonly AgentMessage[], marks: Uint32Array, stamp: number): void {
-    for (const message of messages) for (const id of this.inMessage(message)) marks[id] = stamp;
+    for (const message of messages) {
+      const offset = this.offsetOf(message);
+      const end = offset + 1 + this.pool[offset];
+      for (let i = offset + 1; i < end; i++) marks[this.pool[i]] = stamp;
+    }
   }
 }

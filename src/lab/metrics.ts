@@ -70,21 +70,44 @@ export function requestCost(requests: readonly RequestTokens[], sideCalls: reado
   return { units, usd: (units / 1_000_000) * prices.usdPerMTok };
 }
 
-const serialized = new WeakMap<object, string>();
-
-/** The bytes a message contributes to a request (memoized per message object). */
+/** A message's wire bytes as JSON. */
 export function messageBytes(message: AgentMessage): string {
-  let text = serialized.get(message);
-  if (text === undefined) {
-    text = JSON.stringify(message);
-    serialized.set(message, text);
-  }
-  return text;
+  return JSON.stringify(message);
 }
 
-/** True when two messages put the same bytes on the wire. */
+/**
+ * A fingerprint of a message's wire bytes (their length and two 32-bit hashes), memoized per message object.
+ * The bytes themselves are not kept: a replay compares a message held for the whole session with a copy at
+ * most a few times, and remembering its serialization would double its memory for the rest of the run.
+ */
+const fingerprints = new WeakMap<object, { length: number; a: number; b: number }>();
+
+function fingerprint(message: AgentMessage): { length: number; a: number; b: number } {
+  let known = fingerprints.get(message);
+  if (!known) {
+    const text = messageBytes(message);
+    // FNV-1a and a multiply-rotate hash over UTF-16 code units: different on almost every differing pair.
+    let a = 0x811c9dc5;
+    let b = 0x9747b28c;
+    for (let i = 0; i < text.length; i++) {
+      const code = text.charCodeAt(i);
+      a = Math.imul(a ^ code, 0x01000193);
+      b = Math.imul(b ^ code, 0x5bd1e995);
+      b ^= b >>> 15;
+    }
+    known = { length: text.length, a, b };
+    fingerprints.set(message, known);
+  }
+  return known;
+}
+
+/** True when two messages put the same bytes on the wire (fingerprints first; equal ones are confirmed byte for byte). */
 export function sameMessage(a: AgentMessage, b: AgentMessage): boolean {
-  return a === b || messageBytes(a) === messageBytes(b);
+  if (a === b) return true;
+  const x = fingerprint(a);
+  const y = fingerprint(b);
+  if (x.length !== y.length || x.a !== y.a || x.b !== y.b) return false;
+  return messageBytes(a) === messageBytes(b);
 }
 
 /** Number of leading messages two requests share byte for byte. */
@@ -93,6 +116,41 @@ export function commonPrefix(previous: readonly AgentMessage[], next: readonly A
   let i = 0;
   while (i < n && sameMessage(previous[i], next[i])) i++;
   return i;
+}
+
+/**
+ * Running request accounting for one row of a replay: the same sums, in the same order, as `cacheReuse` and
+ * `requestCost` over the full list, without keeping a record per request.
+ */
+export class RequestTotals {
+  count = 0;
+  prompt = 0;
+  cached = 0;
+  private units = 0;
+  private readonly prices: Prices;
+
+  constructor(prices: Prices) {
+    this.prices = prices;
+  }
+
+  add(request: RequestTokens): void {
+    this.count++;
+    this.prompt += request.prompt;
+    this.cached += request.cached;
+    this.units += request.cached * this.prices.cacheRead + (request.prompt - request.cached) * this.prices.cacheWrite;
+  }
+
+  /** Share of prompt tokens served from the previous request's prefix (as `cacheReuse`). */
+  get reuse(): number {
+    return this.prompt ? this.cached / this.prompt : 0;
+  }
+
+  /** Cost of the requests plus `sideCalls` (as `requestCost`). */
+  cost(sideCalls: readonly SideCall[]): { units: number; usd: number } {
+    let units = this.units;
+    for (const call of sideCalls) units += call.input * this.prices.input + call.output * this.prices.output;
+    return { units, usd: (units / 1_000_000) * this.prices.usdPerMTok };
+  }
 }
 
 const tokenMemo = new WeakMap<object, number>();

@@ -4,7 +4,7 @@
 // the end which probes survive and which the ledger can still recover.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { SessionEntry } from "../log/entries.ts";
-import { cacheReuse, type Prices, type RequestTokens, requestCost, type SideCall } from "./metrics.ts";
+import { type Prices, RequestTotals, type SideCall } from "./metrics.ts";
 import { Finder } from "./finder.ts";
 import { asProbe, NEEDED_KINDS, type NeededItem, type NeededKind, neededAt, neededItems } from "./needed.ts";
 import { extractProbes, PROBE_KINDS, type Probe, type ProbeKind } from "./probes.ts";
@@ -157,7 +157,9 @@ function isRequestPoint(entry: SessionEntry): boolean {
 
 interface RowState {
   row: Row;
-  requests: RequestTokens[];
+  /** Running sums over the row's requests (no record per request is kept). */
+  totals: RequestTotals;
+  /** Prompt tokens per request, for the peak, the over-window count and the chart series. */
   tokens: number[];
   actions: ActionRecord[];
   /** Slice of the session (see MAX_MEASURED) of the last measured act. */
@@ -170,21 +172,30 @@ interface RowState {
 
 /**
  * Which probes and needed items a list of messages shows, by substring, in any of their spellings. One
- * many-pattern search per message object, remembered, so a view costs one pass over its messages.
+ * many-pattern search per message object, remembered, so a view costs one pass over its messages. Probes are
+ * named by their position in the list given, items by their `index`; pattern ids are laid out in that order,
+ * so no table per probe or item is kept.
  */
 class Presence {
   private readonly finder: Finder;
-  private readonly probeIds = new Map<Probe, number[]>();
-  private readonly itemIds = new Map<NeededItem, number[]>();
+  /** Pattern ids of probe k: probeStart[k] up to probeStart[k + 1]. */
+  private readonly probeStart: Int32Array;
+  /** Pattern id of item i: itemBase + i (one spelling each). */
+  private readonly itemBase: number;
   private readonly marks: Uint32Array;
   private stamp = 0;
 
   constructor(probes: readonly Probe[], items: readonly NeededItem[]) {
     const patterns: string[] = [];
-    const add = (forms: readonly string[]) => forms.map((form) => patterns.push(form) - 1);
-    for (const probe of probes) this.probeIds.set(probe, add([probe.text, ...(probe.forms ?? [])]));
+    this.probeStart = new Int32Array(probes.length + 1);
+    probes.forEach((probe, k) => {
+      this.probeStart[k] = patterns.length;
+      patterns.push(probe.text, ...(probe.forms ?? []));
+    });
+    this.probeStart[probes.length] = patterns.length;
+    this.itemBase = patterns.length;
     // A needed path is canonical relative to the cwd, so its absolute spelling contains it already.
-    for (const item of items) this.itemIds.set(item, add([item.text]));
+    for (const item of items) patterns.push(item.text);
     this.finder = new Finder(patterns);
     this.marks = new Uint32Array(patterns.length);
   }
@@ -196,16 +207,14 @@ class Presence {
     return this;
   }
 
-  private marked(ids: readonly number[] | undefined): boolean {
-    return ids?.some((id) => this.marks[id] === this.stamp) ?? false;
-  }
-
-  hasProbe(probe: Probe): boolean {
-    return this.marked(this.probeIds.get(probe));
+  /** Probe number `k` of the list the presence was built from. */
+  hasProbe(k: number): boolean {
+    for (let id = this.probeStart[k]; id < this.probeStart[k + 1]; id++) if (this.marks[id] === this.stamp) return true;
+    return false;
   }
 
   hasItem(item: NeededItem): boolean {
-    return this.marked(this.itemIds.get(item));
+    return this.marks[this.itemBase + item.index] === this.stamp;
   }
 }
 
@@ -231,10 +240,9 @@ function measureAct(state: RowState, probes: readonly Probe[], items: readonly N
   presence.look(state.row.view.messages);
   let seen = 0;
   let kept = 0;
-  for (const probe of probes) {
-    if (probe.index >= position) break;
+  for (let k = 0; k < probes.length && probes[k].index < position; k++) {
     seen++;
-    if (presence.hasProbe(probe)) kept++;
+    if (presence.hasProbe(k)) kept++;
   }
   const retention = seen ? kept / seen : 1;
   const needed = neededAt(items, position);
@@ -261,7 +269,7 @@ export async function replaySession(session: SessionInput, options: ReplayOption
   const slice = Math.max(1, Math.ceil(requestPoints / MAX_MEASURED));
   const states: RowState[] = options.rows.map((factory) => ({
     row: factory({ ...options.settings, cwd }),
-    requests: [],
+    totals: new RequestTotals(options.prices),
     tokens: [],
     actions: [],
     measuredSlice: -1,
@@ -305,7 +313,7 @@ export async function replaySession(session: SessionInput, options: ReplayOption
           }
         }
         const tokens = state.row.view.markRequest();
-        state.requests.push(tokens);
+        state.totals.add(tokens);
         state.tokens.push(tokens.prompt);
       }
       request++;
@@ -383,9 +391,9 @@ function neededLater(state: RowState): NeededLater {
 
 /** A row's figures, all but recoverability (which needs only the ledger), plus the probes its final view lost. */
 function summarizeRow(state: RowState, probes: readonly Probe[], options: ReplayOptions, presence: Presence): { result: RowResult; missing: Probe[] } {
-  const { row, requests, tokens, actions } = state;
+  const { row, totals, tokens, actions } = state;
   presence.look(row.view.messages);
-  const lost = probes.filter((p) => !presence.hasProbe(p));
+  const lost = probes.filter((_, k) => !presence.hasProbe(k));
   const final = { kept: probes.length - lost.length, total: probes.length, share: probes.length ? (probes.length - lost.length) / probes.length : 1, missing: lost };
   const missing = new Set(final.missing);
   const byKind = Object.fromEntries(
@@ -395,13 +403,11 @@ function summarizeRow(state: RowState, probes: readonly Probe[], options: Replay
     }),
   ) as Record<ProbeKind, { kept: number; total: number }>;
   const sideCalls = actions.flatMap((a) => a.sideCalls);
-  const promptTokens = requests.reduce((s, r) => s + r.prompt, 0);
-  const cachedTokens = requests.reduce((s, r) => s + r.cached, 0);
   const result: RowResult = {
     info: row.info,
-    requests: requests.length,
+    requests: totals.count,
     peakTokens: tokens.reduce((m, t) => Math.max(m, t), 0),
-    meanTokens: tokens.length ? promptTokens / tokens.length : 0,
+    meanTokens: tokens.length ? totals.prompt / tokens.length : 0,
     overWindow: tokens.filter((t) => t > options.settings.window).length,
     series: downsample(tokens, options.seriesPoints ?? 240),
     actions,
@@ -410,8 +416,8 @@ function summarizeRow(state: RowState, probes: readonly Probe[], options: Replay
     neededLater: neededLater(state),
     // Filled in by the caller once the row is released (the key keeps its place in the JSON).
     ...(row.ledger ? { recoverability: { share: 0, found: 0, dropped: 0, checked: 0 } } : {}),
-    cache: { reuse: cacheReuse(requests), promptTokens, cachedTokens },
-    cost: requestCost(requests, sideCalls, options.prices),
+    cache: { reuse: totals.reuse, promptTokens: totals.prompt, cachedTokens: totals.cached },
+    cost: totals.cost(sideCalls),
     sideCalls: { count: sideCalls.length, inputTokens: sideCalls.reduce((s, c) => s + c.input, 0), outputTokens: sideCalls.reduce((s, c) => s + c.output, 0) },
   };
   return { result, missing: final.missing };
