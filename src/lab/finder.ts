@@ -17,11 +17,12 @@ export class Finder {
   private readonly seen: Uint32Array;
   private stamp = 0;
   /**
-   * Per message object, the offset in `pool` of its ids (a count, then the ids). One shared pool rather than an
-   * array per message: a typed array's own header costs more than the few ids most messages hold.
+   * Per message object, the offset in `pool` of its ids: sorted, as LEB128 deltas after their count. One shared
+   * byte pool rather than an array per message: a long session's messages hold millions of pattern hits, and an
+   * item's hits cluster (it first appears next to its neighbours in id order), so most deltas take one byte.
    */
   private readonly memo = new WeakMap<object, number>();
-  private pool = new Uint32Array(1 << 16);
+  private pool = new Uint8Array(1 << 16);
   private used = 0;
   readonly size: number;
 
@@ -121,37 +122,73 @@ export class Finder {
     return Uint32Array.from(found);
   }
 
+  private write(value: number): void {
+    let v = value;
+    while (v >= 0x80) {
+      this.pool[this.used++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    this.pool[this.used++] = v;
+  }
+
   /** Offset in `pool` of the ids of the patterns a message holds (its whole text as a view shows it). */
   private offsetOf(message: AgentMessage): number {
     let offset = this.memo.get(message);
     if (offset === undefined) {
-      const ids = this.find(viewText([message]));
-      if (this.used + ids.length + 1 > this.pool.length) {
-        const grown = new Uint32Array(Math.max(Math.ceil(this.pool.length * 1.5), this.used + ids.length + 1));
+      const ids = this.find(viewText([message])).sort();
+      // At most 5 bytes per number: the count and each delta.
+      const room = 5 * (ids.length + 1);
+      if (this.used + room > this.pool.length) {
+        const grown = new Uint8Array(Math.max(Math.ceil(this.pool.length * 1.5), this.used + room));
         grown.set(this.pool.subarray(0, this.used));
         this.pool = grown;
       }
       offset = this.used;
-      this.pool[offset] = ids.length;
-      this.pool.set(ids, offset + 1);
-      this.used += ids.length + 1;
+      this.write(ids.length);
+      let previous = 0;
+      for (const id of ids) {
+        this.write(id - previous);
+        previous = id;
+      }
       this.memo.set(message, offset);
     }
     return offset;
   }
 
-  /** Ids of the patterns a message holds, memoized per message object. */
+  /** Call `each` with every id stored at `offset`. */
+  private read(offset: number, each: (id: number) => void): void {
+    const pool = this.pool;
+    let at = offset;
+    const next = (): number => {
+      let value = 0;
+      let shift = 0;
+      let byte: number;
+      do {
+        byte = pool[at++];
+        value += (byte & 0x7f) * 2 ** shift;
+        shift += 7;
+      } while (byte & 0x80);
+      return value;
+    };
+    let id = 0;
+    for (let count = next(); count > 0; count--) {
+      id += next();
+      each(id);
+    }
+  }
+
+  /** Ids of the patterns a message holds (ascending), memoized per message object. */
   inMessage(message: AgentMessage): Uint32Array {
-    const offset = this.offsetOf(message);
-    return this.pool.slice(offset + 1, offset + 1 + this.pool[offset]);
+    const ids: number[] = [];
+    this.read(this.offsetOf(message), (id) => ids.push(id));
+    return Uint32Array.from(ids);
   }
 
   /** Which patterns occur anywhere in a list of messages: `marks[id] === result` means present. */
   present(messages: readonly AgentMessage[], marks: Uint32Array, stamp: number): void {
-    for (const message of messages) {
-      const offset = this.offsetOf(message);
-      const end = offset + 1 + this.pool[offset];
-      for (let i = offset + 1; i < end; i++) marks[this.pool[i]] = stamp;
-    }
+    const mark = (id: number) => {
+      marks[id] = stamp;
+    };
+    for (const message of messages) this.read(this.offsetOf(message), mark);
   }
 }

@@ -1,6 +1,6 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { describe, expect, it } from "vitest";
-import { cacheReuse, DEFAULT_PRICES, parsePrices, requestCost, seriesTokens } from "../../src/lab/metrics.ts";
+import { cacheReuse, DEFAULT_PRICES, messageBytes, parsePrices, requestCost, RequestTotals, sameMessage, seriesTokens } from "../../src/lab/metrics.ts";
 import { View } from "../../src/lab/view.ts";
 import { chars } from "./fixtures.ts";
 
@@ -38,6 +38,32 @@ describe("cache reuse arithmetic", () => {
     expect(cost.usd).toBeCloseTo((2600 / 1e6) * 3, 12);
     const custom = requestCost([{ prompt: 100, cached: 50 }], [], parsePrices("read=0.5,write=2,usd=10"));
     expect(custom.units).toBeCloseTo(50 * 0.5 + 50 * 2, 10);
+  });
+
+  it("running totals give exactly the figures of the full request list, without keeping it", () => {
+    // Awkward fractions, so a different summation order would show in the last bits.
+    const requests = Array.from({ length: 500 }, (_, i) => ({ prompt: 1000 + ((i * 7919) % 3001), cached: (i * 104729) % 997 }));
+    const sideCalls = [{ input: 333, output: 77 }, { input: 12_345, output: 1 }];
+    const prices = parsePrices("read=0.13,write=1.37,usd=2.9");
+    const totals = new RequestTotals(prices);
+    for (const r of requests) totals.add(r);
+    expect(totals.count).toBe(500);
+    expect(totals.prompt).toBe(requests.reduce((s, r) => s + r.prompt, 0));
+    expect(totals.cached).toBe(requests.reduce((s, r) => s + r.cached, 0));
+    expect(totals.reuse).toBe(cacheReuse(requests));
+    expect(totals.cost(sideCalls)).toEqual(requestCost(requests, sideCalls, prices));
+    expect(new RequestTotals(prices).reuse).toBe(0);
+  });
+
+  it("compares messages by their bytes without keeping a serialized copy", () => {
+    const a = msg(chars(400, "a"));
+    const copy = msg(chars(400, "a"));
+    const other = msg(`${chars(399, "a")}b`);
+    expect(sameMessage(a, copy)).toBe(true);
+    expect(sameMessage(a, other)).toBe(false);
+    // Same fingerprint inputs but a different field: still told apart byte for byte.
+    expect(sameMessage(a, { ...a, timestamp: 1 } as AgentMessage)).toBe(false);
+    expect(messageBytes(a)).toBe(JSON.stringify(a));
   });
 
   it("rejects malformed price specs", () => {

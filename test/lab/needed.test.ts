@@ -1,5 +1,6 @@
 // "Needed later" on hand-made sessions: what the extractor counts, which items an act needs (seen before it,
 // used by the agent after it), and the visible and recoverable shares the replay reports for a row.
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { describe, expect, it } from "vitest";
 import { Finder } from "../../src/lab/finder.ts";
 import { DEFAULT_PRICES } from "../../src/lab/metrics.ts";
@@ -151,5 +152,22 @@ describe("the many-pattern finder", () => {
     const words = ["src/a.ts", "a.ts", "TypeError", "Error"];
     const f = new Finder(words);
     expect([...f.find("threw TypeError in src/a.ts")].map((i) => words[i]).sort()).toEqual(["Error", "TypeError", "a.ts", "src/a.ts"]);
+  });
+
+  it("remembers each message's hits compactly and gives them back exactly, large ids included", () => {
+    // 20,000 patterns, so ids need one, two and three bytes in the finder's memo.
+    const words = Array.from({ length: 20_000 }, (_, i) => `<w${i}>`);
+    const finder = new Finder(words);
+    const wanted = [19_999, 0, 127, 128, 16_383, 16_384, 5, 6, 7];
+    const message = { role: "user", content: wanted.map((i) => words[i]).join(" "), timestamp: 0 } as AgentMessage;
+    const empty = { role: "user", content: "no patterns here", timestamp: 0 } as AgentMessage;
+    const sorted = [...wanted].sort((a, b) => a - b);
+    expect([...finder.inMessage(message)]).toEqual(sorted);
+    expect([...finder.inMessage(empty)]).toEqual([]);
+    // Remembered: asked again, after other messages were added, the answer is the same.
+    expect([...finder.inMessage(message)]).toEqual(sorted);
+    const marks = new Uint32Array(words.length);
+    finder.present([empty, message], marks, 7);
+    expect([...marks.keys()].filter((i) => marks[i] === 7)).toEqual(sorted);
   });
 });
