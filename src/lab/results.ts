@@ -67,7 +67,8 @@ export interface LabResult {
   recommendation?: Recommendation;
   judge?: { note: string; results?: unknown };
   /** Wall time of the whole run and peak memory (informative; never asserted). */
-  run?: { seconds: number; maxRssBytes: number; heapLimitBytes?: number };
+  /** How the run went: wall and CPU seconds (user + system, from start-up), peak resident memory, V8 heap limit. */
+  run?: { seconds: number; cpuSeconds?: number; maxRssBytes: number; heapLimitBytes?: number };
 }
 
 /** Totals of one row over every session it ran on. */

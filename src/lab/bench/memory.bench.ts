@@ -67,6 +67,7 @@ export async function benchLabMemory(options: BenchOptions): Promise<BenchRow[]>
       { suite: "memory", name: `lab on a ${mb} MB session (${session.branchEntries} entries), peak RSS`, value: rss / 1e6, unit: "MB", reference: "session file size", ratio: rss / size },
       { suite: "memory", name: `lab on a ${mb} MB session, RSS above the fixed cost`, value: (rss - baseline) / 1e6, unit: "MB", reference: "session file size", ratio: (rss - baseline) / size, target: "≤ 3x" },
       { suite: "memory", name: `lab on a ${mb} MB session, wall time (${session.rows.length} rows, one pass)`, value: seconds, unit: "s" },
+      { suite: "memory", name: `lab on a ${mb} MB session, CPU time of the replaying process`, value: result.run?.cpuSeconds ?? 0, unit: "s" },
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -144,7 +144,8 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
     result.recommendation = recommend(result.totals, weights);
     for (const session of sessions) session.recommendation = recommend(totalsOf([session]), weights);
     if (judge) result.judge = await judge.finish();
-    result.run = { seconds: (performance.now() - started) / 1000, maxRssBytes: process.resourceUsage().maxRSS * 1024, heapLimitBytes: getHeapStatistics().heap_size_limit };
+    const usage = process.resourceUsage();
+    result.run = { seconds: (performance.now() - started) / 1000, cpuSeconds: (usage.userCPUTime + usage.systemCPUTime) / 1e6, maxRssBytes: usage.maxRSS * 1024, heapLimitBytes: getHeapStatistics().heap_size_limit };
 
     out.stdout(renderSummary(result));
     if (jsonPath) {
