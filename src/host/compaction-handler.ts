@@ -1,14 +1,22 @@
 // `session_before_compact`: Pi prepared a compaction (manual /compact, threshold or overflow). The request runs
 // through the lifecycle machine with the configured strategy; anything unexpected falls back to Pi's native path.
 import type { ExtensionContext, SessionBeforeCompactEvent, SessionBeforeCompactResult, SessionEntry } from "@earendil-works/pi-coding-agent";
-import type { CompactionStrategyName } from "../log/entries.ts";
 import { collectFileOps } from "../projection/file-ops.ts";
-import { compactionInput, type CompactionPlan, type CompleteText, type ContextFile, type ModelReply, type PreparedCut } from "../strategies/contract.ts";
+import {
+  compactionInput,
+  type CompactionFactPlan,
+  type CompleteText,
+  type ContextFile,
+  type LifecycleRequest,
+  type MessageFact,
+  type ModelReply,
+  type PreparedCut,
+  type StrategyPlanner,
+} from "../strategies/contract.ts";
 import { PlanError } from "../strategies/planned/apply.ts";
 import { failureDetails, type PlannerFailureDetails } from "../strategies/planned/report.ts";
 import type { LedgerSession } from "./ledger-session.ts";
-import { runLifecycle } from "./lifecycle.ts";
-import type { PlannerRegistry } from "./strategies.ts";
+import type { LifecycleEffects, StrategyLifecycle } from "./lifecycle.ts";
 
 /**
  * Drop folded messages from Pi's summary input and rebuild its file lists from what remains, carrying the
@@ -31,7 +39,7 @@ export function filterPreparation(event: Pick<SessionBeforeCompactEvent, "prepar
 }
 
 /** Check a plan before Pi persists it. Garbage never reaches the ledger. */
-export function validatePlan(plan: CompactionPlan, branch: readonly SessionEntry[], strategy: string): string | undefined {
+export function validatePlan(plan: CompactionFactPlan, branch: readonly SessionEntry[], strategy: string): string | undefined {
   if (typeof plan?.summary !== "string" || !plan.summary.trim()) return "the strategy produced an empty summary";
   if (!branch.some((e) => e.id === plan.firstKeptEntryId)) return "the strategy kept an entry that is not on the branch";
   if (plan.details?.v !== 1 || plan.details.strategy !== strategy) return "the strategy's details are not versioned";
@@ -39,8 +47,6 @@ export function validatePlan(plan: CompactionPlan, branch: readonly SessionEntry
 }
 
 export interface CompactionHost {
-  /** This extension instance's planners, by strategy name. */
-  planners: PlannerRegistry;
   contextFiles(): readonly ContextFile[];
   /** Persist the bounded record of an attempt that ended in Pi's native compaction (and show its card). */
   recordFallback?(details: PlannerFailureDetails): void;
@@ -67,73 +73,81 @@ export function strategyInput(
   });
 }
 
-export async function handleBeforeCompact(
+/**
+ * The lifecycle effects of a strategy that answers Pi's compaction with a compaction entry (its planner is pure):
+ * the plan asks the planner with model access bound to the settings, the validator checks the entry before Pi
+ * stores it.
+ */
+export function compactionEffects(planner: StrategyPlanner, session: () => LedgerSession, host: CompactionHost): LifecycleEffects {
+  return {
+    async plan(request, signal) {
+      const { moment, ctx, trace } = request;
+      if (moment.type !== "session_before_compact") return { ok: false, reason: "only Pi's compaction is planned here" };
+      const event = moment.event;
+      const call = plannerCall(ctx, session().settings.plannerModel);
+      const complete = call.complete && call.model && host.reuse ? host.reuse(call.complete, call.model, event.preparation.settings) : call.complete;
+      const input = strategyInput(event, ctx, host.contextFiles(), complete);
+      try {
+        const plan = await planner.plan(input, AbortSignal.any([signal, event.signal]));
+        return { ok: true, plan: { compaction: plan } };
+      } catch (error) {
+        trace.failure = error;
+        throw error;
+      } finally {
+        if (call.used) trace.model = call.model;
+        if (call.usage) trace.usage = call.usage;
+      }
+    },
+    validate(request, facts) {
+      if (request.moment.type !== "session_before_compact") return "not a compaction";
+      if (!facts.compaction) return "the strategy produced no compaction";
+      return validatePlan(facts.compaction, request.moment.event.branchEntries, planner.name);
+    },
+  };
+}
+
+/**
+ * `session_before_compact` for every strategy: the strategy's chart routes the trigger (plan, decline, or Pi's own
+ * compaction) and validates the plan; its facts become Pi's answer, and the chart commits when Pi stores them.
+ */
+export async function answerCompaction(
   event: SessionBeforeCompactEvent,
   ctx: ExtensionContext,
   session: LedgerSession,
-  host: CompactionHost,
+  lifecycle: StrategyLifecycle,
+  host: Pick<CompactionHost, "recordFallback"> & { sendMessage(message: MessageFact): void },
 ): Promise<SessionBeforeCompactResult | undefined> {
   session.sync(ctx.sessionManager);
   filterPreparation(event, session);
-  const strategy = session.settings.strategy;
-  if (strategy === "native") return undefined;
-
-  const planner = host.planners.get(strategy as CompactionStrategyName);
-  const warn = (message: string) => ctx.ui.notify(message, "warning");
-  if (!planner) {
-    warn(`context-ledger: strategy "${strategy}" is not available in this version; Pi compacts natively.`);
-    return undefined;
-  }
-  const p = event.preparation;
-  const started = Date.now();
-  const call = plannerCall(ctx, session.settings.plannerModel);
-  const complete = call.complete && call.model && host.reuse ? host.reuse(call.complete, call.model, p.settings) : call.complete;
-  const input = strategyInput(event, ctx, host.contextFiles(), complete);
-  // The planner's own error, kept for the bounded failure record (the machine carries only its message).
-  let failure: unknown;
-  const outcome = await runLifecycle(
-    { kind: "compaction", strategy, request: { reason: event.reason, firstKeptEntryId: p.firstKeptEntryId } },
-    async (_context, signal) => {
-      let plan: CompactionPlan;
-      try {
-        plan = await planner.plan(input, anySignal(signal, event.signal));
-      } catch (error) {
-        failure = error;
-        throw error;
-      }
-      const problem = validatePlan(plan, event.branchEntries, strategy);
-      return problem ? { ok: false, reason: problem } : { ok: true, plan };
-    },
-    { inspect: session.settings.inspect, warn, signal: event.signal, abortReason: "compaction aborted" },
-  );
-
-  switch (outcome.outcome) {
-    case "committed": {
-      const plan = outcome.plan as CompactionPlan;
-      return {
-        compaction: {
-          summary: plan.summary,
-          firstKeptEntryId: plan.firstKeptEntryId,
-          tokensBefore: plan.tokensBefore,
-          estimatedTokensAfter: plan.estimatedTokensAfter,
-          details: plan.details,
-        },
-      };
+  const request: LifecycleRequest = { moment: { type: "session_before_compact", event }, ctx, trace: { startedAt: Date.now() } };
+  const run = await lifecycle.start(event.reason, request);
+  run.abortOn(event.signal, "compaction aborted");
+  const decision = await run.decided();
+  switch (decision.state) {
+    case "validated": {
+      const facts = decision.facts;
+      for (const message of facts.messages ?? []) host.sendMessage(message);
+      session.expectStored(run, facts);
+      if (facts.compaction) return { compaction: { ...facts.compaction } };
+      return facts.declineCompaction ? { cancel: true } : undefined;
     }
     case "cancelled":
       return { cancel: true };
     case "nativeFallback": {
+      // A trigger the strategy leaves to Pi is not a failure; only a planning attempt that failed is reported.
+      if (request.trace.attempted !== true) return undefined;
       // Only our own reasons (PlanError messages, validation problems) are shown and kept; a provider's error text
       // is neither persisted nor shown beyond its category.
+      const failure = request.trace.failure;
       const details = failureDetails(failure, {
-        strategy,
+        strategy: lifecycle.strategy,
         trigger: event.reason,
-        durationMs: Date.now() - started,
-        model: call.used ? call.model : undefined,
-        usage: call.usage,
-        reason: failure === undefined ? outcome.reason : undefined,
+        durationMs: Date.now() - (request.trace.startedAt ?? Date.now()),
+        model: request.trace.model,
+        usage: request.trace.usage,
+        reason: failure === undefined ? decision.reason : undefined,
       });
-      warn(`context-ledger: ${strategy} compaction fell back to Pi's native compaction (${details.category}: ${details.reason}).`);
+      ctx.ui.notify(`context-ledger: ${lifecycle.strategy} compaction fell back to Pi's native compaction (${details.category}: ${details.reason}).`, "warning");
       host.recordFallback?.(details);
       return undefined;
     }
@@ -251,7 +265,3 @@ function safe<T>(fn: () => T): T | undefined {
   }
 }
 
-/** A signal that aborts when either input does. */
-function anySignal(a: AbortSignal, b: AbortSignal): AbortSignal {
-  return AbortSignal.any([a, b]);
-}

@@ -5,7 +5,6 @@ import type {
   ExtensionAPI,
   ExtensionContext,
   SessionBeforeCompactEvent,
-  SessionBeforeCompactResult,
   SessionBoundaryDraft,
   TurnEndEvent,
   TurnEndEventResult,
@@ -13,12 +12,13 @@ import type {
 import { Text } from "@earendil-works/pi-tui";
 import { LedgerType, type SessionEntry } from "../log/entries.ts";
 import type { ContextFile } from "../strategies/contract.ts";
-import { planDigest, rawTokensBound, type DigestDetails, type DigestDraft, type DigestInput, type DigestOutcome } from "../strategies/digest/plan.ts";
+import { planDigest, rawTokensBound, type DigestDetails, type DigestInput } from "../strategies/digest/plan.ts";
 import { decideDigest, digestPolicy } from "../strategies/digest/policy.ts";
 import { entryBefore } from "../strategies/preserve/delta.ts";
 import { ManualCompactShim } from "./compact-shim.ts";
 import type { LedgerSession } from "./ledger-session.ts";
-import { runLifecycle } from "./lifecycle.ts";
+import type { LifecycleEffects, StrategyLifecycle } from "./lifecycle.ts";
+import type { PlanResult } from "../../machines/compaction.machine.ts";
 import { contextStartId } from "./preserve-host.ts";
 
 /** The one-line card of a digest: number, what it covered and its size. */
@@ -36,6 +36,8 @@ export class DigestHost {
   private readonly contextFiles: () => readonly ContextFile[];
   /** Lets a manual /compact reach the digest on a short session (see compact-shim.ts). */
   private readonly shim = new ManualCompactShim();
+  /** This strategy's chart, with {@link effects} provided (set by the host once). */
+  lifecycle: StrategyLifecycle | undefined;
 
   constructor(pi: ExtensionAPI, session: () => LedgerSession, contextFiles: () => readonly ContextFile[]) {
     this.pi = pi;
@@ -100,92 +102,97 @@ export class DigestHost {
    */
   async onTurnEnd(event: TurnEndEvent, ctx: ExtensionContext, entries: SessionBoundaryDraft[] = event.entries): Promise<TurnEndEventResult | undefined> {
     const session = this.session();
-    if (session.settings.strategy !== "digest") return undefined;
+    if (!this.active() || !this.lifecycle) return undefined;
     // One range fact per boundary: a fold committed here already changed what the model sees.
     if (entries.some((d) => d.type === "custom_message" && (d.customType === LedgerType.fold || d.customType === LedgerType.preserve || d.customType === LedgerType.digest)))
       return undefined;
+    const input = this.boundaryInput(event, ctx);
+    if (!input) return undefined;
+    // Most boundaries are far from a batch: a bound over the entries since the last digest settles them.
+    const bound = rawTokensBound(input.branch, session.live.indexOf(input.limitId));
+    if (!decideDigest({ rawTokens: bound, usageTokens: input.usageTokens, policy: digestPolicy(input.contextWindow) }).act) return undefined;
+    const run = await this.lifecycle.start("turnEnd", { moment: { type: "turn_end", event, entries }, ctx, trace: {} });
+    run.abortOn(ctx.signal);
+    const decision = await run.decided();
+    if (decision.state !== "validated") return undefined;
+    session.expectStored(run, decision.facts);
+    return { entries: [...entries, ...(decision.facts.entries ?? [])] };
+  }
+
+  private boundaryInput(event: TurnEndEvent, ctx: ExtensionContext): DigestInput | undefined {
+    const session = this.session();
     session.sync(ctx.sessionManager);
     const branch = session.live.entries;
     const limitId = entryBefore(branch, event.messageEntryId);
-    if (!limitId) return undefined;
-    const input = this.input(branch, limitId, ctx);
-    // Most boundaries are far from a batch: a bound over the entries since the last digest settles them.
-    const bound = rawTokensBound(branch, session.live.indexOf(limitId));
-    if (!decideDigest({ rawTokens: bound, usageTokens: input.usageTokens, policy: digestPolicy(input.contextWindow) }).act) return undefined;
-    const outcome = await this.throughLifecycle(input, ctx, ctx.signal);
-    if (!outcome.ok) return undefined;
-    return { entries: [...entries, outcome.draft] };
+    return limitId ? this.input(branch, limitId, ctx) : undefined;
   }
+
+  /** The chart's planner: a digest at a step boundary, or for /compact and Pi's threshold (overflow is routed to Pi). */
+  readonly effects: LifecycleEffects = {
+    plan: async (request) => {
+      const { moment, ctx } = request;
+      if (moment.type === "turn_end") {
+        const input = this.boundaryInput(moment.event, ctx);
+        if (!input) return { ok: false, reason: "nothing to digest at this boundary" };
+        const outcome = planDigest(input);
+        return outcome.ok ? { ok: true, plan: { entries: [outcome.draft] } } : { ok: false, reason: outcome.reason };
+      }
+      if (moment.type === "session_before_compact") return this.planCompaction(moment.event, ctx);
+      return { ok: false, reason: "digest plans step boundaries and Pi's compaction only" };
+    },
+    validate: (request, facts) => {
+      // Pi compacts at window − its reserve. A digest that cannot bring the context under that point only postpones
+      // the compaction (the conversation itself fills the window), so Pi's summary runs now instead.
+      const { moment, ctx } = request;
+      if (moment.type !== "session_before_compact" || moment.event.reason === "manual") return undefined;
+      const usage = ctx.getContextUsage();
+      const tokens = facts.messages?.[0]?.details;
+      if (!usage?.tokens || !isDigestDetails(tokens)) return undefined;
+      const contextWindow = usage.contextWindow ?? ctx.model?.contextWindow ?? 128_000;
+      const limit = contextWindow - moment.event.preparation.settings.reserveTokens;
+      const after = usage.tokens - tokens.tokens.hidden + tokens.tokens.digest;
+      return after > limit ? `a digest would leave ~${Math.round(after)} tokens, above Pi's compaction point of ${limit}` : undefined;
+    },
+  };
 
   /**
-   * session_before_compact in digest mode. `/compact` and Pi's threshold compaction digest every raw step up to now
-   * instead of a summary; `/compact` then answers Pi with a marker compaction so it ends as a success. Overflow, a
-   * history with nothing left to digest, and a threshold a digest cannot get under go to Pi's native compaction (with a
-   * notice): only a summary can shrink a context that is all conversation. A `/compact` that only the shim let through
-   * (a short session) and finds nothing to digest is cancelled: Pi's summary would keep almost nothing verbatim.
+   * /compact and Pi's threshold compaction digest every raw step up to now instead of a summary; /compact then
+   * answers Pi with a marker compaction so it ends as a success, and the threshold one is declined (the digest made
+   * the room). A /compact that only the shim let through (a short session) and finds nothing to digest is declined:
+   * Pi's summary would keep almost nothing verbatim.
    */
-  async onBeforeCompact(event: SessionBeforeCompactEvent, ctx: ExtensionContext): Promise<SessionBeforeCompactResult | undefined> {
+  private planCompaction(event: SessionBeforeCompactEvent, ctx: ExtensionContext): PlanResult {
     const session = this.session();
-    if (!this.active()) return undefined;
-    if (event.reason === "overflow") return undefined;
     session.sync(ctx.sessionManager);
     const limitId = session.live.leafId;
-    if (!limitId) return undefined;
+    if (!limitId) return { ok: false, reason: "the session is empty" };
     const manual = event.reason === "manual";
-    // Pi prepared this compaction with keepRecentTokens lowered by the shim: its own summary would keep almost nothing.
     const lowered = event.preparation.settings.keepRecentTokens === 1;
-    const input = this.input(session.live.entries, limitId, ctx, { force: manual ? "manual" : "window" });
-    // Pi compacts at window − its reserve. A digest that cannot bring the context under that point only postpones the
-    // compaction (the conversation itself fills the window), so Pi's summary runs now instead.
-    const limit = input.contextWindow - event.preparation.settings.reserveTokens;
-    const fits = (draft: DigestDraft): string | undefined => {
-      if (manual || input.usageTokens === null) return undefined;
-      const after = input.usageTokens - draft.details.tokens.hidden + draft.details.tokens.digest;
-      return after > limit ? `a digest would leave ~${Math.round(after)} tokens, above Pi's compaction point of ${limit}` : undefined;
-    };
-    const outcome = await this.throughLifecycle(input, ctx, event.signal, fits);
+    const outcome = planDigest(this.input(session.live.entries, limitId, ctx, { force: manual ? "manual" : "window" }));
     if (!outcome.ok) {
-      if (outcome.reason === "aborted") return { cancel: true };
-      if (manual && lowered) {
-        ctx.ui.notify(`context-ledger: no digest (${outcome.reason}); the conversation stays verbatim.`, "info");
-        return { cancel: true };
-      }
-      ctx.ui.notify(`context-ledger: no digest (${outcome.reason}); Pi compacts natively.`, "info");
-      return undefined;
+      if (!(manual && lowered)) return { ok: false, reason: outcome.reason };
+      ctx.ui.notify(`context-ledger: no digest (${outcome.reason}); the conversation stays verbatim.`, "info");
+      return { ok: true, plan: { declineCompaction: true } };
     }
     const { customType, content, display, details } = outcome.draft;
-    this.pi.sendMessage({ customType, content, display, details });
-    if (!manual) return { cancel: true };
+    const message = { customType, content, display, details };
+    if (!manual) return { ok: true, plan: { messages: [message], declineCompaction: true } };
     // A marker compaction lets /compact end as a success; it keeps the view from where it starts and hides nothing.
     return {
-      compaction: {
-        summary: content,
-        firstKeptEntryId: contextStartId(session),
-        tokensBefore: event.preparation.tokensBefore,
-        details: { v: 1, strategy: "digest", checkpoint: details.checkpoint },
+      ok: true,
+      plan: {
+        messages: [message],
+        compaction: {
+          summary: content,
+          firstKeptEntryId: contextStartId(session),
+          tokensBefore: event.preparation.tokensBefore,
+          details: { v: 1, strategy: "digest", checkpoint: details.checkpoint },
+        },
       },
     };
   }
+}
 
-  /** One digest as a compaction lifecycle (requested → planning → validated → committed), like every strategy. */
-  private async throughLifecycle(input: DigestInput, ctx: ExtensionContext, signal?: AbortSignal, fits: (draft: DigestDraft) => string | undefined = () => undefined): Promise<DigestOutcome> {
-    const result = await runLifecycle(
-      { kind: "compaction", strategy: "digest", request: { limitId: input.limitId, force: input.force ?? null } },
-      async () => {
-        const outcome = planDigest(input);
-        if (!outcome.ok) return { ok: false, reason: outcome.reason };
-        const problem = fits(outcome.draft);
-        return problem ? { ok: false, reason: problem } : { ok: true, plan: outcome.draft };
-      },
-      { inspect: this.session().settings.inspect, warn: (m) => ctx.ui.notify(m, "warning"), signal },
-    );
-    switch (result.outcome) {
-      case "committed":
-        return { ok: true, draft: result.plan as DigestDraft };
-      case "cancelled":
-        return { ok: false, reason: "aborted" };
-      case "nativeFallback":
-        return { ok: false, reason: result.reason ?? "no digest was written" };
-    }
-  }
+function isDigestDetails(details: { readonly v: 1 } | undefined): details is DigestDetails {
+  return details !== undefined && "tokens" in details && "steps" in details;
 }

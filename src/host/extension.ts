@@ -8,7 +8,7 @@ import { effectiveCompaction } from "../projection/ledger-state.ts";
 import type { ContextFile, StrategyPlanner } from "../strategies/contract.ts";
 import { createCheckpointPlanner } from "../strategies/checkpoint/planner.ts";
 import { createPlannedPlanner } from "../strategies/planned/planner.ts";
-import { filterPreparation, handleBeforeCompact } from "./compaction-handler.ts";
+import { answerCompaction, compactionEffects } from "./compaction-handler.ts";
 import { renderDashboard } from "./dashboard.ts";
 import { DigestHost } from "./digest-host.ts";
 import { FoldCoordinator } from "./fold-tools.ts";
@@ -22,6 +22,9 @@ import { BudgetNotices } from "./budget.ts";
 import { RestoreHost } from "./restore.ts";
 import { loadSettings } from "./settings.ts";
 import { plannerRegistry } from "./strategies.ts";
+import { StrategyLifecycle, type LifecycleEffects } from "./lifecycle.ts";
+import { STRATEGIES } from "../strategies/registry.ts";
+import type { StrategyName } from "../log/entries.ts";
 
 /** The skill that teaches the recall tools; it ships with them rather than in the package manifest. */
 const RECALL_SKILL = fileURLToPath(new URL("../../skills/context-recall/SKILL.md", import.meta.url));
@@ -48,6 +51,23 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   const planners = plannerRegistry([createCheckpointPlanner(() => session.settings.checkpoint), createPlannedPlanner(() => session.settings.planned)].map(wrap));
   const cards = registerPlannerCards(pi);
   const speculation = new PlannerSpeculation(() => session, () => contextFiles, (ctx, message) => ctx.ui.notify(message, "warning"));
+  const compactionHost = {
+    contextFiles: () => contextFiles,
+    reuse: (complete: Parameters<typeof speculation.reuse>[0], model: string, settings: Parameters<typeof speculation.reuse>[2]) => speculation.reuse(complete, model, settings),
+  };
+  const effects: Record<StrategyName, LifecycleEffects> = {
+    fold: folds.effects,
+    checkpoint: compactionEffects(planners.get("checkpoint")!, () => session, compactionHost),
+    planned: compactionEffects(planners.get("planned")!, () => session, compactionHost),
+    preserve: preserve.effects,
+    digest: digests.effects,
+    native: { plan: async () => ({ ok: false, reason: "Pi compacts" }) },
+  };
+  // One chart per strategy, its effects provided once for this extension instance.
+  const charts = new Map(STRATEGIES.map((s) => [s.name, new StrategyLifecycle(s.name, s.routes, effects[s.name], () => session.settings.inspect)] as const));
+  folds.lifecycle = charts.get("fold");
+  preserve.lifecycle = charts.get("preserve");
+  digests.lifecycle = charts.get("digest");
   pi.on("agent_start", () => speculation.onRunStart());
   pi.on("agent_end", (_event, ctx) => speculation.onRunEnd(ctx));
   pi.on("session_shutdown", () => speculation.reset());
@@ -80,6 +100,7 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   });
   pi.on("session_tree", (_event, ctx) => session.sync(ctx.sessionManager));
   pi.on("session_shutdown", () => {
+    session.abandonStores("the session was replaced before Pi stored the fact");
     folds.reset();
     restore.reset();
     preserve.onSessionShutdown();
@@ -104,7 +125,10 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
     preserve.onRunStarted();
     digests.onRunStarted();
   });
-  pi.on("agent_settled", () => {
+  pi.on("agent_settled", (_event, ctx) => {
+    // Whatever a boundary handed Pi during the run is stored by now; what is missing never will be.
+    session.sync(ctx.sessionManager);
+    session.abandonStores("Pi did not store the fact before the run settled");
     preserve.onRunSettled();
     digests.onRunSettled();
   });
@@ -131,24 +155,20 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
     restore.onAgentEnd();
   });
 
-  // Compaction requested by Pi (manual, threshold, overflow): routed through the lifecycle machine.
-  // Preserve and digest manage the window at turn_end; when they hand a compaction back (overflow, nothing to checkpoint),
-  // Pi's native summary runs on input filtered by the range rules, as for the native strategy.
+  // Compaction requested by Pi (manual, threshold, overflow): the configured strategy's chart routes and plans it.
+  // A strategy that does not apply to the active model leaves it to Pi, as the native strategy does.
   pi.on("session_before_compact", async (event, ctx) => {
-    const strategy = session.settings.strategy;
-    if (strategy !== "preserve" && strategy !== "digest") {
-      return handleBeforeCompact(event, ctx, session, {
-        planners,
-        contextFiles: () => contextFiles,
-        recordFallback: (details) => cards.recordFailure(details),
-        reuse: (complete, model, settings) => speculation.reuse(complete, model, settings),
-      });
-    }
-    const answer = strategy === "digest" ? await digests.onBeforeCompact(event, ctx) : await preserve.onBeforeCompact(event, ctx);
-    if (answer) return answer;
+    const chart = preserve.appliesElsewhere(ctx) ? charts.get("native")! : charts.get(session.settings.strategy)!;
+    return answerCompaction(event, ctx, session, chart, {
+      recordFallback: (details) => cards.recordFailure(details),
+      sendMessage: (message) => pi.sendMessage(message),
+    });
+  });
+  // Pi stored a compaction (ours or its own), or could not: the chart that handed it over commits or cancels.
+  pi.on("session_compact", (_event, ctx) => session.sync(ctx.sessionManager));
+  pi.on("session_compact_failed", (_event, ctx) => {
     session.sync(ctx.sessionManager);
-    filterPreparation(event, session);
-    return undefined;
+    session.abandonStores("Pi could not store the compaction", (facts) => facts.compaction !== undefined);
   });
 
   pi.registerCommand("context", {

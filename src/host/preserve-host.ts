@@ -9,7 +9,6 @@ import {
   type ExtensionAPI,
   type ExtensionContext,
   type SessionBeforeCompactEvent,
-  type SessionBeforeCompactResult,
   type SessionBoundaryDraft,
   type TurnEndEvent,
   type TurnEndEventResult,
@@ -33,9 +32,11 @@ import {
 import { checkpointCardLine, checkpointReport } from "../strategies/preserve/report.ts";
 import { decideTrigger, reserveTokens } from "../strategies/preserve/reserve.ts";
 import { preserveAppliesTo } from "../strategies/preserve/settings.ts";
+import type { PlanResult } from "../../machines/compaction.machine.ts";
+import type { LifecycleRequest } from "../strategies/contract.ts";
 import { ManualCompactShim } from "./compact-shim.ts";
 import { strategyModel } from "./compaction-handler.ts";
-import { runLifecycle } from "./lifecycle.ts";
+import type { LifecycleEffects, StrategyLifecycle } from "./lifecycle.ts";
 import type { LedgerSession } from "./ledger-session.ts";
 import { liveRequestOptions } from "./pi-request-options.ts";
 
@@ -87,6 +88,8 @@ export class PreserveHost {
   private ctx: ExtensionContext | undefined;
   private readonly shim = new ManualCompactShim();
   private readonly warned = new Set<string>();
+  /** This strategy's chart, with {@link effects} provided (set by the host once). */
+  lifecycle: StrategyLifecycle | undefined;
 
   constructor(pi: ExtensionAPI, session: () => LedgerSession) {
     this.pi = pi;
@@ -103,9 +106,14 @@ export class PreserveHost {
   }
 
   /** True when preserve manages this session's context for the current model. */
-  private active(ctx: ExtensionContext | undefined): boolean {
+  active(ctx: ExtensionContext | undefined): boolean {
     const settings = this.session().settings;
     return settings.strategy === "preserve" && preserveAppliesTo(settings.preserve, ctx?.model);
+  }
+
+  /** Preserve is the configured strategy but does not manage the active model: Pi's own compaction applies. */
+  appliesElsewhere(ctx: ExtensionContext): boolean {
+    return this.session().settings.strategy === "preserve" && !this.active(ctx);
   }
 
   private warnOnce(ctx: ExtensionContext, key: string, message: string): void {
@@ -170,17 +178,41 @@ export class PreserveHost {
 
   /**
    * turn_end: checkpoint older technical state when usage reached window − reserve. `entries` are the drafts other
-   * handlers already return for this boundary; the checkpoint is appended after them.
+   * handlers already return for this boundary; the checkpoint is appended after them. Whether one is due is decided
+   * here (a cheap check on every boundary); the write runs through the chart.
    */
   async onTurnEnd(event: TurnEndEvent, ctx: ExtensionContext, entries: SessionBoundaryDraft[] = event.entries): Promise<TurnEndEventResult | undefined> {
     const session = this.session();
-    if (!this.active(ctx)) return undefined;
+    if (!this.active(ctx) || !this.lifecycle) return undefined;
+    if (!this.due(event, ctx, entries)) return undefined;
+    const request: LifecycleRequest = { moment: { type: "turn_end", event, entries }, ctx, trace: {} };
+    const run = await this.lifecycle.start("turnEnd", request);
+    run.abortOn(ctx.signal);
+    const decision = await run.decided();
+    if (decision.state !== "validated") {
+      if (decision.reason && !ctx.signal?.aborted) ctx.ui.notify(`context-ledger: preserve checkpoint skipped: ${decision.reason}`, "warning");
+      return undefined;
+    }
+    session.expectStored(run, decision.facts);
+    return { entries: [...entries, ...(decision.facts.entries ?? [])] };
+  }
+
+  /** A checkpoint is due at this boundary: a completed step, no range fact here yet, and usage past window − reserve. */
+  private due(event: TurnEndEvent, ctx: ExtensionContext, entries: readonly SessionBoundaryDraft[]): boolean {
     // A failed or aborted response is Pi's to recover (overflow compaction, retry); its request already failed, so a
     // continuation of it would too. The next completed step checkpoints.
-    if (event.message.role === "assistant" && (event.message.stopReason === "error" || event.message.stopReason === "aborted")) return undefined;
+    if (event.message.role === "assistant" && (event.message.stopReason === "error" || event.message.stopReason === "aborted")) return false;
     // One range fact per boundary: a fold committed here already changed the view (the usage figure is stale until
     // the next turn), and a second preserve handler must not checkpoint the same delta twice.
-    if (entries.some((d) => d.type === "custom_message" && (d.customType === LedgerType.fold || d.customType === LedgerType.preserve))) return undefined;
+    if (entries.some((d) => d.type === "custom_message" && (d.customType === LedgerType.fold || d.customType === LedgerType.preserve))) return false;
+    const boundary = this.boundary(event, ctx);
+    if (!boundary) return false;
+    return decideTrigger({ usageTokens: boundary.usageTokens, contextWindow: boundary.contextWindow, compactableTokens: boundary.delta.tokens }).checkpoint;
+  }
+
+  /** The delta a checkpoint at this boundary would cover (older than the step that just ended), and the window. */
+  private boundary(event: TurnEndEvent, ctx: ExtensionContext): { branch: readonly SessionEntry[]; delta: Delta; contextWindow: number; usageTokens: number | null } | undefined {
+    const session = this.session();
     session.sync(ctx.sessionManager);
     const branch = session.live.entries;
     const limitId = entryBefore(branch, event.messageEntryId);
@@ -189,83 +221,67 @@ export class PreserveHost {
     const contextWindow = usage?.contextWindow ?? ctx.model?.contextWindow;
     if (!contextWindow) return undefined;
     const delta = selectDelta(branch, limitId);
-    if (!delta) return undefined;
-    const decision = decideTrigger({ usageTokens: usage?.tokens ?? null, contextWindow, compactableTokens: delta.tokens });
-    if (!decision.checkpoint) return undefined;
-    const outcome = await this.writeThroughLifecycle(delta, branch, ctx, { contextWindow, contextBefore: usage?.tokens ?? null, signal: ctx.signal });
-    if (!outcome.ok) {
-      if (!outcome.aborted) ctx.ui.notify(`context-ledger: preserve checkpoint skipped: ${outcome.error}`, "warning");
-      return undefined;
-    }
-    return { entries: [...entries, outcome.draft] };
+    return delta ? { branch, delta, contextWindow, usageTokens: usage?.tokens ?? null } : undefined;
   }
 
+  /** The chart's planner: a checkpoint at a step boundary, or for a manual /compact. */
+  readonly effects: LifecycleEffects = {
+    plan: async (request, signal) => {
+      const { moment, ctx } = request;
+      if (moment.type === "turn_end") {
+        const boundary = this.boundary(moment.event, ctx);
+        if (!boundary) return { ok: false, reason: "nothing to checkpoint at this boundary" };
+        const outcome = await this.write(boundary.delta, boundary.branch, ctx, {
+          contextWindow: boundary.contextWindow,
+          contextBefore: boundary.usageTokens,
+          signal: AbortSignal.any([signal, ...(ctx.signal ? [ctx.signal] : [])]),
+        });
+        return outcome.ok ? { ok: true, plan: { entries: [outcome.draft] } } : { ok: false, reason: outcome.error };
+      }
+      if (moment.type === "session_before_compact") return this.planManual(moment.event, ctx, signal);
+      return { ok: false, reason: "preserve plans step boundaries and /compact only" };
+    },
+  };
+
   /**
-   * session_before_compact in preserve mode. Threshold: cancelled, because preserve keeps the window at turn_end.
-   * Overflow: Pi's native compaction runs (on rule-filtered input), since the request already failed and only a
-   * smaller context can recover it. Manual: checkpoint all raw technical state now, then answer Pi with a marker
-   * compaction so /compact ends as a success; the model view stays what it was, minus the checkpointed state.
+   * A manual /compact (threshold and overflow are routed by the chart): checkpoint all raw technical state now, then
+   * answer Pi with a marker compaction so /compact ends as a success; the model view stays what it was, minus the
+   * checkpointed state.
    */
-  async onBeforeCompact(event: SessionBeforeCompactEvent, ctx: ExtensionContext): Promise<SessionBeforeCompactResult | undefined> {
+  private async planManual(event: SessionBeforeCompactEvent, ctx: ExtensionContext, signal: AbortSignal): Promise<PlanResult> {
     const session = this.session();
-    if (!this.active(ctx)) return undefined;
-    if (event.reason === "threshold") return { cancel: true };
-    if (event.reason === "overflow") return undefined;
     session.sync(ctx.sessionManager);
     const branch = session.live.entries;
     const limitId = session.live.leafId;
-    if (!limitId) return undefined;
+    if (!limitId) return { ok: false, reason: "the session is empty" };
     // Pi prepared this compaction with keepRecentTokens lowered by the shim: its own summary would keep almost nothing.
     const lowered = event.preparation.settings.keepRecentTokens === 1;
     const delta = selectDelta(branch, limitId);
     if (!delta?.units.length) {
-      if (!lowered) return undefined;
+      if (!lowered) return { ok: false, reason: "no raw tool state since the last checkpoint" };
       ctx.ui.notify("context-ledger: nothing to checkpoint: no raw tool state since the last checkpoint, and preserve keeps the dialogue verbatim.", "info");
-      return { cancel: true };
+      return { ok: true, plan: { declineCompaction: true } };
     }
     const usage = ctx.getContextUsage();
     const contextWindow = usage?.contextWindow ?? ctx.model?.contextWindow ?? 128_000;
-    const outcome = await this.writeThroughLifecycle(delta, branch, ctx, { contextWindow, contextBefore: usage?.tokens ?? null, focus: event.customInstructions, signal: event.signal });
+    const outcome = await this.write(delta, branch, ctx, { contextWindow, contextBefore: usage?.tokens ?? null, focus: event.customInstructions, signal: AbortSignal.any([signal, event.signal]) });
     if (!outcome.ok) {
-      if (outcome.aborted || lowered) return { cancel: true };
-      ctx.ui.notify(`context-ledger: preserve checkpoint failed (${outcome.error}); Pi compacts natively.`, "warning");
-      return undefined;
+      if (outcome.aborted) return { ok: false, reason: "aborted" };
+      return lowered ? { ok: true, plan: { declineCompaction: true } } : { ok: false, reason: outcome.error };
     }
     const { customType, content, display, details } = outcome.draft;
-    this.pi.sendMessage({ customType, content, display, details });
     return {
-      compaction: {
-        summary: content,
-        firstKeptEntryId: contextStartId(session),
-        tokensBefore: event.preparation.tokensBefore,
-        details: { v: 1, strategy: "preserve", checkpoint: details.checkpoint },
+      ok: true,
+      plan: {
+        messages: [{ customType, content, display, details }],
+        compaction: {
+          summary: content,
+          firstKeptEntryId: contextStartId(session),
+          tokensBefore: event.preparation.tokensBefore,
+          details: { v: 1, strategy: "preserve", checkpoint: details.checkpoint },
+        },
       },
     };
-  }
-
-  /**
-   * Run one checkpoint write as a compaction lifecycle (requested → planning → validated → committed, or cancelled on
-   * abort, or nativeFallback when it could not be written), so preserve is driven by the same statechart as the
-   * other strategies and shows up in the inspector.
-   */
-  private async writeThroughLifecycle(delta: Delta, branch: readonly SessionEntry[], ctx: ExtensionContext, request: WriteRequest): Promise<WriteOutcome> {
-    const signal = request.signal;
-    const result = await runLifecycle(
-      { kind: "compaction", strategy: "preserve", request: { units: delta.units.length, tokens: delta.tokens } },
-      async (_context, lifecycleSignal) => {
-        const outcome = await this.write(delta, branch, ctx, { ...request, signal: signal ? AbortSignal.any([signal, lifecycleSignal]) : lifecycleSignal });
-        return outcome.ok ? { ok: true, plan: outcome.draft } : { ok: false, reason: outcome.error };
-      },
-      { inspect: this.session().settings.inspect, warn: (m) => ctx.ui.notify(m, "warning"), signal },
-    );
-    switch (result.outcome) {
-      case "committed":
-        return { ok: true, draft: result.plan as PreserveDraft };
-      case "cancelled":
-        return { ok: false, aborted: true, error: result.reason ?? "aborted" };
-      case "nativeFallback":
-        return { ok: false, error: result.reason ?? "the checkpoint could not be written" };
-    }
   }
 
   /** The model that writes checkpoints: `preserve.summaryModel`, else `plannerModel`, else the active model. */
