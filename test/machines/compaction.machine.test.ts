@@ -81,7 +81,7 @@ describe("lifecycle chart: routes", () => {
     expect(threshold.calls() + overflow.calls()).toBe(0);
   });
 
-  it("fold leaves Pi's own compaction to Pi", () => {
+  it("fold's table leaves Pi's compaction to Pi (unused: `fold` is no setting value, so its chart only gets tool requests)", () => {
     for (const trigger of COMPACTION_TRIGGERS) expect(initialTransition(compactionMachine, inputFor("fold", trigger))[0].value).toBe("nativeFallback");
   });
 });
@@ -249,12 +249,12 @@ describe("lifecycle chart: every shortest path", () => {
   });
 
   it("per strategy, the states its host's triggers reach (the table in docs/machines/README.md)", () => {
-    // Tool requests always go to the fold chart; only preserve and digest start runs at turn_end; every strategy's
-    // chart answers Pi's compaction (manual, threshold, overflow).
+    // Tool requests always go to the fold chart; only preserve and digest start runs at turn_end; the configured
+    // strategy's chart answers Pi's compaction (manual, threshold, overflow), and `fold` is not a setting value.
     const all = [...STATES].sort();
     const without = (...states: string[]) => all.filter((s) => !states.includes(s));
     const table: Record<StrategyName, { triggers: readonly Trigger[]; states: string[] }> = {
-      fold: { triggers: ["tool", ...COMPACTION_TRIGGERS], states: all },
+      fold: { triggers: ["tool"], states: without("nativeFallback") },
       checkpoint: { triggers: COMPACTION_TRIGGERS, states: without("pendingAtTurnEnd") },
       planned: { triggers: COMPACTION_TRIGGERS, states: without("pendingAtTurnEnd") },
       preserve: { triggers: ["turnEnd", ...COMPACTION_TRIGGERS], states: without("pendingAtTurnEnd") },
