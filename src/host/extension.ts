@@ -2,6 +2,7 @@
 // lifecycle-machine events and return Pi's answer; notification handlers only update caches and never block.
 import { fileURLToPath } from "node:url";
 import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { InspectionEvent, Observer } from "xstate";
 import { Text } from "@earendil-works/pi-tui";
 import { LedgerType } from "../log/entries.ts";
 import { effectiveCompaction } from "../projection/ledger-state.ts";
@@ -32,6 +33,8 @@ const RECALL_SKILL = fileURLToPath(new URL("../../skills/context-recall/SKILL.md
 export interface LedgerOptions {
   /** Tests only: wrap each compaction planner (to hold it at chosen points under a scheduler). */
   wrapPlanner?: (planner: StrategyPlanner) => StrategyPlanner;
+  /** Tests only: observe every lifecycle actor (next to the Stately inspector, when that is on too). */
+  inspect?: Observer<InspectionEvent>;
 }
 
 export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions = {}): void {
@@ -64,7 +67,7 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
     native: { plan: async () => ({ ok: false, reason: "Pi compacts" }) },
   };
   // One chart per strategy, its effects provided once for this extension instance.
-  const charts = new Map(STRATEGIES.map((s) => [s.name, new StrategyLifecycle(s.name, s.routes, effects[s.name], () => session.settings.inspect)] as const));
+  const charts = new Map(STRATEGIES.map((s) => [s.name, new StrategyLifecycle(s.name, s.routes, effects[s.name], () => session.settings.inspect, options.inspect)] as const));
   folds.lifecycle = charts.get("fold");
   preserve.lifecycle = charts.get("preserve");
   digests.lifecycle = charts.get("digest");

@@ -1,7 +1,7 @@
 // The host side of the lifecycle chart: one chart per strategy and extension instance, its planner provided once.
 // A run is started per request; the host reads the chart's decision (validated, or a final state), hands the
 // validated facts to Pi, and tells the chart when Pi confirms they are stored.
-import { createActor, fromPromise, toPromise, waitFor, type Actor } from "xstate";
+import { createActor, fromPromise, toPromise, waitFor, type Actor, type InspectionEvent, type Observer } from "xstate";
 import {
   lifecycleMachine,
   type LifecycleEvent,
@@ -66,11 +66,14 @@ export class StrategyLifecycle {
   readonly routes: Routes;
   private readonly machine: ReturnType<typeof lifecycleMachine>;
   private readonly inspect: () => boolean;
+  private readonly observer: Observer<InspectionEvent> | undefined;
 
-  constructor(strategy: StrategyName, routes: Routes, effects: LifecycleEffects, inspect: () => boolean) {
+  /** `inspect` turns the Stately inspector on; `observer` (tests) sees every run as well. */
+  constructor(strategy: StrategyName, routes: Routes, effects: LifecycleEffects, inspect: () => boolean, observer?: Observer<InspectionEvent>) {
     this.strategy = strategy;
     this.routes = routes;
     this.inspect = inspect;
+    this.observer = observer;
     this.machine = lifecycleMachine(effects.validate ?? (() => undefined)).provide({
       actors: {
         plan: fromPromise<PlanResult, LifecycleRequest>(({ input, signal }) => {
@@ -84,7 +87,11 @@ export class StrategyLifecycle {
   /** Start a run for `request`; a refused tool request still claims its step (see the chart). */
   async start(trigger: Trigger, request: LifecycleRequest, refused?: string): Promise<LifecycleRun> {
     const warn = (message: string) => request.ctx.ui.notify(message, "warning");
-    const inspect = this.inspect() ? await getInspector(warn) : undefined;
+    // The chart's context holds the request, and inspectors serialize that context by walking its keys: Pi's live
+    // extension context must not be walked (its getters throw outside the TUI, and it reaches the whole session).
+    Object.defineProperty(request, "ctx", { value: request.ctx, enumerable: false, writable: false, configurable: true });
+    const observers = [this.inspect() ? await getInspector(warn) : undefined, this.observer].filter((o) => o !== undefined);
+    const inspect = observers.length > 1 ? { next: (event: InspectionEvent) => observers.forEach((o) => o.next?.(event)) } : observers[0];
     const input = { strategy: this.strategy, trigger, routes: this.routes, request, ...(refused !== undefined ? { refused } : {}) };
     const actor = createActor(this.machine, { input, ...(inspect ? { inspect } : {}) });
     const run = new LifecycleRun(actor);
