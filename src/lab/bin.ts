@@ -4,7 +4,7 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { firstLine, InputError } from "./errors.ts";
-import { heapFlags, inputBytes } from "./heap.ts";
+import { heapEnv, heapFlags, inputBytes } from "./heap.ts";
 import { terminalSafe } from "./terminal-text.ts";
 
 const USAGE = `Usage: pi-context-ledger <command> [options]
@@ -32,7 +32,7 @@ const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>
 async function labWithSizedHeap(argv: string[]): Promise<number> {
   const { agentDir } = await import("../host/settings.ts");
   const flags = heapFlags(await inputBytes(argv, join(agentDir(), "sessions")));
-  const child = spawn(process.execPath, [...process.execArgv, ...flags, process.argv[1], "lab", ...argv], { stdio: "inherit", env: { ...process.env, PI_CONTEXT_LEDGER_LAB_CHILD: "1" } });
+  const child = spawn(process.execPath, [...process.execArgv, ...flags, process.argv[1], "lab", ...argv], { stdio: "inherit", env: { ...heapEnv(process.env), PI_CONTEXT_LEDGER_LAB_CHILD: "1" } });
   return new Promise((ok) => child.once("exit", (code, signal) => ok(code ?? (signal ? 128 + 2 : 1))));
 }
 

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { heapFlags, inputBytes } from "../../src/lab/heap.ts";
+import { heapEnv, heapFlags, inputBytes } from "../../src/lab/heap.ts";
 import type { LabResult } from "../../src/lab/results.ts";
 import { readingSession, sessionJsonl } from "./fixtures.ts";
 
@@ -22,6 +22,11 @@ describe("heap sized to the input", () => {
     expect(await inputBytes(["--sessions"], agent)).toBe(500);
     expect(heapFlags(0)).toEqual(["--max-old-space-size=256", "--max-semi-space-size=2", "--heap-growing-percent=15"]);
     expect(heapFlags(100_000_001)).toEqual(["--max-old-space-size=660", "--max-semi-space-size=2", "--heap-growing-percent=15"]);
+  });
+
+  it("the child runs with one malloc arena unless the user chose otherwise", () => {
+    expect(heapEnv({ PATH: "/bin" })).toEqual({ PATH: "/bin", MALLOC_ARENA_MAX: "1" });
+    expect(heapEnv({ MALLOC_ARENA_MAX: "4" }).MALLOC_ARENA_MAX).toBe("4");
   });
 
   it("the CLI's lab runs under that heap limit", () => {
