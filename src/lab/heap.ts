@@ -18,7 +18,8 @@ const SEMI_SPACE_MB = 2;
 
 /** Node flags for a lab run over `bytes` of session files. */
 export function heapFlags(bytes: number): string[] {
-  return [`--max-old-space-size=${BASE_MB + PER_INPUT_MB * Math.ceil(bytes / 1e6)}`, `--max-semi-space-size=${SEMI_SPACE_MB}`, `--heap-growing-percent=${GROWING_PERCENT}`];
+  // --expose-gc: the lab collects once per session, when the rows are dropped (see commands/lab.ts).
+  return [`--max-old-space-size=${BASE_MB + PER_INPUT_MB * Math.ceil(bytes / 1e6)}`, `--max-semi-space-size=${SEMI_SPACE_MB}`, `--heap-growing-percent=${GROWING_PERCENT}`, "--expose-gc"];
 }
 
 /**

@@ -109,6 +109,8 @@ export interface ReplayOptions {
   onFinalView?: (session: string, row: RowInfo, messages: readonly AgentMessage[], probes: readonly Probe[]) => void;
   /** Sees the view right after every act of every row (`--dump`). */
   onAct?: (act: ActView) => void | Promise<void>;
+  /** Called once a session's rows are summarized and dropped, before its recall index is built (the CLI collects garbage here). */
+  onRowsReleased?: () => void;
 }
 
 /** The model view right after one act, as `--dump` writes it. */
@@ -264,8 +266,60 @@ export async function replaySession(session: SessionInput, options: ReplayOption
   const cwd = session.cwd ?? "";
   const probes = extractProbes(branch, cwd);
   const items = neededItems(branch, cwd);
-  const presence = new Presence(probes, items);
   const requestPoints = branch.reduce((n, e) => n + (isRequestPoint(e) ? 1 : 0), 0);
+  // The rows, their views and the presence memo live only inside this call; once it returns they can be
+  // collected, and the collector is asked to, before the recall index (a rendering of the whole branch) is built.
+  const summaries = await replayRows(session.name, branch, cwd, probes, items, requestPoints, options);
+  options.onRowsReleased?.();
+  // Every ledger row keeps every source entry, and probes and needed items are attributed to source entries:
+  // one recall index of the branch serves every row (the rows' own summaries are not searched).
+  let search: ((probe: Probe) => boolean) | undefined;
+  const rows: RowResult[] = [];
+  for (const { result, missing, missed, hasLedger } of summaries) {
+    if (hasLedger) {
+      search ??= contextGrepSearch(ledgerIndex(sourceIndex(branch), branch.slice()));
+      result.recoverability = recoverability(missing, search);
+      result.neededLater.recoverable = neededRecoverable(items, missed, search);
+    }
+    rows.push(result);
+  }
+  const byKind = Object.fromEntries(PROBE_KINDS.map((k) => [k, probes.filter((p) => p.kind === k).length])) as Record<ProbeKind, number>;
+  return {
+    name: session.name,
+    ...(session.path ? { path: session.path } : {}),
+    cwd,
+    entries: session.entries.length,
+    branchEntries: branch.length,
+    requests: requestPoints,
+    probes: { total: probes.length, byKind },
+    neededItems: items.length,
+    originalCompactions,
+    malformedLines: session.malformedLines ?? [],
+    unknownTypes: session.unknownTypes ?? {},
+    treeProblems,
+    rows,
+  };
+}
+
+/** What a row leaves once replayed: its figures, the probes its final view lost, the needed items its acts missed. */
+interface RowSummary {
+  result: RowResult;
+  missing: Probe[];
+  missed: Uint32Array;
+  hasLedger: boolean;
+}
+
+/** The one pass: every row hears each entry of the branch in turn. Returns each row's summary; the rows are dropped. */
+async function replayRows(
+  sessionName: string,
+  branch: readonly SessionEntry[],
+  cwd: string,
+  probes: readonly Probe[],
+  items: readonly NeededItem[],
+  requestPoints: number,
+  options: ReplayOptions,
+): Promise<RowSummary[]> {
+  const presence = new Presence(probes, items);
   const slice = Math.max(1, Math.ceil(requestPoints / MAX_MEASURED));
   const states: RowState[] = options.rows.map((factory) => ({
     row: factory({ ...options.settings, cwd }),
@@ -301,7 +355,7 @@ export async function replaySession(session: SessionInput, options: ReplayOption
           if (options.onAct) {
             const ledger = state.row.ledger?.();
             await options.onAct({
-              session: session.name,
+              session: sessionName,
               row: state.row.info,
               act: state.actions.length - 1,
               kind: action.kind,
@@ -324,41 +378,11 @@ export async function replaySession(session: SessionInput, options: ReplayOption
     }
     if (options.onProgress && ((i + 1) % progressEvery === 0 || i + 1 === branch.length)) options.onProgress(i + 1, branch.length);
   }
-  // Every row is summarized and released before the recall index is built, so the peak holds one or the other.
-  const summaries = states.map((state) => {
-    options.onFinalView?.(session.name, state.row.info, state.row.view.messages, probes);
+  return states.map((state) => {
+    options.onFinalView?.(sessionName, state.row.info, state.row.view.messages, probes);
     const { result, missing } = summarizeRow(state, probes, options, presence);
     return { result, missing, missed: state.missed, hasLedger: state.row.ledger !== undefined };
   });
-  states.length = 0;
-  // Every ledger row keeps every source entry, and probes and needed items are attributed to source entries:
-  // one recall index of the branch serves every row (the rows' own summaries are not searched).
-  let search: ((probe: Probe) => boolean) | undefined;
-  const rows: RowResult[] = [];
-  for (const { result, missing, missed, hasLedger } of summaries) {
-    if (hasLedger) {
-      search ??= contextGrepSearch(ledgerIndex(sourceIndex(branch), branch.slice()));
-      result.recoverability = recoverability(missing, search);
-      result.neededLater.recoverable = neededRecoverable(items, missed, search);
-    }
-    rows.push(result);
-  }
-  const byKind = Object.fromEntries(PROBE_KINDS.map((k) => [k, probes.filter((p) => p.kind === k).length])) as Record<ProbeKind, number>;
-  return {
-    name: session.name,
-    ...(session.path ? { path: session.path } : {}),
-    cwd,
-    entries: session.entries.length,
-    branchEntries: branch.length,
-    requests: requestPoints,
-    probes: { total: probes.length, byKind },
-    neededItems: items.length,
-    originalCompactions,
-    malformedLines: session.malformedLines ?? [],
-    unknownTypes: session.unknownTypes ?? {},
-    treeProblems,
-    rows,
-  };
 }
 
 /** Of the (act, item) pairs a row's views missed, the share whose item context_grep finds (on an even sample of items). */

@@ -20,8 +20,8 @@ describe("heap sized to the input", () => {
     const agent = join(dir, "nested");
     expect(await inputBytes([dir, "--window", "64k", "/nonexistent"], agent)).toBe(1500);
     expect(await inputBytes(["--sessions"], agent)).toBe(500);
-    expect(heapFlags(0)).toEqual(["--max-old-space-size=256", "--max-semi-space-size=2", "--heap-growing-percent=15"]);
-    expect(heapFlags(100_000_001)).toEqual(["--max-old-space-size=660", "--max-semi-space-size=2", "--heap-growing-percent=15"]);
+    expect(heapFlags(0)).toEqual(["--max-old-space-size=256", "--max-semi-space-size=2", "--heap-growing-percent=15", "--expose-gc"]);
+    expect(heapFlags(100_000_001)).toEqual(["--max-old-space-size=660", "--max-semi-space-size=2", "--heap-growing-percent=15", "--expose-gc"]);
   });
 
   it("the child runs with one malloc arena unless the user chose otherwise", () => {

@@ -113,7 +113,18 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
     const count = files.length || sample.length;
     const progress = createProgress(process.stderr, values.quiet === true);
     const judge = values.judge ? await judgeRun(values.judge, process.env, deps.judgeModel) : undefined;
-    const options: ReplayOptions = { settings, rows: factories, prices, onProgress: (d, t) => progress.update(d, t), onFinalView: judge?.collect, ...(dump ? { onAct: dump.act } : {}) };
+    // With the heap flags the CLI starts the lab with (heap.ts), gc is exposed: a full collection once a
+    // session's rows are dropped gives their pages back before the recall index is built.
+    const collect = (globalThis as { gc?: () => void }).gc;
+    const options: ReplayOptions = {
+      settings,
+      rows: factories,
+      prices,
+      onProgress: (d, t) => progress.update(d, t),
+      onFinalView: judge?.collect,
+      ...(dump ? { onAct: dump.act } : {}),
+      ...(collect ? { onRowsReleased: () => collect() } : {}),
+    };
 
     const sessions: SessionResult[] = [];
     for (let i = 0; i < count; i++) {
