@@ -418,18 +418,22 @@ export class LiveLedger {
 
   /** Run the plan over this request's messages. */
   private emit(messages: AgentMessage[], memo: RequestMemo): AgentMessage[] {
-    const parts: AgentMessage[][] = [];
     let restated: AgentMessage | undefined | null = null;
+    let size = 0;
+    for (const segment of memo.plan) size += "from" in segment ? segment.to - segment.from : "ours" in segment ? segment.ours.length : 1;
+    // One preallocated copy: slicing every run and concatenating the slices allocates twice.
+    const out = new Array<AgentMessage>(size);
+    let k = 0;
     for (const segment of memo.plan) {
-      if ("from" in segment) parts.push(messages.slice(segment.from, segment.to));
-      else if ("ours" in segment) parts.push(segment.ours);
-      else if (segment.fate === "reasoning") parts.push([withoutReasoning(messages[segment.at])]);
+      if ("from" in segment) for (let i = segment.from; i < segment.to; i++) out[k++] = messages[i]; else if ("ours" in segment) for (const m of segment.ours) out[k++] = m;
+      else if (segment.fate === "reasoning") out[k++] = withoutReasoning(messages[segment.at]);
       else {
         if (restated === null) restated = restatedSummary(this.state, (entryId) => this.path.get(entryId));
-        if (restated) parts.push([restated]);
+        if (restated) out[k++] = restated;
       }
     }
-    return ([] as AgentMessage[]).concat(...parts);
+    out.length = k;
+    return out;
   }
 
   /** Where the model view starts (see `viewCut`), over the live path. */
