@@ -57,6 +57,8 @@ interface RequestMemo {
   plan: Segment[];
   /** The largest order key planned so far: new messages at or above it are appended. */
   lastKey: number;
+  /** The largest view rank among the messages decided so far: an unmatched message after them takes it. */
+  carry: number;
   /** Request positions re-checked before reuse: both ends of every run of one fate, every transformed message. */
   checks: number[];
   changed: boolean;
@@ -295,7 +297,7 @@ export class LiveLedger {
     const state = this.state;
     let memo = previous;
     if (!memo || memo.shape !== shape || memo.compactions !== state.compactions || memo.override !== override) {
-      memo = { view: undefined, compactions: state.compactions, shape, override, roles: [], stamps: [], ids: [], fate: [], key: [], matched: new Set(), plan: [], lastKey: -Infinity, checks: [], changed: false };
+      memo = { view: undefined, compactions: state.compactions, shape, override, roles: [], stamps: [], ids: [], fate: [], key: [], matched: new Set(), plan: [], lastKey: -Infinity, carry: -1, checks: [], changed: false };
     }
     const before = memo.roles.length;
     const same = repeated(messages, memo);
@@ -323,48 +325,44 @@ export class LiveLedger {
     // A new view changes fates and places of old messages too; otherwise only the new ones need them.
     const fresh = memo.view !== view;
     memo.view = view;
-    const from = fresh ? 0 : same;
-    const reordered = this.decide(messages, memo, view, from);
-    if (!fresh && !reordered && same === before && appendable(memo, same)) extendPlan(memo, same);
+    // A shortened request re-decides from the start: the carried rank is only known at the old end.
+    const from = fresh || same < before ? 0 : same;
+    this.decide(memo, view, from);
+    if (!fresh && same === before && appendable(memo, same)) extendPlan(memo, same);
     else this.planAll(memo, view);
     return memo;
   }
 
   /**
-   * Fate and order key of the messages from `from` on, read off the view. Returns true when a message before `from`
-   * changed (Pi's system snapshot in front of a summary the view replaces).
+   * Fate and order key of the messages from `from` on, read off the view.
    */
-  private decide(messages: AgentMessage[], memo: RequestMemo, view: LiveView, from: number): boolean {
+  private decide(memo: RequestMemo, view: LiveView, from: number): void {
     const { override, ids, fate, key } = memo;
-    let carry = from > 0 ? key[from - 1] : override >= 0 ? this.lastOursRank(view, override) : -1;
-    let reordered = false;
+    let carry = from > 0 ? memo.carry : override >= 0 ? this.lastOursRank(view, override) : -1;
     for (let i = from; i < ids.length; i++) {
       const id = ids[i];
       let f: Fate = "drop";
       if (id === undefined) f = "keep";
       else if (override >= 0 && this.path.indexOf(id) <= override) {
-        // Pi's part of the request that the view replaces; Pi sends the compaction's system snapshot right before
-        // its summary, and the view carries the system state instead.
-        const prev = i - 1;
-        if (this.path.indexOf(id) === override && prev >= 0 && ids[prev] === undefined && messages[prev].role === "system" && fate[prev] !== "drop") {
-          const compaction = this.path.entries[override];
-          if (compaction.type === "compaction" && compaction.systemMessage) {
-            fate[prev] = "drop";
-            if (prev < from) reordered = true;
-          }
-        }
+        // Pi's part of the request that the view replaces (its compaction's snapshot and summary included).
       } else {
         const r = view.rank.get(id);
         if (r !== undefined) {
-          carry = r;
           const item = view.entries[r];
-          if (item.messages.length) f = item.restates ? "marker" : item.stripped ? "reasoning" : "keep";
+          // A marker restates a summary; its system snapshot is sent as it is.
+          if (item.messages.length) f = item.restates && memo.roles[i] !== "system" ? "marker" : item.stripped ? "reasoning" : "keep";
+          fate[i] = f;
+          key[i] = r;
+          // Only anchored checkpoints sit earlier in the view than in the request; what follows one in the
+          // request stays after what preceded it.
+          carry = Math.max(carry, r);
+          continue;
         }
       }
       fate[i] = f;
       key[i] = carry;
     }
-    return reordered;
+    memo.carry = carry;
   }
 
   /** Rank of the last view entry in the region the view supplies itself (path index at most `override`). */
@@ -425,8 +423,11 @@ export class LiveLedger {
     const out = new Array<AgentMessage>(size);
     let k = 0;
     for (const segment of memo.plan) {
-      if ("from" in segment) for (let i = segment.from; i < segment.to; i++) out[k++] = messages[i]; else if ("ours" in segment) for (const m of segment.ours) out[k++] = m;
-      else if (segment.fate === "reasoning") out[k++] = withoutReasoning(messages[segment.at]);
+      if ("from" in segment) {
+        for (let i = segment.from; i < segment.to; i++) out[k++] = messages[i];
+      } else if ("ours" in segment) {
+        for (const m of segment.ours) out[k++] = m;
+      } else if (segment.fate === "reasoning") out[k++] = withoutReasoning(messages[segment.at]);
       else {
         if (restated === null) restated = restatedSummary(this.state, (entryId) => this.path.get(entryId));
         if (restated) out[k++] = restated;
@@ -468,6 +469,8 @@ export class LiveLedger {
     if (i < start.from) return false;
     const entry = this.path.entries[i];
     if (entry.type === "compaction") return i === start.compaction;
+    // Pi's compaction snapshot replaces the system messages it kept before it.
+    if (i < start.compaction && entry.type === "message" && entry.message.role === "system") return false;
     const edit = this.edits.get(id)?.at(-1);
     return !(edit && edit.replacement === null && this.path.indexOf(edit.id) >= start.from);
   }

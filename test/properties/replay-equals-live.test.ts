@@ -89,9 +89,13 @@ describe("replay equals live (invariant 3)", () => {
           expect(live.entries.map((e) => e.id)).toEqual(branch.map((e) => e.id));
           expect(live.state).toEqual(foldBranch(branch));
 
+          // The request the `context` hook gets (no system messages), then Pi's whole projection: both are the view.
+          const pure = projectBranch(branch).messages;
           const request = piRequest(entries, leafId, byId);
-          const filtered = live.requestContext(request) ?? request;
-          expect(filtered).toEqual(projectBranch(branch).messages);
+          const conversation = request.filter((m) => m.role !== "system");
+          expect(live.requestContext(conversation, "conversation") ?? conversation).toEqual(pure.filter((m) => m.role !== "system"));
+          expect(live.requestContext(request) ?? request).toEqual(pure);
+          expect(live.view().map((e) => e.sourceEntry.id)).toEqual(projectBranch(branch).entries.map((e) => e.sourceEntry.id));
         }
         // A fresh ledger synced once to the final leaf (a reload) agrees with the one that lived through it all.
         const reloaded = new LiveLedger();
