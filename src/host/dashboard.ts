@@ -88,7 +88,7 @@ export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionConte
   for (const [act, by] of Object.entries(state.revoked)) {
     const entry = live.getEntry(act);
     if (entry?.type === "custom_message") {
-      const kind = factWord(entry.customType) ?? "fold";
+      const kind = factWord(entry.customType) ?? "act";
       lines.push(`  ${kind} ${act}: revoked by restore ${by}`);
     }
   }

@@ -3,10 +3,9 @@
 // and lifecycle-machine events and return Pi's answer; notification handlers only update caches and never block.
 import { fileURLToPath } from "node:url";
 import type { ExtensionAPI, ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
-import type { Routes } from "../../machines/compaction.machine.ts";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { ContextFile, MessageFact, Strategy, StrategyEffects, StrategyHooks, StrategyPlanner } from "../strategies/contract.ts";
-import { PLUGINS } from "../strategies/registry.ts";
+import { FALLBACK, PLUGINS } from "../strategies/registry.ts";
 import { BudgetNotices } from "./budget.ts";
 import { answerCompaction } from "./compaction-handler.ts";
 import { renderDashboard } from "./dashboard.ts";
@@ -21,9 +20,6 @@ import { strategyKit } from "./strategy-kit.ts";
 /** The skill that teaches the recall tools; it ships with them rather than in the package manifest. */
 const RECALL_SKILL = fileURLToPath(new URL("../../skills/context-recall/SKILL.md", import.meta.url));
 
-/** Every trigger left to Pi: the chart used when the configured strategy does not manage the active model. */
-const PI_ROUTES: Routes = { turnEnd: "native", manual: "native", threshold: "native", overflow: "native" };
-
 export interface LedgerOptions {
   /** Tests only: wrap each compaction planner (to hold it at chosen points under a scheduler). */
   wrapPlanner?: (planner: StrategyPlanner) => StrategyPlanner;
@@ -33,8 +29,6 @@ export interface LedgerOptions {
 interface Running {
   strategy: Strategy<unknown>;
   chart: StrategyLifecycle;
-  /** The chart for Pi's own compaction, when the strategy does not manage the active model. */
-  piChart: StrategyLifecycle;
   hooks: StrategyHooks;
 }
 
@@ -53,9 +47,8 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
       validate: (request, plan) => hooks?.effects.validate?.(request, plan),
     };
     const chart = new StrategyLifecycle(strategy.name, strategy.routes, effects, inspect);
-    const piChart = new StrategyLifecycle(strategy.name, PI_ROUTES, { plan: async () => ({ ok: false, reason: "Pi compacts" }) }, inspect);
     hooks = strategy.create(strategyKit(host, () => Reflect.get(session.settings, strategy.name) as unknown, chart));
-    return { strategy, chart, piChart, hooks };
+    return { strategy, chart, hooks };
   });
   const restore = new RestoreHost(pi, () => session);
   if (session.settings.foldTools) restore.registerTool();
@@ -156,7 +149,7 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   // A strategy that does not apply to the active model leaves it to Pi, as if Pi's own compaction were configured.
   pi.on("session_before_compact", async (event, ctx) => {
     const r = configured();
-    const chart = r.hooks.appliesTo?.(ctx) === false ? r.piChart : r.chart;
+    const chart = r.hooks.appliesTo?.(ctx) === false ? running.find((f) => f.strategy === FALLBACK)!.chart : r.chart;
     return answerCompaction(event, ctx, session, chart, {
       recordFallback: (details) => cards.recordFailure(details),
       sendMessage: (message) => pi.sendMessage(message),

@@ -35,6 +35,14 @@ export type StrategyOptions = {
   [S in Registered as S extends { settings: SettingsSection<unknown> } ? S["name"] : never]: S extends { settings: SettingsSection<infer O> } ? O : never;
 };
 
+/** What runs when the configured strategy does not manage the active model: Pi's own compaction. */
+export const FALLBACK: Strategy<unknown> = nativeStrategy;
+
+/** True for a custom message a strategy writes to change the view (a range fact). */
+export function isStrategyFact(customType: string): boolean {
+  return PLUGINS.some((s) => s.facts?.[customType] !== undefined);
+}
+
 /** The strategy registered under `name`. */
 export function strategyNamed(name: string): Strategy<unknown> {
   const found = PLUGINS.find((s) => s.name === name);
