@@ -1,152 +1,191 @@
-// The compaction lifecycle, one actor per request: a fold asked for by the model, or a compaction Pi prepared.
-// Effects (planning) are injected with `.provide()`; the defaults are safe and never call a model.
-import { assign, fromPromise, setup } from "xstate";
+// The compaction lifecycle, one actor per request: a fold the model asked for, a boundary fact a strategy writes at
+// turn_end, or a compaction Pi prepared. The chart decides every route from its typed input: which trigger, and the
+// strategy's route table for it. Effects are injected: the planner with `.provide()`, the validator at construction.
+import { assign, fromPromise, setup, type DoneActorEvent } from "xstate";
+import type { StrategyName } from "../src/log/entries.ts";
+import type { LifecycleRequest, PlannedFacts } from "../src/strategies/contract.ts";
 
-/** Who asked: the model through `context_compact` (fold), or Pi through `session_before_compact`. */
-export type CompactionKind = "fold" | "compaction";
+/**
+ * What started the request: the model's `context_compact` call (`tool`), a strategy at a step boundary (`turnEnd`),
+ * or Pi's compaction (`manual` /compact, `threshold`, `overflow`).
+ */
+export type Trigger = "tool" | "turnEnd" | "manual" | "threshold" | "overflow";
+export type CompactionTrigger = Exclude<Trigger, "tool">;
+/** What a strategy does with a trigger: plan it, decline it (Pi keeps going without a compaction), or let Pi compact. */
+export type Route = "plan" | "cancel" | "native";
+/** A strategy's route for each trigger it can receive; a tool request always waits for its step's end. */
+export type Routes = Readonly<Record<CompactionTrigger, Route>>;
 
-export interface CompactionInput {
-  kind: CompactionKind;
-  /** Strategy that plans it: `fold`, a compaction strategy, or `native` (Pi compacts itself). */
-  strategy: string;
-  /** The request as the host captured it; opaque to the machine. */
-  request: unknown;
+export interface LifecycleInput {
+  strategy: StrategyName;
+  trigger: Trigger;
+  routes: Routes;
+  request: LifecycleRequest;
+  /** Why a tool request was refused when made (the model already heard it). It still claims its step. */
+  refused?: string;
 }
 
-/** What a planner actor resolves to. A rejected plan carries a reason instead of throwing. */
-export type PlanResult = { ok: true; plan: unknown } | { ok: false; reason: string };
+/** What a planner resolves to. A rejected plan carries a reason instead of throwing. */
+export type PlanResult = { ok: true; plan: PlannedFacts } | { ok: false; reason: string };
 
-export interface CompactionContext extends CompactionInput {
-  plan?: unknown;
+export type Outcome = "committed" | "cancelled" | "nativeFallback";
+
+export interface LifecycleContext extends LifecycleInput {
+  plan?: PlannedFacts;
   /** Why the request did not commit; shown to the model or the user. */
   reason?: string;
-  /** Set when a second request arrived in the same step: both are void. */
+  /** Set when a second request arrived in the same step: every request of the step is void. */
   invalidated: boolean;
   /** Set on entering a final state; read by the output. */
-  outcome?: CompactionOutcome["outcome"];
+  outcome?: Outcome;
 }
 
-export type CompactionEvent =
+export type LifecycleEvent =
   | { type: "host.turnEnded"; aborted: boolean; sameStep: boolean }
   | { type: "tool.compactRequested" }
   | { type: "host.aborted"; reason?: string }
   | { type: "host.runEnded" }
-  | { type: "host.sessionReplaced" };
+  | { type: "host.sessionReplaced" }
+  /** Pi stored the validated fact: it is on the branch (seen by the next sync, or `session_compact`). */
+  | { type: "pi.appended" }
+  /** Pi did not store it (`session_compact_failed`, or the run settled without the fact on the branch). */
+  | { type: "pi.notAppended"; reason: string };
 
 /** Final result the host reads from the actor's output. */
-export interface CompactionOutcome {
-  outcome: "committed" | "cancelled" | "nativeFallback";
-  plan?: unknown;
+export interface LifecycleOutput {
+  outcome: Outcome;
+  plan?: PlannedFacts;
   reason?: string;
 }
 
-export const compactionMachine = setup({
-  types: {
-    context: {} as CompactionContext,
-    events: {} as CompactionEvent,
-    input: {} as CompactionInput,
-    output: {} as CompactionOutcome,
-  },
-  actors: {
-    // Safe default: no planner configured means nothing to apply.
-    planCompaction: fromPromise<PlanResult, CompactionContext>(async () => ({ ok: false, reason: "no planner configured" })),
-  },
-  guards: {
-    isFold: ({ context }) => context.kind === "fold",
-    isNative: ({ context }) => context.strategy === "native",
-    isInvalidated: ({ context }) => context.invalidated,
-    isStepIntact: ({ event }) => event.type === "host.turnEnded" && !event.aborted && event.sameStep,
-    isPlanAccepted: ({ event }) => planOf(event)?.ok === true,
-  },
-  actions: {
-    invalidate: assign({ invalidated: true }),
-    recordCancelReason: assign({ reason: (_, reason: string) => reason }),
-    recordPlan: assign({ plan: ({ event }) => (planOf(event) as { plan?: unknown } | undefined)?.plan }),
-    recordRejection: assign({ reason: ({ event }) => (planOf(event) as { reason?: string } | undefined)?.reason ?? "plan rejected" }),
-    settle: assign({ outcome: (_, outcome: CompactionOutcome["outcome"]) => outcome }),
-    recordError: assign({ reason: ({ event }) => errorText((event as { error?: unknown }).error) }),
-  },
-}).createMachine({
-  id: "compaction",
-  context: ({ input }) => ({ ...input, invalidated: false }),
-  initial: "requested",
-  output: ({ context }) => ({ outcome: context.outcome ?? "cancelled", plan: context.plan, reason: context.reason }),
-  states: {
-    requested: {
-      description: "A request arrived and is routed by its kind: folds wait for the end of their step, compactions plan now, and the native strategy hands back to Pi.",
-      always: [
-        { guard: "isFold", target: "pendingAtTurnEnd" },
-        { guard: "isNative", target: "nativeFallback" },
-        { target: "planning" },
-      ],
-    },
-    pendingAtTurnEnd: {
-      description: "A fold was requested by a tool call; sibling tool calls of the same step may still run. Nothing changes until turn_end, when every result of the step is persisted.",
-      on: {
-        "tool.compactRequested": { actions: "invalidate" },
-        "host.turnEnded": [
-          {
-            guard: "isInvalidated",
-            target: "cancelled",
-            actions: { type: "recordCancelReason", params: "more than one context_compact call in the same step" },
-          },
-          { guard: "isStepIntact", target: "planning" },
-          {
-            target: "cancelled",
-            actions: { type: "recordCancelReason", params: "the step was interrupted or ended elsewhere" },
-          },
-        ],
-        "host.aborted": { target: "cancelled", actions: { type: "recordCancelReason", params: "the step was aborted" } },
-        "host.runEnded": { target: "cancelled", actions: { type: "recordCancelReason", params: "the request never reached the end of its step" } },
-        "host.sessionReplaced": { target: "cancelled", actions: { type: "recordCancelReason", params: "the session was replaced" } },
-      },
-    },
-    planning: {
-      description: "The strategy's planner builds the plan from the ledger (fold: range rule and summary; checkpoint: deterministic render; planned: ranked deletions). Host code validates it before anything is written.",
-      invoke: {
-        src: "planCompaction",
-        input: ({ context }) => context,
-        onDone: [
-          { guard: "isPlanAccepted", target: "validated", actions: "recordPlan" },
-          { guard: "isFold", target: "cancelled", actions: "recordRejection" },
-          { target: "nativeFallback", actions: "recordRejection" },
-        ],
-        onError: [
-          { guard: "isFold", target: "cancelled", actions: "recordError" },
-          { target: "nativeFallback", actions: "recordError" },
-        ],
-      },
-      on: {
-        "host.aborted": { target: "cancelled", actions: { type: "recordCancelReason", params: "aborted while planning" } },
-        "host.sessionReplaced": { target: "cancelled", actions: { type: "recordCancelReason", params: "the session was replaced" } },
-      },
-    },
-    validated: {
-      description: "The plan passed host validation and is ready to be appended to the ledger as one constant-size fact.",
-      always: { target: "committed" },
-    },
-    committed: {
-      entry: { type: "settle", params: "committed" },
-      description: "The host appended the fact (fold summary or compaction entry). The model view is recomputed from the ledger.",
-      type: "final",
-    },
-    cancelled: {
-      entry: { type: "settle", params: "cancelled" },
-      description: "Nothing was written to the ledger except, for folds, a short notice telling the model why.",
-      type: "final",
-    },
-    nativeFallback: {
-      entry: { type: "settle", params: "nativeFallback" },
-      description: "Our strategy declined or failed; Pi's own compaction runs unchanged, so the user is never left without one.",
-      type: "final",
-    },
-  },
-});
+/** A strategy's check of its own plan, run by the chart before `validated`; a string is the rejection reason. */
+export type Validate = (request: LifecycleRequest, plan: PlannedFacts) => string | undefined;
 
-/** The planner's result carried by a done event (the machine's event union does not list actor events). */
-function planOf(event: unknown): PlanResult | undefined {
-  return (event as { output?: PlanResult }).output;
+/** The planner's result after validation. */
+type Verdict = PlanResult;
+
+/** Build the lifecycle chart of one strategy, whose plans `validate` judges. The planner is provided once, by the host. */
+export function lifecycleMachine(validate: Validate) {
+  /** The planner's result once the validator has judged it (params of the `planning` exits). */
+  const judged = ({ context, event }: { context: LifecycleContext; event: DoneActorEvent<PlanResult> }) => ({ verdict: verdict(context.request, event.output) });
+  const verdict = (request: LifecycleRequest, result: PlanResult): Verdict => {
+    if (!result.ok) return result;
+    const problem = validate(request, result.plan);
+    return problem === undefined ? result : { ok: false, reason: problem };
+  };
+  return setup({
+    types: {
+      context: {} as LifecycleContext,
+      events: {} as LifecycleEvent,
+      input: {} as LifecycleInput,
+      output: {} as LifecycleOutput,
+    },
+    actors: {
+      // Safe default: no planner provided means nothing to apply.
+      plan: fromPromise<PlanResult, LifecycleRequest>(async () => ({ ok: false, reason: "no planner configured" })),
+    },
+    guards: {
+      isToolRequest: ({ context }) => context.trigger === "tool",
+      routedTo: ({ context }, params: { route: Route }) => context.trigger !== "tool" && context.routes[context.trigger] === params.route,
+      isRefused: ({ context }) => context.refused !== undefined,
+      isInvalidated: ({ context }) => context.invalidated,
+      isStepIntact: ({ event }) => event.type === "host.turnEnded" && !event.aborted && event.sameStep,
+      isAccepted: (_, params: { verdict: Verdict }) => params.verdict.ok,
+      // A request made during a run writes nothing when it fails; Pi's own compaction only replaces Pi's request.
+      isInRun: ({ context }) => context.trigger === "tool" || context.trigger === "turnEnd",
+    },
+    actions: {
+      invalidate: assign({ invalidated: true }),
+      recordReason: assign({ reason: (_, params: { reason: string }) => params.reason }),
+      recordVerdict: assign((_, params: { verdict: Verdict }) => (params.verdict.ok ? { plan: params.verdict.plan } : { reason: params.verdict.reason })),
+      settle: assign({ outcome: (_, outcome: Outcome) => outcome }),
+    },
+  }).createMachine({
+    id: "compaction",
+    context: ({ input }) => ({ ...input, invalidated: false }),
+    initial: "requested",
+    output: ({ context }) => ({ outcome: context.outcome ?? "cancelled", plan: context.plan, reason: context.reason }),
+    states: {
+      requested: {
+        description:
+          "A request arrived. The trigger and the strategy's route table decide: a tool request waits for the end of its step, a route to Pi's own compaction or a declined trigger ends here, anything else is planned now.",
+        always: [
+          { guard: "isToolRequest", target: "pendingAtTurnEnd" },
+          { guard: { type: "routedTo", params: { route: "native" } }, target: "nativeFallback", actions: { type: "recordReason", params: { reason: "the strategy leaves this trigger to Pi" } } },
+          { guard: { type: "routedTo", params: { route: "cancel" } }, target: "cancelled", actions: { type: "recordReason", params: { reason: "the strategy manages the window at step boundaries" } } },
+          { target: "planning" },
+        ],
+      },
+      pendingAtTurnEnd: {
+        description:
+          "The model asked for a fold from a tool call. Sibling calls of the same step may still run; nothing changes until turn_end, when every result of the step is stored.",
+        on: {
+          "tool.compactRequested": { actions: "invalidate" },
+          "host.turnEnded": [
+            { guard: "isInvalidated", target: "cancelled", actions: { type: "recordReason", params: { reason: "more than one context_compact call in the same step" } } },
+            { guard: "isRefused", target: "cancelled", actions: { type: "recordReason", params: ({ context }) => ({ reason: context.refused ?? "refused" }) } },
+            { guard: "isStepIntact", target: "planning" },
+            { target: "cancelled", actions: { type: "recordReason", params: { reason: "the step was interrupted or ended elsewhere" } } },
+          ],
+          "host.aborted": { target: "cancelled", actions: { type: "recordReason", params: { reason: "the step was aborted" } } },
+          "host.runEnded": { target: "cancelled", actions: { type: "recordReason", params: { reason: "the request never reached the end of its step" } } },
+          "host.sessionReplaced": { target: "cancelled", actions: { type: "recordReason", params: { reason: "the session was replaced" } } },
+        },
+      },
+      planning: {
+        description:
+          "The strategy plans from the ledger (a fold's range and summary, a deterministic checkpoint, ranked deletions, a tool-state summary). The strategy's validator judges the plan before anything is written.",
+        invoke: {
+          src: "plan",
+          input: ({ context }) => context.request,
+          onDone: [
+            {
+              guard: { type: "isAccepted", params: judged },
+              target: "validated",
+              actions: { type: "recordVerdict", params: judged },
+            },
+            { guard: "isInRun", target: "cancelled", actions: { type: "recordVerdict", params: judged } },
+            { target: "nativeFallback", actions: { type: "recordVerdict", params: judged } },
+          ],
+          onError: [
+            { guard: "isInRun", target: "cancelled", actions: { type: "recordReason", params: ({ event }) => ({ reason: errorText(event.error) }) } },
+            { target: "nativeFallback", actions: { type: "recordReason", params: ({ event }) => ({ reason: errorText(event.error) }) } },
+          ],
+        },
+        on: {
+          "host.aborted": { target: "cancelled", actions: { type: "recordReason", params: ({ event }) => ({ reason: event.reason ?? "aborted while planning" }) } },
+          "host.sessionReplaced": { target: "cancelled", actions: { type: "recordReason", params: { reason: "the session was replaced" } } },
+        },
+      },
+      validated: {
+        description: "The plan passed the strategy's validator and was handed to Pi to store. It commits once Pi confirms the fact is on the branch.",
+        on: {
+          "pi.appended": { target: "committed" },
+          "pi.notAppended": { target: "cancelled", actions: { type: "recordReason", params: ({ event }) => ({ reason: event.reason }) } },
+          "host.sessionReplaced": { target: "cancelled", actions: { type: "recordReason", params: { reason: "the session was replaced before Pi stored the fact" } } },
+        },
+      },
+      committed: {
+        entry: { type: "settle", params: "committed" },
+        description: "The fact is in the ledger (fold summary, boundary fact or compaction entry); the model view is recomputed from it.",
+        type: "final",
+      },
+      cancelled: {
+        entry: { type: "settle", params: "cancelled" },
+        description: "Nothing was written to the ledger except, for folds, a short notice telling the model why.",
+        type: "final",
+      },
+      nativeFallback: {
+        entry: { type: "settle", params: "nativeFallback" },
+        description: "The strategy left this compaction to Pi, or could not plan it: Pi's own compaction runs unchanged, so the user is never left without one.",
+        type: "final",
+      },
+    },
+  });
 }
+
+/** The chart as the docs and the inspector guide show it: the validator accepts every plan. */
+export const compactionMachine = lifecycleMachine(() => undefined);
 
 function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -17,11 +17,14 @@ interface NodeLike {
   invoke: readonly { src: unknown }[];
 }
 
+/** A guard as a label: its name, then the values of static params (`routedTo native`); computed params stay unnamed. */
 function guardName(guard: unknown): string {
   if (!guard) return "";
   if (typeof guard === "string") return ` [${guard}]`;
-  const type = (guard as { type?: unknown }).type;
-  return typeof type === "string" ? ` [${type}]` : " [guard]";
+  const { type, params } = guard as { type?: unknown; params?: unknown };
+  if (typeof type !== "string") return " [guard]";
+  const values = params && typeof params === "object" ? Object.values(params).filter((v) => typeof v === "string" || typeof v === "number") : [];
+  return ` [${[type, ...values].join(" ")}]`;
 }
 
 /**

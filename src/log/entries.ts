@@ -40,6 +40,8 @@ export const LedgerType = {
 export type CompactionStrategyName = "checkpoint" | "planned" | "preserve" | "digest";
 /** Value of `contextLedger.strategy`: a compaction strategy, or Pi's own. */
 export type StrategySetting = CompactionStrategyName | "native";
+/** Every strategy the registry lists: the compaction strategies, Pi's own, and the model-driven fold. */
+export type StrategyName = StrategySetting | "fold";
 
 /**
  * A fold's hiding rule. It has constant size whatever the number of entries it covers:

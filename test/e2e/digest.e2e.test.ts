@@ -146,7 +146,7 @@ describe("digest e2e", () => {
     await h.session.prompt(paste("P3", 12_000));
     expect(compactions).toEqual(["threshold", "threshold"]);
     // (What is left raw here is at most a short note, such as the budget notice: far too little to get under the point.)
-    expect(h.notices.some((n) => /no digest \((nothing to digest|a digest would leave ~\d+ tokens, above Pi's compaction point of 47616)\); Pi compacts natively/.test(n.message))).toBe(true);
+    expect(h.notices.some((n) => /digest compaction fell back to Pi's native compaction \([\w-]+: (nothing to digest|a digest would leave ~\d+ tokens, above Pi's compaction point of 47616)/.test(n.message))).toBe(true);
     expect(h.requests.length).toBe(6);
     const native = branchOf(h).find((e) => e.type === "compaction");
     expect(native?.type === "compaction" && native.summary).toContain("NATIVE-SUMMARY");

@@ -21,10 +21,13 @@ import {
   type FileEntry,
 } from "@earendil-works/pi-coding-agent";
 import contextLedger from "../../index.ts";
+import { registerContextLedger, type LedgerOptions } from "../../src/host/extension.ts";
 
 export interface HarnessOptions {
   /** Load our extension (default true). */
   withLedger?: boolean;
+  /** Test-only options of our extension (e.g. an inspection observer of the lifecycle charts). */
+  ledgerOptions?: LedgerOptions;
   /** Test-only extensions loaded after ours. */
   extensions?: ExtensionFactory[];
   /** Test-only extensions loaded before ours, so their handlers for an event run first. */
@@ -93,7 +96,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   await runtime.setRuntimeApiKey(faux.getModel().provider, "test-key");
 
   const factories: ExtensionFactory[] = [...(options.extensionsBefore ?? [])];
-  if (options.withLedger !== false) factories.push(contextLedger);
+  const ledgerOptions = options.ledgerOptions;
+  if (options.withLedger !== false) factories.push(ledgerOptions ? (pi) => registerContextLedger(pi, ledgerOptions) : contextLedger);
   factories.push(...(options.extensions ?? []));
   const loader = new DefaultResourceLoader({ cwd, agentDir, extensionFactories: factories, noSkills: true, noPromptTemplates: true, noThemes: true });
   await loader.reload();

@@ -1,105 +1,266 @@
+// The lifecycle chart on its own: routes from the registry's tables, validation inside the chart, commit only on
+// Pi's confirmation. Requests carry a stub extension context: the chart never reads it, only the strategies do.
 import { describe, expect, it } from "vitest";
-import { createActor, fromPromise, initialTransition, toPromise, transition } from "xstate";
+import type { ExtensionContext, SessionBeforeCompactEvent } from "@earendil-works/pi-coding-agent";
+import { createActor, fromPromise, initialTransition, toPromise, transition, type AnyEventObject, type InspectionEvent } from "xstate";
 import { getShortestPaths } from "xstate/graph";
-import { compactionMachine, type CompactionContext, type CompactionEvent, type PlanResult } from "../../machines/compaction.machine.ts";
+import {
+  compactionMachine,
+  lifecycleMachine,
+  type CompactionTrigger,
+  type LifecycleEvent,
+  type LifecycleInput,
+  type PlanResult,
+  type Trigger,
+  type Validate,
+} from "../../machines/compaction.machine.ts";
+import type { StrategyName } from "../../src/log/entries.ts";
+import type { LifecycleRequest, PlannedFacts } from "../../src/strategies/contract.ts";
+import { STRATEGIES, strategyNamed } from "../../src/strategies/registry.ts";
 
-const fold = { kind: "fold" as const, strategy: "fold", request: { target: "root" } };
-const compaction = { kind: "compaction" as const, strategy: "checkpoint", request: {} };
+const STATES = ["requested", "pendingAtTurnEnd", "planning", "validated", "committed", "cancelled", "nativeFallback"] as const;
+const COMPACTION_TRIGGERS: readonly CompactionTrigger[] = ["manual", "threshold", "overflow"];
+const TRIGGERS: readonly Trigger[] = ["tool", "turnEnd", ...COMPACTION_TRIGGERS];
 
-describe("compaction machine: pure transitions", () => {
-  it("a fold waits for its turn_end", () => {
-    const [snapshot] = initialTransition(compactionMachine, fold);
+const ctx = {} as ExtensionContext;
+function requestFor(trigger: Trigger): LifecycleRequest {
+  if (trigger === "tool")
+    return { moment: { type: "tool", call: { target: "root", summary: "done" }, toolCallId: "call-1", requestEntryId: "a1", requestKey: "a1" }, ctx, trace: {} };
+  return { moment: { type: "session_before_compact", event: {} as SessionBeforeCompactEvent }, ctx, trace: {} };
+}
+function inputFor(strategy: StrategyName, trigger: Trigger, refused?: string): LifecycleInput {
+  return { strategy, trigger, routes: strategyNamed(strategy).routes, request: requestFor(trigger), ...(refused !== undefined ? { refused } : {}) };
+}
+
+/** Facts the test validator accepts, and facts it rejects. */
+const GOOD: PlannedFacts = { continue: true };
+const BAD: PlannedFacts = { declineCompaction: true };
+const judge: Validate = (_request, plan) => (plan.continue ? undefined : "the validator rejected the plan");
+const judged = lifecycleMachine(judge);
+
+const intactTurnEnd: LifecycleEvent = { type: "host.turnEnded", aborted: false, sameStep: true };
+
+/** Start a real actor of `judged` whose planner resolves to `result` (or throws it). */
+function start(input: LifecycleInput, planner: (signal: AbortSignal) => Promise<PlanResult>, inspect?: (e: InspectionEvent) => void) {
+  let calls = 0;
+  const machine = judged.provide({ actors: { plan: fromPromise<PlanResult, LifecycleRequest>(({ signal }) => (calls++, planner(signal))) } });
+  const actor = createActor(machine, { input, ...(inspect ? { inspect } : {}) });
+  actor.start();
+  return { actor, output: toPromise(actor), calls: () => calls };
+}
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe("lifecycle chart: routes", () => {
+  it("a tool request waits for the end of its step, whatever the strategy", () => {
+    for (const { name } of STRATEGIES) expect(initialTransition(compactionMachine, inputFor(name, "tool"))[0].value, name).toBe("pendingAtTurnEnd");
+  });
+
+  it("every registry route decides the first state: native → nativeFallback, cancel → cancelled, plan → planning", () => {
+    const expected = { native: "nativeFallback", cancel: "cancelled", plan: "planning" } as const;
+    for (const { name, routes } of STRATEGIES) {
+      for (const trigger of ["turnEnd", ...COMPACTION_TRIGGERS] as const) {
+        const [snapshot] = initialTransition(compactionMachine, inputFor(name, trigger));
+        expect(snapshot.value, `${name}/${trigger}`).toBe(expected[routes[trigger]]);
+      }
+    }
+  });
+
+  it("native hands every compaction back to Pi without planning", async () => {
+    for (const trigger of COMPACTION_TRIGGERS) {
+      const run = start(inputFor("native", trigger), async () => ({ ok: true, plan: GOOD }));
+      expect(await run.output, trigger).toMatchObject({ outcome: "nativeFallback", reason: "the strategy leaves this trigger to Pi" });
+      expect(run.calls(), trigger).toBe(0);
+    }
+  });
+
+  it("preserve declines Pi's threshold compaction and leaves an overflow to Pi", async () => {
+    const threshold = start(inputFor("preserve", "threshold"), async () => ({ ok: true, plan: GOOD }));
+    expect(await threshold.output).toMatchObject({ outcome: "cancelled", reason: "the strategy manages the window at step boundaries" });
+    const overflow = start(inputFor("preserve", "overflow"), async () => ({ ok: true, plan: GOOD }));
+    expect((await overflow.output).outcome).toBe("nativeFallback");
+    expect(threshold.calls() + overflow.calls()).toBe(0);
+  });
+
+  it("fold's table leaves Pi's compaction to Pi (unused: `fold` is no setting value, so its chart only gets tool requests)", () => {
+    for (const trigger of COMPACTION_TRIGGERS) expect(initialTransition(compactionMachine, inputFor("fold", trigger))[0].value).toBe("nativeFallback");
+  });
+});
+
+describe("lifecycle chart: pending at turn_end", () => {
+  const pending = () => initialTransition(compactionMachine, inputFor("fold", "tool"))[0];
+
+  it("an intact end of the same step moves to planning", () => {
+    expect(transition(compactionMachine, pending(), intactTurnEnd)[0].value).toBe("planning");
+  });
+
+  it("an aborted step, another step, the run's end or a new session cancel", () => {
+    const events: LifecycleEvent[] = [
+      { type: "host.turnEnded", aborted: true, sameStep: true },
+      { type: "host.turnEnded", aborted: false, sameStep: false },
+      { type: "host.aborted" },
+      { type: "host.runEnded" },
+      { type: "host.sessionReplaced" },
+    ];
+    for (const event of events) {
+      const [snapshot] = transition(compactionMachine, pending(), event);
+      expect(snapshot.value, JSON.stringify(event)).toBe("cancelled");
+      expect(snapshot.context.reason, JSON.stringify(event)).toBeTruthy();
+    }
+  });
+
+  it("a second request in the same step voids the first even when the step ends intact", () => {
+    let [snapshot] = transition(compactionMachine, pending(), { type: "tool.compactRequested" });
     expect(snapshot.value).toBe("pendingAtTurnEnd");
-  });
-
-  it("native strategy falls back immediately", () => {
-    const [snapshot] = initialTransition(compactionMachine, { ...compaction, strategy: "native" });
-    expect(snapshot.value).toBe("nativeFallback");
-    expect(snapshot.status).toBe("done");
-  });
-
-  it("a second request in the same step cancels at turn_end even when the step is intact", () => {
-    let [snapshot] = initialTransition(compactionMachine, fold);
-    [snapshot] = transition(compactionMachine, snapshot, { type: "tool.compactRequested" });
-    [snapshot] = transition(compactionMachine, snapshot, { type: "host.turnEnded", aborted: false, sameStep: true });
+    [snapshot] = transition(compactionMachine, snapshot, intactTurnEnd);
     expect(snapshot.value).toBe("cancelled");
     expect(snapshot.context.reason).toMatch(/more than one/);
   });
 
-  it("an aborted step cancels", () => {
-    let [snapshot] = initialTransition(compactionMachine, fold);
-    [snapshot] = transition(compactionMachine, snapshot, { type: "host.turnEnded", aborted: true, sameStep: true });
-    expect(snapshot.value).toBe("cancelled");
-  });
-
-  it("an intact step moves to planning", () => {
-    let [snapshot] = initialTransition(compactionMachine, fold);
-    [snapshot] = transition(compactionMachine, snapshot, { type: "host.turnEnded", aborted: false, sameStep: true });
-    expect(snapshot.value).toBe("planning");
+  it("a refused request claims its step and cancels at its end without planning", async () => {
+    const run = start(inputFor("fold", "tool", "the target is not in the context"), async () => ({ ok: true, plan: GOOD }));
+    run.actor.send(intactTurnEnd);
+    expect(await run.output).toMatchObject({ outcome: "cancelled", reason: "the target is not in the context" });
+    expect(run.calls()).toBe(0);
   });
 });
 
-function run(input: typeof fold | typeof compaction, planner: (ctx: CompactionContext, signal: AbortSignal) => Promise<PlanResult>, events: CompactionEvent[] = []) {
-  const actor = createActor(compactionMachine.provide({ actors: { planCompaction: fromPromise(({ input, signal }) => planner(input, signal)) } }), { input });
-  actor.start();
-  for (const event of events) actor.send(event);
-  return toPromise(actor);
-}
-
-describe("compaction machine: with planners", () => {
-  it("commits an accepted plan", async () => {
-    const out = await run(compaction, async () => ({ ok: true, plan: { summary: "s" } }));
-    expect(out).toEqual({ outcome: "committed", plan: { summary: "s" }, reason: undefined });
+describe("lifecycle chart: planning and validation", () => {
+  it("an accepted plan stops at validated: nothing commits before Pi confirms", async () => {
+    const run = start(inputFor("checkpoint", "manual"), async () => ({ ok: true, plan: GOOD }));
+    await settle();
+    expect(run.actor.getSnapshot().value).toBe("validated");
+    expect(run.actor.getSnapshot().status).toBe("active");
+    // An abort after the facts were handed to Pi changes nothing: only Pi's answer decides now.
+    run.actor.send({ type: "host.aborted" });
+    expect(run.actor.getSnapshot().value).toBe("validated");
+    run.actor.send({ type: "pi.appended" });
+    expect(await run.output).toEqual({ outcome: "committed", plan: GOOD, reason: undefined });
   });
 
-  it("falls back to native on a rejected or failing compaction plan", async () => {
-    expect((await run(compaction, async () => ({ ok: false, reason: "garbage" }))).outcome).toBe("nativeFallback");
-    const failed = await run(compaction, async () => {
+  it("validated cancels when Pi does not store the facts, or the session is replaced first", async () => {
+    const failed = start(inputFor("checkpoint", "threshold"), async () => ({ ok: true, plan: GOOD }));
+    await settle();
+    failed.actor.send({ type: "pi.notAppended", reason: "Pi could not store the compaction" });
+    expect(await failed.output).toMatchObject({ outcome: "cancelled", reason: "Pi could not store the compaction" });
+    const replaced = start(inputFor("preserve", "turnEnd"), async () => ({ ok: true, plan: GOOD }));
+    await settle();
+    replaced.actor.send({ type: "host.sessionReplaced" });
+    expect(await replaced.output).toMatchObject({ outcome: "cancelled", reason: expect.stringMatching(/replaced/) });
+  });
+
+  it("the validator's rejection cancels an in-run request and hands a compaction to Pi", async () => {
+    for (const [strategy, trigger, outcome] of [
+      ["fold", "tool", "cancelled"],
+      ["preserve", "turnEnd", "cancelled"],
+      ["checkpoint", "manual", "nativeFallback"],
+      ["planned", "threshold", "nativeFallback"],
+      ["checkpoint", "overflow", "nativeFallback"],
+    ] as const) {
+      const run = start(inputFor(strategy, trigger), async () => ({ ok: true, plan: BAD }));
+      if (trigger === "tool") run.actor.send(intactTurnEnd);
+      const out = await run.output;
+      expect(out, `${strategy}/${trigger}`).toMatchObject({ outcome, reason: "the validator rejected the plan" });
+      expect(out.plan, `${strategy}/${trigger}`).toBeUndefined();
+    }
+  });
+
+  it("the validator sees the request the chart was started with", async () => {
+    const seen: LifecycleRequest[] = [];
+    const input = inputFor("checkpoint", "manual");
+    const machine = lifecycleMachine((request) => (seen.push(request), undefined)).provide({ actors: { plan: fromPromise(async () => ({ ok: true, plan: GOOD }) as PlanResult) } });
+    const actor = createActor(machine, { input }).start();
+    await settle();
+    expect(actor.getSnapshot().value).toBe("validated");
+    expect(seen.length).toBeGreaterThan(0);
+    for (const request of seen) expect(request).toBe(input.request);
+  });
+
+  it("a rejected or failing plan: in-run requests cancel, compactions fall back to Pi", async () => {
+    const rejected = start(inputFor("digest", "turnEnd"), async () => ({ ok: false, reason: "nothing to digest" }));
+    expect(await rejected.output).toMatchObject({ outcome: "cancelled", reason: "nothing to digest" });
+    const crashed = start(inputFor("planned", "manual"), async () => {
       throw new Error("planner crashed");
     });
-    expect(failed).toMatchObject({ outcome: "nativeFallback", reason: "planner crashed" });
+    expect(await crashed.output).toMatchObject({ outcome: "nativeFallback", reason: "planner crashed" });
+    const foldCrash = start(inputFor("fold", "tool"), async () => {
+      throw new Error("fold planner crashed");
+    });
+    foldCrash.actor.send(intactTurnEnd);
+    expect(await foldCrash.output).toMatchObject({ outcome: "cancelled", reason: "fold planner crashed" });
   });
 
-  it("a rejected fold plan cancels with the reason", async () => {
-    const out = await run(fold, async () => ({ ok: false, reason: "target left the context" }), [{ type: "host.turnEnded", aborted: false, sameStep: true }]);
-    expect(out).toMatchObject({ outcome: "cancelled", reason: "target left the context" });
-  });
-
-  it("an abort mid-plan cancels and aborts the planner's signal", async () => {
+  it("an abort while planning cancels and aborts the planner's signal", async () => {
     let seen: AbortSignal | undefined;
-    const actor = createActor(
-      compactionMachine.provide({ actors: { planCompaction: fromPromise(({ signal }) => { seen = signal; return new Promise<PlanResult>(() => {}); }) } }),
-      { input: compaction },
-    );
-    actor.start();
-    actor.send({ type: "host.aborted" });
-    const out = await toPromise(actor);
-    expect(out.outcome).toBe("cancelled");
+    const run = start(inputFor("checkpoint", "manual"), (signal) => ((seen = signal), new Promise<PlanResult>(() => {})));
+    run.actor.send({ type: "host.aborted" });
+    expect(await run.output).toMatchObject({ outcome: "cancelled", reason: "aborted while planning" });
     expect(seen?.aborted).toBe(true);
   });
 });
 
-describe("compaction machine: every shortest path", () => {
-  it("reaches every state and every final state is reachable from both kinds", () => {
+describe("lifecycle chart: every shortest path", () => {
+  const invokeId = () => {
+    const planning = judged.states.planning;
+    const id = planning.invoke[0]?.id;
+    if (!id) throw new Error("planning invokes no planner");
+    return id;
+  };
+  /** Every event the chart can receive, with the planner's results as the done and error events XState sends. */
+  function events(): AnyEventObject[] {
+    const id = invokeId();
+    return [
+      intactTurnEnd,
+      { type: "host.turnEnded", aborted: true, sameStep: true },
+      { type: "tool.compactRequested" },
+      { type: "host.aborted" },
+      { type: "host.runEnded" },
+      { type: "host.sessionReplaced" },
+      { type: "pi.appended" },
+      { type: "pi.notAppended", reason: "not stored" },
+      { type: `xstate.done.actor.${id}`, output: { ok: true, plan: GOOD } satisfies PlanResult },
+      { type: `xstate.done.actor.${id}`, output: { ok: true, plan: BAD } satisfies PlanResult },
+      { type: `xstate.done.actor.${id}`, output: { ok: false, reason: "no plan" } satisfies PlanResult },
+      { type: `xstate.error.actor.${id}`, error: new Error("planner crashed") },
+    ];
+  }
+
+  /** States a strategy's requests can reach, over every trigger the host sends its chart. */
+  function reachedBy(strategy: StrategyName, triggers: readonly Trigger[]): Set<string> {
     const reached = new Set<string>();
-    for (const input of [fold, compaction, { ...compaction, strategy: "native" }]) {
-      const paths = getShortestPaths(compactionMachine, {
-        input,
-        events: [
-          { type: "host.turnEnded", aborted: false, sameStep: true },
-          { type: "host.turnEnded", aborted: true, sameStep: true },
-          { type: "tool.compactRequested" },
-          { type: "host.aborted" },
-          { type: "host.runEnded" },
-          { type: "host.sessionReplaced" },
-        ],
-      });
-      for (const path of paths) reached.add(String(path.state.value));
+    for (const trigger of triggers) {
+      // `requested` only routes (eventless transitions), so no path rests there: the inspector's microsteps show it.
+      const sources: string[] = [];
+      const inspect = (e: InspectionEvent) => {
+        if (e.type === "@xstate.microstep") for (const t of e._transitions) sources.push(t.source.key);
+      };
+      createActor(judged, { input: inputFor(strategy, trigger), inspect }).start().stop();
+      for (const s of sources) reached.add(s);
+      const paths = getShortestPaths(judged, { input: inputFor(strategy, trigger), events: events() as LifecycleEvent[] });
+      for (const path of paths) for (const step of [path.state, ...path.steps.map((s) => s.state)]) reached.add(String(step.value));
     }
-    // validated/committed need a planner result; pure traversal stops at planning.
-    expect([...reached].sort()).toEqual(["cancelled", "nativeFallback", "pendingAtTurnEnd", "planning"].sort());
-    for (const key of ["requested", "pendingAtTurnEnd", "planning", "validated", "committed", "cancelled", "nativeFallback"]) {
-      expect(compactionMachine.states[key]?.description, key).toBeTruthy();
-    }
+    return reached;
+  }
+
+  it("reaches every state, and every state is described", () => {
+    const reached = new Set<string>();
+    for (const { name } of STRATEGIES) for (const state of reachedBy(name, TRIGGERS)) reached.add(state);
+    expect([...reached].sort()).toEqual([...STATES].sort());
+    for (const key of STATES) expect(compactionMachine.states[key]?.description, key).toBeTruthy();
+  });
+
+  it("per strategy, the states its host's triggers reach (the table in docs/machines/README.md)", () => {
+    // Tool requests always go to the fold chart; only preserve and digest start runs at turn_end; the configured
+    // strategy's chart answers Pi's compaction (manual, threshold, overflow), and `fold` is not a setting value.
+    const all = [...STATES].sort();
+    const without = (...states: string[]) => all.filter((s) => !states.includes(s));
+    const table: Record<StrategyName, { triggers: readonly Trigger[]; states: string[] }> = {
+      fold: { triggers: ["tool"], states: without("nativeFallback") },
+      checkpoint: { triggers: COMPACTION_TRIGGERS, states: without("pendingAtTurnEnd") },
+      planned: { triggers: COMPACTION_TRIGGERS, states: without("pendingAtTurnEnd") },
+      preserve: { triggers: ["turnEnd", ...COMPACTION_TRIGGERS], states: without("pendingAtTurnEnd") },
+      digest: { triggers: ["turnEnd", ...COMPACTION_TRIGGERS], states: without("pendingAtTurnEnd") },
+      native: { triggers: COMPACTION_TRIGGERS, states: ["nativeFallback", "requested"] },
+    };
+    for (const { name } of STRATEGIES) expect([...reachedBy(name, table[name].triggers)].sort(), name).toEqual(table[name].states);
   });
 });

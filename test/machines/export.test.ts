@@ -19,8 +19,33 @@ describe("statechart export", () => {
 });
 
 describe("statechart JSON export", () => {
-  it("keeps automatic (always) transitions and their guards", () => {
-    const json = JSON.parse(renderMachineFiles()["compaction.machine.json"]) as { states: Record<string, { always?: { guard?: string; target: string }[] }> };
-    expect(json.states.requested.always?.map((t) => t.guard ?? "")).toEqual(["isFold", "isNative", ""]);
+  type Transition = { guard?: string | { type: string; params?: unknown }; target: string };
+  const json = () => JSON.parse(renderMachineFiles()["compaction.machine.json"]) as { states: Record<string, { always?: Transition[]; invoke?: { onDone?: Transition[] } }> };
+
+  it("keeps automatic (always) transitions and their guards, with static params", () => {
+    const always = json().states.requested.always ?? [];
+    expect(always.map((t) => [t.guard ?? "", t.target])).toEqual([
+      ["isToolRequest", "pendingAtTurnEnd"],
+      [{ type: "routedTo", params: { route: "native" } }, "nativeFallback"],
+      [{ type: "routedTo", params: { route: "cancel" } }, "cancelled"],
+      ["", "planning"],
+    ]);
+  });
+
+  it("keeps the validation guard on the planner's result, its computed params by name", () => {
+    const onDone = json().states.planning.invoke?.onDone ?? [];
+    expect(onDone.map((t) => [t.guard ?? "", t.target])).toEqual([
+      [{ type: "isAccepted", params: "[judged]" }, "validated"],
+      ["isInRun", "cancelled"],
+      ["", "nativeFallback"],
+    ]);
+  });
+
+  it("the Mermaid labels tell the route guards apart and show the commit on Pi's confirmation", () => {
+    const mermaid = renderMachineFiles()["compaction.machine.mmd"];
+    expect(mermaid).toContain("requested --> nativeFallback : always [routedTo native]");
+    expect(mermaid).toContain("requested --> cancelled : always [routedTo cancel]");
+    expect(mermaid).toContain("planning --> validated : plan done [isAccepted]");
+    expect(mermaid).toContain("validated --> committed : pi.appended");
   });
 });

@@ -1,26 +1,24 @@
-// The `preserve` strategy's host side. At every turn_end it checks the reserve and, when needed, appends one Tool
+// The `preserve` strategy's hooks. At every turn_end it checks the reserve and, when needed, appends one Tool
 // Context checkpoint (model-written, cache-friendly first, then delta-only, then extractive). It answers
 // session_before_compact in preserve mode (a manual /compact writes a checkpoint and ends as a success) and renders
 // the checkpoint card with its token accounting.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { Api, AssistantMessage, Context, Model, ModelThinkingLevel, SimpleStreamOptions } from "@earendil-works/pi-ai";
-import {
-  convertToLlm,
-  type ExtensionAPI,
-  type ExtensionContext,
-  type SessionBeforeCompactEvent,
-  type SessionBeforeCompactResult,
-  type SessionBoundaryDraft,
-  type TurnEndEvent,
-  type TurnEndEventResult,
+import type {
+  ExtensionContext,
+  SessionBeforeCompactEvent,
+  SessionBoundaryDraft,
+  TurnEndEvent,
+  TurnEndEventResult,
 } from "@earendil-works/pi-coding-agent";
-import { Text } from "@earendil-works/pi-tui";
-import { LedgerType, type SessionEntry } from "../log/entries.ts";
-import { projectBranch, viewCut } from "../projection/project.ts";
-import { estimateMessagesTokens, estimateTextTokens } from "../projection/tokens.ts";
-import { checkpointDraft, type CheckpointWriter, type PreserveDetails, type PreserveDraft } from "../strategies/preserve/checkpoint.ts";
-import { entryBefore, fitDelta, ordinalsOf, selectDelta, type Delta, type DeltaUnit } from "../strategies/preserve/delta.ts";
-import { writeExtractiveCheckpoint } from "../strategies/preserve/extractive.ts";
+import { LedgerType, type SessionEntry } from "../../log/entries.ts";
+import { projectBranch, viewCut } from "../../projection/project.ts";
+import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
+import type { PlanResult } from "../../../machines/compaction.machine.ts";
+import type { LedgerSessionView, LifecycleRequest, ManualCompactSwitch, StrategyEffects, StrategyKit } from "../contract.ts";
+import { checkpointDraft, type CheckpointWriter, type PreserveDetails, type PreserveDraft } from "./checkpoint.ts";
+import { entryBefore, fitDelta, ordinalsOf, selectDelta, type Delta, type DeltaUnit } from "./delta.ts";
+import { writeExtractiveCheckpoint } from "./extractive.ts";
 import {
   chooseRequestShape,
   continuationAsk,
@@ -29,15 +27,11 @@ import {
   judgeReply,
   unitFitCost,
   type ReplyVerdict,
-} from "../strategies/preserve/prompt.ts";
-import { checkpointCardLine, checkpointReport } from "../strategies/preserve/report.ts";
-import { decideTrigger, reserveTokens } from "../strategies/preserve/reserve.ts";
-import { preserveAppliesTo } from "../strategies/preserve/settings.ts";
-import { ManualCompactShim } from "./compact-shim.ts";
-import { strategyModel } from "./compaction-handler.ts";
-import { runLifecycle } from "./lifecycle.ts";
-import type { LedgerSession } from "./ledger-session.ts";
-import { liveRequestOptions } from "./pi-request-options.ts";
+} from "./prompt.ts";
+import { checkpointCardLine, checkpointReport } from "./report.ts";
+import { liveRequestOptions } from "./request-options.ts";
+import { decideTrigger, reserveTokens } from "./reserve.ts";
+import { preserveAppliesTo, type PreserveOptions } from "./settings.ts";
 
 type AnyModel = Model<Api>;
 
@@ -77,35 +71,33 @@ function sameModel(a: AnyModel | undefined, b: AnyModel | undefined): boolean {
 }
 
 export class PreserveHost {
-  private readonly pi: ExtensionAPI;
-  private readonly session: () => LedgerSession;
+  private readonly kit: StrategyKit<PreserveOptions>;
+  private readonly session: () => LedgerSessionView;
   /** The messages of the last provider request, as sent (after every context handler), and the session it belongs to. */
-  private lastRequest: { session: LedgerSession; messages: AgentMessage[] } | undefined;
+  private lastRequest: { session: LedgerSessionView; messages: AgentMessage[] } | undefined;
   /** The thinking level the last live request asked for, as Pi recorded it on the response. */
-  private liveThinking: { session: LedgerSession; level: ModelThinkingLevel | undefined } | undefined;
+  private liveThinking: { session: LedgerSessionView; level: ModelThinkingLevel | undefined } | undefined;
   /** The context of the current session, for the shim's "is preserve active" question. */
   private ctx: ExtensionContext | undefined;
-  private readonly shim = new ManualCompactShim();
+  private readonly shim: ManualCompactSwitch;
   private readonly warned = new Set<string>();
 
-  constructor(pi: ExtensionAPI, session: () => LedgerSession) {
-    this.pi = pi;
-    this.session = session;
+  constructor(kit: StrategyKit<PreserveOptions>) {
+    this.kit = kit;
+    this.session = kit.session;
+    this.shim = kit.manualCompactSwitch();
   }
 
   /** The checkpoint card: one line in the transcript; expanded, the token accounting and the text. */
   register(): void {
-    this.pi.registerMessageRenderer<PreserveDetails>(LedgerType.preserve, (message, options) => {
-      const text = typeof message.content === "string" ? message.content : "";
-      const details = message.details;
-      return new Text(options.expanded ? (details ? `${checkpointReport(details)}\n\n${text}` : text) : checkpointCardLine(details), 1, 0);
-    });
+    this.kit.registerMessageCard<PreserveDetails>(LedgerType.preserve, ({ content, details }, options) =>
+      options.expanded ? (details ? `${checkpointReport(details)}\n\n${content}` : content) : checkpointCardLine(details),
+    );
   }
 
-  /** True when preserve manages this session's context for the current model. */
-  private active(ctx: ExtensionContext | undefined): boolean {
-    const settings = this.session().settings;
-    return settings.strategy === "preserve" && preserveAppliesTo(settings.preserve, ctx?.model);
+  /** True when preserve manages this session's context for the current model (the host calls it only while configured). */
+  active(ctx: ExtensionContext | undefined): boolean {
+    return preserveAppliesTo(this.kit.options(), ctx?.model);
   }
 
   private warnOnce(ctx: ExtensionContext, key: string, message: string): void {
@@ -119,8 +111,7 @@ export class PreserveHost {
     this.ctx = ctx;
     this.lastRequest = undefined;
     this.liveThinking = undefined;
-    if (this.session().settings.strategy !== "preserve") return;
-    if (!this.shim.install(this.pi, () => this.active(this.ctx))) {
+    if (!this.shim.install(() => this.active(this.ctx))) {
       this.warnOnce(ctx, "shim", "context-ledger: preserve could not adjust Pi's compaction settings; /compact on a short session keeps Pi's answer.");
     }
   }
@@ -145,7 +136,7 @@ export class PreserveHost {
    * cache-friendly summary request resends exactly these messages.
    */
   noteRequest(messages: AgentMessage[]): void {
-    if (this.session().settings.strategy === "preserve") this.lastRequest = { session: this.session(), messages };
+    this.lastRequest = { session: this.session(), messages };
   }
 
   /** message_end of an assistant response: the reasoning level its request asked for (Pi records it there). */
@@ -170,17 +161,41 @@ export class PreserveHost {
 
   /**
    * turn_end: checkpoint older technical state when usage reached window − reserve. `entries` are the drafts other
-   * handlers already return for this boundary; the checkpoint is appended after them.
+   * handlers already return for this boundary; the checkpoint is appended after them. Whether one is due is decided
+   * here (a cheap check on every boundary); the write runs through the chart.
    */
   async onTurnEnd(event: TurnEndEvent, ctx: ExtensionContext, entries: SessionBoundaryDraft[] = event.entries): Promise<TurnEndEventResult | undefined> {
     const session = this.session();
     if (!this.active(ctx)) return undefined;
+    if (!this.due(event, ctx, entries)) return undefined;
+    const request: LifecycleRequest = { moment: { type: "turn_end", event, entries }, ctx, trace: {} };
+    const run = await this.kit.chart.start("turnEnd", request);
+    run.abortOn(ctx.signal);
+    const decision = await run.decided();
+    if (decision.state !== "validated") {
+      if (decision.reason && !ctx.signal?.aborted) ctx.ui.notify(`context-ledger: preserve checkpoint skipped: ${decision.reason}`, "warning");
+      return undefined;
+    }
+    session.expectStored(run, decision.facts);
+    return { entries: [...entries, ...(decision.facts.entries ?? [])] };
+  }
+
+  /** A checkpoint is due at this boundary: a completed step, no range fact here yet, and usage past window − reserve. */
+  private due(event: TurnEndEvent, ctx: ExtensionContext, entries: readonly SessionBoundaryDraft[]): boolean {
     // A failed or aborted response is Pi's to recover (overflow compaction, retry); its request already failed, so a
     // continuation of it would too. The next completed step checkpoints.
-    if (event.message.role === "assistant" && (event.message.stopReason === "error" || event.message.stopReason === "aborted")) return undefined;
+    if (event.message.role === "assistant" && (event.message.stopReason === "error" || event.message.stopReason === "aborted")) return false;
     // One range fact per boundary: a fold committed here already changed the view (the usage figure is stale until
     // the next turn), and a second preserve handler must not checkpoint the same delta twice.
-    if (entries.some((d) => d.type === "custom_message" && (d.customType === LedgerType.fold || d.customType === LedgerType.preserve))) return undefined;
+    if (entries.some((d) => d.type === "custom_message" && (d.customType === LedgerType.fold || d.customType === LedgerType.preserve))) return false;
+    const boundary = this.boundary(event, ctx);
+    if (!boundary) return false;
+    return decideTrigger({ usageTokens: boundary.usageTokens, contextWindow: boundary.contextWindow, compactableTokens: boundary.delta.tokens }).checkpoint;
+  }
+
+  /** The delta a checkpoint at this boundary would cover (older than the step that just ended), and the window. */
+  private boundary(event: TurnEndEvent, ctx: ExtensionContext): { branch: readonly SessionEntry[]; delta: Delta; contextWindow: number; usageTokens: number | null } | undefined {
+    const session = this.session();
     session.sync(ctx.sessionManager);
     const branch = session.live.entries;
     const limitId = entryBefore(branch, event.messageEntryId);
@@ -189,92 +204,76 @@ export class PreserveHost {
     const contextWindow = usage?.contextWindow ?? ctx.model?.contextWindow;
     if (!contextWindow) return undefined;
     const delta = selectDelta(branch, limitId);
-    if (!delta) return undefined;
-    const decision = decideTrigger({ usageTokens: usage?.tokens ?? null, contextWindow, compactableTokens: delta.tokens });
-    if (!decision.checkpoint) return undefined;
-    const outcome = await this.writeThroughLifecycle(delta, branch, ctx, { contextWindow, contextBefore: usage?.tokens ?? null, signal: ctx.signal });
-    if (!outcome.ok) {
-      if (!outcome.aborted) ctx.ui.notify(`context-ledger: preserve checkpoint skipped: ${outcome.error}`, "warning");
-      return undefined;
-    }
-    return { entries: [...entries, outcome.draft] };
+    return delta ? { branch, delta, contextWindow, usageTokens: usage?.tokens ?? null } : undefined;
   }
 
+  /** The chart's planner: a checkpoint at a step boundary, or for a manual /compact. */
+  readonly effects: StrategyEffects = {
+    plan: async (request, signal) => {
+      const { moment, ctx } = request;
+      if (moment.type === "turn_end") {
+        const boundary = this.boundary(moment.event, ctx);
+        if (!boundary) return { ok: false, reason: "nothing to checkpoint at this boundary" };
+        const outcome = await this.write(boundary.delta, boundary.branch, ctx, {
+          contextWindow: boundary.contextWindow,
+          contextBefore: boundary.usageTokens,
+          signal: AbortSignal.any([signal, ...(ctx.signal ? [ctx.signal] : [])]),
+        });
+        return outcome.ok ? { ok: true, plan: { entries: [outcome.draft] } } : { ok: false, reason: outcome.error };
+      }
+      if (moment.type === "session_before_compact") return this.planManual(moment.event, ctx, signal);
+      return { ok: false, reason: "preserve plans step boundaries and /compact only" };
+    },
+  };
+
   /**
-   * session_before_compact in preserve mode. Threshold: cancelled, because preserve keeps the window at turn_end.
-   * Overflow: Pi's native compaction runs (on rule-filtered input), since the request already failed and only a
-   * smaller context can recover it. Manual: checkpoint all raw technical state now, then answer Pi with a marker
-   * compaction so /compact ends as a success; the model view stays what it was, minus the checkpointed state.
+   * A manual /compact (threshold and overflow are routed by the chart): checkpoint all raw technical state now, then
+   * answer Pi with a marker compaction so /compact ends as a success; the model view stays what it was, minus the
+   * checkpointed state.
    */
-  async onBeforeCompact(event: SessionBeforeCompactEvent, ctx: ExtensionContext): Promise<SessionBeforeCompactResult | undefined> {
+  private async planManual(event: SessionBeforeCompactEvent, ctx: ExtensionContext, signal: AbortSignal): Promise<PlanResult> {
     const session = this.session();
-    if (!this.active(ctx)) return undefined;
-    if (event.reason === "threshold") return { cancel: true };
-    if (event.reason === "overflow") return undefined;
     session.sync(ctx.sessionManager);
     const branch = session.live.entries;
     const limitId = session.live.leafId;
-    if (!limitId) return undefined;
+    if (!limitId) return { ok: false, reason: "the session is empty" };
     // Pi prepared this compaction with keepRecentTokens lowered by the shim: its own summary would keep almost nothing.
     const lowered = event.preparation.settings.keepRecentTokens === 1;
     const delta = selectDelta(branch, limitId);
     if (!delta?.units.length) {
-      if (!lowered) return undefined;
+      if (!lowered) return { ok: false, reason: "no raw tool state since the last checkpoint" };
       ctx.ui.notify("context-ledger: nothing to checkpoint: no raw tool state since the last checkpoint, and preserve keeps the dialogue verbatim.", "info");
-      return { cancel: true };
+      return { ok: true, plan: { declineCompaction: true } };
     }
     const usage = ctx.getContextUsage();
     const contextWindow = usage?.contextWindow ?? ctx.model?.contextWindow ?? 128_000;
-    const outcome = await this.writeThroughLifecycle(delta, branch, ctx, { contextWindow, contextBefore: usage?.tokens ?? null, focus: event.customInstructions, signal: event.signal });
+    const outcome = await this.write(delta, branch, ctx, { contextWindow, contextBefore: usage?.tokens ?? null, focus: event.customInstructions, signal: AbortSignal.any([signal, event.signal]) });
     if (!outcome.ok) {
-      if (outcome.aborted || lowered) return { cancel: true };
-      ctx.ui.notify(`context-ledger: preserve checkpoint failed (${outcome.error}); Pi compacts natively.`, "warning");
-      return undefined;
+      if (outcome.aborted) return { ok: false, reason: "aborted" };
+      return lowered ? { ok: true, plan: { declineCompaction: true } } : { ok: false, reason: outcome.error };
     }
     const { customType, content, display, details } = outcome.draft;
-    this.pi.sendMessage({ customType, content, display, details });
     return {
-      compaction: {
-        summary: content,
-        firstKeptEntryId: contextStartId(session),
-        tokensBefore: event.preparation.tokensBefore,
-        details: { v: 1, strategy: "preserve", checkpoint: details.checkpoint },
+      ok: true,
+      plan: {
+        messages: [{ customType, content, display, details }],
+        compaction: {
+          summary: content,
+          firstKeptEntryId: contextStartId(session),
+          tokensBefore: event.preparation.tokensBefore,
+          details: { v: 1, strategy: "preserve", checkpoint: details.checkpoint },
+        },
       },
     };
   }
 
-  /**
-   * Run one checkpoint write as a compaction lifecycle (requested → planning → validated → committed, or cancelled on
-   * abort, or nativeFallback when it could not be written), so preserve is driven by the same statechart as the
-   * other strategies and shows up in the inspector.
-   */
-  private async writeThroughLifecycle(delta: Delta, branch: readonly SessionEntry[], ctx: ExtensionContext, request: WriteRequest): Promise<WriteOutcome> {
-    const signal = request.signal;
-    const result = await runLifecycle(
-      { kind: "compaction", strategy: "preserve", request: { units: delta.units.length, tokens: delta.tokens } },
-      async (_context, lifecycleSignal) => {
-        const outcome = await this.write(delta, branch, ctx, { ...request, signal: signal ? AbortSignal.any([signal, lifecycleSignal]) : lifecycleSignal });
-        return outcome.ok ? { ok: true, plan: outcome.draft } : { ok: false, reason: outcome.error };
-      },
-      { inspect: this.session().settings.inspect, warn: (m) => ctx.ui.notify(m, "warning"), signal },
-    );
-    switch (result.outcome) {
-      case "committed":
-        return { ok: true, draft: result.plan as PreserveDraft };
-      case "cancelled":
-        return { ok: false, aborted: true, error: result.reason ?? "aborted" };
-      case "nativeFallback":
-        return { ok: false, error: result.reason ?? "the checkpoint could not be written" };
-    }
-  }
-
   /** The model that writes checkpoints: `preserve.summaryModel`, else `plannerModel`, else the active model. */
   private summaryModel(ctx: ExtensionContext): AnyModel | undefined {
-    const settings = this.session().settings;
-    const configured = settings.preserve.summaryModel ?? settings.plannerModel;
-    const model = strategyModel(ctx, configured) as AnyModel | undefined;
+    const options = this.kit.options();
+    const configured = options.summaryModel ?? this.session().settings.plannerModel;
+    const model = this.kit.resolveModel(ctx, configured) as AnyModel | undefined;
     if (configured && !model) {
-      const key = settings.preserve.summaryModel ? "contextLedger.preserve.summaryModel" : "contextLedger.plannerModel";
+      const key = options.summaryModel ? "contextLedger.preserve.summaryModel" : "contextLedger.plannerModel";
       this.warnOnce(ctx, `model:${configured}`, `context-ledger: ${key} "${configured}" is not available; preserve checkpoints use the active model.`);
       return ctx.model as AnyModel | undefined;
     }
@@ -323,7 +322,7 @@ export class PreserveHost {
         deltaOverhead: deltaOnlyOverhead(delta.checkpoint, ordinals, focus),
       });
       if (shape.mode === "continuation") {
-        const messages = [...convertToLlm(prefix), { role: "user" as const, content: ask, timestamp: 0 }];
+        const messages = [...this.kit.convertToLlm(prefix), { role: "user" as const, content: ask, timestamp: 0 }];
         const result = await attempt(model, { messages }, shape.maxOutput);
         if (aborted()) return { ok: false, error: "aborted", aborted: true };
         if (result.ok) return { ok: true, draft: draftOf(delta.units, [], delta.limitId, result.body, "model", result.requestTokens) };
@@ -362,9 +361,9 @@ export class PreserveHost {
    * conversation's next turn. Tool choice stays unset like the live request's, except on the text-only retry.
    */
   private requestOptions(ctx: ExtensionContext, maxTokens: number, signal: AbortSignal | undefined, toolChoice?: "none"): SimpleStreamOptions {
-    const configured = this.session().settings.preserve;
-    const thinking = this.liveThinking?.session === this.session() ? this.liveThinking.level : this.pi.getThinkingLevel();
-    const live = liveRequestOptions(this.pi.getSettings(), ctx.sessionManager.getSessionId(), thinking);
+    const configured = this.kit.options();
+    const thinking = this.liveThinking?.session === this.session() ? this.liveThinking.level : this.kit.thinkingLevel();
+    const live = liveRequestOptions(this.kit.piSettings(), ctx.sessionManager.getSessionId(), thinking);
     const options: SimpleStreamOptions = { ...live, maxTokens, signal, disableContinuation: true };
     if (configured.reasoningEffort === "off") delete options.reasoning;
     else if (configured.reasoningEffort) options.reasoning = configured.reasoningEffort;
@@ -399,7 +398,7 @@ export function prefixMessages(branch: readonly SessionEntry[], limitId: string)
  * Where the model view starts: the first entry the view's cut keeps (restores included), or the first entry. A
  * checkpoint marker keeps from there, so Pi's own view of the session loses nothing the model saw before.
  */
-export function contextStartId(session: LedgerSession): string {
+export function contextStartId(session: LedgerSessionView): string {
   const live = session.live;
   const cut = viewCut(live.state, (id) => live.indexOf(id));
   return live.entries[cut.head < 0 ? 0 : cut.from].id;

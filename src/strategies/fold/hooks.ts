@@ -1,28 +1,24 @@
-// The `fold` strategy's host side: the context_compact / context_checkpoint / context_timeline tools and the
+// The `fold` strategy's hooks: the context_compact / context_checkpoint / context_timeline tools and the
 // turn_end boundary that commits or cancels a requested fold. execute() only records a request; the fold is
 // decided at turn_end, when every sibling result of the step is persisted.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import type { ExtensionAPI, ExtensionContext, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
+import type { ExtensionContext, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import { quoted } from "../log/display.ts";
-import type { SessionEntry } from "../log/entries.ts";
-import { foldDraft, noticeDraft, summarySizeError, type StepOutput } from "../strategies/fold/fold-message.ts";
-import { assistantAtOrBefore, checkName, validateTarget, type FoldView } from "../strategies/fold/targets.ts";
-import { renderTimelinePage } from "../strategies/fold/timeline.ts";
-import type { LedgerSession } from "./ledger-session.ts";
-import { guardedTool } from "./tool-boundary.ts";
-import { startLifecycle, type Lifecycle } from "./lifecycle.ts";
+import { quoted } from "../../log/display.ts";
+import { LedgerType, type SessionEntry } from "../../log/entries.ts";
+import type { ChartRun, FoldCall, LedgerSessionView, StrategyEffects, StrategyKit } from "../contract.ts";
+import { foldDraft, noticeDraft, summarySizeError, type StepOutput } from "./fold-message.ts";
+import { assistantAtOrBefore, checkName, validateTarget, type FoldView } from "./targets.ts";
+import { renderTimelinePage } from "./timeline.ts";
 
+/** The step's fold request: its chart run (the one record of "a request was made in this step"), and what it asked. */
 interface PendingFold {
-  /** Claimed synchronously in execute(), so parallel sibling calls see each other. */
-  lifecycle: Promise<Lifecycle>;
+  /** Claimed synchronously at the call, so a parallel sibling call of the same step sees it. */
+  run: Promise<ChartRun>;
   /** Assistant entry of the step that asked (the parent, for nested codemode calls). */
   requestEntryId: string;
-  /** `<id>` or `<parent id>/<n>` for nested calls. */
-  requestKey: string;
-  target: string;
-  summary: string;
-  backupCheckpoint?: string;
+  /** Set when the request was refused at the call: the model already heard why, so no notice follows. */
+  refused: boolean;
 }
 
 type SessionManagerView = ExtensionContext["sessionManager"];
@@ -31,7 +27,7 @@ type SessionManagerView = ExtensionContext["sessionManager"];
 const DEFAULT_CONTEXT_WINDOW = 128_000;
 
 /** A read-only view of the branch for the pure fold rules. */
-export function foldView(session: LedgerSession, sm: SessionManagerView): FoldView {
+export function foldView(session: LedgerSessionView, sm: SessionManagerView): FoldView {
   const live = session.live;
   const labels: Record<string, string> = {};
   for (const [id, label] of Object.entries(live.state.labels)) if (live.indexOf(id) >= 0) labels[id] = label;
@@ -55,7 +51,7 @@ export function foldView(session: LedgerSession, sm: SessionManagerView): FoldVi
 }
 
 /** Find the assistant entry that made `toolCallId`; nested calls resolve to the step's assistant. */
-function findRequest(session: LedgerSession, toolCallId: string, nestedCount: number): { entryId: string; key: string } | undefined {
+function findRequest(session: LedgerSessionView, toolCallId: string, nestedCount: number): { entryId: string; key: string } | undefined {
   const path = session.live.entries;
   let lastAssistant: string | undefined;
   for (let i = path.length - 1; i >= 0; i--) {
@@ -70,24 +66,22 @@ function findRequest(session: LedgerSession, toolCallId: string, nestedCount: nu
 
 export class FoldCoordinator {
   private pending: PendingFold | undefined;
-  /** Steps in which a second compact request voided all of them. */
-  private readonly voidedSteps = new Set<string>();
-  /** Steps that already made a compact request, accepted or refused. */
-  private readonly requestedSteps = new Set<string>();
   private readonly pendingNames = new Set<string>();
   private nested = 0;
 
-  private readonly pi: ExtensionAPI;
-  private readonly session: () => LedgerSession;
+  private readonly kit: StrategyKit;
+  private readonly session: () => LedgerSessionView;
 
-  constructor(pi: ExtensionAPI, session: () => LedgerSession) {
-    this.pi = pi;
-    this.session = session;
+  constructor(kit: StrategyKit) {
+    this.kit = kit;
+    this.session = kit.session;
   }
 
+  /** The tools, and the fold's card: the transcript keeps showing folded history, the fold itself is one line. */
   register(): void {
-    const pi = this.pi;
-    pi.registerTool(guardedTool({
+    const kit = this.kit;
+    kit.registerMessageCard(LedgerType.fold, (message, options) => (options.expanded ? message.content : "Context compacted (expand to read the summary)"));
+    kit.registerTool({
       name: "context_compact",
       label: "Compact context",
       description:
@@ -104,8 +98,8 @@ export class FoldCoordinator {
         backupCheckpoint: Type.Optional(Type.String({ description: "Optional checkpoint name for the position before folding" })),
       }),
       execute: async (toolCallId, params, _signal, _onUpdate, ctx) => this.requestFold(toolCallId, params, ctx),
-    }));
-    pi.registerTool(guardedTool({
+    });
+    kit.registerTool({
       name: "context_checkpoint",
       label: "Context checkpoint",
       description:
@@ -114,8 +108,8 @@ export class FoldCoordinator {
       promptSnippet: "Label the current position for a later context_compact",
       parameters: Type.Object({ name: Type.String({ description: "New checkpoint name" }) }),
       execute: async (toolCallId, params, _signal, _onUpdate, ctx) => this.checkpoint(toolCallId, params.name, ctx),
-    }));
-    pi.registerTool(guardedTool({
+    });
+    kit.registerTool({
       name: "context_timeline",
       label: "Context timeline",
       description:
@@ -131,82 +125,89 @@ export class FoldCoordinator {
         if ("error" in page) throw new Error(page.error);
         return { content: [{ type: "text", text: page.text }], details: page.nextCursor ? { nextCursor: page.nextCursor } : undefined };
       },
-    }));
+    });
   }
 
-  private async requestFold(toolCallId: string, params: { target: string; summary: string; backupCheckpoint?: string }, ctx: ExtensionContext) {
+  private async requestFold(toolCallId: string, params: FoldCall, ctx: ExtensionContext) {
     const session = this.session();
     session.sync(ctx.sessionManager);
     const request = findRequest(session, toolCallId, ++this.nested);
     if (!request) throw new Error("context_compact could not find the message that called it; nothing was folded.");
-    if (this.requestedSteps.has(request.entryId)) {
-      // Every request of the step becomes void, a refused first one included: folding after either would discard
-      // what the other one meant to keep.
-      this.voidedSteps.add(request.entryId);
-      if (this.pending?.requestEntryId === request.entryId) void this.pending.lifecycle.then((l) => l.actor.send({ type: "tool.compactRequested" }));
+    const current = this.pending;
+    if (current?.requestEntryId === request.entryId) {
+      // A second request in the step voids every request of the step, a refused first one included: folding after
+      // either would discard what the other one meant to keep. The step's run records it.
+      void current.run.then((run) => run.send({ type: "tool.compactRequested" }));
+      throw new Error("context_compact may be called once per step; this step's requests are all cancelled.");
     }
-    this.requestedSteps.add(request.entryId);
-    if (this.voidedSteps.has(request.entryId)) throw new Error("context_compact may be called once per step; this step's requests are all cancelled.");
-    if (this.pending) void this.pending.lifecycle.then((l) => l.actor.send({ type: "host.runEnded" }));
-
-    if (!params.summary?.trim()) throw new Error("summary must not be empty: it is all that remains of the folded history in your context.");
-    const tooLong = summarySizeError(params.summary, ctx.model?.contextWindow ?? DEFAULT_CONTEXT_WINDOW);
-    if (tooLong) throw new Error(tooLong);
-    const view = foldView(session, ctx.sessionManager);
-    const target = validateTarget(params.target, request.entryId, view);
-    if (!target.ok) throw new Error(target.error);
-    if (params.backupCheckpoint !== undefined) {
-      const problem = checkName(params.backupCheckpoint, view, this.pendingNames);
-      if (problem) throw new Error(`backupCheckpoint: ${problem}`);
-      this.pendingNames.add(params.backupCheckpoint);
-    }
-
-    const pending: PendingFold = {
-      requestEntryId: request.entryId,
-      requestKey: request.key,
-      target: params.target,
-      summary: params.summary,
-      backupCheckpoint: params.backupCheckpoint,
-      lifecycle: Promise.resolve(undefined as unknown as Lifecycle),
-    };
-    pending.lifecycle = startLifecycle(
-      { kind: "fold", strategy: "fold", request: { target: params.target, requestKey: request.key } },
-      async () => this.planFold(pending, ctx),
-      { inspect: session.settings.inspect, warn: (m) => ctx.ui.notify(m, "warning") },
-    );
-    this.pending = pending;
-    await pending.lifecycle;
+    if (current) void current.run.then((run) => run.send({ type: "host.runEnded" }));
+    const refusal = this.refusal(params, request.entryId, ctx);
+    const moment = { type: "tool" as const, call: params, toolCallId, requestEntryId: request.entryId, requestKey: request.key };
+    const run = this.kit.chart.start("tool", { moment, ctx, trace: {} }, refusal);
+    this.pending = { run, requestEntryId: request.entryId, refused: refusal !== undefined };
+    await run;
+    if (refusal !== undefined) throw new Error(refusal);
     return {
       content: [{ type: "text" as const, text: "Compaction requested. It is applied when this step ends; the summary then replaces the history after the target." }],
       details: { requestKey: request.key },
     };
   }
 
-
-  private async planFold(pending: PendingFold, ctx: ExtensionContext) {
-    const session = this.session();
-    session.sync(ctx.sessionManager);
-    const view = foldView(session, ctx.sessionManager);
-    const target = validateTarget(pending.target, pending.requestEntryId, view);
-    if (!target.ok) return { ok: false as const, reason: `the target left the context (${target.error})` };
-    const throughId = session.live.leafId;
-    if (!throughId) return { ok: false as const, reason: "the session is empty" };
-    const targetIndex = target.afterId === null ? -1 : session.live.indexOf(target.afterId);
-    const keeper = targetIndex >= 0 ? assistantAtOrBefore(view, targetIndex) : undefined;
-    const keepsResults = keeper?.type === "message" && keeper.message.role === "assistant" && keeper.message.content.some((b) => b.type === "toolCall");
-    const draft = foldDraft({
-      summary: pending.summary,
-      outputs: this.stepOutputs(pending.requestEntryId, session),
-      range: { afterId: target.afterId, throughId, ...(keepsResults ? { keepToolResultsOf: keeper!.id } : {}) },
-      requestEntryId: pending.requestEntryId,
-      target: pending.target,
-      backupCheckpoint: pending.backupCheckpoint,
-    });
-    return { ok: true as const, plan: draft };
+  /** Why a request cannot be accepted as written, or undefined. */
+  private refusal(params: FoldCall, requestEntryId: string, ctx: ExtensionContext): string | undefined {
+    if (!params.summary?.trim()) return "summary must not be empty: it is all that remains of the folded history in your context.";
+    const tooLong = summarySizeError(params.summary, ctx.model?.contextWindow ?? DEFAULT_CONTEXT_WINDOW);
+    if (tooLong) return tooLong;
+    const view = foldView(this.session(), ctx.sessionManager);
+    const target = validateTarget(params.target, requestEntryId, view);
+    if (!target.ok) return target.error;
+    if (params.backupCheckpoint !== undefined) {
+      const problem = checkName(params.backupCheckpoint, view, this.pendingNames);
+      if (problem) return `backupCheckpoint: ${problem}`;
+      this.pendingNames.add(params.backupCheckpoint);
+    }
+    return undefined;
   }
 
+  /** The chart's planner and validator: the fold's range and summary at the end of the step, on the branch as stored. */
+  readonly effects: StrategyEffects = {
+    plan: async (request) => {
+      const { moment, ctx } = request;
+      if (moment.type !== "tool") return { ok: false, reason: "a fold is planned from a context_compact call" };
+      const session = this.session();
+      session.sync(ctx.sessionManager);
+      const view = foldView(session, ctx.sessionManager);
+      const target = validateTarget(moment.call.target, moment.requestEntryId, view);
+      if (!target.ok) return { ok: false, reason: `the target left the context (${target.error})` };
+      const throughId = session.live.leafId;
+      if (!throughId) return { ok: false, reason: "the session is empty" };
+      const targetIndex = target.afterId === null ? -1 : session.live.indexOf(target.afterId);
+      const keeper = targetIndex >= 0 ? assistantAtOrBefore(view, targetIndex) : undefined;
+      const keepsResults = keeper?.type === "message" && keeper.message.role === "assistant" && keeper.message.content.some((b) => b.type === "toolCall");
+      const draft = foldDraft({
+        summary: moment.call.summary,
+        outputs: this.stepOutputs(moment.requestEntryId, session),
+        range: { afterId: target.afterId, throughId, ...(keepsResults && keeper ? { keepToolResultsOf: keeper.id } : {}) },
+        requestEntryId: moment.requestEntryId,
+        target: moment.call.target,
+        backupCheckpoint: moment.call.backupCheckpoint,
+      });
+      return { ok: true, plan: { entries: [draft], continue: true, ...(moment.call.backupCheckpoint ? { label: { entryId: throughId, name: moment.call.backupCheckpoint } } : {}) } };
+    },
+    validate: (request, facts) => {
+      const { moment, ctx } = request;
+      if (moment.type !== "tool") return "not a fold request";
+      const fold = facts.entries?.length === 1 ? facts.entries[0] : undefined;
+      if (fold?.type !== "custom_message" || fold.customType !== LedgerType.fold) return "a fold stores exactly one fold summary";
+      // The range must still start inside the context and end at the stored end of the step.
+      const session = this.session();
+      const target = validateTarget(moment.call.target, moment.requestEntryId, foldView(session, ctx.sessionManager));
+      return target.ok ? undefined : `the target left the context (${target.error})`;
+    },
+  };
+
   /** The step's tool calls with their persisted results, in call order. */
-  private stepOutputs(requestEntryId: string, session: LedgerSession): StepOutput[] {
+  private stepOutputs(requestEntryId: string, session: LedgerSessionView): StepOutput[] {
     const request = session.live.getEntry(requestEntryId);
     if (request?.type !== "message" || request.message.role !== "assistant") return [];
     const results = new Map<string, AgentMessage>();
@@ -230,33 +231,33 @@ export class FoldCoordinator {
     if (problem) throw new Error(problem);
     const existing = ctx.sessionManager.getLabel(request.entryId);
     if (existing) throw new Error(`this position already has the checkpoint ${quoted(existing)}; relabelling would lose it. Use that name.`);
-    this.pi.setLabel(request.entryId, name);
+    this.kit.setLabel(request.entryId, name);
     return { content: [{ type: "text" as const, text: `Checkpoint "${name}" set at entry ${request.entryId}.` }], details: { entryId: request.entryId } };
   }
 
-  /** turn_end boundary: commit or cancel the pending fold of this step. */
+  /** turn_end boundary: the step's fold request plans now (or cancels), and its facts go to Pi with this boundary. */
   async onTurnEnd(event: TurnEndEvent, ctx: ExtensionContext): Promise<TurnEndEventResult | undefined> {
     const pending = this.pending;
-    // The step is over: its request bookkeeping goes with it.
-    this.requestedSteps.clear();
-    this.voidedSteps.clear();
     if (!pending) return undefined;
     this.pending = undefined;
     this.session().sync(ctx.sessionManager);
-    const lifecycle = await pending.lifecycle;
-    lifecycle.actor.send({
+    const run = await pending.run;
+    run.send({
       type: "host.turnEnded",
       aborted: Boolean(ctx.signal?.aborted) || event.outcome === "aborted",
       sameStep: event.messageEntryId === pending.requestEntryId,
     });
-    const outcome = await lifecycle.outcome;
+    const decision = await run.decided();
     this.pendingNames.clear();
-    if (outcome.outcome === "committed") {
-      const draft = outcome.plan as ReturnType<typeof foldDraft>;
-      if (pending.backupCheckpoint) this.pi.setLabel(draft.details.range.throughId, pending.backupCheckpoint);
-      return { entries: [...event.entries, draft], continue: true };
+    if (decision.state === "validated") {
+      const facts = decision.facts;
+      if (facts.label) this.kit.setLabel(facts.label.entryId, facts.label.name);
+      this.session().expectStored(run, facts);
+      return { entries: [...event.entries, ...(facts.entries ?? [])], ...(facts.continue ? { continue: true } : {}) };
     }
-    return { entries: [...event.entries, noticeDraft(outcome.reason ?? "it could not be applied")] };
+    // A refused request already told the model why; a notice would repeat it.
+    if (pending.refused) return undefined;
+    return { entries: [...event.entries, noticeDraft(decision.reason ?? "it could not be applied")] };
   }
 
   /** Safety net: a request whose step never reached turn_end is dropped, and the model hears about it next turn. */
@@ -265,17 +266,16 @@ export class FoldCoordinator {
     if (!pending) return;
     this.pending = undefined;
     this.pendingNames.clear();
-    void pending.lifecycle.then((l) => l.actor.send({ type: "host.runEnded" }));
+    void pending.run.then((run) => run.send({ type: "host.runEnded" }));
+    if (pending.refused) return;
     const notice = noticeDraft("the step ended before the fold could be applied");
-    this.pi.sendMessage({ customType: notice.customType, content: notice.content, display: false, details: notice.details }, { deliverAs: "nextTurn" });
+    this.kit.sendMessage({ customType: notice.customType, content: notice.content, display: false, details: notice.details }, { deliverAs: "nextTurn" });
   }
 
   /** Session replaced (new, resume, fork): nothing pending survives. */
   reset(): void {
-    void this.pending?.lifecycle.then((l) => l.actor.send({ type: "host.sessionReplaced" }));
+    void this.pending?.run.then((run) => run.send({ type: "host.sessionReplaced" }));
     this.pending = undefined;
     this.pendingNames.clear();
-    this.voidedSteps.clear();
-    this.requestedSteps.clear();
   }
 }
