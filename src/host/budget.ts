@@ -2,6 +2,7 @@
 // the active model), and the one hidden notice appended at `turn_end` when usage passes a share of it.
 import type { ExtensionAPI, ExtensionContext, SessionBoundaryDraft, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
 import { budgetNoticeDraft, isArmed, type PiCompactionSettings, shouldNotify, type Threshold, thresholdFor } from "../projection/budget.ts";
+import { strategyNamed } from "../strategies/registry.ts";
 import type { LedgerSession } from "./ledger-session.ts";
 
 /** Pi's reserve before its compaction triggers, as Pi resolves it (model override, then the setting, then 16384). */
@@ -37,7 +38,7 @@ export class BudgetNotices {
   onTurnEnd(event: TurnEndEvent, ctx: ExtensionContext, entries: SessionBoundaryDraft[], busy: boolean): TurnEndEventResult | undefined {
     const session = this.session();
     const { share } = session.settings.budgetNotice;
-    const enabled = session.settings.budgetNotice.enabled ?? session.settings.strategy !== "native";
+    const enabled = session.settings.budgetNotice.enabled ?? strategyNamed(session.settings.strategy).quietByDefault !== true;
     if (!enabled || event.outcome !== "completed") return undefined;
     const threshold = currentThreshold(this.pi, session, ctx);
     if (!threshold) return undefined;

@@ -5,21 +5,27 @@
 // makes it report keepRecentTokens 1 while preserve is active and no agent run is open: between runs only a manual
 // /compact starts a compaction, while threshold and overflow compactions (inside a run) see the real value.
 import { SettingsManager, type ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import type { ManualCompactSwitch } from "../strategies/contract.ts";
 
 type CompactionSettingsOf = SettingsManager["getCompactionSettings"];
 
-export class ManualCompactShim {
+export class ManualCompactShim implements ManualCompactSwitch {
   private manager: SettingsManager | undefined;
   private runOpen = false;
+  private readonly pi: ExtensionAPI;
+
+  constructor(pi: ExtensionAPI) {
+    this.pi = pi;
+  }
 
   /**
    * Install on the session's settings manager; `active` says whether preserve acts now. Returns false when the
    * manager could not be found (Pi changed): manual /compact then keeps Pi's own rule.
    */
-  install(pi: ExtensionAPI, active: () => boolean): boolean {
+  install(active: () => boolean): boolean {
     this.uninstall();
     this.runOpen = false;
-    const manager = findSettingsManager(pi);
+    const manager = findSettingsManager(this.pi);
     if (!manager) return false;
     const real = SettingsManager.prototype.getCompactionSettings;
     const lowered: CompactionSettingsOf = (model) => {

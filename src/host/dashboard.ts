@@ -1,15 +1,26 @@
 // The /context dashboard: a plain-text report of the branch as the ledger sees it.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { LedgerType, textOf } from "../log/entries.ts";
+import { textOf } from "../log/entries.ts";
 import { FoldMask } from "../projection/fold-rules.ts";
 import type { LiveLedger } from "../projection/live-ledger.ts";
 import { keptFrom, type FoldRule } from "../projection/ledger-state.ts";
 import { entryMessages } from "../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../projection/tokens.ts";
-import { plannedUsage, usageLines } from "../strategies/planned/report.ts";
+import { PLUGINS } from "../strategies/registry.ts";
 import type { LedgerSession } from "./ledger-session.ts";
 
 const count = (n: number) => n.toLocaleString("en-US");
+
+/** The word each strategy's facts go by, from the registry: a custom message's customType, or a strategy's name. */
+function factWord(customType: string | undefined): string | undefined {
+  for (const strategy of PLUGINS) if (customType !== undefined && strategy.facts?.[customType]) return strategy.facts[customType];
+  return undefined;
+}
+
+function strategyWord(name: string): string {
+  const facts = PLUGINS.find((s) => s.name === name)?.facts;
+  return (facts && Object.values(facts)[0]) ?? name;
+}
 
 /** An entry as a person finds it: its checkpoint name first when it has one. */
 function nameOf(live: LiveLedger, id: string | null): string {
@@ -56,30 +67,31 @@ export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionConte
   lines.push(`  branch: ${live.entries.length} entries, ${hidden} hidden by folds`);
   const labels = Object.entries(state.labels);
   lines.push(`  checkpoints: ${labels.length ? labels.map(([id, l]) => `${l} (${id})`).join(", ") : "none"}`);
-  for (const fold of state.folds) {
-    const entry = live.getEntry(fold.entryId);
+  for (const rule of state.folds) {
+    const entry = live.getEntry(rule.entryId);
     const size = entry?.type === "custom_message" ? estimateTextTokens(textOf(entry.content)) : 0;
-    const kind = !fold.anchored ? "fold" : entry?.type === "custom_message" && entry.customType === LedgerType.digest ? "digest" : "preserve checkpoint";
-    const hides = fold.keepDialogue ? "tool traffic" : "history";
-    const narrowed = fold.narrowedBy ? `; newest part restored by ${fold.narrowedBy}` : "";
-    const hid = hiddenBy(live, fold);
+    // An unanchored rule is the model's own fold; an anchored one belongs to the strategy whose fact it is.
+    const kind = (entry?.type === "custom_message" ? factWord(entry.customType) : undefined) ?? "rule";
+    const hides = rule.keepDialogue ? "tool traffic" : "history";
+    const narrowed = rule.narrowedBy ? `; newest part restored by ${rule.narrowedBy}` : "";
+    const hid = hiddenBy(live, rule);
     lines.push(
-      `  ${kind} ${fold.entryId}: hides ${hides} after ${nameOf(live, fold.afterId)} through ${nameOf(live, fold.throughId)}; hid ${count(hid.entries)} entries (~${count(hid.tokens)} tokens), summary ~${count(size)} tokens${live.isFolded(fold.entryId) ? " (itself folded later)" : ""}${narrowed}`,
+      `  ${kind} ${rule.entryId}: hides ${hides} after ${nameOf(live, rule.afterId)} through ${nameOf(live, rule.throughId)}; hid ${count(hid.entries)} entries (~${count(hid.tokens)} tokens), summary ~${count(size)} tokens${live.isFolded(rule.entryId) ? " (itself folded later)" : ""}${narrowed}`,
     );
   }
   for (const c of state.compactions) {
     const status = state.revoked[c.entryId] ? ` (revoked by restore ${state.revoked[c.entryId]})` : c.narrowedBy ? ` (newest part restored by ${c.narrowedBy})` : "";
-    if (c.marker) lines.push(`  compaction ${c.entryId}: preserve checkpoint marker (manual /compact; hides nothing)`);
+    if (c.marker) lines.push(`  compaction ${c.entryId}: ${strategyWord(c.strategy)} marker (manual /compact; hides nothing)`);
     else lines.push(`  compaction ${c.entryId}: ${c.strategy}, kept from ${nameOf(live, keptFrom(c))}${status}`);
   }
   // Revoked folds and checkpoints have left the rules; they are listed so the undo stays visible.
   for (const [act, by] of Object.entries(state.revoked)) {
     const entry = live.getEntry(act);
     if (entry?.type === "custom_message") {
-      const kind = entry.customType === LedgerType.preserve ? "preserve checkpoint" : entry.customType === LedgerType.digest ? "digest" : "fold";
+      const kind = factWord(entry.customType) ?? "act";
       lines.push(`  ${kind} ${act}: revoked by restore ${by}`);
     }
   }
-  lines.push(...usageLines(plannedUsage(live.entries)));
+  for (const strategy of PLUGINS) lines.push(...(strategy.dashboard?.(live.entries) ?? []));
   return lines.join("\n");
 }

@@ -1,31 +1,22 @@
-// The event adapter: where every Pi event enters the package. Handlers translate events into ledger syncs and
-// lifecycle-machine events and return Pi's answer; notification handlers only update caches and never block.
+// The event adapter: where every Pi event enters the package. Each Pi event is handled once here and dispatched to
+// the strategies' hooks in registry order; this file names no strategy. Handlers translate events into ledger syncs
+// and lifecycle-machine events and return Pi's answer; notification handlers only update caches and never block.
 import { fileURLToPath } from "node:url";
-import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { InspectionEvent, Observer } from "xstate";
-import { Text } from "@earendil-works/pi-tui";
-import { LedgerType } from "../log/entries.ts";
-import { effectiveCompaction } from "../projection/ledger-state.ts";
-import type { ContextFile, StrategyPlanner } from "../strategies/contract.ts";
-import { createCheckpointPlanner } from "../strategies/checkpoint/planner.ts";
-import { createPlannedPlanner } from "../strategies/planned/planner.ts";
-import { answerCompaction, compactionEffects } from "./compaction-handler.ts";
-import { renderDashboard } from "./dashboard.ts";
-import { DigestHost } from "./digest-host.ts";
-import { FoldCoordinator } from "./fold-tools.ts";
-import { LedgerSession } from "./ledger-session.ts";
-import { registerPlannerCards } from "./planner-cards.ts";
-import { PlannerSpeculation } from "./planned-speculation.ts";
-import { PreserveHost } from "./preserve-host.ts";
-import { registerRecap } from "./recap.ts";
-import { registerRecallTools } from "./recall-tools.ts";
+import type { ContextFile, MessageFact, Strategy, StrategyEffects, StrategyHooks, StrategyPlanner } from "../strategies/contract.ts";
+import { FALLBACK, PLUGINS } from "../strategies/registry.ts";
 import { BudgetNotices } from "./budget.ts";
+import { answerCompaction } from "./compaction-handler.ts";
+import { renderDashboard } from "./dashboard.ts";
+import { registerFallbackCards } from "./fallback-cards.ts";
+import { LedgerSession } from "./ledger-session.ts";
+import { StrategyLifecycle } from "./lifecycle.ts";
+import { registerRecallTools } from "./recall-tools.ts";
 import { RestoreHost } from "./restore.ts";
 import { loadSettings } from "./settings.ts";
-import { plannerRegistry } from "./strategies.ts";
-import { StrategyLifecycle, type LifecycleEffects } from "./lifecycle.ts";
-import { STRATEGIES } from "../strategies/registry.ts";
-import type { StrategyName } from "../log/entries.ts";
+import { strategyKit } from "./strategy-kit.ts";
 
 /** The skill that teaches the recall tools; it ships with them rather than in the package manifest. */
 const RECALL_SKILL = fileURLToPath(new URL("../../skills/context-recall/SKILL.md", import.meta.url));
@@ -37,54 +28,44 @@ export interface LedgerOptions {
   inspect?: Observer<InspectionEvent>;
 }
 
+/** A strategy as this extension instance runs it: its definition, its chart and its hooks. */
+interface Running {
+  strategy: Strategy<unknown>;
+  chart: StrategyLifecycle;
+  hooks: StrategyHooks;
+}
+
 export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions = {}): void {
   const loaded = loadSettings();
   let session = new LedgerSession(loaded.settings);
   let contextFiles: readonly ContextFile[] = [];
-  const folds = new FoldCoordinator(pi, () => session);
-  if (session.settings.foldTools) folds.register();
-  const preserve = new PreserveHost(pi, () => session);
-  preserve.register();
-  const digests = new DigestHost(pi, () => session, () => contextFiles);
-  digests.register();
+  const inspect = () => session.settings.inspect;
+  const host = { pi, session: () => session, contextFiles: () => contextFiles, wrapPlanner: options.wrapPlanner ?? ((p: StrategyPlanner) => p) };
+  // One chart per strategy and extension instance, its effects provided once; the kit closes over the chart.
+  const running: Running[] = PLUGINS.map((strategy) => {
+    // The chart exists before the hooks (the kit hands it to them), so its effects reach the hooks once they exist.
+    let hooks: StrategyHooks | undefined;
+    const effects: StrategyEffects = {
+      plan: (request, signal) => (hooks ? hooks.effects.plan(request, signal) : Promise.resolve({ ok: false, reason: "the strategy is not ready" })),
+      validate: (request, plan) => hooks?.effects.validate?.(request, plan),
+    };
+    const chart = new StrategyLifecycle(strategy.name, strategy.routes, effects, inspect, options.inspect);
+    hooks = strategy.create(strategyKit(host, () => Reflect.get(session.settings, strategy.name) as unknown, chart));
+    return { strategy, chart, hooks };
+  });
   const restore = new RestoreHost(pi, () => session);
   if (session.settings.foldTools) restore.registerTool();
   const budget = new BudgetNotices(pi, () => session);
-  const wrap = options.wrapPlanner ?? ((p: StrategyPlanner) => p);
-  const planners = plannerRegistry([createCheckpointPlanner(() => session.settings.checkpoint), createPlannedPlanner(() => session.settings.planned)].map(wrap));
-  const cards = registerPlannerCards(pi);
-  const speculation = new PlannerSpeculation(() => session, () => contextFiles, (ctx, message) => ctx.ui.notify(message, "warning"));
-  const compactionHost = {
-    contextFiles: () => contextFiles,
-    reuse: (complete: Parameters<typeof speculation.reuse>[0], model: string, settings: Parameters<typeof speculation.reuse>[2]) => speculation.reuse(complete, model, settings),
-  };
-  const effects: Record<StrategyName, LifecycleEffects> = {
-    fold: folds.effects,
-    checkpoint: compactionEffects(planners.get("checkpoint")!, () => session, compactionHost),
-    planned: compactionEffects(planners.get("planned")!, () => session, compactionHost),
-    preserve: preserve.effects,
-    digest: digests.effects,
-    native: { plan: async () => ({ ok: false, reason: "Pi compacts" }) },
-  };
-  // One chart per strategy, its effects provided once for this extension instance.
-  const charts = new Map(STRATEGIES.map((s) => [s.name, new StrategyLifecycle(s.name, s.routes, effects[s.name], () => session.settings.inspect, options.inspect)] as const));
-  folds.lifecycle = charts.get("fold");
-  preserve.lifecycle = charts.get("preserve");
-  digests.lifecycle = charts.get("digest");
-  pi.on("agent_start", () => speculation.onRunStart());
-  pi.on("agent_end", (_event, ctx) => speculation.onRunEnd(ctx));
-  pi.on("session_shutdown", () => speculation.reset());
-  registerRecap(pi, () => ({ enabled: true }), (ctx) => {
-    session.sync(ctx.sessionManager);
-    // The recap follows the compaction the view follows: a revoked one has no recap in view.
-    const last = effectiveCompaction(session.live.state);
-    return { branch: session.live.entries, lastCompaction: last ? session.live.indexOf(last.entryId) : -1 };
-  });
+  const cards = registerFallbackCards(pi);
   if (session.settings.recallTools) {
     registerRecallTools(pi, () => session.settings.recall);
     // Offered only with the tools it describes: with them switched off it would send the model after tools it lacks.
     pi.on("resources_discover", () => ({ skillPaths: [RECALL_SKILL] }));
   }
+
+  /** The strategies whose hooks run now: those that always act, and the configured one. */
+  const active = (): Running[] => running.filter((r) => r.strategy.scope === "always" || r.strategy.name === session.settings.strategy);
+  const configured = (): Running => running.find((r) => r.strategy.name === session.settings.strategy)!;
 
   const warnOnce = (ctx: ExtensionContext) => {
     for (const warning of loaded.warnings) ctx.ui.notify(`context-ledger: ${warning}`, "warning");
@@ -94,20 +75,16 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   // Ledger rebuilds: the branch is the truth, so every session switch folds it again.
   pi.on("session_start", (_event, ctx) => {
     warnOnce(ctx);
-    speculation.reset();
-    folds.reset();
     restore.reset();
+    cards.reset();
     session.rebuild(ctx.sessionManager);
-    preserve.onSessionStart(ctx);
-    digests.onSessionStart(ctx);
+    for (const r of active()) r.hooks.sessionStart?.(ctx);
   });
   pi.on("session_tree", (_event, ctx) => session.sync(ctx.sessionManager));
   pi.on("session_shutdown", () => {
     session.abandonStores("the session was replaced before Pi stored the fact");
-    folds.reset();
     restore.reset();
-    preserve.onSessionShutdown();
-    digests.onSessionShutdown();
+    for (const r of active()) r.hooks.sessionShutdown?.();
     session = new LedgerSession(session.settings);
   });
 
@@ -121,57 +98,78 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   pi.on("message_end", (event) => {
     if (event.message.role !== "assistant") return;
     session.noteUsage(event.message.usage);
-    preserve.noteResponse(event.message);
+    for (const r of active()) r.hooks.response?.(event.message);
   });
-  pi.on("before_agent_start", (event) => {
+  pi.on("agent_start", () => {
+    for (const r of active()) r.hooks.agentStart?.();
+  });
+  pi.on("before_agent_start", (event, ctx) => {
     contextFiles = event.systemPromptOptions.contextFiles.map((f) => ({ path: f.path, content: f.content }));
-    preserve.onRunStarted();
-    digests.onRunStarted();
+    let message: MessageFact | undefined;
+    for (const r of active()) message = r.hooks.runStart?.(ctx)?.message ?? message;
+    return message ? { message } : undefined;
   });
   pi.on("agent_settled", (_event, ctx) => {
     // Whatever a boundary handed Pi during the run is stored by now; what is missing never will be.
     session.sync(ctx.sessionManager);
     session.abandonStores("Pi did not store the fact before the run settled");
-    preserve.onRunSettled();
-    digests.onRunSettled();
+    for (const r of active()) r.hooks.runSettled?.();
+  });
+  // The request about to be sent: each strategy sees it as the ones before it left it.
+  pi.on("context_with_system", (event, ctx) => {
+    let messages: AgentMessage[] | undefined;
+    for (const r of active()) messages = r.hooks.request?.(messages ?? event.messages, ctx) ?? messages;
+    return messages ? { messages } : undefined;
   });
 
-  // The preserve strategy's cache-friendly summary request continues exactly the last request sent.
-  pi.on("context_with_system", (event) => {
-    preserve.noteRequest(event.messages);
-  });
-
-  // Boundaries: a requested fold commits or cancels at the end of its step, then a requested restore; then preserve
-  // (or digest) may checkpoint (it declines when the fold already appended a range fact at this boundary); last, when
-  // nothing else changed the context here, a budget notice may be appended.
+  // Boundaries: the strategies that act always (a requested fold commits or cancels at the end of its step), then a
+  // requested restore, then the configured strategy (it declines when a range fact was already appended here); last,
+  // when nothing else changed the context here, a budget notice may be appended.
   pi.on("turn_end", async (event, ctx) => {
-    const fold = await folds.onTurnEnd(event, ctx);
-    const restored = restore.onTurnEnd(event, ctx, fold?.entries ?? event.entries);
-    const entries = restored?.entries ?? fold?.entries ?? event.entries;
-    const checkpoint = (await preserve.onTurnEnd(event, ctx, entries)) ?? (await digests.onTurnEnd(event, ctx, entries));
-    const notice = budget.onTurnEnd(event, ctx, checkpoint?.entries ?? entries, Boolean(fold || restored || checkpoint));
-    if (!fold && !restored && !checkpoint && !notice) return undefined;
-    return { entries: notice?.entries ?? checkpoint?.entries ?? entries, ...(fold?.continue || checkpoint?.continue ? { continue: true } : {}) };
+    let entries: SessionBoundaryDraft[] = event.entries;
+    let changed = false;
+    let resume = false;
+    const apply = (result: { entries?: SessionBoundaryDraft[]; continue?: boolean } | undefined) => {
+      if (!result) return;
+      changed = true;
+      entries = result.entries ?? entries;
+      resume ||= result.continue === true;
+    };
+    const now = active();
+    for (const r of now) if (r.strategy.scope === "always") apply(await r.hooks.turnEnd?.(event, ctx, entries));
+    apply(restore.onTurnEnd(event, ctx, entries));
+    for (const r of now) if (r.strategy.scope !== "always") apply(await r.hooks.turnEnd?.(event, ctx, entries));
+    const notice = budget.onTurnEnd(event, ctx, entries, changed);
+    if (!changed && !notice) return undefined;
+    return { entries: notice?.entries ?? entries, ...(resume ? { continue: true } : {}) };
   });
-  pi.on("agent_end", () => {
-    folds.onAgentEnd();
+  pi.on("agent_end", (_event, ctx) => {
+    for (const r of active()) r.hooks.agentEnd?.(ctx);
     restore.onAgentEnd();
   });
 
   // Compaction requested by Pi (manual, threshold, overflow): the configured strategy's chart routes and plans it.
-  // A strategy that does not apply to the active model leaves it to Pi, as the native strategy does.
+  // A strategy that does not apply to the active model leaves it to Pi, as if Pi's own compaction were configured.
   pi.on("session_before_compact", async (event, ctx) => {
-    const chart = preserve.appliesElsewhere(ctx) ? charts.get("native")! : charts.get(session.settings.strategy)!;
+    const r = configured();
+    const chart = r.hooks.appliesTo?.(ctx) === false ? running.find((f) => f.strategy === FALLBACK)!.chart : r.chart;
     return answerCompaction(event, ctx, session, chart, {
       recordFallback: (details) => cards.recordFailure(details),
       sendMessage: (message) => pi.sendMessage(message),
+      now: () => Date.now(),
     });
   });
   // Pi stored a compaction (ours or its own), or could not: the chart that handed it over commits or cancels.
-  pi.on("session_compact", (_event, ctx) => session.sync(ctx.sessionManager));
+  pi.on("session_compact", (event, ctx) => {
+    cards.compacted(event);
+    session.sync(ctx.sessionManager);
+    for (const r of active()) r.hooks.compacted?.(event, ctx);
+  });
   pi.on("session_compact_failed", (_event, ctx) => {
+    cards.reset();
     session.sync(ctx.sessionManager);
     session.abandonStores("Pi could not store the compaction", (facts) => facts.compaction !== undefined);
+    for (const r of active()) r.hooks.compactFailed?.();
   });
 
   pi.registerCommand("context", {
@@ -182,11 +180,5 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
       session.sync(ctx.sessionManager);
       ctx.ui.notify(renderDashboard(session, ctx, { details: sub === "details" }), "info");
     },
-  });
-
-  // The transcript keeps showing folded history; the fold itself is one line that expands to the summary.
-  pi.registerMessageRenderer(LedgerType.fold, (message, options) => {
-    const text = typeof message.content === "string" ? message.content : "";
-    return new Text(options.expanded ? text : "Context compacted (expand to read the summary)", 1, 0);
   });
 }

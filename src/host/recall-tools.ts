@@ -10,6 +10,7 @@ import { MAX_QUESTION_LENGTH } from "../recall/input.ts";
 import { grepTranscript, listEntries, showEntry, type ScanBudget, type SearchOutcome } from "../recall/search.ts";
 import { recallLimits, type RecallSettings } from "../recall/settings.ts";
 import { createTranscript, syncTranscript, type TranscriptIndex } from "../recall/transcript.ts";
+import { resolveModel } from "./model-call.ts";
 import { guardedTool } from "./tool-boundary.ts";
 
 export type { RecallSettings } from "../recall/settings.ts";
@@ -63,15 +64,11 @@ function toResult<D>(outcome: SearchOutcome<D>): AgentToolResult<D> {
 }
 
 function lookupModel(ctx: ExtensionContext, configured: string | undefined): Model<Api> {
-  if (configured) {
-    const slash = configured.indexOf("/");
-    const model = slash > 0 ? ctx.modelRegistry.find(configured.slice(0, slash), configured.slice(slash + 1)) : undefined;
-    if (model) return model;
-    if (!ctx.model) throw new Error(`recall.lookupModel ${configured} is not a known model and no model is active; use context_grep instead`);
-    return ctx.model;
-  }
-  if (!ctx.model) throw new Error("no model is active for the lookup subagent; use context_grep / context_show_entry instead");
-  return ctx.model;
+  // The same resolution as every strategy's model calls: `provider/model` from the settings, else the active model.
+  const model = resolveModel(ctx, configured) ?? ctx.model;
+  if (model) return model;
+  if (configured) throw new Error(`recall.lookupModel ${configured} is not a known model and no model is active; use context_grep instead`);
+  throw new Error("no model is active for the lookup subagent; use context_grep / context_show_entry instead");
 }
 
 /** Register the four recall tools. `getSettings` is read on every call, so setting changes apply at once. */

@@ -6,6 +6,7 @@ import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext, SessionBo
 import { Type } from "typebox";
 import { LedgerType } from "../log/entries.ts";
 import { listActs, planRestore, type PlanResult, renderRestored, resolveRestoreTarget } from "../projection/restore.ts";
+import { isStrategyFact } from "../strategies/registry.ts";
 import { currentThreshold } from "./budget.ts";
 import { guardedTool } from "./tool-boundary.ts";
 import type { LedgerSession } from "./ledger-session.ts";
@@ -124,7 +125,7 @@ export class RestoreHost {
     const pending = this.pending;
     this.pending = undefined;
     if (!pending) return undefined;
-    if (entries.some((d) => d.type === "custom_message" && d.customType === LedgerType.fold))
+    if (entries.some((d) => d.type === "custom_message" && isStrategyFact(d.customType)))
       return { entries: [...entries, cancelledNotice("a fold was committed in the same step")] };
     if (event.outcome === "aborted" || ctx.signal?.aborted) return { entries: [...entries, cancelledNotice("the step was aborted")] };
     const result = this.plan(pending.actId, false, ctx);

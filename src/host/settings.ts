@@ -5,47 +5,49 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { quoted } from "../log/display.ts";
-import type { StrategySetting } from "../log/entries.ts";
 import { DEFAULT_NOTICE_SHARE } from "../projection/budget.ts";
 import type { RecallSettings } from "../recall/settings.ts";
-import { DEFAULT_PLANNED_OPTIONS, type PlannedOptions } from "../strategies/planned/planner.ts";
-import { DEFAULT_PRESERVE_OPTIONS, isCacheRetention, isReasoningEffort, type PreserveOptions } from "../strategies/preserve/settings.ts";
+import type { SettingsReader } from "../strategies/contract.ts";
+import { CONFIGURABLE, DEFAULT_STRATEGY, isConfigurable, PLUGINS, type ConfigurableName, type StrategyOptions } from "../strategies/registry.ts";
 
-export interface LedgerSettings {
+/** Settings of the package itself; each strategy's own section is declared by the strategy (see the registry). */
+export interface CoreSettings {
   /** What /compact, threshold and overflow compaction do. */
-  strategy: StrategySetting;
+  strategy: ConfigurableName;
   /** Agent-directed fold tools (context_compact, context_checkpoint, context_timeline). */
   foldTools: boolean;
   /** Recall tools (context_lookup, context_list_entries, context_grep, context_show_entry). */
   recallTools: boolean;
   recall: RecallSettings;
-  checkpoint: { capPercent: number; startupReads: boolean };
-  /** `provider/model` for strategies that call a model (planned, preserve); absent means the active model. */
+  /** `provider/model` for strategies that call a model; absent means the active model. */
   plannerModel?: string;
-  /** The planned strategy: who ranks deletions, and how much of the compacted region it keeps. */
-  planned: PlannedOptions;
-  /** The preserve strategy's checkpoint requests: summary model, reasoning, cache retention, model allowlist. */
-  preserve: PreserveOptions;
   /** Attach the Stately inspector to every lifecycle actor (message bodies are stripped). */
   inspect: boolean;
-  /** One short hidden notice to the model when usage passes `share` of the strategy's threshold. */
-  /** Budget notices; `enabled` unset means on for every strategy but `native`, which promises Pi's own requests. */
+  /** One short hidden notice to the model when usage passes `share` of the strategy's threshold; `enabled` unset
+   * means on, except for a strategy that is quiet by default. */
   budgetNotice: { enabled?: boolean; share: number };
 }
 
+/** The package's settings and every strategy's section, under the strategy's name. */
+export type LedgerSettings = CoreSettings & StrategyOptions;
+
+/** Every strategy's defaults, under its name (the mapped type is the registry's, so the shape is right by construction). */
+function strategyDefaults(): StrategyOptions {
+  return Object.fromEntries(PLUGINS.flatMap((s) => (s.settings ? [[s.name, structuredClone(s.settings.defaults)]] : []))) as StrategyOptions;
+}
+
 export const DEFAULT_SETTINGS: LedgerSettings = {
-  strategy: "checkpoint",
+  strategy: DEFAULT_STRATEGY,
   foldTools: true,
   recallTools: true,
   recall: { grepMaxResults: 8, grepMaxChars: 12_000, lookupTurnBudget: 10 },
-  checkpoint: { capPercent: 25, startupReads: true },
-  planned: { ...DEFAULT_PLANNED_OPTIONS },
-  preserve: { ...DEFAULT_PRESERVE_OPTIONS, models: [] },
+  ...strategyDefaults(),
   inspect: false,
   budgetNotice: { share: DEFAULT_NOTICE_SHARE },
 };
 
-const STRATEGIES: readonly StrategySetting[] = ["checkpoint", "planned", "preserve", "digest", "native"];
+/** Values `contextLedger.strategy` accepts, from the registry. */
+export const STRATEGY_VALUES: readonly string[] = CONFIGURABLE.map((s) => s.name);
 
 export interface LoadedSettings {
   settings: LedgerSettings;
@@ -85,7 +87,7 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
     warnings.push(`contextLedger.${name}: invalid value ${quoted(value)}; using ${quoted(fallback)}`);
     return fallback;
   };
-  const isStrategy = (v: unknown): v is StrategySetting => STRATEGIES.includes(v as StrategySetting);
+  const isStrategy = isConfigurable;
   const isBool = (v: unknown): v is boolean => typeof v === "boolean";
   const isCount = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v > 0 && v <= 1_000_000;
   // `provider/model`; the model id may itself hold slashes (`openrouter/anthropic/claude-x`): callers split at the first.
@@ -113,30 +115,11 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   }
   const plannerModel = pick<string | undefined>("plannerModel", obj.plannerModel, isModel, undefined);
   if (plannerModel) s.plannerModel = plannerModel;
-  const planned = sub("planned");
-  const isPlanner = (v: unknown): v is "heuristic" | "model" => v === "heuristic" || v === "model";
   const isRatio = (v: unknown): v is number => typeof v === "number" && v > 0 && v < 1;
-  const plannerKind = pick<"heuristic" | "model" | undefined>("planned.planner", planned.planner, isPlanner, undefined);
-  if (plannerKind) s.planned.planner = plannerKind;
-  s.planned.retainRatio = pick("planned.retainRatio", planned.retainRatio, isRatio, s.planned.retainRatio);
-  const isTokens = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 10_000_000;
-  s.planned.minRetainedTokens = pick("planned.minRetainedTokens", planned.minRetainedTokens, isTokens, s.planned.minRetainedTokens);
-  s.planned.minSavedTokens = pick("planned.minSavedTokens", planned.minSavedTokens, isTokens, s.planned.minSavedTokens);
-  const isMillis = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 100 && v <= 3_600_000;
-  s.planned.timeoutMs = pick("planned.timeoutMs", planned.timeoutMs, isMillis, s.planned.timeoutMs);
-  s.planned.maxOutputTokens = pick("planned.maxOutputTokens", planned.maxOutputTokens, isCount, s.planned.maxOutputTokens);
-  s.planned.speculation = pick("planned.speculation", planned.speculation, isBool, s.planned.speculation);
-  s.planned.speculationRatio = pick("planned.speculationRatio", planned.speculationRatio, isRatio, s.planned.speculationRatio);
   const budget = sub("budgetNotice");
   const noticesOn = pick<boolean | undefined>("budgetNotice.enabled", budget.enabled, isBool, undefined);
   if (noticesOn !== undefined) s.budgetNotice.enabled = noticesOn;
   s.budgetNotice.share = pick("budgetNotice.share", budget.share, isRatio, s.budgetNotice.share);
-  const checkpoint = sub("checkpoint");
-  // 0 or "off" turns the checkpoint cap off.
-  const isCap = (v: unknown): v is number | "off" => v === "off" || (typeof v === "number" && v >= 0 && v <= 100);
-  const capSetting = pick("checkpoint.capPercent", checkpoint.capPercent, isCap, s.checkpoint.capPercent);
-  s.checkpoint.capPercent = capSetting === "off" ? 0 : capSetting;
-  s.checkpoint.startupReads = pick("checkpoint.startupReads", checkpoint.startupReads, isBool, s.checkpoint.startupReads);
 
   // Environment overrides, for one-off runs and CI.
   const envValue = (name: string) => env[`PI_CONTEXT_LEDGER_${name}`];
@@ -151,7 +134,7 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   const strategy = envValue("STRATEGY");
   if (strategy !== undefined) {
     if (isStrategy(strategy)) s.strategy = strategy;
-    else warnings.push(`PI_CONTEXT_LEDGER_STRATEGY: unknown strategy ${quoted(strategy)} (expected ${STRATEGIES.join(", ")}); using ${s.strategy}`);
+    else warnings.push(`PI_CONTEXT_LEDGER_STRATEGY: unknown strategy ${quoted(strategy)} (expected ${STRATEGY_VALUES.join(", ")}); using ${s.strategy}`);
   }
   s.foldTools = envBool("FOLD_TOOLS", s.foldTools);
   s.recallTools = envBool("RECALL_TOOLS", s.recallTools);
@@ -172,7 +155,7 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
     if (isModel(lookupModel)) s.recall.lookupModel = lookupModel;
     else warnings.push(`PI_CONTEXT_LEDGER_LOOKUP_MODEL: expected provider/model, got ${quoted(lookupModel)}; ignored`);
   }
-  // The planned strategy and its model, each setting with its own variable.
+  // Each setting with its own variable.
   const envSetting: EnvSetting = (name, parse, check, expected, apply) => {
     const raw = envValue(name);
     if (raw === undefined) return;
@@ -183,50 +166,25 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   const text = (v: string) => v;
   const num = (v: string) => decimal(v, true);
   envSetting("PLANNER_MODEL", text, isModel, "provider/model", (v) => (s.plannerModel = v));
-  envSetting("PLANNED_PLANNER", text, isPlanner, "heuristic or model", (v) => (s.planned.planner = v));
-  envSetting("PLANNED_RETAIN_RATIO", num, isRatio, "a ratio between 0 and 1", (v) => (s.planned.retainRatio = v));
-  envSetting("PLANNED_MIN_RETAINED_TOKENS", num, isTokens, "a token count", (v) => (s.planned.minRetainedTokens = v));
-  envSetting("PLANNED_MIN_SAVED_TOKENS", num, isTokens, "a token count", (v) => (s.planned.minSavedTokens = v));
-  envSetting("PLANNED_TIMEOUT_MS", num, isMillis, "milliseconds (100-3600000)", (v) => (s.planned.timeoutMs = v));
-  envSetting("PLANNED_MAX_OUTPUT_TOKENS", num, isCount, "a positive integer", (v) => (s.planned.maxOutputTokens = v));
-  s.planned.speculation = envBool("PLANNED_SPECULATION", s.planned.speculation ?? false);
-  envSetting("PLANNED_SPECULATION_RATIO", num, isRatio, "a ratio between 0 and 1", (v) => (s.planned.speculationRatio = v));
   if (envValue("BUDGET_NOTICE") !== undefined) s.budgetNotice.enabled = envBool("BUDGET_NOTICE", s.budgetNotice.enabled ?? true);
   envSetting("BUDGET_NOTICE_SHARE", num, isRatio, "a ratio between 0 and 1", (v) => (s.budgetNotice.share = v));
-  resolvePreserve(s.preserve, sub("preserve"), pick, isModel, envSetting);
-  const cap = envValue("CAP_PERCENT");
-  if (cap !== undefined) {
-    const value = cap === "off" ? 0 : decimal(cap, true);
-    if (isCap(value)) s.checkpoint.capPercent = value;
-    else warnings.push(`PI_CONTEXT_LEDGER_CAP_PERCENT: expected a decimal percentage from 0 to 100 (0 or off: no cap), got ${quoted(cap)}; ignored`);
-  }
+  // Each strategy's own section, as the strategy declares it.
+  const read: SettingsReader = {
+    pick,
+    env: envSetting,
+    envBool,
+    envValue,
+    decimal,
+    quote: quoted,
+    warn: (message) => warnings.push(message),
+    isModel,
+    isBool,
+    isCount,
+    isRatio,
+  };
+  for (const strategy of PLUGINS) if (strategy.settings) strategy.settings.resolve(Reflect.get(s, strategy.name) as unknown, sub(strategy.name), read);
   return { settings: s, warnings };
 }
 
-type Pick = <T>(name: string, value: unknown, check: (v: unknown) => v is T, fallback: T) => T;
 /** Read one PI_CONTEXT_LEDGER_<name> override: parsed, checked, applied, or a bounded warning. */
 type EnvSetting = <T>(name: string, parse: (v: string) => unknown, check: (v: unknown) => v is T, expected: string, apply: (v: T) => void) => void;
-
-/** `contextLedger.preserve` and its PI_CONTEXT_LEDGER_PRESERVE_* overrides (global settings only, like every key). */
-function resolvePreserve(
-  target: PreserveOptions,
-  raw: Record<string, unknown>,
-  pick: Pick,
-  isModel: (v: unknown) => v is string,
-  envSetting: EnvSetting,
-): void {
-  const isModelList = (v: unknown): v is string[] => Array.isArray(v) && v.every(isModel);
-  const summaryModel = pick<string | undefined>("preserve.summaryModel", raw.summaryModel, isModel, undefined);
-  if (summaryModel) target.summaryModel = summaryModel;
-  const effort = pick("preserve.reasoningEffort", raw.reasoningEffort, isReasoningEffort, target.reasoningEffort);
-  if (effort) target.reasoningEffort = effort;
-  const retention = pick("preserve.cacheRetention", raw.cacheRetention, isCacheRetention, target.cacheRetention);
-  if (retention) target.cacheRetention = retention;
-  target.models = [...pick("preserve.models", raw.models, isModelList, target.models)];
-  const text = (v: string) => v;
-  envSetting("PRESERVE_SUMMARY_MODEL", text, isModel, "provider/model", (v) => (target.summaryModel = v));
-  envSetting("PRESERVE_REASONING_EFFORT", text, isReasoningEffort, "off, minimal, low, medium, high, xhigh or max", (v) => (target.reasoningEffort = v));
-  envSetting("PRESERVE_CACHE_RETENTION", text, isCacheRetention, "none, short or long", (v) => (target.cacheRetention = v));
-  const list = (v: string) => (v.trim() ? v.split(",").map((m) => m.trim()) : []);
-  envSetting("PRESERVE_MODELS", list, isModelList, "a comma-separated list of provider/model", (v) => (target.models = v));
-}

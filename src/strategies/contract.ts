@@ -1,10 +1,25 @@
 // The contract every compaction strategy implements: a pure planner from Pi's prepared compaction
 // input to the summary Pi will persist. Strategies never perform I/O; model calls arrive injected.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import type { Tool } from "@earendil-works/pi-ai";
-import type { ExtensionContext, SessionBeforeCompactEvent, SessionBoundaryDraft, SessionEntry, TurnEndEvent } from "@earendil-works/pi-coding-agent";
-import type { Routes } from "../../machines/compaction.machine.ts";
-import type { CompactionStrategyName, LedgerCompactionDetails, StrategyName } from "../log/entries.ts";
+import type { AssistantMessage, Message, Tool } from "@earendil-works/pi-ai";
+import type {
+  AgentToolResult,
+  ExtensionContext,
+  MessageRenderOptions,
+  SessionBeforeCompactEvent,
+  SessionBoundaryDraft,
+  SessionCompactEvent,
+  SessionEntry,
+  Theme,
+  ToolDefinition,
+  TurnEndEvent,
+  TurnEndEventResult,
+} from "@earendil-works/pi-coding-agent";
+import type { TSchema } from "typebox";
+import type { LifecycleEvent, Outcome, PlanResult, Routes, Trigger, Validate } from "../../machines/compaction.machine.ts";
+import type { CompactionStrategyName, LedgerCompactionDetails, StrategyName, StrategySetting } from "../log/entries.ts";
+import type { LiveLedger } from "../projection/live-ledger.ts";
+import type { Calibration } from "../projection/tokens.ts";
 
 /** A project instruction file Pi loaded (AGENTS.md, CLAUDE.md, AGENTS.override.md). */
 export interface ContextFile {
@@ -127,7 +142,7 @@ export interface LifecycleRequest {
 /** What a planning attempt used and how it failed, kept beside the request for the failure record. */
 export interface PlanTrace {
   /** The planner's own error (the chart carries only its message). */
-  failure?: unknown;
+  failure?: Error;
   /** `provider/model` asked, and its usage. */
   model?: string;
   usage?: { input: number; output: number };
@@ -171,12 +186,195 @@ export interface PlannedFacts {
   label?: { entryId: string; name: string };
 }
 
-/** A strategy as the registry lists it: its name, a one-line summary for settings help, and its route table. */
-export interface StrategyDefinition {
-  name: StrategyName;
-  summary: string;
-  /** What the lifecycle chart does with each trigger under this strategy. */
-  routes: Routes;
+
+
+/** What a strategy plugs into its chart: the planner, and its own check of a plan before `validated`. */
+export interface StrategyEffects {
+  plan(request: LifecycleRequest, signal: AbortSignal): Promise<PlanResult>;
+  validate?: Validate;
+}
+
+/** The chart's decision on one run: facts to hand to Pi, or a final state reached without any. */
+export type ChartDecision = { state: "validated"; facts: PlannedFacts } | { state: Exclude<Outcome, "committed">; reason?: string };
+
+/** One request's run through the strategy's chart. */
+export interface ChartRun {
+  send(event: LifecycleEvent): void;
+  /** Resolves once the chart validated a plan or ended without one. */
+  decided(): Promise<ChartDecision>;
+  /** Forward an abort of `signal` to the chart until the run ends. */
+  abortOn(signal: AbortSignal | undefined, reason?: string): void;
+}
+
+/** The strategy's chart, its effects provided once per extension instance. */
+export interface StrategyChart {
+  /** Start a run; a refused tool request still claims its step. */
+  start(trigger: Trigger, request: LifecycleRequest, refused?: string): Promise<ChartRun>;
+}
+
+/** Settings every strategy may read; its own section comes from {@link StrategyKit.options}. */
+export interface SharedSettings {
+  strategy: StrategySetting;
+  /** `provider/model` for strategies that call a model; absent means the active model. */
+  plannerModel?: string;
+  /** The agent-directed tools are on. */
+  foldTools: boolean;
+}
+
+/** The session's runtime state as strategies see it (the host's ledger session satisfies it). */
+export interface LedgerSessionView {
+  readonly live: LiveLedger;
+  readonly calibration: Calibration;
+  readonly settings: SharedSettings;
+  /** Bring the live ledger to the current leaf. */
+  sync(sessionManager: Pick<ExtensionContext["sessionManager"], "getLeafId" | "getEntry">): void;
+  /** The chart commits `facts` once Pi stored them. */
+  expectStored(run: Pick<ChartRun, "send">, facts: PlannedFacts): void;
+}
+
+/** A strategy's model access for one call site, and what it used (read after the call, for the failure record). */
+export interface ModelCall {
+  complete?: CompleteText;
+  /** `provider/model` of the resolved model. */
+  model?: string;
+  /** Set once the model was asked. */
+  used?: boolean;
+  usage?: { input: number; output: number };
+}
+
+/** A text card for a custom message; the host wraps it in Pi's transcript component. */
+export type MessageCard<D> = (message: { content: string; details: D | undefined }, options: { expanded: boolean }, theme: Theme) => string;
+/** A text card for a custom (never sent) entry; undefined leaves Pi's default. */
+export type EntryCard<D> = (data: D | undefined, options: { expanded: boolean }, theme: Theme) => string | undefined;
+
+/** Pi's compaction settings, as its preparation reports them. */
+export type CutSettings = SessionBeforeCompactEvent["preparation"]["settings"];
+/** Pi's `prepareCompaction`. */
+export type PrepareCompaction = (entries: SessionEntry[], settings: CutSettings) => SessionBeforeCompactEvent["preparation"] | undefined;
+
+/** The switch that lets a manual /compact reach a strategy on a short session (see the host's compact shim). */
+export interface ManualCompactSwitch {
+  /** Install for this session; `active` says whether the strategy acts now. False when Pi's settings could not be adjusted. */
+  install(active: () => boolean): boolean;
+  uninstall(): void;
+  runStarted(): void;
+  runSettled(): void;
+}
+
+/** What the host gives a strategy: everything that needs Pi at runtime, injected. */
+export interface StrategyKit<Options = undefined> {
+  /** The current session (replaced on every session switch). */
+  session(): LedgerSessionView;
+  /** This strategy's own settings section. */
+  options(): Options;
+  /** This strategy's chart. */
+  chart: StrategyChart;
+  /** Instruction files Pi loaded for the current run. */
+  contextFiles(): readonly ContextFile[];
+  /** Register a tool through the host's tool boundary (bounded arguments, results and errors). */
+  registerTool<P extends TSchema, D>(tool: ToolDefinition<P, D>): void;
+  registerMessageCard<D>(customType: string, card: MessageCard<D>): void;
+  registerEntryCard<D>(customType: string, card: EntryCard<D>): void;
+  /** The one model-call helper: `configured` (`provider/model`) or the active model, with a deadline per request. */
+  modelCall(ctx: ExtensionContext, configured: string | undefined): ModelCall;
+  /** The model a strategy may call: `configured`, else the active model. */
+  resolveModel(ctx: ExtensionContext, configured: string | undefined): ExtensionContext["model"];
+  /** Run `work` under a deadline that also races a provider ignoring its signal. */
+  withDeadline<T>(work: (signal: AbortSignal) => Promise<T>, signal: AbortSignal, timeoutMs: number | undefined): Promise<T>;
+  /** Pi's conversion of agent messages to provider messages. */
+  convertToLlm(messages: AgentMessage[]): Message[];
+  /** A fresh manual-compact switch (one per strategy that needs it). */
+  manualCompactSwitch(): ManualCompactSwitch;
+  /** Pi's own compaction preparation and its default settings (undefined when Pi moved it). */
+  piCompaction: { defaults: CutSettings; prepare(): Promise<PrepareCompaction | undefined> };
+  /** The host clock. */
+  now(): number;
+  /** Tests only: the host may wrap a compaction planner (to hold it at chosen points). */
+  wrapPlanner(planner: StrategyPlanner): StrategyPlanner;
+  sendMessage(message: MessageFact, options?: { deliverAs?: "steer" | "followUp" | "nextTurn" }): void;
+  appendEntry<D>(customType: string, data: D): void;
+  setLabel(entryId: string, name: string): void;
+  /** Pi's effective settings and the session's thinking level (for side requests that continue a live one). */
+  piSettings(): ReturnType<import("@earendil-works/pi-coding-agent").ExtensionAPI["getSettings"]>;
+  thinkingLevel(): ReturnType<import("@earendil-works/pi-coding-agent").ExtensionAPI["getThinkingLevel"]>;
+}
+
+/**
+ * The Pi moments a strategy acts at. The host handles each Pi event once and calls these on the active strategies
+ * in registry order; every hook is optional.
+ */
+export interface StrategyHooks {
+  /** The chart's planner and validator. */
+  effects: StrategyEffects;
+  /** False when the strategy is configured but does not manage the active model: Pi's own compaction applies. */
+  appliesTo?(ctx: ExtensionContext): boolean;
+  sessionStart?(ctx: ExtensionContext): void;
+  sessionShutdown?(): void;
+  /** `agent_start` / `agent_end`. */
+  agentStart?(): void;
+  agentEnd?(ctx: ExtensionContext): void;
+  /** `before_agent_start`: may add one message to the run. */
+  runStart?(ctx: ExtensionContext): { message: MessageFact } | undefined;
+  /** `agent_settled`. */
+  runSettled?(): void;
+  /** `context_with_system`: the request about to be sent; may rewrite its messages. */
+  request?(messages: AgentMessage[], ctx: ExtensionContext): AgentMessage[] | undefined;
+  /** `message_end` of an assistant response. */
+  response?(message: AssistantMessage): void;
+  /** `turn_end`: `entries` are the drafts earlier handlers return for this boundary; `busy` when one already changed the view. */
+  turnEnd?(event: TurnEndEvent, ctx: ExtensionContext, entries: SessionBoundaryDraft[]): Promise<TurnEndEventResult | undefined> | TurnEndEventResult | undefined;
+  /** `session_compact`: Pi stored a compaction (ours or its own). */
+  compacted?(event: SessionCompactEvent, ctx: ExtensionContext): void;
+  /** `session_compact_failed`. */
+  compactFailed?(): void;
+}
+
+/** Where a strategy runs: always (its tools or cards serve every session), or only while it is the configured one. */
+export type StrategyScope = "always" | "configured";
+
+/** A strategy's settings section: its defaults and how a raw value (and environment overrides) resolves. */
+export interface SettingsSection<Options> {
+  defaults: Options;
+  /** Validate `raw` into `target`; every problem becomes one bounded warning and keeps the default. */
+  resolve(target: Options, raw: Record<string, unknown>, read: SettingsReader): void;
+}
+
+/** The host's settings helpers, shared by every section so warnings read the same. */
+export interface SettingsReader {
+  /** The value when it passes `check`, else a warning and `fallback`. */
+  pick<T>(name: string, value: unknown, check: (v: unknown) => v is T, fallback: T): T;
+  /** One PI_CONTEXT_LEDGER_<name> override: parsed, checked, applied, or a bounded warning. */
+  env<T>(name: string, parse: (v: string) => unknown, check: (v: unknown) => v is T, expected: string, apply: (v: T) => void): void;
+  /** A PI_CONTEXT_LEDGER_<name> boolean override. */
+  envBool(name: string, current: boolean): boolean;
+  /** The raw PI_CONTEXT_LEDGER_<name> value. */
+  envValue(name: string): string | undefined;
+  /** Decimal digits only (Number() would also take hex, exponents and blanks). */
+  decimal(value: string, fraction: boolean): number;
+  /** A value quoted back bounded and printable, for warnings. */
+  quote(value: unknown): string;
+  warn(message: string): void;
+  isModel(v: unknown): v is string;
+  isBool(v: unknown): v is boolean;
+  isCount(v: unknown): v is number;
+  isRatio(v: unknown): v is number;
+}
+
+/** A strategy plug-in: its definition, and the hooks it creates per extension instance. */
+export interface Strategy<Options = undefined> extends StrategyDefinition {
+  /** "always": hooks run whatever strategy is configured (fold's tools); "configured": only while it is the one. */
+  scope: StrategyScope;
+  /** False for a strategy the model drives with a tool: it is never the value of `contextLedger.strategy`. */
+  selectable?: false;
+  /** Budget notices stay off unless the user turns them on (native promises Pi's own requests). */
+  quietByDefault?: boolean;
+  /** The facts it writes, by customType, with the word the dashboard uses for each. */
+  facts?: Readonly<Record<string, string>>;
+  /** Its settings section, under `contextLedger.<name>`. */
+  settings?: SettingsSection<Options>;
+  /** Lines it adds to the `/context` dashboard. */
+  dashboard?(entries: readonly SessionEntry[]): string[];
+  create(kit: StrategyKit<Options>): StrategyHooks;
 }
 
 /** A strategy as the registry lists it: its name, a one-line summary for settings help, and its route table. */
@@ -186,3 +384,6 @@ export interface StrategyDefinition {
   /** What the lifecycle chart does with each trigger under this strategy. */
   routes: Routes;
 }
+
+/** An agent tool result, as a strategy's tool returns it. */
+export type ToolResult<D> = AgentToolResult<D>;

@@ -1,6 +1,6 @@
 // The one list of strategies. Setting values, their validation, the lifecycle charts and the host's dispatch all
 // derive from it: a new strategy is one folder and one line here.
-import type { StrategyDefinition } from "./contract.ts";
+import type { SettingsSection, Strategy } from "./contract.ts";
 import { checkpointStrategy } from "./checkpoint/strategy.ts";
 import { digestStrategy } from "./digest/strategy.ts";
 import { foldStrategy } from "./fold/strategy.ts";
@@ -8,11 +8,44 @@ import { nativeStrategy } from "./native/strategy.ts";
 import { plannedStrategy } from "./planned/strategy.ts";
 import { preserveStrategy } from "./preserve/strategy.ts";
 
-export const STRATEGIES = [foldStrategy, checkpointStrategy, plannedStrategy, preserveStrategy, digestStrategy, nativeStrategy] as const satisfies readonly StrategyDefinition[];
+/** Registry order is dispatch order: fold first, so a fold at a boundary is seen by every later strategy. */
+export const STRATEGIES = [foldStrategy, checkpointStrategy, plannedStrategy, preserveStrategy, digestStrategy, nativeStrategy] as const;
+
+type Registered = (typeof STRATEGIES)[number];
+
+/** The same list, each strategy's options type left open, for code that treats every strategy alike. */
+export const PLUGINS: readonly Strategy<unknown>[] = STRATEGIES;
+
+/** Names `contextLedger.strategy` accepts: every strategy that answers Pi's compaction (not the model's tool). */
+export type ConfigurableName = Exclude<Registered, { selectable: false }>["name"];
+
+/** The strategies `contextLedger.strategy` may name, in registry order. */
+export const CONFIGURABLE: readonly Strategy<unknown>[] = PLUGINS.filter((s) => s.selectable !== false);
+
+/** What `contextLedger.strategy` is when unset. */
+export const DEFAULT_STRATEGY: ConfigurableName = checkpointStrategy.name;
+
+/** True when `name` is a value `contextLedger.strategy` accepts. */
+export function isConfigurable(name: unknown): name is ConfigurableName {
+  return CONFIGURABLE.some((s) => s.name === name);
+}
+
+/** Each strategy's settings section under its name, typed from the registry. */
+export type StrategyOptions = {
+  [S in Registered as S extends { settings: SettingsSection<unknown> } ? S["name"] : never]: S extends { settings: SettingsSection<infer O> } ? O : never;
+};
+
+/** What runs when the configured strategy does not manage the active model: Pi's own compaction. */
+export const FALLBACK: Strategy<unknown> = nativeStrategy;
+
+/** True for a custom message a strategy writes to change the view (a range fact). */
+export function isStrategyFact(customType: string): boolean {
+  return PLUGINS.some((s) => s.facts?.[customType] !== undefined);
+}
 
 /** The strategy registered under `name`. */
-export function strategyNamed(name: StrategyDefinition["name"]): StrategyDefinition {
-  const found = STRATEGIES.find((s) => s.name === name);
+export function strategyNamed(name: string): Strategy<unknown> {
+  const found = PLUGINS.find((s) => s.name === name);
   if (!found) throw new Error(`no strategy named ${name}`);
   return found;
 }

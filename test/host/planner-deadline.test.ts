@@ -1,7 +1,7 @@
 // The deadline on strategy model calls: a call that never settles, even one that ignores its signal, is aborted and
 // rejected at the deadline; the caller's abort wins over the deadline and passes through to the call.
 import { describe, expect, it } from "vitest";
-import { withDeadline } from "../../src/host/compaction-handler.ts";
+import { withDeadline } from "../../src/host/model-call.ts";
 import { PlanError } from "../../src/strategies/planned/apply.ts";
 
 describe("model call deadline", () => {

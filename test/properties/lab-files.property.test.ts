@@ -41,5 +41,6 @@ describe("lab CLI on damaged session files", () => {
       }),
       { numRuns: runs },
     );
-  });
+    // Two real CLI processes per run (Node start-up and Pi's modules each time): minutes on two busy cores.
+  }, 240_000);
 });

@@ -1,9 +1,25 @@
 // The `digest` strategy as the registry lists it.
-import type { StrategyDefinition } from "../contract.ts";
+import { LedgerType } from "../../log/entries.ts";
+import type { Strategy } from "../contract.ts";
+import { DigestHost } from "./hooks.ts";
 
 export const digestStrategy = {
   name: "digest",
   summary: "Older tool steps become deterministic digests at step boundaries, with no model call.",
   // Only Pi's summary can shrink a context that overflowed on dialogue.
   routes: { turnEnd: "plan", manual: "plan", threshold: "plan", overflow: "native" },
-} as const satisfies StrategyDefinition;
+  scope: "configured",
+  facts: { [LedgerType.digest]: "digest" },
+  create(kit) {
+    const digests = new DigestHost(kit);
+    digests.register();
+    return {
+      effects: digests.effects,
+      sessionStart: (ctx) => digests.onSessionStart(ctx),
+      sessionShutdown: () => digests.onSessionShutdown(),
+      runStart: () => (digests.onRunStarted(), undefined),
+      runSettled: () => digests.onRunSettled(),
+      turnEnd: (event, ctx, entries) => digests.onTurnEnd(event, ctx, entries),
+    };
+  },
+} as const satisfies Strategy;

@@ -1,8 +1,12 @@
-// The `native` strategy as the registry lists it.
-import type { StrategyDefinition } from "../contract.ts";
+// The `native` strategy as the registry lists it: Pi compacts, and the package adds nothing to its requests.
+import type { Strategy } from "../contract.ts";
 
 export const nativeStrategy = {
   name: "native",
   summary: "Pi's own compaction, unchanged.",
   routes: { turnEnd: "native", manual: "native", threshold: "native", overflow: "native" },
-} as const satisfies StrategyDefinition;
+  scope: "configured",
+  // It promises Pi's own requests, so even a budget notice waits for the user to ask for it.
+  quietByDefault: true,
+  create: () => ({ effects: { plan: async () => ({ ok: false, reason: "Pi compacts" }) } }),
+} as const satisfies Strategy;

@@ -1,8 +1,54 @@
 // The `planned` strategy as the registry lists it.
-import type { StrategyDefinition } from "../contract.ts";
+import { compactionEffects } from "../compaction-effects.ts";
+import type { SettingsSection, Strategy } from "../contract.ts";
+import { createPlannedPlanner, DEFAULT_PLANNED_OPTIONS, type PlannedOptions } from "./planner.ts";
+import { plannedUsage, usageLines } from "./report.ts";
+import { PlannerSpeculation } from "./speculation.ts";
+
+/** `contextLedger.planned` and its PI_CONTEXT_LEDGER_PLANNED_* overrides. */
+const plannedSettings: SettingsSection<PlannedOptions> = {
+  defaults: DEFAULT_PLANNED_OPTIONS,
+  resolve(target, raw, read) {
+    const isPlanner = (v: unknown): v is "heuristic" | "model" => v === "heuristic" || v === "model";
+    const isTokens = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 10_000_000;
+    const isMillis = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 100 && v <= 3_600_000;
+    const plannerKind = read.pick<"heuristic" | "model" | undefined>("planned.planner", raw.planner, isPlanner, undefined);
+    if (plannerKind) target.planner = plannerKind;
+    target.retainRatio = read.pick("planned.retainRatio", raw.retainRatio, read.isRatio, target.retainRatio);
+    target.minRetainedTokens = read.pick("planned.minRetainedTokens", raw.minRetainedTokens, isTokens, target.minRetainedTokens);
+    target.minSavedTokens = read.pick("planned.minSavedTokens", raw.minSavedTokens, isTokens, target.minSavedTokens);
+    target.timeoutMs = read.pick("planned.timeoutMs", raw.timeoutMs, isMillis, target.timeoutMs);
+    target.maxOutputTokens = read.pick("planned.maxOutputTokens", raw.maxOutputTokens, read.isCount, target.maxOutputTokens);
+    target.speculation = read.pick("planned.speculation", raw.speculation, read.isBool, target.speculation);
+    target.speculationRatio = read.pick("planned.speculationRatio", raw.speculationRatio, read.isRatio, target.speculationRatio);
+    const text = (v: string) => v;
+    const num = (v: string) => read.decimal(v, true);
+    read.env("PLANNED_PLANNER", text, isPlanner, "heuristic or model", (v) => (target.planner = v));
+    read.env("PLANNED_RETAIN_RATIO", num, read.isRatio, "a ratio between 0 and 1", (v) => (target.retainRatio = v));
+    read.env("PLANNED_MIN_RETAINED_TOKENS", num, isTokens, "a token count", (v) => (target.minRetainedTokens = v));
+    read.env("PLANNED_MIN_SAVED_TOKENS", num, isTokens, "a token count", (v) => (target.minSavedTokens = v));
+    read.env("PLANNED_TIMEOUT_MS", num, isMillis, "milliseconds (100-3600000)", (v) => (target.timeoutMs = v));
+    read.env("PLANNED_MAX_OUTPUT_TOKENS", num, read.isCount, "a positive integer", (v) => (target.maxOutputTokens = v));
+    target.speculation = read.envBool("PLANNED_SPECULATION", target.speculation ?? false);
+    read.env("PLANNED_SPECULATION_RATIO", num, read.isRatio, "a ratio between 0 and 1", (v) => (target.speculationRatio = v));
+  },
+};
 
 export const plannedStrategy = {
   name: "planned",
   summary: "A planner ranks deletions over a numbered transcript; host code applies them.",
   routes: { turnEnd: "native", manual: "plan", threshold: "plan", overflow: "plan" },
-} as const satisfies StrategyDefinition;
+  scope: "configured",
+  settings: plannedSettings,
+  dashboard: (entries) => usageLines(plannedUsage(entries)),
+  create(kit) {
+    const speculation = new PlannerSpeculation(kit);
+    return {
+      effects: compactionEffects(kit.wrapPlanner(createPlannedPlanner(() => kit.options())), kit, (complete, model, settings) => speculation.reuse(complete, model, settings)),
+      sessionStart: () => speculation.reset(),
+      sessionShutdown: () => speculation.reset(),
+      agentStart: () => speculation.onRunStart(),
+      agentEnd: (ctx) => speculation.onRunEnd(ctx),
+    };
+  },
+} as const satisfies Strategy<PlannedOptions>;

@@ -1,5 +1,8 @@
 // The `preserve` strategy as the registry lists it.
-import type { StrategyDefinition } from "../contract.ts";
+import { LedgerType } from "../../log/entries.ts";
+import type { Strategy } from "../contract.ts";
+import { PreserveHost } from "./hooks.ts";
+import { preserveSettings, type PreserveOptions } from "./settings.ts";
 
 export const preserveStrategy = {
   name: "preserve",
@@ -7,4 +10,22 @@ export const preserveStrategy = {
   // The window is kept at step boundaries, so Pi's threshold compaction is declined; an overflow already failed a
   // request, and only Pi's summary can shrink a context that is all dialogue.
   routes: { turnEnd: "plan", manual: "plan", threshold: "cancel", overflow: "native" },
-} as const satisfies StrategyDefinition;
+  scope: "configured",
+  facts: { [LedgerType.preserve]: "preserve checkpoint" },
+  settings: preserveSettings,
+  create(kit) {
+    const preserve = new PreserveHost(kit);
+    preserve.register();
+    return {
+      effects: preserve.effects,
+      appliesTo: (ctx) => preserve.active(ctx),
+      sessionStart: (ctx) => preserve.onSessionStart(ctx),
+      sessionShutdown: () => preserve.onSessionShutdown(),
+      runStart: () => (preserve.onRunStarted(), undefined),
+      runSettled: () => preserve.onRunSettled(),
+      request: (messages) => (preserve.noteRequest(messages), undefined),
+      response: (message) => preserve.noteResponse(message),
+      turnEnd: (event, ctx, entries) => preserve.onTurnEnd(event, ctx, entries),
+    };
+  },
+} as const satisfies Strategy<PreserveOptions>;

@@ -1,18 +1,22 @@
 // Cards for compactions that did not go as planned: the bounded failure record a strategy leaves when Pi compacts
 // natively instead, and a card for that native compaction. Both are custom entries: shown in the transcript,
 // never sent to the model.
-import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI, SessionCompactEvent } from "@earendil-works/pi-coding-agent";
 import { Text } from "@earendil-works/pi-tui";
 import { LedgerType } from "../log/entries.ts";
 import { estimateTextTokens } from "../projection/tokens.ts";
-import { failureCardLines, nativeCardLines, type NativeCompactionDetails, type PlannerFailureDetails } from "../strategies/planned/report.ts";
+import { failureCardLines, nativeCardLines, type NativeCompactionDetails, type PlannerFailureDetails } from "../strategies/fallback.ts";
 
-export interface PlannerCards {
+export interface FallbackCards {
   /** Persist a failure record; the next native compaction of this session gets its own card. */
   recordFailure(details: PlannerFailureDetails): void;
+  /** `session_compact`: Pi stored a compaction; a native one after a failure gets its card. */
+  compacted(event: SessionCompactEvent): void;
+  /** A session switch or a failed compaction: no card is owed. */
+  reset(): void;
 }
 
-export function registerPlannerCards(pi: ExtensionAPI): PlannerCards {
+export function registerFallbackCards(pi: ExtensionAPI): FallbackCards {
   let pending: PlannerFailureDetails | undefined;
 
   pi.registerEntryRenderer<PlannerFailureDetails>(LedgerType.plannerFailure, (entry, { expanded }, theme) => {
@@ -25,32 +29,28 @@ export function registerPlannerCards(pi: ExtensionAPI): PlannerCards {
     return new Text(theme.fg("muted", `≡ ${nativeCardLines(entry.data).join("\n")}`), 1, 0);
   });
 
-  pi.on("session_compact", (event) => {
-    const failed = pending;
-    pending = undefined;
-    if (!failed || event.fromExtension) return;
-    const entry = event.compactionEntry;
-    const card: NativeCompactionDetails = {
-      v: 1,
-      trigger: event.reason,
-      compactionEntryId: entry.id,
-      tokensBefore: entry.tokensBefore,
-      summaryTokens: estimateTextTokens(entry.summary),
-      after: failed.strategy,
-    };
-    pi.appendEntry(LedgerType.nativeCompaction, card);
-  });
-  pi.on("session_compact_failed", () => {
-    pending = undefined;
-  });
-  pi.on("session_start", () => {
-    pending = undefined;
-  });
-
   return {
     recordFailure(details) {
       pi.appendEntry(LedgerType.plannerFailure, details);
       pending = details;
+    },
+    compacted(event) {
+      const failed = pending;
+      pending = undefined;
+      if (!failed || event.fromExtension) return;
+      const entry = event.compactionEntry;
+      const card: NativeCompactionDetails = {
+        v: 1,
+        trigger: event.reason,
+        compactionEntryId: entry.id,
+        tokensBefore: entry.tokensBefore,
+        summaryTokens: estimateTextTokens(entry.summary),
+        after: failed.strategy,
+      };
+      pi.appendEntry(LedgerType.nativeCompaction, card);
+    },
+    reset() {
+      pending = undefined;
     },
   };
 }

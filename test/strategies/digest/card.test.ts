@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { digestCardLine } from "../../src/host/digest-host.ts";
-import type { DigestDetails } from "../../src/strategies/digest/plan.ts";
+import { digestCardLine } from "../../../src/strategies/digest/hooks.ts";
+import type { DigestDetails } from "../../../src/strategies/digest/plan.ts";
 
 describe("digest card", () => {
   it("one line: number, steps covered, tokens before and after, why, and what stayed raw", () => {

@@ -3,34 +3,10 @@
 // sent ahead while the user reads the answer. A compaction reuses that reply only when its own planner request
 // (model, prompt with the numbered region, objective and target, tools, output cap) and Pi's compaction settings
 // are exactly the same; anything else aborts the candidate and plans afresh. At most one candidate per run.
-import type { ExtensionContext, SessionBeforeCompactEvent, SessionEntry } from "@earendil-works/pi-coding-agent";
-import { DEFAULT_COMPACTION_SETTINGS } from "@earendil-works/pi-coding-agent";
-import type { CompleteText, ContextFile, ModelReply, ModelRequest } from "../strategies/contract.ts";
-import { planPlanned } from "../strategies/planned/planner.ts";
-import { filterPreparation, plannerCall, strategyInput, withDeadline } from "./compaction-handler.ts";
-import type { LedgerSession } from "./ledger-session.ts";
-
-type Preparation = SessionBeforeCompactEvent["preparation"];
-/** Pi's compaction settings, as its preparation reports them. */
-type CutSettings = Preparation["settings"];
-/** Pi's `prepareCompaction` (not exported from its package root). */
-type Prepare = (entries: SessionEntry[], settings: CutSettings) => Preparation | undefined;
-
-let prepareLoaded: Promise<Prepare | undefined> | undefined;
-
-/** Pi's own `prepareCompaction`, loaded from the installed package next to its root entry; undefined if moved. */
-function loadPrepare(): Promise<Prepare | undefined> {
-  prepareLoaded ??= (async () => {
-    try {
-      const root = import.meta.resolve("@earendil-works/pi-coding-agent");
-      const mod = (await import(new URL("./core/compaction/compaction.js", root).href)) as { prepareCompaction?: unknown };
-      return typeof mod.prepareCompaction === "function" ? (mod.prepareCompaction as Prepare) : undefined;
-    } catch {
-      return undefined;
-    }
-  })();
-  return prepareLoaded;
-}
+import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { filterPreparation, strategyInput } from "../compaction-effects.ts";
+import type { CompleteText, CutSettings, ModelReply, ModelRequest, PrepareCompaction, StrategyKit } from "../contract.ts";
+import { planPlanned, type PlannedOptions } from "./planner.ts";
 
 interface Candidate {
   key: string;
@@ -46,24 +22,21 @@ function keyOf(model: string, request: ModelRequest, settings: CutSettings): str
 export class PlannerSpeculation {
   private candidate: Candidate | undefined;
   /** Pi's settings as the last real compaction reported them (Pi's defaults until then). */
-  private cut: CutSettings = { ...DEFAULT_COMPACTION_SETTINGS };
+  private cut: CutSettings;
   private startedThisRun = false;
-  private prepareFn: Prepare | undefined | null;
+  private prepareFn: PrepareCompaction | undefined | null;
   /** The load of Pi's preparation module, when one is under way. */
   private loading: Promise<void> | undefined;
   /** Candidates started and reused, for tests and diagnostics. */
   readonly counts = { started: 0, reused: 0, discarded: 0 };
 
-  private readonly getSession: () => LedgerSession;
-  private readonly contextFiles: () => readonly ContextFile[];
-  private readonly warn: (ctx: ExtensionContext, message: string) => void;
+  private readonly kit: StrategyKit<PlannedOptions>;
 
-  constructor(getSession: () => LedgerSession, contextFiles: () => readonly ContextFile[], warn: (ctx: ExtensionContext, message: string) => void) {
-    this.getSession = getSession;
-    this.contextFiles = contextFiles;
-    this.warn = warn;
+  constructor(kit: StrategyKit<PlannedOptions>) {
+    this.kit = kit;
+    this.cut = { ...kit.piCompaction.defaults };
     // Loaded ahead, so a candidate is registered within the agent_end handler, before Pi's post-run check.
-    if (getSession().settings.planned.speculation) this.loading = loadPrepare().then((fn) => void (this.prepareFn = fn ?? null));
+    if (kit.options().speculation) this.loading = kit.piCompaction.prepare().then((fn) => void (this.prepareFn = fn ?? null));
   }
 
   /** A run starts: it may prepare one candidate when it ends. */
@@ -79,13 +52,12 @@ export class PlannerSpeculation {
 
   /** At the end of a run: prepare a candidate when the context passed the ratio. Never blocks. */
   onRunEnd(ctx: ExtensionContext): void {
-    const settings = this.getSession().settings;
-    const planned = settings.planned;
-    if (settings.strategy !== "planned" || !planned.speculation || planned.planner === "heuristic" || this.startedThisRun) return;
+    const planned = this.kit.options();
+    if (!planned.speculation || planned.planner === "heuristic" || this.startedThisRun) return;
     const usage = ctx.getContextUsage();
     if (!usage?.tokens || usage.tokens < (planned.speculationRatio ?? 0.7) * usage.contextWindow) return;
     if (this.prepareFn === null) {
-      this.warn(ctx, "context-ledger: speculative planning is unavailable (Pi's compaction preparation was not found); planning happens at compaction time.");
+      ctx.ui.notify("context-ledger: speculative planning is unavailable (Pi's compaction preparation was not found); planning happens at compaction time.", "warning");
       this.prepareFn = undefined;
       return;
     }
@@ -105,15 +77,15 @@ export class PlannerSpeculation {
   }
 
   /** Synchronous up to the planner's model call, so the candidate exists when this returns. */
-  private prepare(ctx: ExtensionContext, prepare: Prepare): void {
-    const session = this.getSession();
+  private prepare(ctx: ExtensionContext, prepare: PrepareCompaction): void {
+    const session = this.kit.session();
     const branch = ctx.sessionManager.getBranch();
     const preparation = prepare(branch, this.cut);
     if (!preparation) return;
     session.sync(ctx.sessionManager);
     const event = { preparation, branchEntries: branch, reason: "threshold" as const, customInstructions: undefined };
     filterPreparation(event, session);
-    const call = plannerCall(ctx, session.settings.plannerModel);
+    const call = this.kit.modelCall(ctx, session.settings.plannerModel);
     if (!call.complete || !call.model) return;
     const model = call.model;
     const controller = new AbortController();
@@ -127,7 +99,7 @@ export class PlannerSpeculation {
       this.counts.started++;
       return reply;
     };
-    planPlanned(strategyInput(event, ctx, this.contextFiles(), offer), session.settings.planned, controller.signal).catch(() => undefined);
+    planPlanned(strategyInput(event, ctx, this.kit.contextFiles(), offer), this.kit.options(), controller.signal).catch(() => undefined);
   }
 
   private discard(): void {
@@ -157,7 +129,7 @@ export class PlannerSpeculation {
       const onAbort = () => candidate.controller.abort(signal.reason);
       signal.addEventListener("abort", onAbort, { once: true });
       try {
-        const reply = await withDeadline(() => candidate.reply, signal, request.timeoutMs);
+        const reply = await this.kit.withDeadline(() => candidate.reply, signal, request.timeoutMs);
         this.counts.reused++;
         return typeof reply === "string" ? { text: reply, toolCalls: [], speculative: true } : { ...reply, speculative: true };
       } catch (error) {

@@ -1,12 +1,12 @@
-// Host wiring of the re-orientation recap that follows a checkpoint compaction: persisted as a custom message
+// The checkpoint strategy's re-orientation recap that follows a checkpoint compaction: persisted as a custom message
 // tagged with the compaction id, placed last on the first request after the compaction, deduplicated always.
 // Every decision is derived from the active branch, so reload, resume, fork and /tree need no in-memory flag.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import type { ExtensionAPI, ExtensionContext, SessionEntry } from "@earendil-works/pi-coding-agent";
-import { Text } from "@earendil-works/pi-tui";
-import { isCheckpointCompaction, type CheckpointDetails } from "../strategies/checkpoint/planner.ts";
-import { isRecapDetails, RECAP_TYPE, renderRecap, type RecapDetails } from "../strategies/checkpoint/recap.ts";
-import type { CompactionEntry } from "../log/entries.ts";
+import type { ExtensionContext, SessionCompactEvent, SessionEntry } from "@earendil-works/pi-coding-agent";
+import type { CompactionEntry } from "../../log/entries.ts";
+import type { StrategyKit } from "../contract.ts";
+import { isCheckpointCompaction, type CheckpointDetails } from "./planner.ts";
+import { isRecapDetails, RECAP_TYPE, renderRecap, type RecapDetails } from "./recap.ts";
 
 /** Recap settings; read on every event so a settings change applies without reload. */
 export interface RecapSettings {
@@ -152,22 +152,16 @@ export function recapCard(details: RecapDetails): string {
 }
 
 /**
- * Register the recap: `before_agent_start` persists it on the next run when missing, `session_compact`
- * steers it into a run that is still going (threshold mid-run, overflow retry), and `context_with_system`
- * places it and removes stale copies. Also registers the transcript card.
+ * The recap's hooks: `runStart` persists it on the next run when missing, `compacted` steers it into a run that is
+ * still going (threshold mid-run, overflow retry), and `request` places it and removes stale copies. Also
+ * registers the transcript card. `view` gives the branch and its newest effective compaction.
  */
-export function registerRecap(pi: ExtensionAPI, getSettings: () => RecapSettings, view: (ctx: ExtensionContext) => RecapView = fullBranchView): void {
+export function recapHooks(kit: Pick<StrategyKit<unknown>, "sendMessage" | "registerMessageCard">, getSettings: () => RecapSettings, view: (ctx: ExtensionContext) => RecapView = fullBranchView) {
   // Only guards against adding a second copy while a steered one waits in Pi's queue; placement never uses it.
   let steeredFor: string | undefined;
   // True between agent_start and agent_end. Pi checks the threshold again after a run's final answer (and before
   // a prompt) with the session still busy, so isIdle() cannot tell those apart from a compaction mid-run.
   let runActive = false;
-  pi.on("agent_start", () => {
-    runActive = true;
-  });
-  pi.on("agent_end", () => {
-    runActive = false;
-  });
 
   const checkpointOn = (ctx: ExtensionContext) => {
     if (!getSettings().enabled) return undefined;
@@ -176,43 +170,46 @@ export function registerRecap(pi: ExtensionAPI, getSettings: () => RecapSettings
     return found ? { branch, ...found } : undefined;
   };
 
-  pi.on("session_compact", (event, ctx) => {
-    if (!isCheckpointCompaction(event.compactionEntry)) return;
-    // The planner is pure, so its warnings (startup reads over the cap) surface here.
-    for (const warning of event.compactionEntry.details?.warnings ?? []) ctx.ui.notify(`context-ledger: ${warning}`, "warning");
-    if (!getSettings().enabled) return;
-    // Steer only into a run that goes on: mid-run, or the overflow retry Pi is about to start. A steered message
-    // after the final answer would make Pi continue the run, a model turn nobody asked for. Idle and post-run
-    // compactions leave the recap to before_agent_start, which adds it with the next prompt.
-    if (!event.willRetry && (!runActive || ctx.isIdle())) return;
-    steeredFor = event.compactionEntry.id;
-    pi.sendMessage(recapFor(event.compactionEntry), { deliverAs: "steer" });
-  });
-
-  pi.on("before_agent_start", (_event, ctx) => {
-    const found = checkpointOn(ctx);
-    if (!found || steeredFor === found.entry.id || hasRecapAfter(found.branch, found.index, found.entry.id)) return undefined;
-    return { message: recapFor(found.entry) };
-  });
-
-  pi.on("context_with_system", (event, ctx) => {
-    if (!getSettings().enabled) return undefined;
-    // Runs before every request: the view is the live ledger's path, so no branch walk happens here.
-    const { branch, lastCompaction } = view(ctx);
-    // Recaps only ever follow a compaction on the path, so a path without one has nothing to place or remove.
-    if (lastCompaction < 0) return undefined;
-    const found = checkpointAt(branch, lastCompaction);
-    if (found && hasRecapAfter(branch, found.index, found.entry.id)) steeredFor = undefined;
-    const current = found ? { recap: recapFor(found.entry), firstRequest: isFirstRequestAfter(branch, found.index) } : undefined;
-    const timestamp = found ? Date.parse(found.entry.timestamp) : 0;
-    const messages = placeRecap(event.messages, current, timestamp);
-    return messages ? { messages } : undefined;
-  });
-
-  pi.registerMessageRenderer<RecapDetails>(RECAP_TYPE, (message, options) => {
-    const details = message.details;
+  kit.registerMessageCard<RecapDetails>(RECAP_TYPE, ({ content, details }, options) => {
     const card = isRecapDetails(details) ? recapCard(details) : "Context checkpoint recap";
-    const body = typeof message.content === "string" ? message.content : "";
-    return new Text(options.expanded ? `${card}\n\n${body}` : card, 1, 0);
+    return options.expanded ? `${card}\n\n${content}` : card;
   });
+
+  return {
+    agentStart(): void {
+      runActive = true;
+    },
+    agentEnd(): void {
+      runActive = false;
+    },
+    compacted(event: SessionCompactEvent, ctx: ExtensionContext): void {
+      if (!isCheckpointCompaction(event.compactionEntry)) return;
+      // The planner is pure, so its warnings (startup reads over the cap) surface here.
+      for (const warning of event.compactionEntry.details?.warnings ?? []) ctx.ui.notify(`context-ledger: ${warning}`, "warning");
+      if (!getSettings().enabled) return;
+      // Steer only into a run that goes on: mid-run, or the overflow retry Pi is about to start. A steered message
+      // after the final answer would make Pi continue the run, a model turn nobody asked for. Idle and post-run
+      // compactions leave the recap to the next run's start, which adds it with the next prompt.
+      if (!event.willRetry && (!runActive || ctx.isIdle())) return;
+      steeredFor = event.compactionEntry.id;
+      kit.sendMessage(recapFor(event.compactionEntry), { deliverAs: "steer" });
+    },
+    runStart(ctx: ExtensionContext): { message: RecapMessage } | undefined {
+      const found = checkpointOn(ctx);
+      if (!found || steeredFor === found.entry.id || hasRecapAfter(found.branch, found.index, found.entry.id)) return undefined;
+      return { message: recapFor(found.entry) };
+    },
+    request(messages: AgentMessage[], ctx: ExtensionContext): AgentMessage[] | undefined {
+      if (!getSettings().enabled) return undefined;
+      // Runs before every request: the view is the live ledger's path, so no branch walk happens here.
+      const { branch, lastCompaction } = view(ctx);
+      // Recaps only ever follow a compaction on the path, so a path without one has nothing to place or remove.
+      if (lastCompaction < 0) return undefined;
+      const found = checkpointAt(branch, lastCompaction);
+      if (found && hasRecapAfter(branch, found.index, found.entry.id)) steeredFor = undefined;
+      const current = found ? { recap: recapFor(found.entry), firstRequest: isFirstRequestAfter(branch, found.index) } : undefined;
+      const timestamp = found ? Date.parse(found.entry.timestamp) : 0;
+      return placeRecap(messages, current, timestamp);
+    },
+  };
 }

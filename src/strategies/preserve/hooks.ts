@@ -1,25 +1,24 @@
-// The `preserve` strategy's host side. At every turn_end it checks the reserve and, when needed, appends one Tool
+// The `preserve` strategy's hooks. At every turn_end it checks the reserve and, when needed, appends one Tool
 // Context checkpoint (model-written, cache-friendly first, then delta-only, then extractive). It answers
 // session_before_compact in preserve mode (a manual /compact writes a checkpoint and ends as a success) and renders
 // the checkpoint card with its token accounting.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { Api, AssistantMessage, Context, Model, ModelThinkingLevel, SimpleStreamOptions } from "@earendil-works/pi-ai";
-import {
-  convertToLlm,
-  type ExtensionAPI,
-  type ExtensionContext,
-  type SessionBeforeCompactEvent,
-  type SessionBoundaryDraft,
-  type TurnEndEvent,
-  type TurnEndEventResult,
+import type {
+  ExtensionContext,
+  SessionBeforeCompactEvent,
+  SessionBoundaryDraft,
+  TurnEndEvent,
+  TurnEndEventResult,
 } from "@earendil-works/pi-coding-agent";
-import { Text } from "@earendil-works/pi-tui";
-import { LedgerType, type SessionEntry } from "../log/entries.ts";
-import { projectBranch, viewCut } from "../projection/project.ts";
-import { estimateMessagesTokens, estimateTextTokens } from "../projection/tokens.ts";
-import { checkpointDraft, type CheckpointWriter, type PreserveDetails, type PreserveDraft } from "../strategies/preserve/checkpoint.ts";
-import { entryBefore, fitDelta, ordinalsOf, selectDelta, type Delta, type DeltaUnit } from "../strategies/preserve/delta.ts";
-import { writeExtractiveCheckpoint } from "../strategies/preserve/extractive.ts";
+import { LedgerType, type SessionEntry } from "../../log/entries.ts";
+import { projectBranch, viewCut } from "../../projection/project.ts";
+import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
+import type { PlanResult } from "../../../machines/compaction.machine.ts";
+import type { LedgerSessionView, LifecycleRequest, ManualCompactSwitch, StrategyEffects, StrategyKit } from "../contract.ts";
+import { checkpointDraft, type CheckpointWriter, type PreserveDetails, type PreserveDraft } from "./checkpoint.ts";
+import { entryBefore, fitDelta, ordinalsOf, selectDelta, type Delta, type DeltaUnit } from "./delta.ts";
+import { writeExtractiveCheckpoint } from "./extractive.ts";
 import {
   chooseRequestShape,
   continuationAsk,
@@ -28,17 +27,11 @@ import {
   judgeReply,
   unitFitCost,
   type ReplyVerdict,
-} from "../strategies/preserve/prompt.ts";
-import { checkpointCardLine, checkpointReport } from "../strategies/preserve/report.ts";
-import { decideTrigger, reserveTokens } from "../strategies/preserve/reserve.ts";
-import { preserveAppliesTo } from "../strategies/preserve/settings.ts";
-import type { PlanResult } from "../../machines/compaction.machine.ts";
-import type { LifecycleRequest } from "../strategies/contract.ts";
-import { ManualCompactShim } from "./compact-shim.ts";
-import { strategyModel } from "./compaction-handler.ts";
-import type { LifecycleEffects, StrategyLifecycle } from "./lifecycle.ts";
-import type { LedgerSession } from "./ledger-session.ts";
-import { liveRequestOptions } from "./pi-request-options.ts";
+} from "./prompt.ts";
+import { checkpointCardLine, checkpointReport } from "./report.ts";
+import { liveRequestOptions } from "./request-options.ts";
+import { decideTrigger, reserveTokens } from "./reserve.ts";
+import { preserveAppliesTo, type PreserveOptions } from "./settings.ts";
 
 type AnyModel = Model<Api>;
 
@@ -78,42 +71,33 @@ function sameModel(a: AnyModel | undefined, b: AnyModel | undefined): boolean {
 }
 
 export class PreserveHost {
-  private readonly pi: ExtensionAPI;
-  private readonly session: () => LedgerSession;
+  private readonly kit: StrategyKit<PreserveOptions>;
+  private readonly session: () => LedgerSessionView;
   /** The messages of the last provider request, as sent (after every context handler), and the session it belongs to. */
-  private lastRequest: { session: LedgerSession; messages: AgentMessage[] } | undefined;
+  private lastRequest: { session: LedgerSessionView; messages: AgentMessage[] } | undefined;
   /** The thinking level the last live request asked for, as Pi recorded it on the response. */
-  private liveThinking: { session: LedgerSession; level: ModelThinkingLevel | undefined } | undefined;
+  private liveThinking: { session: LedgerSessionView; level: ModelThinkingLevel | undefined } | undefined;
   /** The context of the current session, for the shim's "is preserve active" question. */
   private ctx: ExtensionContext | undefined;
-  private readonly shim = new ManualCompactShim();
+  private readonly shim: ManualCompactSwitch;
   private readonly warned = new Set<string>();
-  /** This strategy's chart, with {@link effects} provided (set by the host once). */
-  lifecycle: StrategyLifecycle | undefined;
 
-  constructor(pi: ExtensionAPI, session: () => LedgerSession) {
-    this.pi = pi;
-    this.session = session;
+  constructor(kit: StrategyKit<PreserveOptions>) {
+    this.kit = kit;
+    this.session = kit.session;
+    this.shim = kit.manualCompactSwitch();
   }
 
   /** The checkpoint card: one line in the transcript; expanded, the token accounting and the text. */
   register(): void {
-    this.pi.registerMessageRenderer<PreserveDetails>(LedgerType.preserve, (message, options) => {
-      const text = typeof message.content === "string" ? message.content : "";
-      const details = message.details;
-      return new Text(options.expanded ? (details ? `${checkpointReport(details)}\n\n${text}` : text) : checkpointCardLine(details), 1, 0);
-    });
+    this.kit.registerMessageCard<PreserveDetails>(LedgerType.preserve, ({ content, details }, options) =>
+      options.expanded ? (details ? `${checkpointReport(details)}\n\n${content}` : content) : checkpointCardLine(details),
+    );
   }
 
-  /** True when preserve manages this session's context for the current model. */
+  /** True when preserve manages this session's context for the current model (the host calls it only while configured). */
   active(ctx: ExtensionContext | undefined): boolean {
-    const settings = this.session().settings;
-    return settings.strategy === "preserve" && preserveAppliesTo(settings.preserve, ctx?.model);
-  }
-
-  /** Preserve is the configured strategy but does not manage the active model: Pi's own compaction applies. */
-  appliesElsewhere(ctx: ExtensionContext): boolean {
-    return this.session().settings.strategy === "preserve" && !this.active(ctx);
+    return preserveAppliesTo(this.kit.options(), ctx?.model);
   }
 
   private warnOnce(ctx: ExtensionContext, key: string, message: string): void {
@@ -127,8 +111,7 @@ export class PreserveHost {
     this.ctx = ctx;
     this.lastRequest = undefined;
     this.liveThinking = undefined;
-    if (this.session().settings.strategy !== "preserve") return;
-    if (!this.shim.install(this.pi, () => this.active(this.ctx))) {
+    if (!this.shim.install(() => this.active(this.ctx))) {
       this.warnOnce(ctx, "shim", "context-ledger: preserve could not adjust Pi's compaction settings; /compact on a short session keeps Pi's answer.");
     }
   }
@@ -153,7 +136,7 @@ export class PreserveHost {
    * cache-friendly summary request resends exactly these messages.
    */
   noteRequest(messages: AgentMessage[]): void {
-    if (this.session().settings.strategy === "preserve") this.lastRequest = { session: this.session(), messages };
+    this.lastRequest = { session: this.session(), messages };
   }
 
   /** message_end of an assistant response: the reasoning level its request asked for (Pi records it there). */
@@ -183,10 +166,10 @@ export class PreserveHost {
    */
   async onTurnEnd(event: TurnEndEvent, ctx: ExtensionContext, entries: SessionBoundaryDraft[] = event.entries): Promise<TurnEndEventResult | undefined> {
     const session = this.session();
-    if (!this.active(ctx) || !this.lifecycle) return undefined;
+    if (!this.active(ctx)) return undefined;
     if (!this.due(event, ctx, entries)) return undefined;
     const request: LifecycleRequest = { moment: { type: "turn_end", event, entries }, ctx, trace: {} };
-    const run = await this.lifecycle.start("turnEnd", request);
+    const run = await this.kit.chart.start("turnEnd", request);
     run.abortOn(ctx.signal);
     const decision = await run.decided();
     if (decision.state !== "validated") {
@@ -225,7 +208,7 @@ export class PreserveHost {
   }
 
   /** The chart's planner: a checkpoint at a step boundary, or for a manual /compact. */
-  readonly effects: LifecycleEffects = {
+  readonly effects: StrategyEffects = {
     plan: async (request, signal) => {
       const { moment, ctx } = request;
       if (moment.type === "turn_end") {
@@ -286,11 +269,11 @@ export class PreserveHost {
 
   /** The model that writes checkpoints: `preserve.summaryModel`, else `plannerModel`, else the active model. */
   private summaryModel(ctx: ExtensionContext): AnyModel | undefined {
-    const settings = this.session().settings;
-    const configured = settings.preserve.summaryModel ?? settings.plannerModel;
-    const model = strategyModel(ctx, configured) as AnyModel | undefined;
+    const options = this.kit.options();
+    const configured = options.summaryModel ?? this.session().settings.plannerModel;
+    const model = this.kit.resolveModel(ctx, configured) as AnyModel | undefined;
     if (configured && !model) {
-      const key = settings.preserve.summaryModel ? "contextLedger.preserve.summaryModel" : "contextLedger.plannerModel";
+      const key = options.summaryModel ? "contextLedger.preserve.summaryModel" : "contextLedger.plannerModel";
       this.warnOnce(ctx, `model:${configured}`, `context-ledger: ${key} "${configured}" is not available; preserve checkpoints use the active model.`);
       return ctx.model as AnyModel | undefined;
     }
@@ -339,7 +322,7 @@ export class PreserveHost {
         deltaOverhead: deltaOnlyOverhead(delta.checkpoint, ordinals, focus),
       });
       if (shape.mode === "continuation") {
-        const messages = [...convertToLlm(prefix), { role: "user" as const, content: ask, timestamp: 0 }];
+        const messages = [...this.kit.convertToLlm(prefix), { role: "user" as const, content: ask, timestamp: 0 }];
         const result = await attempt(model, { messages }, shape.maxOutput);
         if (aborted()) return { ok: false, error: "aborted", aborted: true };
         if (result.ok) return { ok: true, draft: draftOf(delta.units, [], delta.limitId, result.body, "model", result.requestTokens) };
@@ -378,9 +361,9 @@ export class PreserveHost {
    * conversation's next turn. Tool choice stays unset like the live request's, except on the text-only retry.
    */
   private requestOptions(ctx: ExtensionContext, maxTokens: number, signal: AbortSignal | undefined, toolChoice?: "none"): SimpleStreamOptions {
-    const configured = this.session().settings.preserve;
-    const thinking = this.liveThinking?.session === this.session() ? this.liveThinking.level : this.pi.getThinkingLevel();
-    const live = liveRequestOptions(this.pi.getSettings(), ctx.sessionManager.getSessionId(), thinking);
+    const configured = this.kit.options();
+    const thinking = this.liveThinking?.session === this.session() ? this.liveThinking.level : this.kit.thinkingLevel();
+    const live = liveRequestOptions(this.kit.piSettings(), ctx.sessionManager.getSessionId(), thinking);
     const options: SimpleStreamOptions = { ...live, maxTokens, signal, disableContinuation: true };
     if (configured.reasoningEffort === "off") delete options.reasoning;
     else if (configured.reasoningEffort) options.reasoning = configured.reasoningEffort;
@@ -415,7 +398,7 @@ export function prefixMessages(branch: readonly SessionEntry[], limitId: string)
  * Where the model view starts: the first entry the view's cut keeps (restores included), or the first entry. A
  * checkpoint marker keeps from there, so Pi's own view of the session loses nothing the model saw before.
  */
-export function contextStartId(session: LedgerSession): string {
+export function contextStartId(session: LedgerSessionView): string {
   const live = session.live;
   const cut = viewCut(live.state, (id) => live.indexOf(id));
   return live.entries[cut.head < 0 ? 0 : cut.from].id;

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import { currentCheckpoint, hasRecapAfter, isFirstRequestAfter, placeRecap, recapCard, recapFor } from "../../src/host/recap.ts";
-import { RECAP_TYPE, renderRecap } from "../../src/strategies/checkpoint/recap.ts";
-import { LedgerBuilder } from "../support/ledger-builder.ts";
-import { compactInto } from "../strategies/checkpoint/fixtures.ts";
+import { currentCheckpoint, hasRecapAfter, isFirstRequestAfter, placeRecap, recapCard, recapFor } from "../../../src/strategies/checkpoint/recap-hooks.ts";
+import { RECAP_TYPE, renderRecap } from "../../../src/strategies/checkpoint/recap.ts";
+import { LedgerBuilder } from "../../support/ledger-builder.ts";
+import { compactInto } from "./fixtures.ts";
 
 const user = (text: string) => ({ role: "user", content: [{ type: "text", text }], timestamp: 1 }) as AgentMessage;
 const recap = (compactionId: string, text = `recap ${compactionId}`) =>

@@ -1,25 +1,20 @@
-// The `digest` strategy's host side: at every turn_end it asks the pure planner whether a digest of older tool steps
+// The `digest` strategy's hooks: at every turn_end it asks the pure planner whether a digest of older tool steps
 // is due and appends it as a boundary draft (no model call); on /compact and Pi's threshold compaction it digests every
 // raw step instead of a summary, and hands overflow and an already digested history back to Pi.
 import type {
-  ExtensionAPI,
   ExtensionContext,
   SessionBeforeCompactEvent,
   SessionBoundaryDraft,
   TurnEndEvent,
   TurnEndEventResult,
 } from "@earendil-works/pi-coding-agent";
-import { Text } from "@earendil-works/pi-tui";
-import { LedgerType, type SessionEntry } from "../log/entries.ts";
-import type { ContextFile } from "../strategies/contract.ts";
-import { planDigest, rawTokensBound, type DigestDetails, type DigestInput } from "../strategies/digest/plan.ts";
-import { decideDigest, digestPolicy } from "../strategies/digest/policy.ts";
-import { entryBefore } from "../strategies/preserve/delta.ts";
-import { ManualCompactShim } from "./compact-shim.ts";
-import type { LedgerSession } from "./ledger-session.ts";
-import type { LifecycleEffects, StrategyLifecycle } from "./lifecycle.ts";
-import type { PlanResult } from "../../machines/compaction.machine.ts";
-import { contextStartId } from "./preserve-host.ts";
+import { LedgerType, type SessionEntry } from "../../log/entries.ts";
+import type { PlanResult } from "../../../machines/compaction.machine.ts";
+import type { LedgerSessionView, ManualCompactSwitch, StrategyEffects, StrategyKit } from "../contract.ts";
+import { entryBefore } from "../preserve/delta.ts";
+import { contextStartId } from "../preserve/hooks.ts";
+import { planDigest, rawTokensBound, type DigestDetails, type DigestInput } from "./plan.ts";
+import { decideDigest, digestPolicy } from "./policy.ts";
 
 /** The one-line card of a digest: number, what it covered and its size. */
 export function digestCardLine(details: DigestDetails | undefined): string {
@@ -31,35 +26,24 @@ export function digestCardLine(details: DigestDetails | undefined): string {
 }
 
 export class DigestHost {
-  private readonly pi: ExtensionAPI;
-  private readonly session: () => LedgerSession;
-  private readonly contextFiles: () => readonly ContextFile[];
-  /** Lets a manual /compact reach the digest on a short session (see compact-shim.ts). */
-  private readonly shim = new ManualCompactShim();
-  /** This strategy's chart, with {@link effects} provided (set by the host once). */
-  lifecycle: StrategyLifecycle | undefined;
+  private readonly kit: StrategyKit;
+  private readonly session: () => LedgerSessionView;
+  /** Lets a manual /compact reach the digest on a short session. */
+  private readonly shim: ManualCompactSwitch;
 
-  constructor(pi: ExtensionAPI, session: () => LedgerSession, contextFiles: () => readonly ContextFile[]) {
-    this.pi = pi;
-    this.session = session;
-    this.contextFiles = contextFiles;
+  constructor(kit: StrategyKit) {
+    this.kit = kit;
+    this.session = kit.session;
+    this.shim = kit.manualCompactSwitch();
   }
 
   register(): void {
-    this.pi.registerMessageRenderer<DigestDetails>(LedgerType.digest, (message, options) => {
-      const text = typeof message.content === "string" ? message.content : "";
-      return new Text(options.expanded ? text : digestCardLine(message.details), 1, 0);
-    });
+    this.kit.registerMessageCard<DigestDetails>(LedgerType.digest, ({ content, details }, options) => (options.expanded ? content : digestCardLine(details)));
   }
 
-  private active(): boolean {
-    return this.session().settings.strategy === "digest";
-  }
-
-  /** session_start: install the manual /compact shim while the strategy is digest. */
+  /** session_start (called only while digest is the configured strategy): install the manual /compact shim. */
   onSessionStart(ctx: ExtensionContext): void {
-    if (!this.active()) return;
-    if (!this.shim.install(this.pi, () => this.active())) ctx.ui.notify("context-ledger: digest could not adjust Pi's compaction settings; /compact on a short session keeps Pi's answer.", "warning");
+    if (!this.shim.install(() => true)) ctx.ui.notify("context-ledger: digest could not adjust Pi's compaction settings; /compact on a short session keeps Pi's answer.", "warning");
   }
 
   /** session_shutdown: Pi's own compaction settings apply again. */
@@ -90,7 +74,7 @@ export class DigestHost {
       contextWindow: usage?.contextWindow ?? ctx.model?.contextWindow ?? 128_000,
       usageTokens: usage?.tokens ?? null,
       cwd: ctx.cwd,
-      contextFiles: this.contextFiles(),
+      contextFiles: this.kit.contextFiles(),
       systemPrompt,
       ...extra,
     };
@@ -102,7 +86,6 @@ export class DigestHost {
    */
   async onTurnEnd(event: TurnEndEvent, ctx: ExtensionContext, entries: SessionBoundaryDraft[] = event.entries): Promise<TurnEndEventResult | undefined> {
     const session = this.session();
-    if (!this.active() || !this.lifecycle) return undefined;
     // One range fact per boundary: a fold committed here already changed what the model sees.
     if (entries.some((d) => d.type === "custom_message" && (d.customType === LedgerType.fold || d.customType === LedgerType.preserve || d.customType === LedgerType.digest)))
       return undefined;
@@ -111,7 +94,7 @@ export class DigestHost {
     // Most boundaries are far from a batch: a bound over the entries since the last digest settles them.
     const bound = rawTokensBound(input.branch, session.live.indexOf(input.limitId));
     if (!decideDigest({ rawTokens: bound, usageTokens: input.usageTokens, policy: digestPolicy(input.contextWindow) }).act) return undefined;
-    const run = await this.lifecycle.start("turnEnd", { moment: { type: "turn_end", event, entries }, ctx, trace: {} });
+    const run = await this.kit.chart.start("turnEnd", { moment: { type: "turn_end", event, entries }, ctx, trace: {} });
     run.abortOn(ctx.signal);
     const decision = await run.decided();
     if (decision.state !== "validated") return undefined;
@@ -128,7 +111,7 @@ export class DigestHost {
   }
 
   /** The chart's planner: a digest at a step boundary, or for /compact and Pi's threshold (overflow is routed to Pi). */
-  readonly effects: LifecycleEffects = {
+  readonly effects: StrategyEffects = {
     plan: async (request) => {
       const { moment, ctx } = request;
       if (moment.type === "turn_end") {

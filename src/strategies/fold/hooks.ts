@@ -1,23 +1,20 @@
-// The `fold` strategy's host side: the context_compact / context_checkpoint / context_timeline tools and the
+// The `fold` strategy's hooks: the context_compact / context_checkpoint / context_timeline tools and the
 // turn_end boundary that commits or cancels a requested fold. execute() only records a request; the fold is
 // decided at turn_end, when every sibling result of the step is persisted.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import type { ExtensionAPI, ExtensionContext, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
+import type { ExtensionContext, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import { quoted } from "../log/display.ts";
-import { LedgerType, type SessionEntry } from "../log/entries.ts";
-import { foldDraft, noticeDraft, summarySizeError, type StepOutput } from "../strategies/fold/fold-message.ts";
-import { assistantAtOrBefore, checkName, validateTarget, type FoldView } from "../strategies/fold/targets.ts";
-import { renderTimelinePage } from "../strategies/fold/timeline.ts";
-import type { LedgerSession } from "./ledger-session.ts";
-import { guardedTool } from "./tool-boundary.ts";
-import type { LifecycleEffects, LifecycleRun, StrategyLifecycle } from "./lifecycle.ts";
-import type { FoldCall } from "../strategies/contract.ts";
+import { quoted } from "../../log/display.ts";
+import { LedgerType, type SessionEntry } from "../../log/entries.ts";
+import type { ChartRun, FoldCall, LedgerSessionView, StrategyEffects, StrategyKit } from "../contract.ts";
+import { foldDraft, noticeDraft, summarySizeError, type StepOutput } from "./fold-message.ts";
+import { assistantAtOrBefore, checkName, validateTarget, type FoldView } from "./targets.ts";
+import { renderTimelinePage } from "./timeline.ts";
 
 /** The step's fold request: its chart run (the one record of "a request was made in this step"), and what it asked. */
 interface PendingFold {
   /** Claimed synchronously at the call, so a parallel sibling call of the same step sees it. */
-  run: Promise<LifecycleRun>;
+  run: Promise<ChartRun>;
   /** Assistant entry of the step that asked (the parent, for nested codemode calls). */
   requestEntryId: string;
   /** Set when the request was refused at the call: the model already heard why, so no notice follows. */
@@ -30,7 +27,7 @@ type SessionManagerView = ExtensionContext["sessionManager"];
 const DEFAULT_CONTEXT_WINDOW = 128_000;
 
 /** A read-only view of the branch for the pure fold rules. */
-export function foldView(session: LedgerSession, sm: SessionManagerView): FoldView {
+export function foldView(session: LedgerSessionView, sm: SessionManagerView): FoldView {
   const live = session.live;
   const labels: Record<string, string> = {};
   for (const [id, label] of Object.entries(live.state.labels)) if (live.indexOf(id) >= 0) labels[id] = label;
@@ -54,7 +51,7 @@ export function foldView(session: LedgerSession, sm: SessionManagerView): FoldVi
 }
 
 /** Find the assistant entry that made `toolCallId`; nested calls resolve to the step's assistant. */
-function findRequest(session: LedgerSession, toolCallId: string, nestedCount: number): { entryId: string; key: string } | undefined {
+function findRequest(session: LedgerSessionView, toolCallId: string, nestedCount: number): { entryId: string; key: string } | undefined {
   const path = session.live.entries;
   let lastAssistant: string | undefined;
   for (let i = path.length - 1; i >= 0; i--) {
@@ -72,19 +69,19 @@ export class FoldCoordinator {
   private readonly pendingNames = new Set<string>();
   private nested = 0;
 
-  private readonly pi: ExtensionAPI;
-  private readonly session: () => LedgerSession;
-  /** The fold chart, with {@link effects} provided (set by the host once). */
-  lifecycle: StrategyLifecycle | undefined;
+  private readonly kit: StrategyKit;
+  private readonly session: () => LedgerSessionView;
 
-  constructor(pi: ExtensionAPI, session: () => LedgerSession) {
-    this.pi = pi;
-    this.session = session;
+  constructor(kit: StrategyKit) {
+    this.kit = kit;
+    this.session = kit.session;
   }
 
+  /** The tools, and the fold's card: the transcript keeps showing folded history, the fold itself is one line. */
   register(): void {
-    const pi = this.pi;
-    pi.registerTool(guardedTool({
+    const kit = this.kit;
+    kit.registerMessageCard(LedgerType.fold, (message, options) => (options.expanded ? message.content : "Context compacted (expand to read the summary)"));
+    kit.registerTool({
       name: "context_compact",
       label: "Compact context",
       description:
@@ -101,8 +98,8 @@ export class FoldCoordinator {
         backupCheckpoint: Type.Optional(Type.String({ description: "Optional checkpoint name for the position before folding" })),
       }),
       execute: async (toolCallId, params, _signal, _onUpdate, ctx) => this.requestFold(toolCallId, params, ctx),
-    }));
-    pi.registerTool(guardedTool({
+    });
+    kit.registerTool({
       name: "context_checkpoint",
       label: "Context checkpoint",
       description:
@@ -111,8 +108,8 @@ export class FoldCoordinator {
       promptSnippet: "Label the current position for a later context_compact",
       parameters: Type.Object({ name: Type.String({ description: "New checkpoint name" }) }),
       execute: async (toolCallId, params, _signal, _onUpdate, ctx) => this.checkpoint(toolCallId, params.name, ctx),
-    }));
-    pi.registerTool(guardedTool({
+    });
+    kit.registerTool({
       name: "context_timeline",
       label: "Context timeline",
       description:
@@ -128,7 +125,7 @@ export class FoldCoordinator {
         if ("error" in page) throw new Error(page.error);
         return { content: [{ type: "text", text: page.text }], details: page.nextCursor ? { nextCursor: page.nextCursor } : undefined };
       },
-    }));
+    });
   }
 
   private async requestFold(toolCallId: string, params: FoldCall, ctx: ExtensionContext) {
@@ -145,9 +142,8 @@ export class FoldCoordinator {
     }
     if (current) void current.run.then((run) => run.send({ type: "host.runEnded" }));
     const refusal = this.refusal(params, request.entryId, ctx);
-    if (!this.lifecycle) throw new Error("context_compact is not available in this session.");
     const moment = { type: "tool" as const, call: params, toolCallId, requestEntryId: request.entryId, requestKey: request.key };
-    const run = this.lifecycle.start("tool", { moment, ctx, trace: {} }, refusal);
+    const run = this.kit.chart.start("tool", { moment, ctx, trace: {} }, refusal);
     this.pending = { run, requestEntryId: request.entryId, refused: refusal !== undefined };
     await run;
     if (refusal !== undefined) throw new Error(refusal);
@@ -174,7 +170,7 @@ export class FoldCoordinator {
   }
 
   /** The chart's planner and validator: the fold's range and summary at the end of the step, on the branch as stored. */
-  readonly effects: LifecycleEffects = {
+  readonly effects: StrategyEffects = {
     plan: async (request) => {
       const { moment, ctx } = request;
       if (moment.type !== "tool") return { ok: false, reason: "a fold is planned from a context_compact call" };
@@ -211,7 +207,7 @@ export class FoldCoordinator {
   };
 
   /** The step's tool calls with their persisted results, in call order. */
-  private stepOutputs(requestEntryId: string, session: LedgerSession): StepOutput[] {
+  private stepOutputs(requestEntryId: string, session: LedgerSessionView): StepOutput[] {
     const request = session.live.getEntry(requestEntryId);
     if (request?.type !== "message" || request.message.role !== "assistant") return [];
     const results = new Map<string, AgentMessage>();
@@ -235,7 +231,7 @@ export class FoldCoordinator {
     if (problem) throw new Error(problem);
     const existing = ctx.sessionManager.getLabel(request.entryId);
     if (existing) throw new Error(`this position already has the checkpoint ${quoted(existing)}; relabelling would lose it. Use that name.`);
-    this.pi.setLabel(request.entryId, name);
+    this.kit.setLabel(request.entryId, name);
     return { content: [{ type: "text" as const, text: `Checkpoint "${name}" set at entry ${request.entryId}.` }], details: { entryId: request.entryId } };
   }
 
@@ -255,7 +251,7 @@ export class FoldCoordinator {
     this.pendingNames.clear();
     if (decision.state === "validated") {
       const facts = decision.facts;
-      if (facts.label) this.pi.setLabel(facts.label.entryId, facts.label.name);
+      if (facts.label) this.kit.setLabel(facts.label.entryId, facts.label.name);
       this.session().expectStored(run, facts);
       return { entries: [...event.entries, ...(facts.entries ?? [])], ...(facts.continue ? { continue: true } : {}) };
     }
@@ -273,7 +269,7 @@ export class FoldCoordinator {
     void pending.run.then((run) => run.send({ type: "host.runEnded" }));
     if (pending.refused) return;
     const notice = noticeDraft("the step ended before the fold could be applied");
-    this.pi.sendMessage({ customType: notice.customType, content: notice.content, display: false, details: notice.details }, { deliverAs: "nextTurn" });
+    this.kit.sendMessage({ customType: notice.customType, content: notice.content, display: false, details: notice.details }, { deliverAs: "nextTurn" });
   }
 
   /** Session replaced (new, resume, fork): nothing pending survives. */
