@@ -30,8 +30,10 @@ const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>
 
 /** Run the lab in a child Node with heap flags for its input; its exit code is ours. */
 async function labWithSizedHeap(argv: string[]): Promise<number> {
-  const { agentDir } = await import("../host/settings.ts");
-  const flags = heapFlags(await inputBytes(argv, join(agentDir(), "sessions")));
+  // Only --sessions needs Pi's agent directory; the settings module pulls in every strategy, which would
+  // cost this waiting parent process tens of megabytes for the whole run.
+  const sessionsDir = argv.includes("--sessions") ? join((await import("../host/settings.ts")).agentDir(), "sessions") : "";
+  const flags = heapFlags(await inputBytes(argv, sessionsDir));
   const child = spawn(process.execPath, [...process.execArgv, ...flags, process.argv[1], "lab", ...argv], { stdio: "inherit", env: { ...heapEnv(process.env), PI_CONTEXT_LEDGER_LAB_CHILD: "1" } });
   return new Promise((ok) => child.once("exit", (code, signal) => ok(code ?? (signal ? 128 + 2 : 1))));
 }
