@@ -1,13 +1,12 @@
 // The `digest` strategy as a lab row. Before each request the previous step has ended (a turn_end in Pi): the row
-// asks the strategy's own planDigest, exactly as the host does, and when a digest is due appends it and projects the
+// asks the strategy's own digestDue and planDigest, exactly as the host's turn_end hook does, and when a digest is due appends it and projects the
 // view again. No model call.
 import { performance } from "node:perf_hooks";
 import type { SessionEntry } from "../../log/entries.ts";
 import { evolve, initialLedgerState, type LedgerState } from "../../projection/ledger-state.ts";
 import { projectBranch } from "../../projection/project.ts";
-import { planDigest, rawTokensBound } from "../../strategies/digest/plan.ts";
-import { decideDigest, digestPolicy, type DigestPolicy } from "../../strategies/digest/policy.ts";
-import { entryBefore } from "../../strategies/preserve/delta.ts";
+import { digestDue, planDigest } from "../../strategies/digest/plan.ts";
+import { digestPolicy, type DigestPolicy } from "../../strategies/digest/policy.ts";
 import type { LabSettings, Row } from "../row.ts";
 import type { TimedAction } from "./compaction-row.ts";
 import { SimulatedLedger } from "./ledger-row.ts";
@@ -35,13 +34,10 @@ export const digestRow = (settings: LabSettings & { cwd?: string }, policy: Dige
     beforeRequest(): TimedAction | undefined {
       if (!lastAssistant) return undefined;
       const usageTokens = ledger.view.tokens;
-      const limitId = entryBefore(ledger.branch, lastAssistant);
-      if (!limitId) return undefined;
       const started = performance.now();
-      // The cheap bound first: most boundaries are far from a batch and need no projection.
-      const bound = rawTokensBound(ledger.branch, ledger.branch.findLastIndex((e) => e.id === limitId));
-      if (!decideDigest({ rawTokens: bound, usageTokens, policy }).act) return undefined;
-      const outcome = planDigest({ branch: ledger.branch, limitId, contextWindow: settings.window, usageTokens, cwd, policy });
+      const due = digestDue({ branch: ledger.branch, stepEntryId: lastAssistant, drafts: [], usageTokens, policy });
+      if (!due.due) return undefined;
+      const outcome = planDigest({ branch: ledger.branch, limitId: due.limitId, contextWindow: settings.window, usageTokens, cwd, policy });
       if (!outcome.ok) return undefined;
       const { customType, content, display, details } = outcome.draft;
       const fact = ledger.appendFact({ type: "custom_message", customType, content, display, details });

@@ -1,6 +1,6 @@
 // The `preserve` strategy as a lab row, written by the extractive writer (no model call). Before each request, the
-// previous step's boundary is a turn_end: when the view reaches window − reserve(window) and older raw technical
-// state exists, one checkpoint with a keepDialogue range rule is appended and the view is projected again. When
+// previous step's boundary is a turn_end: when the host's own decider (`checkpointDue`) says a checkpoint is due, one
+// checkpoint with a keepDialogue range rule is appended and the view is projected again. When
 // the view still exceeds the window, the request would overflow: the host lets Pi compact natively, and so does
 // the row (with the native row's stand-in summary, counted as a model call).
 import { performance } from "node:perf_hooks";
@@ -8,8 +8,8 @@ import type { SessionEntry } from "../../log/entries.ts";
 import { evolve, foldBranch, initialLedgerState, type LedgerState } from "../../projection/ledger-state.ts";
 import { projectBranch } from "../../projection/project.ts";
 import { extractiveFromDelta } from "../../strategies/preserve/checkpoint.ts";
-import { entryBefore, selectDelta } from "../../strategies/preserve/delta.ts";
-import { decideTrigger } from "../../strategies/preserve/reserve.ts";
+import { entryBefore } from "../../strategies/preserve/delta.ts";
+import { checkpointDue } from "../../strategies/preserve/due.ts";
 import type { LabSettings, Row } from "../row.ts";
 import { compactNow, type TimedAction } from "./compaction-row.ts";
 import { nativeSummary } from "./native.ts";
@@ -18,7 +18,8 @@ import { SimulatedLedger } from "./ledger-row.ts";
 export const preserveRow = (settings: LabSettings): Row => {
   const ledger = new SimulatedLedger("lab-preserve-");
   let state: LedgerState = initialLedgerState();
-  let lastAssistant: string | undefined;
+  /** The step that ended before the next request: its message and how it stopped. */
+  let lastAssistant: { id: string; stopReason: string } | undefined;
   /** The boundary last found with nothing to checkpoint: re-checking it would only repeat the projection. */
   let emptyAt: string | undefined;
   return {
@@ -33,7 +34,7 @@ export const preserveRow = (settings: LabSettings): Row => {
     append(entry: SessionEntry) {
       ledger.appendSource(entry);
       state = evolve(state, entry);
-      if (entry.type === "message" && entry.message.role === "assistant") lastAssistant = entry.id;
+      if (entry.type === "message" && entry.message.role === "assistant") lastAssistant = { id: entry.id, stopReason: entry.message.stopReason };
     },
     async beforeRequest(): Promise<TimedAction | undefined> {
       const action = checkpoint();
@@ -45,22 +46,28 @@ export const preserveRow = (settings: LabSettings): Row => {
     },
   };
 
-  /** The strategy's own act: one extractive Tool Context checkpoint when the reserve is reached. */
+  /** The strategy's own act: one extractive Tool Context checkpoint when the host's turn_end would write one. */
   function checkpoint(): TimedAction | undefined {
     if (!lastAssistant) return undefined;
     const tokensBefore = ledger.view.tokens;
-    const limitId = entryBefore(ledger.branch, lastAssistant);
+    const limitId = entryBefore(ledger.branch, lastAssistant.id);
     if (!limitId || limitId === emptyAt) return undefined;
-    // Cheap check first: below the threshold nothing is selected at all.
-    if (!decideTrigger({ usageTokens: tokensBefore, contextWindow: settings.window, compactableTokens: 1 }).checkpoint) return undefined;
     const started = performance.now();
-    const delta = selectDelta(ledger.branch, limitId);
-    if (!delta || !decideTrigger({ usageTokens: tokensBefore, contextWindow: settings.window, compactableTokens: delta.tokens }).checkpoint) {
-      emptyAt = limitId;
+    const decision = checkpointDue({
+      branch: ledger.branch,
+      stepEntryId: lastAssistant.id,
+      stopReason: lastAssistant.stopReason,
+      drafts: [],
+      usageTokens: tokensBefore,
+      contextWindow: settings.window,
+    });
+    if (!decision.due) {
+      if (decision.why === "nothing to compact") emptyAt = limitId;
       return undefined;
     }
-    // The extractive writer sends no request, so no request budget limits the delta (the host does the same when
-    // no model can take it).
+    const { delta } = decision;
+    // The extractive writer sends no request, so no request budget limits the delta: it covers what the host's
+    // continuation request covers, the whole delta.
     const result = extractiveFromDelta(delta, Number.POSITIVE_INFINITY, tokensBefore);
     if (!result.ok) {
       emptyAt = limitId;
