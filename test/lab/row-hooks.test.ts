@@ -4,8 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { LedgerType, type SessionEntry } from "../../src/log/entries.ts";
 import { defaultSettings, type Row, type SessionSettings } from "../../src/lab/row.ts";
-import { digestRow } from "../../src/lab/rows/digest.ts";
-import { preserveRow } from "../../src/lab/rows/preserve.ts";
+import { labRow } from "../../src/lab/rows/registry.ts";
 import { digestDue, planDigest } from "../../src/strategies/digest/plan.ts";
 import { digestPolicy } from "../../src/strategies/digest/policy.ts";
 import { checkpointDue } from "../../src/strategies/preserve/due.ts";
@@ -79,7 +78,7 @@ describe("lab rows decide through the strategies' own deciders", () => {
     let acted = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(task, { minLength: 4, maxLength: 20 }), async (tasks) => {
-        const { acts } = await compare(preserveRow(settings), sessionOf(tasks), LedgerType.preserve, (branch, step, usage) =>
+        const { acts } = await compare(labRow("preserve", settings), sessionOf(tasks), LedgerType.preserve, (branch, step, usage) =>
           checkpointDue({ branch, stepEntryId: step.id, stopReason: step.stopReason, drafts: [], usageTokens: usage, contextWindow: settings.window }).due,
         );
         acted += acts;
@@ -95,7 +94,7 @@ describe("lab rows decide through the strategies' own deciders", () => {
     let acted = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(task, { minLength: 4, maxLength: 20 }), async (tasks) => {
-        const { acts } = await compare(digestRow(settings), sessionOf(tasks), LedgerType.digest, (branch, step, usage) => {
+        const { acts } = await compare(labRow("digest", settings), sessionOf(tasks), LedgerType.digest, (branch, step, usage) => {
           const due = digestDue({ branch, stepEntryId: step.id, drafts: [], usageTokens: usage, policy });
           return due.due && planDigest({ branch, limitId: due.limitId, contextWindow: settings.window, usageTokens: usage, cwd: "", policy }).ok;
         });

@@ -11,12 +11,12 @@ import { projectBranch } from "../../projection/project.ts";
 import { planCheckpoint } from "../../strategies/checkpoint/planner.ts";
 import { compactionInput } from "../../strategies/contract.ts";
 import { piCompaction } from "../pi-internals.ts";
-import type { Row, SessionSettings } from "../row.ts";
+import type { Row, RowInfo, SessionSettings } from "../row.ts";
 import type { TimedAction } from "./compaction-row.ts";
 import { foldSummary } from "./fold-policy.ts";
 import { SimulatedLedger } from "./ledger-row.ts";
 
-export const foldNotice = (settings: SessionSettings): Row => {
+export const foldNotice = (settings: SessionSettings, info: RowInfo): Row => {
   const ledger = new SimulatedLedger("lab-fold-notice-");
   const threshold = thresholdFor("checkpoint", settings.window, { enabled: true, reserveTokens: settings.reserve });
   // The ledger state is folded as entries arrive, so a projection costs one pass over the branch.
@@ -51,12 +51,7 @@ export const foldNotice = (settings: SessionSettings): Row => {
   };
 
   return {
-    info: {
-      id: "fold-notice",
-      label: "fold (notice policy)",
-      family: "ours",
-      note: "fold strategy driven by budget notices: told at 0.8 of the threshold, a scripted agent folds finished requests at the next user message; checkpoint compaction at the threshold as the safety net",
-    },
+    info,
     view: ledger.view,
     ledger: () => ledger.branch,
     append(entry: SessionEntry) {
