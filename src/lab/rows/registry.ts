@@ -8,7 +8,7 @@ import { opencodePrune } from "../baselines/prune.ts";
 import { truncateOldest } from "../baselines/truncate.ts";
 import { InputError } from "../errors.ts";
 import type { LabRowSpec, Strategy } from "../../strategies/contract.ts";
-import { PLUGINS } from "../../strategies/registry.ts";
+import { DEFAULT_STRATEGY, PLUGINS } from "../../strategies/registry.ts";
 import type { Row, RowFactory, RowInfo, SessionSettings } from "../row.ts";
 import { boundaryRow } from "./boundary.ts";
 import { chartSummarizer } from "./chart-compaction.ts";
@@ -42,7 +42,19 @@ function strategyRow(strategy: Strategy<unknown>, spec: LabRowSpec): RowFactory 
   }
 }
 
-const declared = PLUGINS.flatMap((strategy) => (strategy.lab ?? []).map((spec) => ({ spec, entry: { id: spec.id, factory: strategyRow(strategy, spec) } })));
+/**
+ * Table order: the default strategy first, then the other strategies a user can configure, by name, then the ones
+ * the model drives (fold); a strategy's own rows keep the order it declares them in.
+ */
+function rank(strategy: Strategy<unknown>): [number, string] {
+  return [strategy.name === DEFAULT_STRATEGY ? 0 : strategy.selectable === false ? 2 : 1, strategy.name];
+}
+const ordered = [...PLUGINS].sort((a, b) => {
+  const [ra, na] = rank(a);
+  const [rb, nb] = rank(b);
+  return ra - rb || na.localeCompare(nb);
+});
+const declared = ordered.flatMap((strategy) => (strategy.lab ?? []).map((spec) => ({ spec, entry: { id: spec.id, factory: strategyRow(strategy, spec) } })));
 
 /** Reference baselines: simulations of what other agents do, no strategy of ours. */
 const BASELINES: readonly RowEntry[] = [
