@@ -1,5 +1,6 @@
 // The one list of strategies. Setting values, their validation, the lifecycle charts and the host's dispatch all
 // derive from it: a new strategy is one folder and one line here.
+import type { StrategyName, StrategySetting } from "../log/entries.ts";
 import type { SettingsSection, Strategy } from "./contract.ts";
 import { checkpointStrategy } from "./checkpoint/strategy.ts";
 import { digestStrategy } from "./digest/strategy.ts";
@@ -12,6 +13,11 @@ import { preserveStrategy } from "./preserve/strategy.ts";
 export const STRATEGIES = [foldStrategy, checkpointStrategy, plannedStrategy, preserveStrategy, digestStrategy, nativeStrategy] as const;
 
 type Registered = (typeof STRATEGIES)[number];
+
+// The log floor cannot import the registry, so `src/log/entries.ts` spells the names once more; this check makes the
+// compiler point at that line when the two lists differ.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+export const NAMES_MATCH_THE_LOG: Same<StrategyName, Registered["name"]> & Same<StrategySetting, ConfigurableName> = true;
 
 /** The same list, each strategy's options type left open, for code that treats every strategy alike. */
 export const PLUGINS: readonly Strategy<unknown>[] = STRATEGIES;

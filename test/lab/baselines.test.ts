@@ -8,8 +8,7 @@ import { opencodePrune } from "../../src/lab/baselines/prune.ts";
 import { truncateOldest } from "../../src/lab/baselines/truncate.ts";
 import type { RequestTokens } from "../../src/lab/metrics.ts";
 import type { ContextAction, Row, SessionSettings } from "../../src/lab/row.ts";
-import { foldPolicy } from "../../src/lab/rows/fold-policy.ts";
-import { piNative } from "../../src/lab/rows/native.ts";
+import { labRow } from "../../src/lab/rows/registry.ts";
 import type { SessionEntry } from "../../src/log/entries.ts";
 import { chars, Ledger } from "./fixtures.ts";
 
@@ -154,7 +153,7 @@ describe("Pi native (simulated)", () => {
     l.say("done");
     // Calls of {"path":"src/one.ts"} are ceil(25 / 4) = 7 tokens, outputs of 800 chars 200.
     // Requests: 10, 10+7+200 = 217, +1+10 = 228, +7+200 = 435 > 300: compaction before the last request.
-    const row = piNative(settings({ window: 400, reserve: 100, keepRecent: 150 }));
+    const row = labRow("native", settings({ window: 400, reserve: 100, keepRecent: 150 }));
     const { actions } = await drive(row, l.entries);
     const action = actions[actions.length - 1];
     expect(action?.kind).toBe("compaction");
@@ -182,7 +181,7 @@ describe("fold policy", () => {
     l.say("all done");
     const u2 = l.user(chars(40, "v"));
     l.say("ok");
-    const row = foldPolicy(settings());
+    const row = labRow("fold", settings());
     const { actions } = await drive(row, l.entries);
     expect(actions.map((a) => a?.kind)).toEqual([undefined, undefined, "fold"]);
     const view = row.view.messages;

@@ -3,7 +3,7 @@
 // 7,200; the notice itself is about 100 tokens.
 import { describe, expect, it } from "vitest";
 import type { ContextAction, Row, SessionSettings } from "../../src/lab/row.ts";
-import { foldNotice } from "../../src/lab/rows/fold-notice.ts";
+import { labRow } from "../../src/lab/rows/registry.ts";
 import type { SessionEntry } from "../../src/log/entries.ts";
 import { chars, Ledger } from "./fixtures.ts";
 
@@ -37,7 +37,7 @@ describe("fold (notice policy) row", () => {
       l.call(chars(4_800));
       l.say(`finished task ${task}`);
     }
-    const row = foldNotice(settings);
+    const row = labRow("fold-notice", settings);
     const { acts, tokens } = await drive(row, l.entries);
     expect(acts.length).toBeGreaterThan(0);
     for (const { action, before } of acts) {
@@ -56,7 +56,7 @@ describe("fold (notice policy) row", () => {
     l.user(`one long task ${chars(20)}`);
     for (let i = 0; i < 12; i++) l.call(chars(4_000));
     l.say("done");
-    const { acts, tokens } = await drive(foldNotice(settings), l.entries);
+    const { acts, tokens } = await drive(labRow("fold-notice", settings), l.entries);
     expect(acts.map((a) => a.action.kind)).toContain("compaction");
     expect(acts.some((a) => a.action.kind === "fold")).toBe(false);
     expect(tokens.filter((t) => t > 10_000)).toEqual([]);

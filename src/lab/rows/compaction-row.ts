@@ -19,7 +19,8 @@ export interface Summarized {
   modelCall: boolean;
 }
 
-export type Summarizer = (prep: PiPreparation, branch: readonly SessionEntry[], settings: LabSettings) => Promise<Summarized> | Summarized;
+/** A summarizer may decline (undefined): the strategy's chart cancelled Pi's compaction. */
+export type Summarizer = (prep: PiPreparation, branch: readonly SessionEntry[], settings: LabSettings) => Promise<Summarized | undefined> | Summarized | undefined;
 
 /** Per-compaction timing the lab reports as latency (our planners only; model calls are not timed). */
 export interface TimedAction extends ContextAction {
@@ -46,6 +47,7 @@ export async function compactNow(ledger: SimulatedLedger, settings: LabSettings,
   const prep = pi.prepareCompaction(ledger.branch, { enabled: true, reserveTokens: settings.reserve, keepRecentTokens: settings.keepRecent });
   if (!prep) return undefined;
   const result = await summarize(prep, ledger.branch, settings);
+  if (!result) return undefined;
   const latencyMs = performance.now() - started;
   const entry: Partial<CompactionEntry> = { type: "compaction", summary: result.summary, firstKeptEntryId: result.firstKeptEntryId, tokensBefore: prep.tokensBefore, details: result.details };
   entry.fromHook = project !== "pi";

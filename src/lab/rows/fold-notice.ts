@@ -8,16 +8,21 @@ import { budgetNoticeDraft, DEFAULT_NOTICE_SHARE, shouldNotify, thresholdFor } f
 import { isFoldable } from "../../projection/fold-rules.ts";
 import { evolve, initialLedgerState, type LedgerState } from "../../projection/ledger-state.ts";
 import { projectBranch } from "../../projection/project.ts";
-import { planCheckpoint } from "../../strategies/checkpoint/planner.ts";
-import { compactionInput } from "../../strategies/contract.ts";
+import { DEFAULT_STRATEGY, strategyNamed } from "../../strategies/registry.ts";
 import { piCompaction } from "../pi-internals.ts";
-import type { Row, SessionSettings } from "../row.ts";
+import type { Row, RowInfo, SessionSettings } from "../row.ts";
+import { chartSummarizer } from "./chart-compaction.ts";
 import type { TimedAction } from "./compaction-row.ts";
 import { foldSummary } from "./fold-policy.ts";
 import { SimulatedLedger } from "./ledger-row.ts";
 
-export const foldNotice = (settings: SessionSettings): Row => {
+export const foldNotice = (settings: SessionSettings, info: RowInfo): Row => {
   const ledger = new SimulatedLedger("lab-fold-notice-");
+  // The safety net is the strategy a user gets by default, answering Pi's compaction through its own chart.
+  const fallback = strategyNamed(DEFAULT_STRATEGY);
+  const net = fallback.lab?.find((spec) => spec.replay.engine === "compaction")?.replay;
+  if (net?.engine !== "compaction") throw new Error(`the default strategy ${fallback.name} declares no compaction row for the lab`);
+  const safetyNet = chartSummarizer(fallback, net, settings);
   const threshold = thresholdFor("checkpoint", settings.window, { enabled: true, reserveTokens: settings.reserve });
   // The ledger state is folded as entries arrive, so a projection costs one pass over the branch.
   let state: LedgerState = initialLedgerState();
@@ -51,12 +56,7 @@ export const foldNotice = (settings: SessionSettings): Row => {
   };
 
   return {
-    info: {
-      id: "fold-notice",
-      label: "fold (notice policy)",
-      family: "ours",
-      note: "fold strategy driven by budget notices: told at 0.8 of the threshold, a scripted agent folds finished requests at the next user message; checkpoint compaction at the threshold as the safety net",
-    },
+    info,
     view: ledger.view,
     ledger: () => ledger.branch,
     append(entry: SessionEntry) {
@@ -84,12 +84,12 @@ export const foldNotice = (settings: SessionSettings): Row => {
         const tokensBefore = ledger.view.tokens;
         const started = performance.now();
         const prep = pi.prepareCompaction(ledger.branch, { enabled: true, reserveTokens: settings.reserve, keepRecentTokens: settings.keepRecent });
-        if (prep) {
-          const plan = planCheckpoint(compactionInput(prep, { branch: ledger.branch, contextWindow: settings.window, cwd: settings.cwd }));
+        const plan = prep && (await safetyNet(prep, ledger.branch, settings));
+        if (prep && plan) {
           fact({ type: "compaction", summary: plan.summary, firstKeptEntryId: plan.firstKeptEntryId, tokensBefore: prep.tokensBefore, details: plan.details, fromHook: true });
           reproject();
           // A fold at this same boundary that did not get under the threshold is reported with the compaction.
-          pending = { kind: "compaction", tokensBefore: pending?.tokensBefore ?? tokensBefore, sideCalls: [], latencyMs: performance.now() - started };
+          pending = { kind: "compaction", tokensBefore: pending?.tokensBefore ?? tokensBefore, sideCalls: plan.sideCalls, latencyMs: performance.now() - started };
         }
       }
       const action = pending;

@@ -6,7 +6,7 @@ import { type FoldDetails, LedgerType, type SessionEntry, textOf } from "../../l
 import { isFoldable } from "../../projection/fold-rules.ts";
 import { evolve, initialLedgerState, type LedgerState } from "../../projection/ledger-state.ts";
 import { projectBranch } from "../../projection/project.ts";
-import type { LabSettings, Row } from "../row.ts";
+import type { LabSettings, Row, RowInfo } from "../row.ts";
 import type { TimedAction } from "./compaction-row.ts";
 import { SimulatedLedger } from "./ledger-row.ts";
 
@@ -35,7 +35,7 @@ export function foldSummary(entries: readonly SessionEntry[]): string {
   return lines.join("\n");
 }
 
-export const foldPolicy = (_settings: LabSettings): Row => {
+export const foldPolicy = (_settings: LabSettings, info: RowInfo): Row => {
   const ledger = new SimulatedLedger("lab-fold-");
   let turnUserId: string | undefined;
   let turnStart = -1;
@@ -43,7 +43,7 @@ export const foldPolicy = (_settings: LabSettings): Row => {
   // The ledger state is folded as entries arrive, so a projection costs one pass over the branch.
   let state: LedgerState = initialLedgerState();
   return {
-    info: { id: "fold", label: "fold (policy)", family: "ours", note: "fold strategy under a scripted policy: fold the finished request at each new user message" },
+    info,
     view: ledger.view,
     ledger: () => ledger.branch,
     append(entry: SessionEntry) {

@@ -5,7 +5,7 @@ import { convertToLlm, serializeConversation } from "@earendil-works/pi-coding-a
 import { estimateTextTokens } from "../../projection/tokens.ts";
 import type { PiPreparation } from "../pi-internals.ts";
 import { piCompaction } from "../pi-internals.ts";
-import type { LabSettings, Row } from "../row.ts";
+import type { LabSettings, Row, RowInfo } from "../row.ts";
 import { compactionRow, type Summarized } from "./compaction-row.ts";
 
 /** Tokens of a real Pi summary (the two in the shared sessions are about 900 and 1,070). */
@@ -43,14 +43,9 @@ export async function nativeSummary(prep: PiPreparation): Promise<Summarized> {
   return { summary, firstKeptEntryId: prep.firstKeptEntryId, details: { readFiles, modifiedFiles }, sideCalls, modelCall: true };
 }
 
-export const piNative = (settings: LabSettings): Row =>
+export const piNative = (settings: LabSettings, info: RowInfo): Row =>
   compactionRow(
-    {
-      id: "native",
-      label: "Pi native (sim.)",
-      family: "baseline",
-      note: "simulated Pi compaction: Pi's own cut point, request structure and file lists; stand-in summary text (~1k tokens)",
-    },
+    info,
     settings,
     nativeSummary,
     "pi",

@@ -1,18 +1,21 @@
-// The rows the lab can compare, in table order: our strategies first, then the reference baselines.
+// The rows the lab can compare: every row the strategy registry declares (`lab` in each strategy's definition), then
+// the reference baselines, which are no strategy of ours. A strategy's row runs on the lab engine its definition
+// names, and the engine calls the strategy's own code, so adding a strategy adds its rows here without a lab edit.
 import { toolResultClearing } from "../baselines/clearing.ts";
 import { observationMasking } from "../baselines/masking.ts";
 import { noCompaction } from "../baselines/none.ts";
 import { opencodePrune } from "../baselines/prune.ts";
 import { truncateOldest } from "../baselines/truncate.ts";
 import { InputError } from "../errors.ts";
-import type { RowFactory } from "../row.ts";
-import { checkpointRow } from "./checkpoint.ts";
-import { digestRow } from "./digest.ts";
+import type { LabRowSpec, Strategy } from "../../strategies/contract.ts";
+import { DEFAULT_STRATEGY, PLUGINS } from "../../strategies/registry.ts";
+import type { Row, RowFactory, RowInfo, SessionSettings } from "../row.ts";
+import { boundaryRow } from "./boundary.ts";
+import { chartSummarizer } from "./chart-compaction.ts";
+import { compactionRow } from "./compaction-row.ts";
 import { foldNotice } from "./fold-notice.ts";
 import { foldPolicy } from "./fold-policy.ts";
 import { piNative } from "./native.ts";
-import { plannedModelRow, plannedRow } from "./planned.ts";
-import { preserveRow } from "./preserve.ts";
 
 export interface RowEntry {
   id: string;
@@ -21,21 +24,52 @@ export interface RowEntry {
   unavailable?: string;
 }
 
-/** Every row id, in display order. Strategies still being built carry `unavailable`. */
-export const ROWS: readonly RowEntry[] = [
-  { id: "checkpoint", factory: checkpointRow },
-  { id: "digest", factory: (settings) => digestRow(settings) },
-  { id: "planned", factory: plannedRow },
-  { id: "planned-model", factory: plannedModelRow },
-  { id: "preserve", factory: preserveRow },
-  { id: "fold", factory: foldPolicy },
-  { id: "fold-notice", factory: foldNotice },
+/** The row of `spec`, on the engine it names. */
+function strategyRow(strategy: Strategy<unknown>, spec: LabRowSpec): RowFactory {
+  const info: RowInfo = { id: spec.id, label: spec.label, family: spec.family ?? "ours", note: spec.note };
+  const replay = spec.replay;
+  switch (replay.engine) {
+    case "compaction":
+      return (settings) => compactionRow(info, settings, chartSummarizer(strategy, replay, settings));
+    case "boundary":
+      return (settings) => boundaryRow(strategy, info, replay, settings);
+    case "fold-policy":
+      return (settings) => foldPolicy(settings, info);
+    case "fold-notice":
+      return (settings) => foldNotice(settings, info);
+    case "pi-native":
+      return (settings) => piNative(settings, info);
+  }
+}
+
+/**
+ * Table order: the default strategy first, then the other strategies a user can configure, by name, then the ones
+ * the model drives (fold); a strategy's own rows keep the order it declares them in.
+ */
+function rank(strategy: Strategy<unknown>): [number, string] {
+  return [strategy.name === DEFAULT_STRATEGY ? 0 : strategy.selectable === false ? 2 : 1, strategy.name];
+}
+const ordered = [...PLUGINS].sort((a, b) => {
+  const [ra, na] = rank(a);
+  const [rb, nb] = rank(b);
+  return ra - rb || na.localeCompare(nb);
+});
+const declared = ordered.flatMap((strategy) => (strategy.lab ?? []).map((spec) => ({ spec, entry: { id: spec.id, factory: strategyRow(strategy, spec) } })));
+
+/** Reference baselines: simulations of what other agents do, no strategy of ours. */
+const BASELINES: readonly RowEntry[] = [
   { id: "none", factory: noCompaction },
   { id: "truncate", factory: truncateOldest },
   { id: "masking", factory: observationMasking },
   { id: "clearing", factory: toolResultClearing },
   { id: "prune", factory: opencodePrune },
-  { id: "native", factory: piNative },
+];
+
+/** Every row id, in display order: our strategies' rows, the baselines, then the strategies' reference rows (Pi's own). */
+export const ROWS: readonly RowEntry[] = [
+  ...declared.filter((d) => (d.spec.family ?? "ours") === "ours").map((d) => d.entry),
+  ...BASELINES,
+  ...declared.filter((d) => d.spec.family === "baseline").map((d) => d.entry),
 ];
 
 /** Resolve `--strategies a,b` (default: every available row). Unknown ids throw; unavailable ones are reported. */
@@ -50,4 +84,11 @@ export function selectRows(spec: string | undefined): { factories: RowFactory[];
     else skipped.push(row);
   }
   return { factories, skipped };
+}
+
+/** One row by id, for one session's settings (tests, and callers that replay a single row). */
+export function labRow(id: string, settings: SessionSettings): Row {
+  const [factory] = selectRows(id).factories;
+  if (!factory) throw new InputError(`the row "${id}" cannot run yet`);
+  return factory(settings);
 }

@@ -29,6 +29,14 @@ export const checkpointStrategy = {
   // The recap follows every checkpoint compaction on the branch, whichever strategy is configured now.
   scope: "always",
   settings: checkpointSettings,
+  lab: [
+    {
+      id: "checkpoint",
+      label: "checkpoint",
+      note: "checkpoint strategy: deterministic verbatim checkpoint, no model call",
+      replay: { engine: "compaction", planner: () => createCheckpointPlanner() },
+    },
+  ],
   create(kit) {
     const recap = recapHooks(kit, () => ({ enabled: true }), (ctx) => {
       const session = kit.session();

@@ -13,8 +13,8 @@ import type { PlanResult } from "../../../machines/compaction.machine.ts";
 import type { LedgerSessionView, ManualCompactSwitch, StrategyEffects, StrategyKit } from "../contract.ts";
 import { entryBefore } from "../preserve/delta.ts";
 import { contextStartId } from "../preserve/hooks.ts";
-import { planDigest, rawTokensBound, type DigestDetails, type DigestInput } from "./plan.ts";
-import { decideDigest, digestPolicy } from "./policy.ts";
+import { digestDue, planDigest, type DigestDetails, type DigestInput } from "./plan.ts";
+import { digestPolicy } from "./policy.ts";
 
 /** The one-line card of a digest: number, what it covered and its size. */
 export function digestCardLine(details: DigestDetails | undefined): string {
@@ -86,14 +86,17 @@ export class DigestHost {
    */
   async onTurnEnd(event: TurnEndEvent, ctx: ExtensionContext, entries: SessionBoundaryDraft[] = event.entries): Promise<TurnEndEventResult | undefined> {
     const session = this.session();
-    // One range fact per boundary: a fold committed here already changed what the model sees.
-    if (entries.some((d) => d.type === "custom_message" && (d.customType === LedgerType.fold || d.customType === LedgerType.preserve || d.customType === LedgerType.digest)))
-      return undefined;
-    const input = this.boundaryInput(event, ctx);
-    if (!input) return undefined;
-    // Most boundaries are far from a batch: a bound over the entries since the last digest settles them.
-    const bound = rawTokensBound(input.branch, session.live.indexOf(input.limitId));
-    if (!decideDigest({ rawTokens: bound, usageTokens: input.usageTokens, policy: digestPolicy(input.contextWindow) }).act) return undefined;
+    session.sync(ctx.sessionManager);
+    const usage = ctx.getContextUsage();
+    const due = digestDue({
+      branch: session.live.entries,
+      stepEntryId: event.messageEntryId,
+      drafts: entries.map((d) => (d.type === "custom_message" ? d.customType : undefined)),
+      usageTokens: usage?.tokens ?? null,
+      policy: digestPolicy(usage?.contextWindow ?? ctx.model?.contextWindow ?? 128_000),
+      indexOf: (id) => session.live.indexOf(id),
+    });
+    if (!due.due) return undefined;
     const run = await this.kit.chart.start("turnEnd", { moment: { type: "turn_end", event, entries }, ctx, trace: {} });
     run.abortOn(ctx.signal);
     const decision = await run.decided();

@@ -8,7 +8,7 @@ import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tok
 import { latestEdits } from "../checkpoint/conversation.ts";
 import { scanStartupReads } from "../checkpoint/startup-reads.ts";
 import type { ContextFile } from "../contract.ts";
-import { ordinalsOf, selectDelta, type DeltaUnit } from "../preserve/delta.ts";
+import { entryBefore, ordinalsOf, selectDelta, type DeltaUnit } from "../preserve/delta.ts";
 import { namesIn } from "./lines.ts";
 import { decideDigest, digestPolicy, type DigestPolicy } from "./policy.ts";
 import { renderDigest, type RenderStats } from "./render.ts";
@@ -207,4 +207,36 @@ export function rawTokensBound(branch: readonly SessionEntry[], limit: number): 
     if (isFoldable(entry) && !isDialogue(entry)) total += estimateMessagesTokens(entryMessages(entry));
   }
   return total;
+}
+
+/** What a step boundary (Pi's turn_end) shows the digest decision. */
+export interface DigestBoundary {
+  /** Active branch, root to leaf, with the step just ended. */
+  branch: readonly SessionEntry[];
+  /** The step's assistant message entry: a digest covers only what is older. */
+  stepEntryId: string;
+  /** customTypes of the drafts earlier handlers already return for this boundary. */
+  drafts: readonly (string | undefined)[];
+  /** Context usage after the step (null when unknown). */
+  usageTokens: number | null;
+  policy: DigestPolicy;
+  /** Index of an entry on `branch` (the host passes its live index; default: a scan from the leaf). */
+  indexOf?: (id: string) => number;
+}
+
+export type DigestDue = { due: true; limitId: string } | { due: false; why: "range fact here" | "no boundary" | "below batch" | "nothing to digest" };
+
+/**
+ * Whether a digest may be due at a step boundary: the one check the host's turn_end hook and the lab's digest row
+ * make before {@link planDigest} selects and renders. A cheap bound settles most boundaries, which are far from a batch.
+ */
+export function digestDue(boundary: DigestBoundary): DigestDue {
+  const { branch, drafts, usageTokens, policy } = boundary;
+  // One range fact per boundary: a fold or checkpoint committed here already changed what the model sees.
+  if (drafts.some((t) => t === LedgerType.fold || t === LedgerType.preserve || t === LedgerType.digest)) return { due: false, why: "range fact here" };
+  const limitId = entryBefore(branch, boundary.stepEntryId);
+  if (!limitId) return { due: false, why: "no boundary" };
+  const limit = boundary.indexOf ? boundary.indexOf(limitId) : branch.findLastIndex((e) => e.id === limitId);
+  const decision = decideDigest({ rawTokens: rawTokensBound(branch, limit), usageTokens, policy });
+  return decision.act ? { due: true, limitId } : { due: false, why: decision.why };
 }

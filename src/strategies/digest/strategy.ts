@@ -2,6 +2,7 @@
 import { LedgerType } from "../../log/entries.ts";
 import type { Strategy } from "../contract.ts";
 import { DigestHost } from "./hooks.ts";
+import { digestAt } from "./lab.ts";
 
 export const digestStrategy = {
   name: "digest",
@@ -10,6 +11,14 @@ export const digestStrategy = {
   routes: { turnEnd: "plan", manual: "plan", threshold: "plan", overflow: "native" },
   scope: "configured",
   facts: { [LedgerType.digest]: "digest" },
+  lab: [
+    {
+      id: "digest",
+      label: "digest",
+      note: "digest strategy: dialogue verbatim; older tool steps become append-only digests (call line, error and result lines) in batches; no model call",
+      replay: { engine: "boundary", step: digestAt },
+    },
+  ],
   create(kit) {
     const digests = new DigestHost(kit);
     digests.register();

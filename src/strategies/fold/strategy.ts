@@ -12,6 +12,21 @@ export const foldStrategy = {
   scope: "always",
   selectable: false,
   facts: { [LedgerType.fold]: "fold" },
+  // The model decides when to fold, so the lab stands a scripted agent in for it.
+  lab: [
+    {
+      id: "fold",
+      label: "fold (policy)",
+      note: "fold strategy under a scripted policy: fold the finished request at each new user message",
+      replay: { engine: "fold-policy" },
+    },
+    {
+      id: "fold-notice",
+      label: "fold (notice policy)",
+      note: "fold strategy driven by budget notices: told at 0.8 of the threshold, a scripted agent folds finished requests at the next user message; checkpoint compaction at the threshold as the safety net",
+      replay: { engine: "fold-notice" },
+    },
+  ],
   create(kit) {
     const folds = new FoldCoordinator(kit);
     if (kit.session().settings.foldTools) folds.register();

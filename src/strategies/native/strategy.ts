@@ -8,5 +8,14 @@ export const nativeStrategy = {
   scope: "configured",
   // It promises Pi's own requests, so even a budget notice waits for the user to ask for it.
   quietByDefault: true,
+  lab: [
+    {
+      id: "native",
+      label: "Pi native (sim.)",
+      family: "baseline",
+      note: "simulated Pi compaction: Pi's own cut point, request structure and file lists; stand-in summary text (~1k tokens)",
+      replay: { engine: "pi-native" },
+    },
+  ],
   create: () => ({ effects: { plan: async () => ({ ok: false, reason: "Pi compacts" }) } }),
 } as const satisfies Strategy;

@@ -3,6 +3,7 @@ import { compactionEffects } from "../compaction-effects.ts";
 import type { SettingsSection, Strategy } from "../contract.ts";
 import { createPlannedPlanner, DEFAULT_PLANNED_OPTIONS, type PlannedOptions } from "./planner.ts";
 import { plannedUsage, usageLines } from "./report.ts";
+import { scriptedPlanner } from "./scripted.ts";
 import { PlannerSpeculation } from "./speculation.ts";
 
 /** `contextLedger.planned` and its PI_CONTEXT_LEDGER_PLANNED_* overrides. */
@@ -41,6 +42,20 @@ export const plannedStrategy = {
   scope: "configured",
   settings: plannedSettings,
   dashboard: (entries) => usageLines(plannedUsage(entries)),
+  lab: [
+    {
+      id: "planned",
+      label: "planned (heuristic)",
+      note: "planned strategy: heuristic deletion ranking, surviving lines verbatim, no model call",
+      replay: { engine: "compaction", planner: () => createPlannedPlanner() },
+    },
+    {
+      id: "planned-model",
+      label: "planned (scripted model)",
+      note: "planned strategy, model planner path: a scripted model answers the heuristic's ranking through submit_deletion_plan; the planner request is a side call",
+      replay: { engine: "compaction", planner: () => createPlannedPlanner(() => ({ ...DEFAULT_PLANNED_OPTIONS, planner: "model" })), model: scriptedPlanner },
+    },
+  ],
   create(kit) {
     const speculation = new PlannerSpeculation(kit);
     return {

@@ -30,7 +30,8 @@ import {
 } from "./prompt.ts";
 import { checkpointCardLine, checkpointReport } from "./report.ts";
 import { liveRequestOptions } from "./request-options.ts";
-import { decideTrigger, reserveTokens } from "./reserve.ts";
+import { checkpointDue } from "./due.ts";
+import { reserveTokens } from "./reserve.ts";
 import { preserveAppliesTo, type PreserveOptions } from "./settings.ts";
 
 type AnyModel = Model<Api>;
@@ -180,17 +181,19 @@ export class PreserveHost {
     return { entries: [...entries, ...(decision.facts.entries ?? [])] };
   }
 
-  /** A checkpoint is due at this boundary: a completed step, no range fact here yet, and usage past window − reserve. */
+  /** Whether a checkpoint is due at this boundary: the one decision the lab's preserve row makes too. */
   private due(event: TurnEndEvent, ctx: ExtensionContext, entries: readonly SessionBoundaryDraft[]): boolean {
-    // A failed or aborted response is Pi's to recover (overflow compaction, retry); its request already failed, so a
-    // continuation of it would too. The next completed step checkpoints.
-    if (event.message.role === "assistant" && (event.message.stopReason === "error" || event.message.stopReason === "aborted")) return false;
-    // One range fact per boundary: a fold committed here already changed the view (the usage figure is stale until
-    // the next turn), and a second preserve handler must not checkpoint the same delta twice.
-    if (entries.some((d) => d.type === "custom_message" && (d.customType === LedgerType.fold || d.customType === LedgerType.preserve))) return false;
-    const boundary = this.boundary(event, ctx);
-    if (!boundary) return false;
-    return decideTrigger({ usageTokens: boundary.usageTokens, contextWindow: boundary.contextWindow, compactableTokens: boundary.delta.tokens }).checkpoint;
+    const session = this.session();
+    session.sync(ctx.sessionManager);
+    const usage = ctx.getContextUsage();
+    return checkpointDue({
+      branch: session.live.entries,
+      stepEntryId: event.messageEntryId,
+      stopReason: event.message.role === "assistant" ? event.message.stopReason : undefined,
+      drafts: entries.map((d) => (d.type === "custom_message" ? d.customType : undefined)),
+      usageTokens: usage?.tokens ?? null,
+      contextWindow: usage?.contextWindow ?? ctx.model?.contextWindow,
+    }).due;
   }
 
   /** The delta a checkpoint at this boundary would cover (older than the step that just ended), and the window. */

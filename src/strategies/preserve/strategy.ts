@@ -2,6 +2,7 @@
 import { LedgerType } from "../../log/entries.ts";
 import type { Strategy } from "../contract.ts";
 import { PreserveHost } from "./hooks.ts";
+import { extractiveCheckpointAt } from "./lab.ts";
 import { preserveSettings, type PreserveOptions } from "./settings.ts";
 
 export const preserveStrategy = {
@@ -13,6 +14,14 @@ export const preserveStrategy = {
   scope: "configured",
   facts: { [LedgerType.preserve]: "preserve checkpoint" },
   settings: preserveSettings,
+  lab: [
+    {
+      id: "preserve",
+      label: "preserve (extractive)",
+      note: "preserve strategy: dialogue verbatim, older tool traffic replaced by append-only Tool Context checkpoints (extractive writer, no model call)",
+      replay: { engine: "boundary", step: extractiveCheckpointAt },
+    },
+  ],
   create(kit) {
     const preserve = new PreserveHost(kit);
     preserve.register();

@@ -1,5 +1,5 @@
-// The digest strategy on both real Pi sessions, replayed request by request through its lab row (the same planDigest
-// the host calls) at the lab's 128k window with the default policy: every digest keeps the prefix before it
+// The digest strategy on both real Pi sessions, replayed request by request through its lab row (the same digestDue and
+// planDigest the host calls) at the lab's 128k window with the default policy: every digest keeps the prefix before it
 // byte-identical, tool results stay paired, every user message stays verbatim, no request exceeds the window, and the
 // verbatim probes (commands, paths, errors, results, constraints) stay in view.
 import { describe, expect, it } from "vitest";
@@ -8,7 +8,7 @@ import { LedgerType, textOf } from "../../../src/log/entries.ts";
 import { extractProbes, viewRetention } from "../../../src/lab/probes.ts";
 import { replayBranch } from "../../../src/lab/replay.ts";
 import { defaultSettings, visibleMessages } from "../../../src/lab/row.ts";
-import { digestRow } from "../../../src/lab/rows/digest.ts";
+import { labRow } from "../../../src/lab/rows/registry.ts";
 import { loadRealSessions } from "../../properties/real-sessions.ts";
 
 const WINDOW = 128_000;
@@ -18,7 +18,7 @@ describe("digest on the real sessions", () => {
   for (const session of loadRealSessions()) {
     it(`${session.name}: byte-stable prefixes, paired results, every user message, no request over the window, probes kept`, async () => {
       const { branch } = replayBranch(session.entries);
-      const row = digestRow(defaultSettings(WINDOW));
+      const row = labRow("digest", { ...defaultSettings(WINDOW), cwd: "" });
       const probes = extractProbes(branch);
       const sourceOf = (p: { index: number }) => visibleMessages(branch[p.index]);
       const prefixes: string[] = [];
