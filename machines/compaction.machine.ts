@@ -2,7 +2,7 @@
 // turn_end, or a compaction Pi prepared. The chart decides every route from its typed input: which trigger, and the
 // strategy's route table for it. Effects are injected: the planner with `.provide()`, the validator at construction.
 import { assign, fromPromise, setup, type DoneActorEvent } from "xstate";
-import type { StrategyName } from "../src/log/entries.ts";
+import type { StrategyName } from "../src/strategies/registry.ts";
 import type { LifecycleRequest, PlannedFacts } from "../src/strategies/contract.ts";
 
 /**

@@ -2,7 +2,7 @@
 // the active model), and the one hidden notice appended at `turn_end` when usage passes a share of it.
 import type { ExtensionAPI, ExtensionContext, SessionBoundaryDraft, TurnEndEvent, TurnEndEventResult } from "@earendil-works/pi-coding-agent";
 import { budgetNoticeDraft, isArmed, type PiCompactionSettings, shouldNotify, type Threshold, thresholdFor } from "../projection/budget.ts";
-import { strategyNamed } from "../strategies/registry.ts";
+import { budgetOf, strategyNamed } from "../strategies/registry.ts";
 import type { LedgerSession } from "./ledger-session.ts";
 
 /** Pi's reserve before its compaction triggers, as Pi resolves it (model override, then the setting, then 16384). */
@@ -19,7 +19,7 @@ export function piCompaction(pi: ExtensionAPI, model: ExtensionContext["model"])
 export function currentThreshold(pi: ExtensionAPI, session: LedgerSession, ctx: ExtensionContext): Threshold | undefined {
   const contextWindow = ctx.getContextUsage()?.contextWindow ?? ctx.model?.contextWindow;
   if (!contextWindow) return undefined;
-  return thresholdFor(session.settings.strategy, contextWindow, piCompaction(pi, ctx.model));
+  return thresholdFor(budgetOf(session.settings.strategy), contextWindow, piCompaction(pi, ctx.model));
 }
 
 export class BudgetNotices {

@@ -12,7 +12,7 @@ import {
   type Trigger,
   type Validate,
 } from "../../machines/compaction.machine.ts";
-import type { StrategyName } from "../log/entries.ts";
+import type { StrategyName } from "../strategies/registry.ts";
 import type { LifecycleRequest, PlannedFacts } from "../strategies/contract.ts";
 import { getInspector } from "./inspector.ts";
 

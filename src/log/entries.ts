@@ -36,12 +36,6 @@ export const LedgerType = {
   restore: "context-ledger/restore",
 } as const;
 
-/** Names of the compaction strategies that answer `session_before_compact`. */
-export type CompactionStrategyName = "checkpoint" | "planned" | "preserve" | "digest";
-/** Value of `contextLedger.strategy`: a compaction strategy, or Pi's own. */
-export type StrategySetting = CompactionStrategyName | "native";
-/** Every strategy the registry lists: the compaction strategies, Pi's own, and the model-driven fold. */
-export type StrategyName = StrategySetting | "fold";
 
 /**
  * A fold's hiding rule. It has constant size whatever the number of entries it covers:
@@ -77,7 +71,8 @@ export interface FoldDetails {
 /** Common part of the `details` of a compaction entry written by this package. */
 export interface LedgerCompactionDetails {
   v: 1;
-  strategy: CompactionStrategyName;
+  /** The strategy that wrote it, by its registry name (the log floor does not know the registry). */
+  strategy: string;
   [key: string]: unknown;
 }
 

@@ -1,8 +1,6 @@
 // Budget awareness: the usage at which the configured strategy acts, what it then does, and when the model gets one
 // short notice that it is getting close. Pure: usage, settings and the branch come in; no clocks, no I/O.
-import { LedgerType, type SessionEntry, type StrategySetting } from "../log/entries.ts";
-import { digestPolicy } from "../strategies/digest/policy.ts";
-import { triggerTokens } from "../strategies/preserve/reserve.ts";
+import { LedgerType, type SessionEntry } from "../log/entries.ts";
 
 /** Share of the threshold at which the notice fires unless configured otherwise. */
 export const DEFAULT_NOTICE_SHARE = 0.8;
@@ -21,25 +19,22 @@ export interface Threshold {
   action: string;
 }
 
-const ACTIONS: Record<StrategySetting, string> = {
-  checkpoint: "older turns are compacted into a verbatim checkpoint (no model call) and recent turns stay as they are",
-  planned: "a planner deletes the least useful lines of older history and the rest stays verbatim",
-  preserve: "older tool calls and results are replaced by a Tool Context checkpoint while the dialogue stays verbatim",
-  digest: "every older tool step is replaced by a digest (call, outcome, key output lines) while the dialogue stays verbatim",
-  native: "Pi summarizes older history with the model and recent turns stay as they are",
-};
+/** How a strategy's threshold is found, declared by the strategy (its `budget` in the registry). */
+export interface BudgetRule {
+  /** One clause: what the strategy does at its threshold. */
+  action: string;
+  /** The strategy's own threshold for a window; without it, the strategy acts when Pi compacts. */
+  ownThreshold?: (contextWindow: number) => number;
+}
 
 /**
- * The usage at which the configured strategy steps in. Preserve checkpoints at its own reserve curve, digest at its
- * full-window share; the others
- * act when Pi compacts (window minus Pi's reserve). With Pi's compaction switched off, only the window itself limits.
+ * The usage at which the configured strategy steps in: its own threshold when it keeps the window itself, else when
+ * Pi compacts (window minus Pi's reserve). With Pi's compaction switched off, only the window itself limits.
  */
-export function thresholdFor(strategy: StrategySetting, contextWindow: number, compaction: PiCompactionSettings): Threshold {
-  if (strategy === "preserve") return { tokens: triggerTokens(contextWindow), contextWindow, action: ACTIONS.preserve };
-  // Digest condenses in batches long before this; here it covers every older step at once.
-  if (strategy === "digest") return { tokens: digestPolicy(contextWindow).full, contextWindow, action: ACTIONS.digest };
+export function thresholdFor(rule: BudgetRule, contextWindow: number, compaction: PiCompactionSettings): Threshold {
+  if (rule.ownThreshold) return { tokens: rule.ownThreshold(contextWindow), contextWindow, action: rule.action };
   if (!compaction.enabled) return { tokens: contextWindow, contextWindow, action: "nothing compacts automatically (compaction is off), so a request that does not fit fails" };
-  return { tokens: Math.max(0, contextWindow - compaction.reserveTokens), contextWindow, action: ACTIONS[strategy] };
+  return { tokens: Math.max(0, contextWindow - compaction.reserveTokens), contextWindow, action: rule.action };
 }
 
 /** `details` of a budget notice (`context-ledger/notice`, kind `budget`). */

@@ -17,7 +17,8 @@ import type {
 } from "@earendil-works/pi-coding-agent";
 import type { TSchema } from "typebox";
 import type { LifecycleEvent, Outcome, PlanResult, Routes, Trigger, Validate } from "../../machines/compaction.machine.ts";
-import type { CompactionStrategyName, LedgerCompactionDetails, StrategyName, StrategySetting } from "../log/entries.ts";
+import type { LedgerCompactionDetails } from "../log/entries.ts";
+import type { BudgetRule } from "../projection/budget.ts";
 import type { LiveLedger } from "../projection/live-ledger.ts";
 import type { Calibration } from "../projection/tokens.ts";
 
@@ -87,7 +88,8 @@ export interface ModelReply {
 export type CompleteText = (request: ModelRequest, signal: AbortSignal) => Promise<string | ModelReply>;
 
 export interface StrategyPlanner {
-  name: CompactionStrategyName;
+  /** The strategy it plans for, by registry name. */
+  name: string;
   plan(input: CompactionInput, signal: AbortSignal): Promise<CompactionPlan>;
 }
 
@@ -214,7 +216,8 @@ export interface StrategyChart {
 
 /** Settings every strategy may read; its own section comes from {@link StrategyKit.options}. */
 export interface SharedSettings {
-  strategy: StrategySetting;
+  /** The configured strategy, by registry name. */
+  strategy: string;
   /** `provider/model` for strategies that call a model; absent means the active model. */
   plannerModel?: string;
   /** The agent-directed tools are on. */
@@ -368,6 +371,8 @@ export interface Strategy<Options = undefined> extends StrategyDefinition {
   selectable?: false;
   /** Budget notices stay off unless the user turns them on (native promises Pi's own requests). */
   quietByDefault?: boolean;
+  /** Where it steps in and what it then does, for the budget notice (a selectable strategy declares it). */
+  budget?: BudgetRule;
   /** The facts it writes, by customType, with the word the dashboard uses for each. */
   facts?: Readonly<Record<string, string>>;
   /** Its settings section, under `contextLedger.<name>`. */
@@ -426,7 +431,8 @@ export type LabBoundaryAct = { ok: true; fact: MessageFact; kind: string } | { o
 
 /** A strategy as the registry lists it: its name, a one-line summary for settings help, and its route table. */
 export interface StrategyDefinition {
-  name: StrategyName;
+  /** Its registry name: the setting value, the lab row id, the `strategy` field of its facts. */
+  name: string;
   summary: string;
   /** What the lifecycle chart does with each trigger under this strategy. */
   routes: Routes;

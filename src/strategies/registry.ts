@@ -1,6 +1,6 @@
 // The one list of strategies. Setting values, their validation, the lifecycle charts and the host's dispatch all
 // derive from it: a new strategy is one folder and one line here.
-import type { StrategyName, StrategySetting } from "../log/entries.ts";
+import type { BudgetRule } from "../projection/budget.ts";
 import type { SettingsSection, Strategy } from "./contract.ts";
 import { checkpointStrategy } from "./checkpoint/strategy.ts";
 import { digestStrategy } from "./digest/strategy.ts";
@@ -14,19 +14,20 @@ export const STRATEGIES = [foldStrategy, checkpointStrategy, plannedStrategy, pr
 
 type Registered = (typeof STRATEGIES)[number];
 
-// The log floor cannot import the registry, so `src/log/entries.ts` spells the names once more; this check makes the
-// compiler point at that line when the two lists differ.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-export const NAMES_MATCH_THE_LOG: Same<StrategyName, Registered["name"]> & Same<StrategySetting, ConfigurableName> = true;
+/** Every strategy name, from the list above. */
+export type StrategyName = Registered["name"];
+
+/** A registered strategy, its options type left open, for code that treats every strategy alike. */
+export type RegisteredStrategy = Strategy<unknown> & { name: StrategyName };
 
 /** The same list, each strategy's options type left open, for code that treats every strategy alike. */
-export const PLUGINS: readonly Strategy<unknown>[] = STRATEGIES;
+export const PLUGINS: readonly RegisteredStrategy[] = STRATEGIES;
 
 /** Names `contextLedger.strategy` accepts: every strategy that answers Pi's compaction (not the model's tool). */
 export type ConfigurableName = Exclude<Registered, { selectable: false }>["name"];
 
 /** The strategies `contextLedger.strategy` may name, in registry order. */
-export const CONFIGURABLE: readonly Strategy<unknown>[] = PLUGINS.filter((s) => s.selectable !== false);
+export const CONFIGURABLE: readonly RegisteredStrategy[] = PLUGINS.filter((s) => s.selectable !== false);
 
 /** What `contextLedger.strategy` is when unset. */
 export const DEFAULT_STRATEGY: ConfigurableName = checkpointStrategy.name;
@@ -42,7 +43,7 @@ export type StrategyOptions = {
 };
 
 /** What runs when the configured strategy does not manage the active model: Pi's own compaction. */
-export const FALLBACK: Strategy<unknown> = nativeStrategy;
+export const FALLBACK: RegisteredStrategy = nativeStrategy;
 
 /** True for a custom message a strategy writes to change the view (a range fact). */
 export function isStrategyFact(customType: string): boolean {
@@ -50,8 +51,13 @@ export function isStrategyFact(customType: string): boolean {
 }
 
 /** The strategy registered under `name`. */
-export function strategyNamed(name: string): Strategy<unknown> {
+export function strategyNamed(name: string): RegisteredStrategy {
   const found = PLUGINS.find((s) => s.name === name);
   if (!found) throw new Error(`no strategy named ${name}`);
   return found;
+}
+
+/** Where the strategy named `name` steps in, for the budget notice; one without its own rule acts when Pi compacts. */
+export function budgetOf(name: string): BudgetRule {
+  return strategyNamed(name).budget ?? { action: "Pi summarizes older history with the model and recent turns stay as they are" };
 }

@@ -6,7 +6,7 @@ import { fauxAssistantMessage, fauxText, fauxToolCall, type Context, type Messag
 import type { ExtensionAPI, SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { InspectionEvent, Observer } from "xstate";
 import type { LifecycleContext, Trigger } from "../../machines/compaction.machine.ts";
-import type { StrategyName } from "../../src/log/entries.ts";
+import type { StrategyName } from "../../src/strategies/registry.ts";
 import { PLANNER_SYSTEM } from "../../src/strategies/planned/model-plan.ts";
 import { startHarness, userEntryId, type Harness, type HarnessOptions } from "./harness.ts";
 

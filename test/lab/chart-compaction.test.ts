@@ -10,14 +10,15 @@ import { compactionRow } from "../../src/lab/rows/compaction-row.ts";
 import { STAND_IN_SUMMARY_TOKENS } from "../../src/lab/rows/native.ts";
 import { planCheckpoint } from "../../src/strategies/checkpoint/planner.ts";
 import { checkpointStrategy } from "../../src/strategies/checkpoint/strategy.ts";
-import type { CompactionPlan, Strategy, StrategyPlanner } from "../../src/strategies/contract.ts";
+import type { CompactionPlan, StrategyPlanner } from "../../src/strategies/contract.ts";
+import type { RegisteredStrategy } from "../../src/strategies/registry.ts";
 import { readingSession } from "./fixtures.ts";
 
 const settings = { ...defaultSettings(40_000), cwd: "/work/app" };
 const info: RowInfo = { id: "probe", label: "probe", family: "ours", note: "test row" };
 
 /** A row of `strategy` whose compaction planner is `plan`. */
-function rowWith(plan: StrategyPlanner["plan"], strategy: Strategy<unknown> = checkpointStrategy): RowFactory {
+function rowWith(plan: StrategyPlanner["plan"], strategy: RegisteredStrategy = checkpointStrategy): RowFactory {
   return (s) => compactionRow(info, s, chartSummarizer(strategy, { engine: "compaction", planner: () => ({ name: "checkpoint", plan }) }, s));
 }
 
@@ -52,7 +53,7 @@ describe("compaction rows decide through the strategy's chart and effects", () =
   });
 
   it("a strategy whose route cancels Pi's threshold compaction never compacts in the row", async () => {
-    const cancelling: Strategy<unknown> = { ...checkpointStrategy, routes: { ...checkpointStrategy.routes, threshold: "cancel" } };
+    const cancelling: RegisteredStrategy = { ...checkpointStrategy, routes: { ...checkpointStrategy.routes, threshold: "cancel" } };
     let asked = 0;
     const row = await replay(
       rowWith(async (input) => {

@@ -14,7 +14,7 @@ import {
   type Trigger,
   type Validate,
 } from "../../machines/compaction.machine.ts";
-import type { StrategyName } from "../../src/log/entries.ts";
+import type { StrategyName } from "../../src/strategies/registry.ts";
 import type { LifecycleRequest, PlannedFacts } from "../../src/strategies/contract.ts";
 import { STRATEGIES, strategyNamed } from "../../src/strategies/registry.ts";
 

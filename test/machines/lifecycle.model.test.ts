@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { ExtensionContext, SessionBeforeCompactEvent } from "@earendil-works/pi-coding-agent";
 import { createActor, fromPromise, type Actor } from "xstate";
 import { lifecycleMachine, type CompactionTrigger, type LifecycleEvent, type Outcome, type PlanResult, type Trigger } from "../../machines/compaction.machine.ts";
-import type { StrategyName } from "../../src/log/entries.ts";
+import type { StrategyName } from "../../src/strategies/registry.ts";
 import type { LifecycleRequest, PlannedFacts } from "../../src/strategies/contract.ts";
 import { strategyNamed } from "../../src/strategies/registry.ts";
 

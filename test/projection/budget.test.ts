@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import type { SessionEntry } from "../../src/log/entries.ts";
 import { budgetNoticeDraft, isArmed, renderBudgetNotice, shouldNotify, thresholdFor } from "../../src/projection/budget.ts";
+import { budgetOf } from "../../src/strategies/registry.ts";
 import { triggerTokens } from "../../src/strategies/preserve/reserve.ts";
 import { LedgerBuilder } from "../support/ledger-builder.ts";
 
@@ -17,15 +18,15 @@ function answered(b: LedgerBuilder, tokens: number): string {
 
 describe("thresholdFor", () => {
   it("is Pi's compaction point for the compacting strategies, preserve's own curve for preserve, the window when compaction is off", () => {
-    expect(thresholdFor("checkpoint", 128_000, PI).tokens).toBe(111_616);
-    expect(thresholdFor("native", 128_000, { enabled: true, reserveTokens: 30_000 }).tokens).toBe(98_000);
-    expect(thresholdFor("preserve", 128_000, PI).tokens).toBe(triggerTokens(128_000));
-    expect(thresholdFor("planned", 128_000, { enabled: false, reserveTokens: 16_384 })).toMatchObject({ tokens: 128_000, action: expect.stringContaining("compaction is off") });
+    expect(thresholdFor(budgetOf("checkpoint"), 128_000, PI).tokens).toBe(111_616);
+    expect(thresholdFor(budgetOf("native"), 128_000, { enabled: true, reserveTokens: 30_000 }).tokens).toBe(98_000);
+    expect(thresholdFor(budgetOf("preserve"), 128_000, PI).tokens).toBe(triggerTokens(128_000));
+    expect(thresholdFor(budgetOf("planned"), 128_000, { enabled: false, reserveTokens: 16_384 })).toMatchObject({ tokens: 128_000, action: expect.stringContaining("compaction is off") });
   });
 });
 
 describe("crossing rule", () => {
-  const threshold = thresholdFor("checkpoint", 128_000, PI);
+  const threshold = thresholdFor(budgetOf("checkpoint"), 128_000, PI);
   const base = { threshold, share: 0.8, armed: true, busy: false };
 
   it("notifies between the share and the threshold, once armed and when nothing else changes the context", () => {
@@ -53,7 +54,7 @@ describe("crossing rule", () => {
 
 describe("notice text", () => {
   it("states usage, the threshold and what happens there, and the fold tools only when they exist", () => {
-    const threshold = thresholdFor("preserve", 200_000, PI);
+    const threshold = thresholdFor(budgetOf("preserve"), 200_000, PI);
     const text = renderBudgetNotice(150_000, threshold, true);
     expect(text).toContain("~150,000 tokens");
     expect(text).toContain(`${threshold.tokens.toLocaleString("en-US")}-token point (window 200,000)`);

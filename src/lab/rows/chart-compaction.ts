@@ -6,7 +6,8 @@ import { StrategyLifecycle } from "../../host/lifecycle.ts";
 import type { SessionEntry } from "../../log/entries.ts";
 import { estimateTextTokens } from "../../projection/tokens.ts";
 import { compactionEffects, strategyInput } from "../../strategies/compaction-effects.ts";
-import type { CompleteText, LabReplay, LedgerSessionView, ModelCall, Strategy, StrategyKit } from "../../strategies/contract.ts";
+import type { CompleteText, LabReplay, LedgerSessionView, ModelCall, StrategyKit } from "../../strategies/contract.ts";
+import type { RegisteredStrategy } from "../../strategies/registry.ts";
 import type { SideCall } from "../metrics.ts";
 import type { PiPreparation } from "../pi-internals.ts";
 import type { SessionSettings } from "../row.ts";
@@ -16,7 +17,7 @@ import { nativeSummary } from "./native.ts";
 type CompactionReplay = Extract<LabReplay, { engine: "compaction" }>;
 
 /** The row's summarizer: one chart run per compaction, with the strategy's effects built once per row. */
-export function chartSummarizer(strategy: Strategy<unknown>, replay: CompactionReplay, settings: SessionSettings): Summarizer {
+export function chartSummarizer(strategy: RegisteredStrategy, replay: CompactionReplay, settings: SessionSettings): Summarizer {
   let scripted: { complete: CompleteText; sideCalls: SideCall[] } | undefined;
   const kit = labKit(() => scripted);
   const effects = compactionEffects(replay.planner(), kit);

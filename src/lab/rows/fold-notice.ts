@@ -8,7 +8,7 @@ import { budgetNoticeDraft, DEFAULT_NOTICE_SHARE, shouldNotify, thresholdFor } f
 import { isFoldable } from "../../projection/fold-rules.ts";
 import { evolve, initialLedgerState, type LedgerState } from "../../projection/ledger-state.ts";
 import { projectBranch } from "../../projection/project.ts";
-import { DEFAULT_STRATEGY, strategyNamed } from "../../strategies/registry.ts";
+import { budgetOf, DEFAULT_STRATEGY, strategyNamed } from "../../strategies/registry.ts";
 import { piCompaction } from "../pi-internals.ts";
 import type { Row, RowInfo, SessionSettings } from "../row.ts";
 import { chartSummarizer } from "./chart-compaction.ts";
@@ -23,7 +23,7 @@ export const foldNotice = (settings: SessionSettings, info: RowInfo): Row => {
   const net = fallback.lab?.find((spec) => spec.replay.engine === "compaction")?.replay;
   if (net?.engine !== "compaction") throw new Error(`the default strategy ${fallback.name} declares no compaction row for the lab`);
   const safetyNet = chartSummarizer(fallback, net, settings);
-  const threshold = thresholdFor("checkpoint", settings.window, { enabled: true, reserveTokens: settings.reserve });
+  const threshold = thresholdFor(budgetOf(DEFAULT_STRATEGY), settings.window, { enabled: true, reserveTokens: settings.reserve });
   // The ledger state is folded as entries arrive, so a projection costs one pass over the branch.
   let state: LedgerState = initialLedgerState();
   let armed = true;

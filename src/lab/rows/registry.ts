@@ -7,8 +7,8 @@ import { noCompaction } from "../baselines/none.ts";
 import { opencodePrune } from "../baselines/prune.ts";
 import { truncateOldest } from "../baselines/truncate.ts";
 import { InputError } from "../errors.ts";
-import type { LabRowSpec, Strategy } from "../../strategies/contract.ts";
-import { DEFAULT_STRATEGY, PLUGINS } from "../../strategies/registry.ts";
+import type { LabRowSpec } from "../../strategies/contract.ts";
+import { DEFAULT_STRATEGY, PLUGINS, type RegisteredStrategy } from "../../strategies/registry.ts";
 import type { Row, RowFactory, RowInfo, SessionSettings } from "../row.ts";
 import { boundaryRow } from "./boundary.ts";
 import { chartSummarizer } from "./chart-compaction.ts";
@@ -25,7 +25,7 @@ export interface RowEntry {
 }
 
 /** The row of `spec`, on the engine it names. */
-function strategyRow(strategy: Strategy<unknown>, spec: LabRowSpec): RowFactory {
+function strategyRow(strategy: RegisteredStrategy, spec: LabRowSpec): RowFactory {
   const info: RowInfo = { id: spec.id, label: spec.label, family: spec.family ?? "ours", note: spec.note };
   const replay = spec.replay;
   switch (replay.engine) {
@@ -46,7 +46,7 @@ function strategyRow(strategy: Strategy<unknown>, spec: LabRowSpec): RowFactory 
  * Table order: the default strategy first, then the other strategies a user can configure, by name, then the ones
  * the model drives (fold); a strategy's own rows keep the order it declares them in.
  */
-function rank(strategy: Strategy<unknown>): [number, string] {
+function rank(strategy: RegisteredStrategy): [number, string] {
   return [strategy.name === DEFAULT_STRATEGY ? 0 : strategy.selectable === false ? 2 : 1, strategy.name];
 }
 const ordered = [...PLUGINS].sort((a, b) => {

@@ -25,6 +25,7 @@ const checkpointSettings: SettingsSection<CheckpointOptions> = {
 export const checkpointStrategy = {
   name: "checkpoint",
   summary: "A deterministic checkpoint of the compacted region, with no model call (the default).",
+  budget: { action: "older turns are compacted into a verbatim checkpoint (no model call) and recent turns stay as they are" },
   routes: { turnEnd: "native", manual: "plan", threshold: "plan", overflow: "plan" },
   // The recap follows every checkpoint compaction on the branch, whichever strategy is configured now.
   scope: "always",

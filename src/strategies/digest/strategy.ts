@@ -3,11 +3,14 @@ import { LedgerType } from "../../log/entries.ts";
 import type { Strategy } from "../contract.ts";
 import { DigestHost } from "./hooks.ts";
 import { digestAt } from "./lab.ts";
+import { digestPolicy } from "./policy.ts";
 
 export const digestStrategy = {
   name: "digest",
   summary: "Older tool steps become deterministic digests at step boundaries, with no model call.",
   // Only Pi's summary can shrink a context that overflowed on dialogue.
+  // Digests come in batches long before this; here it covers every older step at once.
+  budget: { action: "every older tool step is replaced by a digest (call, outcome, key output lines) while the dialogue stays verbatim", ownThreshold: (contextWindow: number) => digestPolicy(contextWindow).full },
   routes: { turnEnd: "plan", manual: "plan", threshold: "plan", overflow: "native" },
   scope: "configured",
   facts: { [LedgerType.digest]: "digest" },

@@ -4,6 +4,7 @@ import type { Strategy } from "../contract.ts";
 export const nativeStrategy = {
   name: "native",
   summary: "Pi's own compaction, unchanged.",
+  budget: { action: "Pi summarizes older history with the model and recent turns stay as they are" },
   routes: { turnEnd: "native", manual: "native", threshold: "native", overflow: "native" },
   scope: "configured",
   // It promises Pi's own requests, so even a budget notice waits for the user to ask for it.

@@ -3,6 +3,7 @@ import { LedgerType } from "../../log/entries.ts";
 import type { Strategy } from "../contract.ts";
 import { PreserveHost } from "./hooks.ts";
 import { extractiveCheckpointAt } from "./lab.ts";
+import { triggerTokens } from "./reserve.ts";
 import { preserveSettings, type PreserveOptions } from "./settings.ts";
 
 export const preserveStrategy = {
@@ -10,6 +11,8 @@ export const preserveStrategy = {
   summary: "Dialogue stays verbatim; older tool traffic becomes byte-stable, cache-friendly summaries at step boundaries.",
   // The window is kept at step boundaries, so Pi's threshold compaction is declined; an overflow already failed a
   // request, and only Pi's summary can shrink a context that is all dialogue.
+  // Checkpoints start at its own reserve curve, before Pi would compact.
+  budget: { action: "older tool calls and results are replaced by a Tool Context checkpoint while the dialogue stays verbatim", ownThreshold: triggerTokens },
   routes: { turnEnd: "plan", manual: "plan", threshold: "cancel", overflow: "native" },
   scope: "configured",
   facts: { [LedgerType.preserve]: "preserve checkpoint" },
