@@ -24,7 +24,7 @@ export interface Threshold {
 const ACTIONS: Record<StrategySetting, string> = {
   checkpoint: "older turns are compacted into a verbatim checkpoint (no model call) and recent turns stay as they are",
   planned: "a planner deletes the least useful lines of older history and the rest stays verbatim",
-  preserve: "older tool calls and results are replaced by a Tool Context checkpoint while the dialogue stays verbatim",
+  preserve: "older tool calls and results are replaced by a tool summary while the dialogue stays verbatim",
   digest: "every older tool step is replaced by a digest (call, outcome, key output lines) while the dialogue stays verbatim",
   native: "Pi summarizes older history with the model and recent turns stay as they are",
 };
@@ -112,7 +112,7 @@ export function renderBudgetNotice(usage: number, threshold: Threshold, foldTool
   ];
   if (foldTools)
     parts.push(
-      "To choose yourself what leaves, fold finished work into a summary with context_compact; context_timeline lists the entries and checkpoints you can fold after. Folded history stays recoverable.",
+      "To choose yourself what leaves, fold finished work into a summary with context_compact; context_timeline lists the entries and labels you can fold after. Folded history stays recoverable.",
     );
   return parts.join(" ");
 }

@@ -11,7 +11,7 @@ export const preserveStrategy = {
   // request, and only Pi's summary can shrink a context that is all dialogue.
   routes: { turnEnd: "plan", manual: "plan", threshold: "cancel", overflow: "native" },
   scope: "configured",
-  facts: { [LedgerType.preserve]: "preserve checkpoint" },
+  facts: { [LedgerType.preserve]: "tool summary" },
   settings: preserveSettings,
   create(kit) {
     const preserve = new PreserveHost(kit);
