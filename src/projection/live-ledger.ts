@@ -1,31 +1,67 @@
-// The live ledger: ledger state and fold filtering kept up to date as Pi appends entries, so the work per
-// model request grows with the new entries, not with the session. Pure: entries arrive through a lookup.
+// The live ledger: the ledger state and the model view kept up to date as Pi appends entries, and Pi's request
+// messages mapped onto that view, so the work per model request grows with the new entries, not with the session.
+// Pure: entries arrive through a lookup.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { ActivePath, type PathChange } from "../log/branch.ts";
 import { isCheckpointMarker, type ContextEditEntry, type SessionEntry } from "../log/entries.ts";
 import { FoldMask, withoutReasoning } from "./fold-rules.ts";
-import { evolve, initialLedgerState, isRevokedMessage, type LedgerState } from "./ledger-state.ts";
+import { evolve, headCompaction, initialLedgerState, isRevokedMessage, type LedgerState } from "./ledger-state.ts";
 import { entryKeys, matchMessages } from "./message-match.ts";
-import { contextEntries, entryMessages, markerMessages, projectEntries, restatedSummary, viewCut, type ViewCut } from "./project.ts";
+import { entryMessages, markerMessages, projectEntries, type ProjectedEntry, projectView, restatedSummary, viewCut, type ViewCut } from "./project.ts";
 import { estimateMessagesTokens } from "./tokens.ts";
 
 /**
- * What happens to one request message: sent as is, dropped by a rule, sent without its reasoning (a completed answer
- * inside a preserve range), or replaced by what a checkpoint marker restates.
+ * What happens to one request message: sent as is, dropped (its entry contributes nothing to the view, or Pi's
+ * request holds it where the view has its own), sent without its reasoning, or replaced by what a checkpoint marker
+ * restates. Read off the view item of the message's entry, never decided here.
  */
 type Fate = "keep" | "drop" | "reasoning" | "marker";
 
-/** The previous request's matching, valid while the rules and the compaction stay the same. */
+/** The model view over the live path: {@link projectView}'s entries, extended in place while no fact changes them. */
+interface LiveView {
+  state: LedgerState;
+  edits: number;
+  /** Path length it covers. */
+  length: number;
+  mask: FoldMask;
+  entries: ProjectedEntry[];
+  /** Entry id -> its position in `entries` (the view's order). */
+  rank: Map<string, number>;
+  /** Entry ids the rules and compactions refer to: such an entry joining the path changes the view. */
+  referenced: Set<string>;
+  /** The view can differ from Pi's request: a rule, a revoked act, a marker at its head, or a moved cut. */
+  active: boolean;
+  /** Path index of Pi's newest compaction when the view does not start where it does, else -1. */
+  override: number;
+}
+
+/** One step of building the output: a run of request messages sent as is, one transformed, or the view's own. */
+type Segment = { from: number; to: number } | { at: number; fate: "reasoning" | "marker" } | { ours: AgentMessage[] };
+
+/** The previous request's matching and output plan, reused while the next request repeats it and the view holds. */
 interface RequestMemo {
-  folds: LedgerState["folds"];
+  /** The view the fates and keys were read off (none yet for a new memo). */
+  view: LiveView | undefined;
   compactions: LedgerState["compactions"];
-  revoked: LedgerState["revoked"];
+  shape: "full" | "conversation";
+  /** Path index of Pi's compaction when the view replaces the part of the request it heads, else -1. */
+  override: number;
   roles: string[];
   stamps: (number | undefined)[];
   ids: (string | undefined)[];
   fate: Fate[];
-  /** Entries matched by the memoized prefix: later messages cannot take them. */
+  /** Order key: the view rank of the message's entry; unmatched and dropped messages carry the one before them. */
+  key: number[];
+  /** Entries matched so far: later messages cannot take them. */
   matched: Set<string>;
+  plan: Segment[];
+  /** The largest order key planned so far: new messages at or above it are appended. */
+  lastKey: number;
+  /** The largest view rank among the messages decided so far: an unmatched message after them takes it. */
+  carry: number;
+  /** Request positions re-checked before reuse: both ends of every run of one fate, every transformed message. */
+  checks: number[];
+  changed: boolean;
 }
 
 export class LiveLedger {
@@ -33,17 +69,19 @@ export class LiveLedger {
   /** states[i]: the ledger state after path entry i. Immer shares structure, so this is one pointer per entry. */
   private readonly states: LedgerState[] = [];
   private readonly byKey = new Map<string, string[]>();
-  /** Context edits on the path per target, oldest first (the last one applies). */
+  /** Context edits on the path per target, oldest first. */
   private readonly edits = new Map<string, ContextEditEntry[]>();
   /** tokenSums[i]: estimated tokens of path entries 0..i-1, so any range costs O(1). */
   private readonly tokenSums: number[] = [0];
-  private mask: { state: LedgerState; mask: FoldMask } | undefined;
-  /** What the previous request matched, so the unchanged prefix of the next one costs two comparisons a message. */
+  private current: LiveView | undefined;
+  /** What the previous request matched and how its output was built. */
   private request: RequestMemo | undefined;
   /** Bumped on every context edit that joins or leaves the path (edits change projected content). */
   private editsVersion = 0;
-  /** The restored head of the last request that needed one (see {@link requestContext}). */
-  private head: { state: LedgerState; edits: number; cutId: string; messages: AgentMessage[]; ids: string[] } | undefined;
+  /** Bumped when entries leave the path: figures cached against the old path no longer hold. */
+  private pathVersion = 0;
+  /** Tokens the view leaves out of the kept range (folds, revoked acts), for {@link estimateViewTokens}. */
+  private hidden: { state: LedgerState; path: number; from: number; tokens: number } | undefined;
 
   /** Move to `leafId`, folding only entries not already on the path. */
   sync(leafId: string | null, getEntry: (id: string) => SessionEntry | undefined): PathChange {
@@ -51,6 +89,10 @@ export class LiveLedger {
     // Matches made on the old branch no longer hold; a context edit can remove a message from the request, which
     // shifts positions (and a same-millisecond twin could then pass the position check with the wrong decision).
     if (change.removed.length || change.appended.some((e) => e.type === "context_edit")) this.request = undefined;
+    if (change.removed.length) {
+      this.pathVersion++;
+      this.current = undefined;
+    }
     for (const entry of change.removed) this.unindex(entry);
     this.states.length = change.kept;
     this.tokenSums.length = change.kept + 1;
@@ -93,6 +135,11 @@ export class LiveLedger {
     return i < 0 ? undefined : this.states[i];
   }
 
+  /** The model view at the leaf, in the order it is sent: exactly `projectBranch(entries).entries`. */
+  view(): readonly ProjectedEntry[] {
+    return this.liveView().entries;
+  }
+
   /**
    * Estimated tokens of the model view at the leaf, without walking the path: the range the view's cut keeps, minus
    * the union of fold ranges. Fold exemptions are ignored, so this slightly underestimates.
@@ -101,44 +148,39 @@ export class LiveLedger {
     const n = this.path.entries.length;
     const sum = (from: number, to: number) => (to < from ? 0 : this.tokenSums[to + 1] - this.tokenSums[from]);
     const { head, from } = this.viewCut();
-    if (head < 0) return sum(0, n - 1) - this.foldedTokens(0) - this.revokedTokens(0);
+    if (head < 0) return sum(0, n - 1) - this.hiddenTokens(0);
     const start = from < head ? from : head + 1;
     // The heading compaction, the entries kept before it (a marker's restated summary is its compaction's, in this
     // range), and everything after it.
     const total = sum(head, head) + sum(start, head - 1) + sum(head + 1, n - 1);
-    return total - this.foldedTokens(start) - this.revokedTokens(start);
+    return total - this.hiddenTokens(start);
   }
 
-  /** Tokens of revoked acts' own entries at or after `from` (a revoked compaction counts as its summary). */
-  private revokedTokens(from: number): number {
-    let total = 0;
-    for (const id of Object.keys(this.state.revoked)) {
+  /**
+   * Tokens of folded ranges and revoked acts' own entries at or after `from`. Rules only cover entries already on
+   * the path, so the figure holds until the state changes or entries leave the path.
+   */
+  private hiddenTokens(from: number): number {
+    const state = this.state;
+    const cached = this.hidden;
+    if (cached && cached.state === state && cached.path === this.pathVersion && cached.from === from) return cached.tokens;
+    let tokens = 0;
+    for (const id of Object.keys(state.revoked)) {
       const i = this.path.indexOf(id);
-      if (i >= from) total += this.tokenSums[i + 1] - this.tokenSums[i];
+      if (i >= from) tokens += this.tokenSums[i + 1] - this.tokenSums[i];
     }
-    return total;
-  }
-
-  private foldedTokens(from: number): number {
-    const ranges = this.state.folds
+    const ranges = state.folds
       .map((f) => [Math.max(from, (f.afterId === null ? -1 : this.path.indexOf(f.afterId)) + 1), this.path.indexOf(f.throughId)] as const)
       .filter(([a, b]) => b >= a)
       .sort((x, y) => x[0] - y[0]);
-    let total = 0;
     let end = -1;
     for (const [a, b] of ranges) {
       const lo = Math.max(a, end + 1);
-      if (b >= lo) total += this.tokenSums[b + 1] - this.tokenSums[lo];
+      if (b >= lo) tokens += this.tokenSums[b + 1] - this.tokenSums[lo];
       end = Math.max(end, b);
     }
-    return total;
-  }
-
-  /** The fold mask for the current state, rebuilt only when the rules change. */
-  foldMask(): FoldMask {
-    const state = this.state;
-    if (this.mask?.state.folds !== state.folds) this.mask = { state, mask: new FoldMask(state.folds, this.path) };
-    return this.mask.mask;
+    this.hidden = { state, path: this.pathVersion, from, tokens };
+    return tokens;
   }
 
   /** True when the entry is on the path and a fold rule hides it, or it is the message of a revoked act. */
@@ -146,109 +188,253 @@ export class LiveLedger {
     const i = this.path.indexOf(id);
     if (i < 0) return false;
     const entry = this.path.entries[i];
-    return this.foldMask().hides(entry, i) || isRevokedMessage(entry, this.state);
-  }
-
-  /** Messages of revoked acts, or fold rules: something this ledger hides by itself. */
-  private hidesAnything(mask: FoldMask): boolean {
-    return !mask.empty || Object.keys(this.state.revoked).length > 0;
+    return this.liveView().mask.hides(entry, i) || isRevokedMessage(entry, this.state);
   }
 
   /**
-   * Drop the request messages whose source entries are folded (or are revoked acts' messages), strip the reasoning
-   * of answers inside a preserve range, put a checkpoint marker's restated summary in place of its own, and move
-   * anchored checkpoints after their range end. Returns undefined when nothing changes, so the `context` hook is a
-   * no-op until a fold exists. Unmatched messages (injected by others) are kept. Works on any list Pi built from the
-   * branch: requests, and the inputs of a compaction.
-   */
-  filterContext(messages: AgentMessage[]): AgentMessage[] | undefined {
-    const mask = this.foldMask();
-    const marker = this.state.compactions.at(-1)?.marker === true;
-    if (!this.hidesAnything(mask) && !marker) return undefined;
-    const memo = this.match(messages, mask);
-    const fate = memo.fate;
-    let changed = false;
-    for (let i = 0; i < fate.length; i++) if (fate[i] !== "keep") changed = true;
-    const anchored = this.state.folds.some((f) => f.anchored);
-    if (!changed && !anchored) return undefined;
-    const out: AgentMessage[] = [];
-    const ids: (string | undefined)[] = [];
-    this.emit(messages, memo, () => true, out, ids);
-    if (!anchored) return out;
-    const order = out.map((_, i) => i);
-    if (!this.placeAnchored(order, ids)) return changed ? out : undefined;
-    return order.map((i) => out[i]);
-  }
-
-  /**
-   * The model view for a provider request Pi built (the `context` hook). Pi's request always follows Pi's newest
-   * compaction; when the view does not start where it does (a restore revoked that compaction or moved its cut back,
-   * or a checkpoint marker stored another start), the part of the request that came from the compaction and what it
-   * kept is replaced by our projection of the same region (the restored history), and the rest is filtered as usual.
-   * Otherwise this is {@link filterContext}. `conversation` is the list Pi's `context` hook gets: no system messages,
-   * since Pi puts its current system message back in front afterwards; the restored region then leaves its system
-   * messages out too. `full` is Pi's whole projection (tests, the lab).
+   * The model view for a provider request Pi built (the `context` hook): Pi's messages mapped onto {@link view}.
+   * Each message is matched to its entry and takes that entry's place and form in the view: dropped when the entry
+   * contributes nothing, stripped of reasoning, or replaced by what a marker restates; anchored checkpoints thus
+   * move after their range end. When the view does not start where Pi's newest compaction does (a restore revoked
+   * it or moved its cut back, or a marker stored another start), the part of the request that came from that
+   * compaction is replaced by the view's own messages for the same region. Unmatched messages (injected by others)
+   * are kept after the message they followed. Returns undefined when the request already is the view.
+   * `conversation` is the list Pi's `context` hook gets: no system messages, since Pi puts its current system
+   * message back in front afterwards; the view's own region then leaves its system messages out too. `full` is Pi's
+   * whole projection (tests, the lab).
    */
   requestContext(messages: AgentMessage[], shape: "full" | "conversation" = "full"): AgentMessage[] | undefined {
-    const cut = this.revokedCut();
-    if (cut < 0) return this.filterContext(messages);
-    const mask = this.foldMask();
-    const memo = this.match(messages, mask);
-    const head = this.restoredHead(cut, mask);
-    const withSystem = shape === "full";
-    const out: AgentMessage[] = [];
-    const ids: (string | undefined)[] = [];
-    head.messages.forEach((m, i) => {
-      if (!withSystem && m.role === "system") return;
-      out.push(m);
-      ids.push(head.ids[i]);
-    });
-    const compaction = this.path.entries[cut] as Extract<SessionEntry, { type: "compaction" }>;
-    const summaryAt = memo.ids.indexOf(compaction.id);
-    // Pi sends the compaction's system snapshot right before its summary; our head carries the system state instead.
-    const systemAt = compaction.systemMessage && summaryAt > 0 && messages[summaryAt - 1].role === "system" && memo.ids[summaryAt - 1] === undefined ? summaryAt - 1 : -1;
-    this.emit(messages, memo, (i, id) => i !== systemAt && (id === undefined || this.path.indexOf(id) > cut), out, ids);
-    if (!this.state.folds.some((f) => f.anchored)) return out;
-    const order = out.map((_, i) => i);
-    this.placeAnchored(order, ids);
-    return order.map((i) => out[i]);
+    const view = this.liveView();
+    if (!view.active) return undefined;
+    const memo = this.mapRequest(messages, view, shape, view.override, this.request);
+    this.request = memo;
+    return memo.changed ? this.emit(messages, memo) : undefined;
   }
 
   /**
-   * Append to `out` (and their entry ids to `ids`) what each request message becomes by its fate, for the positions
-   * `take` accepts. A checkpoint marker's summary becomes the summary it restates (or nothing).
+   * {@link requestContext} for any list Pi built from the branch without the view's own region: the inputs of a
+   * compaction. Nothing is cached, so the request's memo stays intact.
    */
-  private emit(
-    messages: AgentMessage[],
-    memo: RequestMemo,
-    take: (i: number, id: string | undefined) => boolean,
-    out: AgentMessage[],
-    ids: (string | undefined)[],
-  ): void {
-    let restated: AgentMessage | undefined | null = null;
-    messages.forEach((message, i) => {
-      const id = memo.ids[i];
-      if (!take(i, id)) return;
-      let sent: AgentMessage | undefined;
-      switch (memo.fate[i]) {
-        case "keep":
-          sent = message;
-          break;
-        case "drop":
-          sent = undefined;
-          break;
-        case "reasoning":
-          sent = withoutReasoning(message);
-          break;
-        case "marker":
-          if (restated === null) restated = restatedSummary(this.state, (entryId) => this.path.get(entryId));
-          sent = restated;
-          break;
-      }
-      if (!sent) return;
-      out.push(sent);
-      ids.push(id);
+  filterContext(messages: AgentMessage[]): AgentMessage[] | undefined {
+    const view = this.liveView();
+    if (!view.active) return undefined;
+    const memo = this.mapRequest(messages, view, "full", -1, undefined);
+    return memo.changed ? this.emit(messages, memo) : undefined;
+  }
+
+  /** The view, extended by the entries appended since it was built, or rebuilt when a fact or an edit changed it. */
+  private liveView(): LiveView {
+    const state = this.state;
+    const view = this.current;
+    if (view && view.state === state && view.edits === this.editsVersion && view.length <= this.path.entries.length && this.extend(view)) return view;
+    return (this.current = this.buildView());
+  }
+
+  private buildView(): LiveView {
+    const state = this.state;
+    const mask = new FoldMask(state.folds, this.path);
+    const entries = projectView(this.path.entries, state, () => this.path, mask);
+    const rank = new Map<string, number>();
+    entries.forEach((e, i) => rank.set(e.sourceEntry.id, i));
+    const referenced = new Set<string>();
+    for (const f of state.folds) {
+      if (f.afterId !== null) referenced.add(f.afterId);
+      referenced.add(f.throughId);
+      if (f.keepToolResultsOf) referenced.add(f.keepToolResultsOf);
+    }
+    for (const c of state.compactions) {
+      referenced.add(c.firstKeptEntryId);
+      if (c.keptFromId) referenced.add(c.keptFromId);
+    }
+    const override = this.revokedCut();
+    let revoked = false;
+    for (const _ in state.revoked) {
+      revoked = true;
+      break;
+    }
+    // Without rules, revoked acts, a marker heading the view or a moved cut, the view is Pi's own projection.
+    const active = state.folds.length > 0 || revoked || headCompaction(state)?.marker === true || override >= 0;
+    return { state, edits: this.editsVersion, length: this.path.entries.length, mask, entries, rank, referenced, active, override };
+  }
+
+  /**
+   * Add the entries appended since the view was built. The state did not change, so no rule, compaction or restore
+   * is new: every appended entry follows the view's head and is projected on its own, at the end of the view. An
+   * entry a rule or a compaction names (a file can name an entry before it exists) needs a rebuild instead.
+   */
+  private extend(view: LiveView): boolean {
+    const n = this.path.entries.length;
+    if (view.length === n) return true;
+    const cut = this.viewCut();
+    const added = this.path.entries.slice(view.length, n);
+    if (added.some((e) => view.referenced.has(e.id))) return false;
+    const projected = projectEntries(added, {
+      state: view.state,
+      mask: view.mask,
+      indexOf: (id) => this.path.indexOf(id),
+      get: (id) => this.path.get(id),
+      // The newest edit of the target that is itself in the view, as `projectView` takes them.
+      editOf: (id) => this.edits.get(id)?.findLast((e) => this.selected(this.path.indexOf(e.id), cut)),
     });
+    for (const p of projected) {
+      view.rank.set(p.sourceEntry.id, view.entries.length);
+      view.entries.push(p);
+    }
+    view.length = n;
+    return true;
+  }
+
+  /** Is the path entry at `i` in the view's selection (see `contextEntries`)? Context edits are never system messages. */
+  private selected(i: number, cut: ViewCut): boolean {
+    return cut.head < 0 || i >= cut.head || (i >= cut.from && i < cut.head);
+  }
+
+  /**
+   * Match request messages to entries and read each one's fate and place off the view, reusing the previous
+   * request's work while the new one repeats it.
+   */
+  private mapRequest(messages: AgentMessage[], view: LiveView, shape: RequestMemo["shape"], override: number, previous: RequestMemo | undefined): RequestMemo {
+    const state = this.state;
+    let memo = previous;
+    if (!memo || memo.shape !== shape || memo.compactions !== state.compactions || memo.override !== override) {
+      memo = { view: undefined, compactions: state.compactions, shape, override, roles: [], stamps: [], ids: [], fate: [], key: [], matched: new Set(), plan: [], lastKey: -Infinity, carry: -1, checks: [], changed: false };
+    }
+    const before = memo.roles.length;
+    const same = repeated(messages, memo);
+    for (let i = same; i < memo.ids.length; i++) {
+      const id = memo.ids[i];
+      if (id !== undefined) memo.matched.delete(id);
+    }
+    memo.roles.length = memo.stamps.length = memo.ids.length = memo.fate.length = memo.key.length = same;
+
+    const tail = messages.slice(same);
+    const start = this.contextStart();
+    const matched = memo.matched;
+    const ids = matchMessages(tail, {
+      candidates: (key) => (this.byKey.get(key) ?? []).filter((id) => !matched.has(id) && this.inRequest(id, start)),
+      projectedContent: (id) => this.projectedContent(id),
+    });
+    tail.forEach((message, k) => {
+      const id = ids[k];
+      if (id !== undefined) matched.add(id);
+      memo.roles.push(message.role);
+      memo.stamps.push((message as { timestamp?: number }).timestamp);
+      memo.ids.push(id);
+    });
+
+    // A new view changes fates and places of old messages too; otherwise only the new ones need them.
+    const fresh = memo.view !== view;
+    memo.view = view;
+    // A shortened request re-decides from the start: the carried rank is only known at the old end.
+    const from = fresh || same < before ? 0 : same;
+    this.decide(memo, view, from);
+    if (!fresh && same === before && appendable(memo, same)) extendPlan(memo, same);
+    else this.planAll(memo, view);
+    return memo;
+  }
+
+  /**
+   * Fate and order key of the messages from `from` on, read off the view.
+   */
+  private decide(memo: RequestMemo, view: LiveView, from: number): void {
+    const { override, ids, fate, key } = memo;
+    let carry = from > 0 ? memo.carry : override >= 0 ? this.lastOursRank(view, override) : -1;
+    for (let i = from; i < ids.length; i++) {
+      const id = ids[i];
+      let f: Fate = "drop";
+      if (id === undefined) f = "keep";
+      else if (override >= 0 && this.path.indexOf(id) <= override) {
+        // Pi's part of the request that the view replaces (its compaction's snapshot and summary included).
+      } else {
+        const r = view.rank.get(id);
+        if (r !== undefined) {
+          const item = view.entries[r];
+          // A marker restates a summary; its system snapshot is sent as it is.
+          if (item.messages.length) f = item.restates && memo.roles[i] !== "system" ? "marker" : item.stripped ? "reasoning" : "keep";
+          fate[i] = f;
+          key[i] = r;
+          // Only anchored checkpoints sit earlier in the view than in the request; what follows one in the
+          // request stays after what preceded it.
+          carry = Math.max(carry, r);
+          continue;
+        }
+      }
+      fate[i] = f;
+      key[i] = carry;
+    }
+    memo.carry = carry;
+  }
+
+  /** Rank of the last view entry in the region the view supplies itself (path index at most `override`). */
+  private lastOursRank(view: LiveView, override: number): number {
+    let last = -1;
+    view.entries.forEach((e, r) => {
+      if (this.path.indexOf(e.sourceEntry.id) <= override) last = r;
+    });
+    return last;
+  }
+
+  /** Build the output plan from every message's fate and key, and the view's own region when it replaces Pi's. */
+  private planAll(memo: RequestMemo, view: LiveView): void {
+    const { override, fate, key } = memo;
+    type Item = { key: number; at: number; ours?: AgentMessage[] };
+    const items: Item[] = [];
+    if (override >= 0) {
+      view.entries.forEach((e, r) => {
+        if (!e.messages.length || this.path.indexOf(e.sourceEntry.id) > override) return;
+        const ours = memo.shape === "full" ? e.messages : e.messages.filter((m) => m.role !== "system");
+        if (ours.length) items.push({ key: r, at: -1, ours });
+      });
+    }
+    let sorted = true;
+    for (let i = 0; i < fate.length; i++) {
+      if (fate[i] === "drop") continue;
+      const last = items[items.length - 1];
+      if (last && last.key > key[i]) sorted = false;
+      items.push({ key: key[i], at: i });
+    }
+    // Anchored checkpoints (and the view's own region) sit elsewhere than Pi put them: order by the view, the
+    // region first on ties, request order otherwise.
+    if (!sorted || override >= 0) items.sort((a, b) => a.key - b.key || a.at - b.at);
+    const plan: Segment[] = [];
+    let changed = override >= 0;
+    let expected = 0;
+    for (const item of items) {
+      if (item.ours) plan.push({ ours: item.ours });
+      else if (fate[item.at] === "keep") push(plan, item.at);
+      else plan.push({ at: item.at, fate: fate[item.at] as "reasoning" | "marker" });
+      if (item.ours || item.at !== expected || fate[item.at] !== "keep") changed = true;
+      if (!item.ours) expected = item.at + 1;
+    }
+    if (expected !== fate.length) changed = true;
+    memo.plan = plan;
+    memo.lastKey = items.length ? items[items.length - 1].key : -Infinity;
+    memo.changed = changed;
+    memo.checks = [];
+    for (let i = 0; i < fate.length; i++) if (isCheck(memo, i)) memo.checks.push(i);
+  }
+
+  /** Run the plan over this request's messages. */
+  private emit(messages: AgentMessage[], memo: RequestMemo): AgentMessage[] {
+    let restated: AgentMessage | undefined | null = null;
+    let size = 0;
+    for (const segment of memo.plan) size += "from" in segment ? segment.to - segment.from : "ours" in segment ? segment.ours.length : 1;
+    // One preallocated copy: slicing every run and concatenating the slices allocates twice.
+    const out = new Array<AgentMessage>(size);
+    let k = 0;
+    for (const segment of memo.plan) {
+      if ("from" in segment) {
+        for (let i = segment.from; i < segment.to; i++) out[k++] = messages[i];
+      } else if ("ours" in segment) {
+        for (const m of segment.ours) out[k++] = m;
+      } else if (segment.fate === "reasoning") out[k++] = withoutReasoning(messages[segment.at]);
+      else {
+        if (restated === null) restated = restatedSummary(this.state, (entryId) => this.path.get(entryId));
+        if (restated) out[k++] = restated;
+      }
+    }
+    out.length = k;
+    return out;
   }
 
   /** Where the model view starts (see `viewCut`), over the live path. */
@@ -268,131 +454,6 @@ export class LiveLedger {
     return view.head === pi.compaction && view.from === pi.from ? -1 : pi.compaction;
   }
 
-  /** Our projection of the path up to Pi's newest compaction, with the entry id of every message; cached. */
-  private restoredHead(cut: number, mask: FoldMask): { messages: AgentMessage[]; ids: string[] } {
-    const state = this.state;
-    const cutId = this.path.entries[cut].id;
-    const cached = this.head;
-    if (cached && cached.state === state && cached.edits === this.editsVersion && cached.cutId === cutId) return cached;
-    const indexOf = (id: string) => this.path.indexOf(id);
-    const selected = contextEntries(this.path.entries.slice(0, cut + 1), state, indexOf);
-    const projected = projectEntries(selected, {
-      state,
-      mask,
-      indexOf,
-      get: (id) => this.path.get(id),
-      editOf: (id) => this.edits.get(id)?.at(-1),
-    });
-    const messages: AgentMessage[] = [];
-    const ids: string[] = [];
-    for (const p of projected) {
-      for (const m of p.messages) {
-        messages.push(m);
-        ids.push(p.sourceEntry.id);
-      }
-    }
-    this.head = { state, edits: this.editsVersion, cutId, messages, ids };
-    return this.head;
-  }
-
-  /** Match request messages to entries and decide their fates, reusing the previous request's unchanged prefix. */
-  private match(messages: AgentMessage[], mask: FoldMask): RequestMemo {
-    const state = this.state;
-    let memo = this.request;
-    if (!memo || memo.folds !== state.folds || memo.compactions !== state.compactions || memo.revoked !== state.revoked) {
-      memo = { folds: state.folds, compactions: state.compactions, revoked: state.revoked, roles: [], stamps: [], ids: [], fate: [], matched: new Set() };
-    }
-    // Reuse decisions while the request repeats the previous one position by position.
-    let same = 0;
-    const limit = Math.min(messages.length, memo.roles.length);
-    while (same < limit) {
-      const m = messages[same] as { role: string; timestamp?: number };
-      if (m.role !== memo.roles[same] || m.timestamp !== memo.stamps[same]) break;
-      same++;
-    }
-    for (let i = same; i < memo.ids.length; i++) {
-      const id = memo.ids[i];
-      if (id !== undefined) memo.matched.delete(id);
-    }
-    memo.roles.length = memo.stamps.length = memo.ids.length = memo.fate.length = same;
-
-    const tail = messages.slice(same);
-    const start = this.contextStart();
-    const matched = memo.matched;
-    const ids = matchMessages(tail, {
-      candidates: (key) => (this.byKey.get(key) ?? []).filter((id) => !matched.has(id) && this.inRequest(id, start)),
-      projectedContent: (id) => this.projectedContent(id),
-    });
-    const last = state.compactions.at(-1);
-    const markerId = last?.marker ? last.entryId : undefined;
-    const revoking = Object.keys(state.revoked).length > 0;
-    tail.forEach((message, k) => {
-      const id = ids[k];
-      if (id !== undefined) matched.add(id);
-      memo.roles.push(message.role);
-      memo.stamps.push((message as { timestamp?: number }).timestamp);
-      memo.ids.push(id);
-      memo.fate.push(this.fateOf(id, mask, markerId, revoking));
-    });
-    this.request = memo;
-    return memo;
-  }
-
-  /** Decide one matched message's fate (unmatched messages, injected by others, are always kept). */
-  private fateOf(id: string | undefined, mask: FoldMask, markerId: string | undefined, revoking: boolean): Fate {
-    if (id === undefined) return "keep";
-    if (id === markerId) return "marker";
-    const entry = this.path.get(id)!;
-    const index = this.path.indexOf(id);
-    if (mask.hides(entry, index) || (revoking && isRevokedMessage(entry, this.state))) return "drop";
-    return mask.dropsReasoning(entry, index) ? "reasoning" : "keep";
-  }
-
-  /**
-   * Move each anchored range message (preserve checkpoint) to just after the last kept message at or before its
-   * range end, as `projectBranch` orders it. Works on message indexes; returns true when anything moved.
-   */
-  private placeAnchored(kept: number[], ids: readonly (string | undefined)[]): boolean {
-    const cut = this.viewCut();
-    // Position in the view's order before anchoring: the compaction heading the view comes first (its summary heads
-    // the request), everything else by path index. An anchor whose range end lies before the view's start
-    // (summarized) is not in the view, so its checkpoint keeps its own place, as `projectBranch` keeps it.
-    const position = (i: number): number => (i === cut.head ? cut.from - 0.5 : i);
-    const visible = (i: number): boolean => {
-      if (i === cut.head) return true;
-      if (i < cut.from) return false;
-      const entry = this.path.entries[i];
-      return !(cut.head >= 0 && i < cut.head && entry.type === "message" && entry.message.role === "system");
-    };
-    const anchorEnd = new Map<string, number>();
-    for (const rule of this.state.folds) {
-      if (!rule.anchored) continue;
-      const end = this.path.indexOf(rule.throughId);
-      anchorEnd.set(rule.entryId, end >= 0 && visible(end) ? position(end) : -Infinity);
-    }
-    // Where a message sits in the view's order: its position, or just after its range end when anchored.
-    const viewIndex = (id: string | undefined): number => {
-      if (id === undefined) return Infinity; // unmatched: keep it after whatever it followed
-      const end = anchorEnd.get(id);
-      return end !== undefined && end !== -Infinity ? end + 0.5 : position(this.path.indexOf(id));
-    };
-    let moved = false;
-    for (const rule of this.state.folds) {
-      if (!rule.anchored) continue;
-      const end = anchorEnd.get(rule.entryId)!;
-      let at = kept.length - 1;
-      while (at >= 0 && ids[kept[at]] !== rule.entryId) at--;
-      if (end === -Infinity || at < 0) continue;
-      let target = at;
-      while (target > 0 && viewIndex(ids[kept[target - 1]]) > end) target--;
-      if (target === at) continue;
-      const [message] = kept.splice(at, 1);
-      kept.splice(target, 0, message);
-      moved = true;
-    }
-    return moved;
-  }
-
   /** Where Pi's request starts (its newest compaction's kept entry) and that compaction: what Pi's messages can match. */
   private contextStart(): { from: number; compaction: number } {
     const last = this.state.compactions[this.state.compactions.length - 1];
@@ -408,6 +469,8 @@ export class LiveLedger {
     if (i < start.from) return false;
     const entry = this.path.entries[i];
     if (entry.type === "compaction") return i === start.compaction;
+    // Pi's compaction snapshot replaces the system messages it kept before it.
+    if (i < start.compaction && entry.type === "message" && entry.message.role === "system") return false;
     const edit = this.edits.get(id)?.at(-1);
     return !(edit && edit.replacement === null && this.path.indexOf(edit.id) >= start.from);
   }
@@ -451,4 +514,66 @@ export class LiveLedger {
       if (!list.length) this.byKey.delete(key);
     }
   }
+}
+
+/**
+ * How many leading messages repeat the previous request, checked at the memo's check positions only: both ends of
+ * every run of one fate and every transformed message. A shift (a message injected or removed) moves some run's
+ * end and is caught; a change confined to the inside of one run (a message replaced by another with the same
+ * fate) passes, and the output then carries the new request's message in its place, as a kept run is copied
+ * from the request as it is. Reading every message instead would make each request cost O(session).
+ */
+function repeated(messages: AgentMessage[], memo: RequestMemo): number {
+  const limit = Math.min(messages.length, memo.roles.length);
+  let good = 0;
+  for (const p of memo.checks) {
+    if (p >= limit) break;
+    const m = messages[p] as { role: string; timestamp?: number };
+    if (m.role !== memo.roles[p] || m.timestamp !== memo.stamps[p]) return good;
+    good = p + 1;
+  }
+  return messages.length >= memo.roles.length ? memo.roles.length : good;
+}
+
+/** A position whose message must repeat for the memo to hold: an end of a run of one fate, or a transformed one. */
+function isCheck(memo: RequestMemo, i: number): boolean {
+  const { fate, ids } = memo;
+  const cls = (j: number) => (ids[j] === undefined ? "u" : "") + fate[j];
+  if (i === 0 || i === fate.length - 1) return true;
+  if (fate[i] === "reasoning" || fate[i] === "marker") return true;
+  const c = cls(i);
+  return c !== cls(i - 1) || c !== cls(i + 1);
+}
+
+/** The new messages from `from` on sort after everything planned: they can be appended to the plan. */
+function appendable(memo: RequestMemo, from: number): boolean {
+  const { key, fate } = memo;
+  let last = memo.lastKey;
+  for (let i = from; i < key.length; i++) {
+    if (fate[i] === "drop") continue;
+    if (key[i] < last) return false;
+    last = key[i];
+  }
+  return true;
+}
+
+/** Append the new messages from `from` on to the plan and the checks. */
+function extendPlan(memo: RequestMemo, from: number): void {
+  const { fate, checks, plan } = memo;
+  // The old last message was checked as the request's end; inside a run it needs no check any more.
+  if (from > 0 && checks[checks.length - 1] === from - 1 && !isCheck(memo, from - 1)) checks.pop();
+  for (let i = from; i < fate.length; i++) {
+    if (fate[i] === "keep") push(plan, i);
+    else if (fate[i] !== "drop") plan.push({ at: i, fate: fate[i] as "reasoning" | "marker" });
+    if (fate[i] !== "keep") memo.changed = true;
+    if (fate[i] !== "drop") memo.lastKey = memo.key[i];
+    if (isCheck(memo, i)) checks.push(i);
+  }
+}
+
+/** Send request message `at` as is: extend the last run when it ends right before it. */
+function push(plan: Segment[], at: number): void {
+  const last = plan[plan.length - 1];
+  if (last && "from" in last && last.to === at) last.to = at + 1;
+  else plan.push({ from: at, to: at + 1 });
 }

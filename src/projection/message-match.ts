@@ -11,12 +11,14 @@ export function messageKey(message: AgentMessage): string {
   return m.role === "custom" ? `custom|${m.timestamp}|${m.customType}` : `${m.role}|${m.timestamp}`;
 }
 
-/** Keys of the messages an entry contributes (usually one). */
+/**
+ * Keys of the messages an entry contributes (usually one; a compaction with a system snapshot two). System messages
+ * have keys too: in Pi's whole projection they have a place in the view like any message, and a compaction's
+ * snapshot must not take the slot of a system message entry sent in the same millisecond.
+ */
 export function entryKeys(entry: SessionEntry): string[] {
   if (entry.type !== "message" && entry.type !== "custom_message" && entry.type !== "branch_summary" && entry.type !== "compaction") return [];
-  return entryMessages(entry)
-    .filter((m) => m.role !== "system")
-    .map(messageKey);
+  return entryMessages(entry).map(messageKey);
 }
 
 /** What the matcher needs from the ledger. */

@@ -11,6 +11,10 @@ export interface ProjectedEntry {
   messages: AgentMessage[];
   /** True when a fold rule (or a revoked act, for its own message) hid this entry's contribution. */
   folded?: boolean;
+  /** A completed answer inside a preserve range: its messages are sent without their reasoning. */
+  stripped?: true;
+  /** A checkpoint marker heading the view: it sends its system snapshot and the summary it restates. */
+  restates?: true;
 }
 
 export interface BranchProjection {
@@ -188,14 +192,36 @@ export function projectEntries(selected: readonly SessionEntry[], inputs: Projec
   return selected.map((sourceEntry): ProjectedEntry => {
     if (sourceEntry.type === "compaction") {
       if (sourceEntry.id !== head?.entryId) return { sourceEntry, messages: [] };
-      if (head.marker) return { sourceEntry, messages: markerMessages(sourceEntry, restatedSummary(state, inputs.get)) };
+      if (head.marker) return { sourceEntry, messages: markerMessages(sourceEntry, restatedSummary(state, inputs.get)), restates: true };
     }
     const at = mask && !mask.empty ? inputs.indexOf(sourceEntry.id) : -1;
     if (mask && at >= 0 && mask.hides(sourceEntry, at)) return { sourceEntry, messages: [], folded: true };
     if (revoking && isRevokedMessage(sourceEntry, state)) return { sourceEntry, messages: [], folded: true };
     const messages = applyEdit(entryMessages(sourceEntry), inputs.editOf(sourceEntry.id));
-    return { sourceEntry, messages: mask && at >= 0 && mask.dropsReasoning(sourceEntry, at) ? messages.map(withoutReasoning) : messages };
+    if (mask && at >= 0 && mask.dropsReasoning(sourceEntry, at)) return { sourceEntry, messages: messages.map(withoutReasoning), stripped: true };
+    return { sourceEntry, messages };
   });
+}
+
+/**
+ * The model view of a path, in the order it is sent: the selected entries (see {@link contextEntries}) projected by
+ * {@link projectEntries}, with anchored checkpoints moved after their range end. This is the one implementation of
+ * the view: {@link projectBranch} runs it once over a branch, and the live ledger runs it over its path (extending
+ * it entry by entry while no fact changes it) and maps Pi's request messages onto it. `mask` defaults to the rules'
+ * mask over `lookup`; context edits apply when they are themselves in the view, as in Pi.
+ */
+export function projectView(path: readonly SessionEntry[], state: LedgerState, lookup: () => PathLookup, mask?: FoldMask): ProjectedEntry[] {
+  const selected = contextEntries(path, state, (id) => lookup().indexOf(id));
+  const edits = new Map<string, ContextEditEntry>();
+  for (const entry of selected) if (entry.type === "context_edit") edits.set(entry.targetId, entry);
+  const entries = projectEntries(selected, {
+    state,
+    mask: mask ?? (state.folds.length ? new FoldMask(state.folds, lookup()) : undefined),
+    indexOf: (id) => lookup().indexOf(id),
+    get: (id) => lookup().get(id),
+    editOf: (id) => edits.get(id),
+  });
+  return placeAnchored(entries, state);
 }
 
 /**
@@ -204,22 +230,10 @@ export function projectEntries(selected: readonly SessionEntry[], inputs: Projec
  * revoked acts hide nothing.
  */
 export function projectBranch(path: readonly SessionEntry[], state: LedgerState = foldBranch(path)): BranchProjection {
-  const selected = contextEntries(path, state);
-  const edits = new Map<string, ContextEditEntry>();
-  for (const entry of selected) if (entry.type === "context_edit") edits.set(entry.targetId, entry);
   // Positions are only needed when some rule may hide something or a marker restates a summary.
   let lookup: PathLookup | undefined;
-  const positions = () => (lookup ??= lookupOf(path));
-  const mask = state.folds.length ? new FoldMask(state.folds, positions()) : undefined;
-  const entries = projectEntries(selected, {
-    state,
-    mask,
-    indexOf: (id) => positions().indexOf(id),
-    get: (id) => positions().get(id),
-    editOf: (id) => edits.get(id),
-  });
-  const ordered = placeAnchored(entries, state);
-  return { entries: ordered, messages: ordered.flatMap((e) => e.messages), ...sessionSettings(path) };
+  const entries = projectView(path, state, () => (lookup ??= lookupOf(path)));
+  return { entries, messages: entries.flatMap((e) => e.messages), ...sessionSettings(path) };
 }
 
 /**
@@ -227,7 +241,7 @@ export function projectBranch(path: readonly SessionEntry[], state: LedgerState 
  * reads `[…, checkpoint k, raw batch]` and everything up to checkpoint k stays byte-identical when k+1 arrives.
  * An anchor whose end is not in the selected entries stays where it is.
  */
-function placeAnchored(entries: ProjectedEntry[], state: LedgerState): ProjectedEntry[] {
+export function placeAnchored(entries: ProjectedEntry[], state: LedgerState): ProjectedEntry[] {
   const anchors = new Map<string, string>();
   for (const rule of state.folds) if (rule.anchored) anchors.set(rule.entryId, rule.throughId);
   if (!anchors.size) return entries;

@@ -84,7 +84,7 @@ export function compactionEffects<O>(planner: StrategyPlanner, kit: StrategyKit<
         const plan = await planner.plan(input, AbortSignal.any([signal, event.signal]));
         return { ok: true, plan: { compaction: plan } };
       } catch (error) {
-        trace.failure = error;
+        trace.failure = error instanceof Error ? error : new Error(String(error));
         throw error;
       } finally {
         if (call.used) trace.model = call.model;

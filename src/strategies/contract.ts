@@ -142,7 +142,7 @@ export interface LifecycleRequest {
 /** What a planning attempt used and how it failed, kept beside the request for the failure record. */
 export interface PlanTrace {
   /** The planner's own error (the chart carries only its message). */
-  failure?: unknown;
+  failure?: Error;
   /** `provider/model` asked, and its usage. */
   model?: string;
   usage?: { input: number; output: number };
@@ -327,8 +327,6 @@ export interface StrategyHooks {
   compacted?(event: SessionCompactEvent, ctx: ExtensionContext): void;
   /** `session_compact_failed`. */
   compactFailed?(): void;
-  /** Record an attempt that ended in Pi's native compaction (the failure card). */
-  recordFallback?(details: unknown): void;
 }
 
 /** Where a strategy runs: always (its tools or cards serve every session), or only while it is the configured one. */

@@ -40,8 +40,17 @@ export type LedgerCommand =
   | (Timed & { kind: "thinkingChange"; level: string })
   | (Timed & { kind: "systemChange"; section: string; value: string | null; addTool?: string })
   | (Timed & { kind: "usage"; tokens: number })
-  /** Pi's native compaction (or an extension's retain-none compaction). */
-  | (Timed & { kind: "compaction"; pick: number; retainNone: boolean; summary: string })
+  /**
+   * A compaction: Pi's native one (or an extension's retain-none one), or one written by the `checkpoint` or
+   * `planned` strategy (`details.v`, `details.strategy`), which a recap message may follow.
+   */
+  | (Timed & { kind: "compaction"; pick: number; retainNone: boolean; summary: string; strategy?: "checkpoint" | "planned"; recap?: string })
+  /**
+   * A tool checkpoint written at `turn_end` by `preserve` or `digest`: an anchored keepDialogue range from the
+   * previous checkpoint's end through a step boundary (`pick`: the leaf or an older batch). With `overflow`, the
+   * window then overflows and Pi compacts natively, keeping from the first batch after the range.
+   */
+  | (Timed & { kind: "toolCheckpoint"; strategy: "preserve" | "digest"; pick: number; summary: string; overflow: boolean })
   /** `/tree`: move the leaf to an earlier entry (or before the root), optionally leaving a branch summary. */
   | (Timed & { kind: "navigate"; pick: number; toRoot: boolean; summary?: string })
   /** Pi's append-only context edit (omit or replace one earlier entry's content). */
@@ -58,7 +67,7 @@ export type LedgerCommand =
    * out: a marker is about the cut). It keeps from where the model view starts, or with `stale` from where Pi's
    * newest compaction kept (what an older writer stored), so Pi's request and the view start apart.
    */
-  | (Timed & { kind: "marker"; checkpoint: number; stale: boolean; summary: string });
+  | (Timed & { kind: "marker"; checkpoint: number; stale: boolean; summary: string; strategy?: "digest" });
 
 export type CommandKind = LedgerCommand["kind"];
 
@@ -78,6 +87,7 @@ export const DEFAULT_WEIGHTS: CommandWeights = {
   systemChange: 1,
   usage: 1,
   compaction: 2,
+  toolCheckpoint: 2,
   navigate: 2,
   contextEdit: 2,
   fold: 3,
@@ -170,12 +180,25 @@ function commandArbs(): { [K in CommandKind]: fc.Arbitrary<Extract<LedgerCommand
       { requiredKeys: ["kind", "dt", "section", "value"] },
     ),
     usage: fc.record({ kind: fc.constant("usage"), dt: dtArb, tokens: fc.nat({ max: 50_000 }) }),
-    compaction: fc.record({
-      kind: fc.constant("compaction"),
+    compaction: fc.record(
+      {
+        kind: fc.constant("compaction"),
+        dt: dtArb,
+        pick: pickArb,
+        retainNone: fc.constantFrom(false, false, false, true),
+        summary: wordsArb(3, 30),
+        strategy: fc.constantFrom("checkpoint", "planned"),
+        recap: wordsArb(2, 12),
+      },
+      { requiredKeys: ["kind", "dt", "pick", "retainNone", "summary"] },
+    ),
+    toolCheckpoint: fc.record({
+      kind: fc.constant("toolCheckpoint"),
       dt: dtArb,
+      strategy: fc.constantFrom("preserve", "preserve", "digest"),
       pick: pickArb,
-      retainNone: fc.constantFrom(false, false, false, true),
       summary: wordsArb(3, 30),
+      overflow: fc.constantFrom(false, false, true),
     }),
     navigate: fc.record(
       { kind: fc.constant("navigate"), dt: dtArb, pick: pickArb, toRoot: fc.constantFrom(false, false, false, false, false, true), summary: wordsArb(2, 20) },
@@ -195,7 +218,10 @@ function commandArbs(): { [K in CommandKind]: fc.Arbitrary<Extract<LedgerCommand
       { requiredKeys: ["kind", "dt", "pick", "toRoot", "summary"] },
     ),
     restore: fc.record({ kind: fc.constant("restore"), dt: dtArb, pick: pickArb, newest: fc.constantFrom(false, false, true), cut: pickArb }),
-    marker: fc.record({ kind: fc.constant("marker"), dt: dtArb, checkpoint: fc.integer({ min: 1, max: 9 }), stale: fc.constantFrom(false, false, true), summary: wordsArb(3, 30) }),
+    marker: fc.record(
+      { kind: fc.constant("marker"), dt: dtArb, checkpoint: fc.integer({ min: 1, max: 9 }), stale: fc.constantFrom(false, false, true), summary: wordsArb(3, 30), strategy: fc.constant("digest") },
+      { requiredKeys: ["kind", "dt", "checkpoint", "stale", "summary"] },
+    ),
   };
 }
 

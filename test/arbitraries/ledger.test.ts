@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { buildSessionProjection, SessionManager, type SessionEntry } from "@earendil-works/pi-coding-agent";
-import { isCheckpointMarker, LedgerType, type FoldDetails, type RestoreData } from "../../src/log/entries.ts";
+import { isCheckpointMarker, isToolCheckpoint, LedgerType, type FoldDetails, type RangeDetails, type RestoreData } from "../../src/log/entries.ts";
 import { ledgerArb, toJsonl, visibleFoldTargets, type GeneratedLedger } from "./index.ts";
 import { numRuns, propertyTimeout } from "../properties/runs.ts";
 
@@ -50,7 +50,7 @@ function checkValid(ledger: GeneratedLedger): void {
       const act = path.find((e) => e.id === data.targetId);
       expect(act, "a restore targets an act earlier on its path").toBeDefined();
       expect(act!.type === "compaction" ? "compaction" : act!.type === "custom_message" ? act!.customType : act!.type).toBe(
-        data.act === "compaction" ? "compaction" : LedgerType.fold,
+        data.act === "compaction" ? "compaction" : data.act === "preserve" ? LedgerType.preserve : data.act === "digest" ? LedgerType.digest : LedgerType.fold,
       );
     }
     if (entry.type === "custom_message" && entry.customType === LedgerType.fold) {
@@ -159,8 +159,16 @@ describe("ledgerArb", () => {
           count(range.afterId === null ? "fold-root" : "fold-target");
           if (range.keepToolResultsOf) count("fold-keeps-results");
         }
-        if (e.type === "compaction" && isCheckpointMarker(e)) count("preserve-marker");
+        if (e.type === "compaction" && isCheckpointMarker(e)) count(`${(e.details as { strategy: string }).strategy}-marker`);
         else if (e.type === "compaction") count(e.firstKeptEntryId === e.id ? "compaction-retain-none" : "compaction-kept");
+        if (e.type === "compaction" && !isCheckpointMarker(e)) {
+          count(`compaction-${(e.details as { strategy?: string } | undefined)?.strategy ?? "native"}`);
+          // Native compaction right after a tool checkpoint: preserve's overflow route.
+          const parent = ledger.entries.find((p) => p.id === e.parentId);
+          if (parent && isToolCheckpoint(parent) && !(e.details as { strategy?: string } | undefined)?.strategy) count(`native-after-${parent.customType}`);
+        }
+        if (e.type === "custom_message" && isToolCheckpoint(e)) count(`${e.customType}${(e.details as RangeDetails).range.afterId === null ? "" : "-chained"}`);
+        if (e.type === "custom_message" && e.customType === LedgerType.recap) count("recap");
         if (e.type === "context_edit") count(e.replacement === null ? "edit-omit" : "edit-replace");
         if (e.type === "custom" && e.customType === LedgerType.restore) {
           const data = e.data as RestoreData;
@@ -174,6 +182,9 @@ describe("ledgerArb", () => {
       "navigation", "leaf-not-last", "branch_summary", "model_change", "thinking_level_change", "message:system", "session_info",
       "usage", "edit-omit", "edit-replace", "fold-root", "fold-target", "fold-keeps-results",
       "restore-fold", "restore-fold-newest", "restore-compaction", "restore-compaction-newest", "preserve-marker",
+      "digest-marker", "compaction-native", "compaction-checkpoint", "compaction-planned", "recap", "context-ledger/preserve",
+      "context-ledger/preserve-chained", "context-ledger/digest", "native-after-context-ledger/preserve", "restore-preserve",
+      "restore-preserve-newest", "restore-digest",
     ];
     const missing = required.filter((key) => !seen.get(key));
     expect(missing).toEqual([]);

@@ -14,7 +14,7 @@ import {
 } from "@earendil-works/pi-ai";
 import { buildSessionProjection, type SessionEntry, type SessionHeader } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import { isCheckpointMarker, LedgerType, type FoldDetails, type RestoreData } from "../../src/log/entries.ts";
+import { isCheckpointMarker, isToolCheckpoint, LedgerType, type FoldDetails, type RangeDetails, type RestoreData } from "../../src/log/entries.ts";
 import { commandArb, type CommandWeights, type LedgerCommand, type ToolCallSpec } from "./commands.ts";
 import { naiveRestores, naiveViewStart, restorableActs, visibleFoldTargets } from "./visibility.ts";
 
@@ -197,6 +197,8 @@ export class LedgerFolder {
         return this.restore(command);
       case "marker":
         return this.marker(command);
+      case "toolCheckpoint":
+        return this.toolCheckpoint(command);
       default: {
         const _exhaustive: never = command;
         return _exhaustive;
@@ -289,29 +291,75 @@ export class LedgerFolder {
 
   private compaction(command: Extract<LedgerCommand, { kind: "compaction" }>): void {
     const path = this.branch();
-    const projection = buildSessionProjection(path, this.leafId);
     let firstKeptEntryId: string | undefined;
     if (!command.retainNone) {
       // Pi cuts only after the previous compaction's summary, at a user-like or assistant message, and never
       // right after a compaction.
       if (path.length === 0 || path[path.length - 1].type === "compaction") return;
-      const previous = projection.entries.findIndex((p) => p.sourceEntry.type === "compaction" && p.messages.length > 0);
-      const candidates = projection.entries
-        .slice(previous + 1)
-        .filter((p) => p.sourceEntry.type !== "compaction" && p.messages.some((m) => CUT_POINT_ROLES.has(m.role)));
+      const candidates = this.cutCandidates(path);
       if (candidates.length === 0) return;
-      firstKeptEntryId = candidates[command.pick % candidates.length].sourceEntry.id;
+      firstKeptEntryId = candidates[command.pick % candidates.length].id;
     }
+    const compaction = this.appendCompaction(command.summary, firstKeptEntryId, command.strategy);
+    // The `checkpoint` strategy follows its compaction with a recap message naming it.
+    if (command.strategy && command.recap !== undefined) {
+      this.clock += 1;
+      this.append({ type: "custom_message", customType: LedgerType.recap, content: command.recap, display: true, details: { v: 1, compactionId: compaction.id } });
+    }
+  }
+
+  /** A compaction at the leaf keeping from `firstKeptEntryId` (none: from itself), native or by a strategy. */
+  private appendCompaction(summary: string, firstKeptEntryId: string | undefined, strategy?: "checkpoint" | "planned"): SessionEntry {
+    const projection = buildSessionProjection(this.branch(), this.leafId);
     const id = `${this.seed.idPrefix}${this.counter.toString(16).padStart(5, "0")}`;
     const system = getCurrentSystemMessage(projection.messages as Parameters<typeof getCurrentSystemMessage>[0]);
-    this.append({
+    return this.append({
       type: "compaction",
-      summary: command.summary,
+      summary,
       firstKeptEntryId: firstKeptEntryId ?? id,
       tokensBefore: Math.ceil(JSON.stringify(projection.messages).length / 4),
-      details: { readFiles: [], modifiedFiles: [] },
+      details: strategy ? { v: 1, strategy } : { readFiles: [], modifiedFiles: [] },
       ...(system ? { systemMessage: { ...system, timestamp: this.clock } } : {}),
     });
+  }
+
+  /** Entries Pi accepts as a compaction's first kept entry: after its newest summary, user-like or assistant. */
+  private cutCandidates(path: SessionEntry[]): SessionEntry[] {
+    const projection = buildSessionProjection(path, this.leafId);
+    const previous = projection.entries.findIndex((p) => p.sourceEntry.type === "compaction" && p.messages.length > 0);
+    return projection.entries
+      .slice(previous + 1)
+      .filter((p) => p.sourceEntry.type !== "compaction" && p.messages.some((m) => CUT_POINT_ROLES.has(m.role)))
+      .map((p) => p.sourceEntry);
+  }
+
+  /**
+   * A `preserve` or `digest` tool checkpoint at `turn_end`: its keepDialogue range runs from the previous
+   * checkpoint's end (of the same kind) through a step boundary, so no tool call is split from its result. With
+   * `overflow`, Pi then compacts natively and keeps from the first entry after the range it may cut at.
+   */
+  private toolCheckpoint(command: Extract<LedgerCommand, { kind: "toolCheckpoint" }>): void {
+    const path = this.branch();
+    const type = command.strategy === "preserve" ? LedgerType.preserve : LedgerType.digest;
+    const previous = path.filter((e) => isToolCheckpoint(e) && e.customType === type);
+    const afterId = (previous.at(-1) as { details?: RangeDetails } | undefined)?.details?.range.throughId ?? null;
+    const after = afterId === null ? -1 : path.findIndex((e) => e.id === afterId);
+    if (afterId !== null && after < 0) return;
+    const open = new Set<string>();
+    const bounds: number[] = [];
+    path.forEach((entry, i) => {
+      if (entry.type === "message" && entry.message.role === "assistant") for (const b of entry.message.content) if (b.type === "toolCall") open.add(b.id);
+      if (entry.type === "message" && entry.message.role === "toolResult") open.delete(entry.message.toolCallId);
+      if (i > after && open.size === 0 && (entry.type === "message" || entry.type === "custom_message")) bounds.push(i);
+    });
+    if (!bounds.length) return;
+    const through = bounds[command.pick % bounds.length];
+    const details = { v: 1, strategy: command.strategy, checkpoint: previous.length + 1, range: { afterId, throughId: path[through].id, keepDialogue: true } };
+    this.append({ type: "custom_message", customType: type, content: command.summary, display: true, details });
+    if (!command.overflow) return;
+    this.clock += 1;
+    const kept = this.cutCandidates(this.branch()).find((e) => path.indexOf(e) > through || !path.includes(e));
+    if (kept) this.appendCompaction(`overflow: ${command.summary}`, kept.id);
   }
 
   private navigate(command: Extract<LedgerCommand, { kind: "navigate" }>): void {
@@ -385,7 +433,8 @@ export class LedgerFolder {
     const acts = restorableActs(path);
     if (acts.length === 0) return;
     const act = acts[command.pick % acts.length];
-    const data: RestoreData = { v: 1, targetId: act.id, act: act.type === "compaction" ? "compaction" : "fold" };
+    const kind = act.type === "compaction" ? "compaction" : act.type === "custom_message" && act.customType === LedgerType.preserve ? "preserve" : act.type === "custom_message" && act.customType === LedgerType.digest ? "digest" : "fold";
+    const data: RestoreData = { v: 1, targetId: act.id, act: kind };
     if (command.newest) {
       const restores = naiveRestores(path);
       const at = path.indexOf(act);
@@ -399,7 +448,7 @@ export class LedgerFolder {
         const cuts = path.slice(previous + 1, end).filter(isCut);
         if (cuts.length) data.firstKeptEntryId = cuts[command.cut % cuts.length].id;
       } else {
-        const range = (act as Extract<SessionEntry, { type: "custom_message" }>).details as FoldDetails;
+        const range = (act as Extract<SessionEntry, { type: "custom_message" }>).details as RangeDetails;
         const after = range.range.afterId === null ? -1 : path.findIndex((e) => e.id === range.range.afterId);
         const through = path.findIndex((e) => e.id === (restores.throughOf.get(act.id) ?? range.range.throughId));
         // The newest part starts at a cut; the older part (at least one entry) stays hidden.
@@ -426,7 +475,7 @@ export class LedgerFolder {
       summary: command.summary,
       firstKeptEntryId,
       tokensBefore: Math.ceil(JSON.stringify(projection.messages).length / 4),
-      details: { v: 1, strategy: "preserve", checkpoint: command.checkpoint },
+      details: { v: 1, strategy: command.strategy ?? "preserve", checkpoint: command.checkpoint },
       fromHook: true,
       ...(system ? { systemMessage: { ...system, timestamp: this.clock } } : {}),
     });
@@ -449,11 +498,14 @@ export const ledgerSeedArb: fc.Arbitrary<LedgerSeed> = fc.record({
 
 /** Arbitrary valid ledgers. Shrinking removes and simplifies commands, so counterexamples stay readable. */
 export function ledgerArb(options: LedgerOptions = {}): fc.Arbitrary<GeneratedLedger> {
-  const weights = { ...options.weights, ...(options.folds === false ? { fold: 0, restore: 0, marker: 0 } : {}) };
+  const facts = options.folds !== false;
+  const weights = { ...options.weights, ...(facts ? {} : { fold: 0, restore: 0, marker: 0, toolCheckpoint: 0 }) };
+  // Without our facts, a compaction is Pi's own: no strategy details, no recap.
+  const command = facts ? commandArb(weights) : commandArb(weights).map((c) => (c.kind === "compaction" ? { ...c, strategy: undefined, recap: undefined } : c));
   return fc
     .record({
       seed: ledgerSeedArb,
-      commands: fc.array(commandArb(weights), {
+      commands: fc.array(command, {
         minLength: options.minCommands ?? 0,
         maxLength: options.maxCommands ?? 80,
         size: options.size ?? "medium",

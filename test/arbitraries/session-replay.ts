@@ -1,7 +1,7 @@
 // Replays a generated ledger through a real Pi SessionManager, one public append/branch call per step.
 // Pi assigns its own ids and timestamps, so references (parents, targets, fold ranges) are remapped.
 import type { SessionEntry, SessionManager } from "@earendil-works/pi-coding-agent";
-import type { FoldDetails, RestoreData } from "../../src/log/entries.ts";
+import type { FoldDetails, RangeDetails, RestoreData } from "../../src/log/entries.ts";
 import { LedgerType } from "../../src/log/entries.ts";
 import type { GeneratedLedger, LedgerStep } from "./ledger.ts";
 
@@ -26,6 +26,11 @@ function remapFold(details: FoldDetails, ids: IdMap): FoldDetails {
     requestEntryId: mapped(ids, details.requestEntryId),
     target: range.afterId === null ? details.target : mapped(ids, range.afterId),
   };
+}
+
+function remapCheckpoint(details: RangeDetails, ids: IdMap): RangeDetails {
+  const { range } = details;
+  return { ...details, range: { ...range, afterId: range.afterId === null ? null : mapped(ids, range.afterId), throughId: mapped(ids, range.throughId) } };
 }
 
 function remapRestore(data: RestoreData, ids: IdMap): RestoreData {
@@ -62,7 +67,14 @@ function appendEntry(sm: SessionManager, entry: SessionEntry, ids: IdMap): strin
     case "custom":
       return sm.appendCustomEntry(entry.customType, entry.customType === LedgerType.restore ? remapRestore(entry.data as RestoreData, ids) : entry.data);
     case "custom_message": {
-      const details = entry.customType === LedgerType.fold ? remapFold(entry.details as FoldDetails, ids) : entry.details;
+      const details =
+        entry.customType === LedgerType.fold
+          ? remapFold(entry.details as FoldDetails, ids)
+          : entry.customType === LedgerType.preserve || entry.customType === LedgerType.digest
+            ? remapCheckpoint(entry.details as RangeDetails, ids)
+            : entry.customType === LedgerType.recap
+              ? { ...(entry.details as object), compactionId: mapped(ids, (entry.details as { compactionId: string }).compactionId) }
+              : entry.details;
       return sm.appendCustomMessageEntry(entry.customType, entry.content, entry.display, details);
     }
     case "context_edit":

@@ -2,7 +2,7 @@
 // targets and restore targets. It is independent of src/projection (sets and linear scans, no incremental
 // structures), so a generator bug and a projection bug are unlikely to cancel out.
 import { buildContextEntries, type SessionEntry } from "@earendil-works/pi-coding-agent";
-import { isCheckpointMarker, LedgerType, type FoldDetails, type RestoreData } from "../../src/log/entries.ts";
+import { isCheckpointMarker, LedgerType, type RangeDetails, type RestoreData } from "../../src/log/entries.ts";
 
 /** Entries a fold rule may hide: conversation messages and custom messages. */
 export function isFoldableEntry(entry: SessionEntry): boolean {
@@ -12,9 +12,21 @@ export function isFoldableEntry(entry: SessionEntry): boolean {
   return role === "user" || role === "assistant" || role === "toolResult";
 }
 
-function foldDetails(entry: SessionEntry): FoldDetails | undefined {
-  if (entry.type !== "custom_message" || entry.customType !== LedgerType.fold) return undefined;
-  return entry.details as FoldDetails;
+/** The range of a fold, or of a preserve or digest tool checkpoint (a keepDialogue range). */
+function foldDetails(entry: SessionEntry): RangeDetails | undefined {
+  if (entry.type !== "custom_message") return undefined;
+  if (entry.customType !== LedgerType.fold && entry.customType !== LedgerType.preserve && entry.customType !== LedgerType.digest) return undefined;
+  return entry.details as RangeDetails;
+}
+
+/** What a keepDialogue range leaves visible: user messages, finished answers with text, and tool checkpoints. */
+function isNaiveDialogue(entry: SessionEntry): boolean {
+  if (entry.type === "custom_message") return entry.customType === LedgerType.preserve || entry.customType === LedgerType.digest;
+  if (entry.type !== "message") return false;
+  const m = entry.message;
+  if (m.role === "user") return true;
+  if (m.role !== "assistant" || m.stopReason !== "stop") return false;
+  return !m.content.some((b) => b.type === "toolCall") && m.content.some((b) => b.type !== "thinking");
 }
 
 /** What the restore facts on a path say, replayed in order: revoked acts, narrowed fold ends, moved compaction cuts. */
@@ -88,7 +100,8 @@ function toolCallIds(entry: SessionEntry | undefined): Set<string> {
 
 /**
  * Ids on `path` that fold rules on `path` hide. Each rule hides foldable entries strictly after `afterId`
- * (or from the start) through `throughId`, except tool results answering `keepToolResultsOf`'s calls.
+ * (or from the start) through `throughId`, except tool results answering `keepToolResultsOf`'s calls, and, for a
+ * tool checkpoint's keepDialogue range, the dialogue.
  */
 export function naiveHiddenIds(path: readonly SessionEntry[]): Set<string> {
   const hidden = new Set<string>();
@@ -111,6 +124,7 @@ export function naiveHiddenIds(path: readonly SessionEntry[]): Set<string> {
     for (let i = start; i <= end; i++) {
       const candidate = path[i];
       if (!isFoldableEntry(candidate)) continue;
+      if (details.range.keepDialogue && isNaiveDialogue(candidate)) continue;
       if (candidate.type === "message" && candidate.message.role === "toolResult" && kept.has(candidate.message.toolCallId)) continue;
       hidden.add(candidate.id);
     }
@@ -136,7 +150,7 @@ export function visibleFoldTargets(path: readonly SessionEntry[]): SessionEntry[
   return path.filter((entry) => context.has(entry.id) && isFoldableEntry(entry) && !hidden.has(entry.id) && omitted.get(entry.id) !== true);
 }
 
-/** Acts on the path a restore may still target: fold messages and compactions not revoked yet, oldest first (a preserve marker is no act). */
+/** Acts on the path a restore may still target: fold and tool checkpoint messages and compactions not revoked yet, oldest first (a marker is no act). */
 export function restorableActs(path: readonly SessionEntry[]): SessionEntry[] {
   const { revoked } = naiveRestores(path);
   return path.filter((e) => !revoked.has(e.id) && ((e.type === "compaction" && !isCheckpointMarker(e)) || foldDetails(e) !== undefined));

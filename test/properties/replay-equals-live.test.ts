@@ -8,7 +8,9 @@ import { branchTo, indexById } from "../../src/log/branch.ts";
 import { foldBranch } from "../../src/projection/ledger-state.ts";
 import { LiveLedger } from "../../src/projection/live-ledger.ts";
 import { projectBranch } from "../../src/projection/project.ts";
+import { LedgerType } from "../../src/log/entries.ts";
 import { buildLedger, ledgerArb, type GeneratedLedger } from "../arbitraries/index.ts";
+import { LedgerBuilder } from "../support/ledger-builder.ts";
 import { loadRealSessions } from "./real-sessions.ts";
 import { numRuns, propertyTimeout } from "./runs.ts";
 
@@ -87,9 +89,13 @@ describe("replay equals live (invariant 3)", () => {
           expect(live.entries.map((e) => e.id)).toEqual(branch.map((e) => e.id));
           expect(live.state).toEqual(foldBranch(branch));
 
+          // The request the `context` hook gets (no system messages), then Pi's whole projection: both are the view.
+          const pure = projectBranch(branch).messages;
           const request = piRequest(entries, leafId, byId);
-          const filtered = live.requestContext(request) ?? request;
-          expect(filtered).toEqual(projectBranch(branch).messages);
+          const conversation = request.filter((m) => m.role !== "system");
+          expect(live.requestContext(conversation, "conversation") ?? conversation).toEqual(pure.filter((m) => m.role !== "system"));
+          expect(live.requestContext(request) ?? request).toEqual(pure);
+          expect(live.view().map((e) => e.sourceEntry.id)).toEqual(projectBranch(branch).entries.map((e) => e.sourceEntry.id));
         }
         // A fresh ledger synced once to the final leaf (a reload) agrees with the one that lived through it all.
         const reloaded = new LiveLedger();
@@ -122,6 +128,44 @@ describe("replay equals live (invariant 3)", () => {
         { numRuns },
       );
     }, propertyTimeout);
+  });
+});
+
+/** Roles and custom types, for order assertions. */
+const shape = (messages: AgentMessage[]) =>
+  messages.map((m) => (m.role === "custom" ? `custom:${(m as { customType: string }).customType}` : m.role));
+
+/**
+ * Issue 10's counterexample: preserve checkpoint #1 written at `turn_end` covers the older batch only; then the
+ * window overflows and Pi compacts natively, keeping from the current batch. Pi sends the summary first, then the
+ * kept batch, then the checkpoint (its own file position: its range end was summarized, so there is nothing to
+ * anchor it after). The live request used to move the checkpoint in front of the summary.
+ */
+function checkpointThenNativeCompaction(): LedgerBuilder {
+  const b = new LedgerBuilder();
+  b.user("Find the bug.");
+  const older = b.tool("read", { path: "a.ts" }, "A".repeat(400));
+  const current = b.tool("read", { path: "b.ts" }, "B".repeat(400));
+  b.custom(LedgerType.preserve, "checkpoint #1: read a.ts", { v: 1, checkpoint: 1, range: { afterId: null, throughId: older.result, keepDialogue: true } });
+  b.compaction(current.call, "native summary of the start");
+  b.user("go on");
+  return b;
+}
+
+describe("replay equals live: named regressions", () => {
+  it("regression: a native compaction after a preserve checkpoint keeps the summary first (issue 10)", () => {
+    const b = checkpointThenNativeCompaction();
+    const byId = b.byId();
+    const live = new LiveLedger();
+    live.sync(b.leaf, (id) => byId.get(id));
+    const pure = projectBranch(b.entries).messages;
+    expect(shape(pure)).toEqual(["compactionSummary", "assistant", "toolResult", "custom:context-ledger/preserve", "user"]);
+    // What Pi itself sends for this branch, before any extension: the same order.
+    expect(shape(buildSessionProjection(b.entries, b.leaf, byId).messages).filter((r) => r !== "system")).toEqual(shape(pure));
+    const request = piRequest(b.entries, b.leaf, byId);
+    expect(live.requestContext(structuredClone(request)) ?? request).toEqual(pure);
+    const conversation = request.filter((m) => m.role !== "system");
+    expect(live.requestContext(conversation, "conversation") ?? conversation).toEqual(pure.filter((m) => m.role !== "system"));
   });
 });
 

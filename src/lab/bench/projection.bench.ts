@@ -1,5 +1,5 @@
-// Projection cost: our full branch projection and the live ledger's per-request update against Pi's own
-// buildSessionProjection, on generated ledgers of 1k, 10k and 50k entries, all timed in the same run.
+// Projection cost: our full branch projection and the live ledger's per-request work (what the `context` hook
+// does) against Pi's own buildSessionProjection, on generated ledgers of 1k, 10k and 50k entries, timed in one run.
 import { performance } from "node:perf_hooks";
 import { buildSessionProjection } from "@earendil-works/pi-coding-agent";
 import { type FoldDetails, LedgerType, type SessionEntry } from "../../log/entries.ts";
@@ -58,22 +58,25 @@ export async function benchProjection(): Promise<BenchRow[]> {
     const ours = timeIt(() => projectBranch(ledger));
     rows.push({ suite: "projection", name: `full rebuild, ${size} entries (Pi)`, value: pi, unit: "ms" });
     rows.push({ suite: "projection", name: `full rebuild, ${size} entries (ours)`, value: ours, unit: "ms", reference: "Pi buildSessionProjection, same ledger", ratio: ours / pi, target: "≤ 1.5x" });
-    // Per request: the live ledger syncs the entry appended since the last request and filters Pi's (cloned)
-    // request, as the `context` hook does. The ledger grows by one entry per request; requests are prepared
-    // outside the timed section. They are not cloned (50k-entry clones would not fit in memory): the filter never
-    // relies on object identity, so this measures the same work.
+    // Per request: what the `context` hook does. The live ledger syncs the entry appended since the last request,
+    // maps Pi's (cloned) request onto its view, and notes the view's token estimate. The ledger grows by one entry
+    // per request; requests are prepared outside the timed section, in the shape the hook gets (no system
+    // messages). They are not cloned (50k-entry clones would not fit in memory): the mapping never relies on
+    // object identity, so this measures the same work.
     const extra = 25;
     const grown = generatedLedger(size + extra, 200);
     const byId = new Map(grown.map((e) => [e.id, e]));
+    const conversation = (leaf: string) => buildSessionProjection(grown, leaf).messages.filter((m) => m.role !== "system");
     const live = new LiveLedger();
     live.sync(grown[size - 1].id, (id) => byId.get(id));
-    live.filterContext(buildSessionProjection(grown, grown[size - 1].id).messages);
-    const requests = Array.from({ length: extra }, (_, k) => buildSessionProjection(grown, grown[size + k].id).messages);
+    live.requestContext(conversation(grown[size - 1].id), "conversation");
+    const requests = Array.from({ length: extra }, (_, k) => conversation(grown[size + k].id));
     const samples: number[] = [];
     for (let k = 0; k < extra; k++) {
       const t0 = performance.now();
       live.sync(grown[size + k].id, (id) => byId.get(id));
-      live.filterContext(requests[k]);
+      live.requestContext(requests[k], "conversation");
+      live.estimateViewTokens();
       samples.push(performance.now() - t0);
     }
     samples.sort((a, b) => a - b);
@@ -85,7 +88,7 @@ export async function benchProjection(): Promise<BenchRow[]> {
       unit: "ms",
       reference: "Pi buildSessionProjection full rebuild, same ledger",
       ratio: incremental / pi,
-      ...(size === 10_000 ? { target: "≤ 0.05x" } : {}),
+      ...(size === 10_000 ? { target: "≤ 0.05x" } : size === 50_000 ? { target: "≤ 0.01x" } : {}),
     });
   }
   return rows;

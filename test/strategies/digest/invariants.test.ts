@@ -25,7 +25,8 @@ function asEntry(draft: DigestDraft, parent: SessionEntry, n: number): SessionEn
   return draftEntry(draft, { id: `digest-${n}`, parentId: parent.id, timestamp: new Date(Date.parse(parent.timestamp) + 1).toISOString() });
 }
 
-const ledger = ledgerArb({ maxCommands: 50, weights: { assistant: 20, navigate: 1, compaction: 1, fold: 1 } });
+// Histories without tool checkpoints of their own: this test writes the digests.
+const ledger = ledgerArb({ maxCommands: 50, weights: { assistant: 20, navigate: 1, compaction: 1, fold: 1, toolCheckpoint: 0 } });
 /**
  * Kept raw tails from none to several steps; every batch is due, so the digest acts whenever it saves tokens. As
  * `/compact` it always acts (generated outputs are short, so an automatic digest often declines to save nothing).

@@ -16,7 +16,8 @@ function asEntry(draft: PreserveDraft, parent: SessionEntry, n: number): Session
   return draftEntry(draft, { id: `preserve-${n}`, parentId: parent.id, timestamp: new Date(Date.parse(parent.timestamp) + 1).toISOString() });
 }
 
-const ledger = ledgerArb({ maxCommands: 50, weights: { assistant: 20, navigate: 1 } });
+// Histories without tool checkpoints of their own: this test writes the checkpoints.
+const ledger = ledgerArb({ maxCommands: 50, weights: { assistant: 20, navigate: 1, toolCheckpoint: 0 } });
 
 describe("preserve invariants on generated ledgers", () => {
   it(
