@@ -17,12 +17,7 @@ function factWord(customType: string | undefined): string | undefined {
   return undefined;
 }
 
-function strategyWord(name: string): string {
-  const facts = PLUGINS.find((s) => s.name === name)?.facts;
-  return (facts && Object.values(facts)[0]) ?? name;
-}
-
-/** An entry as a person finds it: its checkpoint name first when it has one. */
+/** An entry as a person finds it: its label first when it has one. */
 function nameOf(live: LiveLedger, id: string | null): string {
   if (id === null) return "root";
   const label = live.state.labels[id];
@@ -64,14 +59,14 @@ export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionConte
   live.entries.forEach((entry) => {
     if (live.isFolded(entry.id)) hidden++;
   });
-  lines.push(`  branch: ${live.entries.length} entries, ${hidden} hidden by folds`);
+  lines.push(`  branch: ${live.entries.length} entries, ${hidden} hidden by ranges`);
   const labels = Object.entries(state.labels);
-  lines.push(`  checkpoints: ${labels.length ? labels.map(([id, l]) => `${l} (${id})`).join(", ") : "none"}`);
+  lines.push(`  labels: ${labels.length ? labels.map(([id, l]) => `${l} (${id})`).join(", ") : "none"}`);
   for (const rule of state.folds) {
     const entry = live.getEntry(rule.entryId);
     const size = entry?.type === "custom_message" ? estimateTextTokens(textOf(entry.content)) : 0;
     // An unanchored rule is the model's own fold; an anchored one belongs to the strategy whose fact it is.
-    const kind = (entry?.type === "custom_message" ? factWord(entry.customType) : undefined) ?? "rule";
+    const kind = (entry?.type === "custom_message" ? factWord(entry.customType) : undefined) ?? "range";
     const hides = rule.keepDialogue ? "tool traffic" : "history";
     const narrowed = rule.narrowedBy ? `; newest part restored by ${rule.narrowedBy}` : "";
     const hid = hiddenBy(live, rule);
@@ -81,10 +76,10 @@ export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionConte
   }
   for (const c of state.compactions) {
     const status = state.revoked[c.entryId] ? ` (revoked by restore ${state.revoked[c.entryId]})` : c.narrowedBy ? ` (newest part restored by ${c.narrowedBy})` : "";
-    if (c.marker) lines.push(`  compaction ${c.entryId}: ${strategyWord(c.strategy)} marker (manual /compact; hides nothing)`);
+    if (c.marker) lines.push(`  compaction ${c.entryId}: ${c.strategy} marker (manual /compact; hides nothing)`);
     else lines.push(`  compaction ${c.entryId}: ${c.strategy}, kept from ${nameOf(live, keptFrom(c))}${status}`);
   }
-  // Revoked folds and checkpoints have left the rules; they are listed so the undo stays visible.
+  // Revoked folds, tool summaries and digests have left the ranges; they are listed so the undo stays visible.
   for (const [act, by] of Object.entries(state.revoked)) {
     const entry = live.getEntry(act);
     if (entry?.type === "custom_message") {

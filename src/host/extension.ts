@@ -173,7 +173,7 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   });
 
   pi.registerCommand("context", {
-    description: "Context ledger dashboard: usage, checkpoints, folds and compactions on this branch; `/context restore <id|name> [--newest]` undoes one; `/context details` adds estimator figures",
+    description: "Context ledger dashboard: usage, labels, folds, tool summaries, digests and compactions on this branch; `/context restore <id|name> [--newest]` undoes one; `/context details` adds estimator figures",
     handler: async (args, ctx) => {
       const [sub, ...rest] = args.trim().split(/\s+/);
       if (sub === "restore") return restore.command(rest.join(" "), ctx);

@@ -33,7 +33,7 @@ export function parseRestoreArgs(args: string): { target: string; newest: boolea
   const rest = words.filter((w) => w !== "--newest");
   const unknown = rest.find((w) => w.startsWith("--"));
   if (unknown) return { error: `unknown option ${unknown.slice(0, 40)} (only --newest)` };
-  if (rest.length > 1) return { error: "give one target: an act's id, a checkpoint name, the id of a hidden entry, or last" };
+  if (rest.length > 1) return { error: "give one target: an act's id, a label, the id of a hidden entry, or last" };
   return { target: rest[0] ?? "", newest };
 }
 
@@ -66,12 +66,12 @@ export class RestoreHost {
       name: "context_restore",
       label: "Restore context",
       description:
-        "Bring back history that a fold, a checkpoint or a compaction hid from your context. `target` is the act's entry id (context_timeline " +
-        "marks them), a checkpoint name, the id of a hidden entry (from context_grep or context_list_entries), or `last` for the newest act. " +
+        "Bring back history that a fold, a tool summary, a digest or a compaction hid from your context. `target` is the act's entry id (context_timeline " +
+        "marks them), a label, the id of a hidden entry (from context_grep or context_list_entries), or `last` for the newest act. " +
         "At the end of this step the hidden messages return in their original place and the act's summary leaves. It is refused, with the " +
         "figures, when the context would no longer fit below the point where it gets compacted. Call it at most once per step.",
-      promptSnippet: "Bring back history a fold, checkpoint or compaction hid",
-      parameters: Type.Object({ target: Type.String({ description: "Act id, checkpoint name, hidden entry id, or last" }) }),
+      promptSnippet: "Bring back history a fold, tool summary, digest or compaction hid",
+      parameters: Type.Object({ target: Type.String({ description: "Act id, label, hidden entry id, or last" }) }),
       execute: async (_toolCallId, params, _signal, _onUpdate, ctx) => {
         if (this.pending) throw new Error("context_restore may be called once per step; this step already restores something.");
         const result = this.plan(params.target, false, ctx);

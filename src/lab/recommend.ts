@@ -41,7 +41,7 @@ export function parseWeights(spec: string | undefined): Weights {
 export const SETTABLE: Readonly<Record<string, { setting: string; caveat?: string }>> = {
   checkpoint: { setting: `"strategy": "checkpoint" (the default)` },
   planned: { setting: `"strategy": "planned", "planned": { "planner": "heuristic" }` },
-  preserve: { setting: `"strategy": "preserve"`, caveat: "the lab ran its deterministic writer; with a model available, Pi's model writes the checkpoints" },
+  preserve: { setting: `"strategy": "preserve"`, caveat: "the lab ran its deterministic writer; with a model available, Pi's model writes the tool summaries" },
   digest: { setting: `"strategy": "digest"` },
   native: { setting: `"strategy": "native"`, caveat: "simulated: the summary is a stand-in that repeats nothing, so its quality is a floor" },
 };

@@ -107,7 +107,7 @@ export function renderBudgetNotice(usage: number, threshold: Threshold, foldTool
   ];
   if (foldTools)
     parts.push(
-      "To choose yourself what leaves, fold finished work into a summary with context_compact; context_timeline lists the entries and checkpoints you can fold after. Folded history stays recoverable.",
+      "To choose yourself what leaves, fold finished work into a summary with context_compact; context_timeline lists the entries and labels you can fold after. Folded history stays recoverable.",
     );
   return parts.join(" ");
 }

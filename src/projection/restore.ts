@@ -21,7 +21,7 @@ import { type Calibration, estimateMessagesTokens, UNCALIBRATED } from "./tokens
 export interface ActInfo {
   id: string;
   kind: ActKind;
-  /** How people call it: "fold", "preserve checkpoint #2", "checkpoint compaction". */
+  /** How people call it: "fold", "tool summary #2", "checkpoint compaction". */
   title: string;
   /** Path index of the act's entry. */
   index: number;
@@ -54,7 +54,7 @@ export function listActs(path: readonly SessionEntry[], state: LedgerState): Act
     } else if (isPreserveEntry(entry)) {
       kind = "preserve";
       const n = (entry.details as { checkpoint?: unknown }).checkpoint;
-      title = typeof n === "number" ? `preserve checkpoint #${n}` : "preserve checkpoint";
+      title = typeof n === "number" ? `tool summary #${n}` : "tool summary";
       if (typeof n === "number") names.push(`#${n}`);
     } else if (isDigestEntry(entry)) {
       kind = "digest";
@@ -95,9 +95,9 @@ function actList(acts: readonly ActInfo[]): string {
 function markerRefusal(marker: SessionEntry): string {
   const n = marker.type === "compaction" ? (marker.details as { checkpoint?: unknown } | undefined)?.checkpoint : undefined;
   const digest = marker.type === "compaction" && (marker.details as { strategy?: unknown } | undefined)?.strategy === "digest";
-  const kind = digest ? "digest" : "preserve checkpoint";
+  const kind = digest ? "digest" : "tool summary";
   const checkpoint = typeof n === "number" ? `${kind} #${n}` : `the ${kind} it reports`;
-  return `compaction ${marker.id} only marks the end of a manual /compact and hides nothing; to bring back what it checkpointed, restore ${checkpoint}.`;
+  return `compaction ${marker.id} only marks the end of a manual /compact and hides nothing; to bring back what it summarized, restore ${checkpoint}.`;
 }
 
 /** The act that hides the entry at `index`, newest first: a fold rule whose range holds it, or the compaction cut. */
@@ -122,7 +122,7 @@ function actHiding(path: readonly SessionEntry[], state: LedgerState, index: num
 export function resolveRestoreTarget(target: string, path: readonly SessionEntry[], state: LedgerState): Resolved {
   const name = target.trim();
   const acts = listActs(path, state);
-  if (!name) return { ok: false, error: `name what to restore: an act's id, a checkpoint name, or "last". ${actList(acts)}` };
+  if (!name) return { ok: false, error: `name what to restore: an act's id, a label, or "last". ${actList(acts)}` };
   let act: ActInfo | undefined;
   if (name === "last" || name === "latest") {
     act = [...acts].reverse().find((a) => !a.revokedBy);
@@ -134,7 +134,7 @@ export function resolveRestoreTarget(target: string, path: readonly SessionEntry
     if (index >= 0 && isCheckpointMarker(path[index])) return { ok: false, error: markerRefusal(path[index]) };
     if (index >= 0) {
       act = actHiding(path, state, index, acts);
-      if (!act) return { ok: false, error: `entry ${name} is not hidden by a fold, checkpoint or compaction; there is nothing to restore for it.` };
+      if (!act) return { ok: false, error: `entry ${name} is not hidden by a fold, tool summary, digest or compaction; there is nothing to restore for it.` };
     }
   }
   if (!act) {
@@ -149,7 +149,7 @@ export function resolveRestoreTarget(target: string, path: readonly SessionEntry
       }
     }
   }
-  if (!act) return { ok: false, error: `"${name}" names no fold, checkpoint or compaction on this branch. ${actList(acts)}` };
+  if (!act) return { ok: false, error: `"${name}" names no fold, tool summary, digest or compaction on this branch. ${actList(acts)}` };
   if (act.revokedBy) return { ok: false, error: `${act.title} ${act.id} was already restored (by ${act.revokedBy}); revoking it twice changes nothing.` };
   return { ok: true, act };
 }
@@ -338,7 +338,7 @@ const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
 export function renderRestored(plan: RestorePlan, limit: number): string {
   const { act, effect } = plan;
   const what = act.kind === "preserve" || act.kind === "digest" ? "tool calls and results" : "messages";
-  const leaving = act.kind === "compaction" ? "its summary" : act.kind === "preserve" ? "the checkpoint text" : act.kind === "digest" ? "the digest" : "the fold summary";
+  const leaving = act.kind === "compaction" ? "its summary" : act.kind === "preserve" ? "the tool summary" : act.kind === "digest" ? "the digest" : "the fold summary";
   const span = effect.back.length ? ` (entries ${effect.back[0]} to ${effect.back[effect.back.length - 1]})` : "";
   if (plan.wholeTokensAfter === undefined) {
     return `[context restored] ${capitalize(act.title)} ${act.id} was undone: the ${effect.messagesBack} ${what} it hid (~${fmt(effect.tokensBack)} tokens) are back in their original place${span}, and ${leaving} left the context. Context now ~${fmt(plan.tokensAfter)} tokens.`;

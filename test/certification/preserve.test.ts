@@ -11,7 +11,7 @@ afterEach(() => PiCase.disposeAll());
 
 type Entry = { type: string; id?: string; customType?: string; details?: { checkpoint?: number; writer?: string; userOrdinals?: number[] } };
 const checkpoints = (c: PiCase) => (c.entries() as Entry[]).filter((e) => e.type === "custom_message" && e.customType === "context-ledger/preserve");
-const CHECKPOINT_PREFIX = "[Tool Context Checkpoint #";
+const SUMMARY_PREFIX = "[Tool summary #";
 /** Options a provider uses to find and reuse its prompt cache, and how the request reaches it. */
 const CACHE_OPTIONS = ["sessionId", "reasoning", "cacheRetention", "transport", "timeoutMs", "headers"] as const;
 /** The cache-relevant options of a request; no headers and empty headers are the same request. */
@@ -19,7 +19,7 @@ const pick = (options: Record<string, unknown>) =>
   Object.fromEntries(CACHE_OPTIONS.map((k) => [k, k === "headers" && JSON.stringify(options[k] ?? {}) === "{}" ? undefined : options[k]]));
 
 describe("certification: preserve", () => {
-  it("a threshold checkpoint continues the live request byte for byte with the same cache-relevant options", async () => {
+  it("a threshold tool summary continues the live request byte for byte with the same cache-relevant options", async () => {
     const model: ScriptModel = { id: "cert-64k", contextWindow: 64_000, maxTokens: 8_000, reasoning: true };
     const files = Object.fromEntries(["a", "b", "c", "d", "e", "f"].map((n) => [`${n}.txt`, textFile(`FILE-${n.toUpperCase()}`, 10_000)]));
     const c = await PiCase.start("preserve-threshold", {
@@ -48,14 +48,14 @@ describe("certification: preserve", () => {
     const [cp] = checkpoints(c);
     expect(cp?.details).toMatchObject({ checkpoint: 1, writer: "model", userOrdinals: [1] });
     const after = requests[7];
-    expect(texts(after).some((t) => t.startsWith(`${CHECKPOINT_PREFIX}1`))).toBe(true);
+    expect(texts(after).some((t) => t.startsWith(`${SUMMARY_PREFIX}1`))).toBe(true);
     expect(conversation(after)).not.toContain("FILE-A line 0001");
     expect(conversation(after)).toContain("FILE-F line 0001");
     expect(texts(after)).toContain("Read a.txt to f.txt.");
     await c.finish();
   });
 
-  it("manual /compact on a short session writes a checkpoint and does not report it as cancelled", async () => {
+  it("manual /compact on a short session writes a tool summary and does not report it as cancelled", async () => {
     const model: ScriptModel = { id: "cert-128k", contextWindow: 128_000, maxTokens: 8_000 };
     const c = await PiCase.start("preserve-manual-short", {
       files: { "a.txt": textFile("FILE-A", 500), "b.txt": textFile("FILE-B", 500) },
@@ -84,7 +84,7 @@ describe("certification: preserve", () => {
     await c.finish();
   });
 
-  it("overflow: a 56,172-token prompt against a 50,000-token window stopped at length checkpoints through the delta-only request", async () => {
+  it("overflow: a 56,172-token prompt against a 50,000-token window stopped at length is summarized through the delta-only request", async () => {
     const model: ScriptModel = { id: "cert-50k", contextWindow: 50_000, maxTokens: 8_000 };
     const big = `${"B".repeat(99)}\n`.repeat(400); // exactly 40,000 characters
     const c = await PiCase.start("preserve-overflow", {
@@ -136,7 +136,7 @@ describe("certification: preserve", () => {
     await c.finish();
   });
 
-  it("three checkpoints across restarts: append-only, each earlier checkpoint byte-stable in every later request", async () => {
+  it("three tool summaries across restarts: append-only, each earlier one byte-stable in every later request", async () => {
     const model: ScriptModel = { id: "cert-32k", contextWindow: 32_000, maxTokens: 4_000 };
     const names = ["a", "b", "c", "d", "e", "f", "g"];
     const files = Object.fromEntries(names.map((n) => [`${n}.txt`, textFile(`FILE-${n.toUpperCase()}`, 8_000)]));
@@ -159,8 +159,8 @@ describe("certification: preserve", () => {
       expect(checkpoints(c).map((e) => e.details?.checkpoint), callLog(c.requests())).toEqual(Array.from({ length: k }, (_, i) => i + 1));
       const first = c.requests()[before];
       // The first request after the restart already carries every earlier checkpoint, in order, and the dialogue.
-      const shown = texts(first).filter((t) => t.startsWith(CHECKPOINT_PREFIX)).map((t) => t.slice(0, CHECKPOINT_PREFIX.length + 1));
-      expect(shown).toEqual(Array.from({ length: k - 1 }, (_, i) => `${CHECKPOINT_PREFIX}${i + 1}`));
+      const shown = texts(first).filter((t) => t.startsWith(SUMMARY_PREFIX)).map((t) => t.slice(0, SUMMARY_PREFIX.length + 1));
+      expect(shown).toEqual(Array.from({ length: k - 1 }, (_, i) => `${SUMMARY_PREFIX}${i + 1}`));
       for (let u = 1; u <= k; u++) expect(conversation(first)).toContain(`USER-${u}:`);
     }
     const requests = c.requests();
@@ -169,9 +169,9 @@ describe("certification: preserve", () => {
     expect(requests.filter((r) => r.route === "preserve-continuation"), callLog(requests)).toHaveLength(3);
     // Invariant 5 on the real payloads: the conversation up to checkpoint k is identical in every later request.
     for (let k = 1; k <= 3; k++) {
-      const tag = `${CHECKPOINT_PREFIX}${k}`;
+      const tag = `${SUMMARY_PREFIX}${k}`;
       const withIt = requests.filter((r) => r.route === "main" && texts(r).some((t) => t.startsWith(tag)));
-      expect(withIt.length, `requests showing checkpoint #${k}`).toBeGreaterThan(0);
+      expect(withIt.length, `requests showing tool summary #${k}`).toBeGreaterThan(0);
       const prefix = (r: (typeof requests)[number]) => JSON.stringify(r.messages.slice(1, texts(r).findIndex((t) => t.startsWith(tag)) + 1));
       for (const later of withIt) expect(prefix(later)).toBe(prefix(withIt[0]));
     }

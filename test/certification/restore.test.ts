@@ -94,7 +94,7 @@ describe("certification: restore", () => {
     await c.finish();
   });
 
-  it("/context restore undoes a preserve checkpoint: the raw tool output is back and the checkpoint text is gone", async () => {
+  it("/context restore undoes a preserve tool summary: the raw tool output is back and the summary text is gone", async () => {
     const c = await PiCase.start("restore-preserve", {
       files: { "a.txt": textFile("FILE-A", 500), "b.txt": textFile("FILE-B", 500) },
       ledger: { strategy: "preserve" },
@@ -107,7 +107,7 @@ describe("certification: restore", () => {
     await c.prompt("Read a.txt.");
     await c.prompt("Now read b.txt.");
     expect((await c.compact()).success).toBe(true);
-    expect(c.requests(), "four turns and one checkpoint request").toHaveLength(5);
+    expect(c.requests(), "four turns and one tool summary request").toHaveLength(5);
     await c.prompt("/context restore last");
     await c.prompt("AFTER-RESTORE: go on");
     const requests = c.requests();

@@ -157,11 +157,11 @@ describe("fold across the lifecycle", () => {
     expect(JSON.stringify(notice)).toMatch(/abort|interrupt/);
   });
 
-  it("backup checkpoint names must be new, and a sibling checkpoint cannot take a pending backup name", async () => {
+  it("backup labels must be new, and a sibling context_checkpoint cannot take a pending backup label", async () => {
     h = await startHarness();
     h.script([fauxAssistantMessage([fauxToolCall("context_checkpoint", { name: "cp1" }, { id: "cp" })], { stopReason: "toolUse" }), fauxAssistantMessage("labelled")]);
     await h.session.prompt("label");
-    expect(resultOf("cp")).toContain('Checkpoint \\"cp1\\" set');
+    expect(resultOf("cp")).toContain('Label \\"cp1\\" set');
     h.script([
       () =>
         fauxAssistantMessage(

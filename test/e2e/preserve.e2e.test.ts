@@ -17,7 +17,7 @@ import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { projectBranch } from "../../src/projection/project.ts";
 import type { PreserveDetails } from "../../src/strategies/preserve/checkpoint.ts";
 import { DELTA_ONLY_SYSTEM } from "../../src/strategies/preserve/prompt.ts";
-import { checkpointReport } from "../../src/strategies/preserve/report.ts";
+import { summaryReport } from "../../src/strategies/preserve/report.ts";
 import { reserveTokens } from "../../src/strategies/preserve/reserve.ts";
 import { captureNotices, startHarness, type Harness, type HarnessOptions } from "./harness.ts";
 
@@ -66,7 +66,7 @@ const isCheckpointRequest = (context: Context) => lastText(context).startsWith("
 /** The request's system prompt, whether given as `systemPrompt` or as the leading system message. */
 const systemOf = (context: Context): string => context.systemPrompt ?? (context.messages[0]?.role === "system" ? textOf(context.messages[0]) : "");
 const isNativeSummaryRequest = (context: Context) => systemOf(context).startsWith("You are a context summarization assistant");
-const cpIndex = (r: readonly Message[], n: number) => r.findIndex((m) => textOf(m).startsWith(`[Tool Context Checkpoint #${n}`));
+const cpIndex = (r: readonly Message[], n: number) => r.findIndex((m) => textOf(m).startsWith(`[Tool summary #${n}:`));
 
 /** One provider call as the faux provider saw it. */
 interface Call {
@@ -111,7 +111,7 @@ async function start(options: Partial<HarnessOptions> = {}): Promise<void> {
 }
 
 describe("preserve e2e (Pi's default settings)", () => {
-  it("keeps the dialogue verbatim, replaces older tool traffic with append-only checkpoints and keeps checkpoint #1 byte-stable", async () => {
+  it("keeps the dialogue verbatim, replaces older tool traffic with append-only tool summaries and keeps tool summary #1 byte-stable", async () => {
     expect(reserveTokens(WINDOW)).toBe(18_823);
     await start();
     const compactionEvents: { type: string; reason?: string }[] = [];
@@ -311,7 +311,7 @@ describe("preserve e2e (Pi's default settings)", () => {
     const warning = notices.find((n) => n.type === "warning" && /larger than any summary request/.test(n.message));
     expect(warning?.message).toMatch(/written without a model/);
     expect(details.note).toMatch(/larger than any summary request/);
-    expect(checkpointReport(details)).toMatch(/^warning: one tool step/m);
+    expect(summaryReport(details)).toMatch(/^warning: one tool step/m);
   });
 
   it("manual /compact on a short session writes a checkpoint and ends as a success", async () => {
@@ -350,7 +350,7 @@ describe("preserve e2e (Pi's default settings)", () => {
     await h!.session.prompt(USER1);
     await h!.session.compact("Focus on the retry cap and the failing test");
     const [request] = callsOf("checkpoint");
-    expect(lastText(request.context)).toMatch(/Focus requested by the user for this checkpoint.*: Focus on the retry cap and the failing test/);
+    expect(lastText(request.context)).toMatch(/Focus requested by the user for this tool summary.*: Focus on the retry cap and the failing test/);
   });
 
   it("manual /compact with no raw tool state writes nothing and says so", async () => {
@@ -361,7 +361,7 @@ describe("preserve e2e (Pi's default settings)", () => {
     await h!.session.prompt(USER1);
     await expect(h!.session.compact()).rejects.toThrow(/cancelled/i);
     expect(checkpoints().length).toBe(0);
-    expect(notices.map((n) => n.message).join("\n")).toMatch(/nothing to checkpoint/);
+    expect(notices.map((n) => n.message).join("\n")).toMatch(/no tool summary: no raw tool state/);
     expect(calls.length).toBe(1);
   });
 
@@ -395,8 +395,8 @@ describe("preserve e2e (Pi's default settings)", () => {
     expect(t.rawTail).toBeGreaterThan(60_000); // the current batch (read e.ts) stays raw
     expect(t.contextAfter).toBe(t.contextBefore! - t.hidden + t.checkpoint);
     expect(t.headroom).toBe(WINDOW - t.contextAfter);
-    const report = checkpointReport(detailsOf(1));
-    for (const line of [/^context: ~[\d,]+ tok → ~[\d,]+ tok, headroom ~[\d,]+ tok$/m, /^ {2}user messages: ~/m, /^ {2}assistant answers: ~/m, /^raw tail kept: ~/m, /^ {2}tool results: ~/m, /^checkpoints: 2 total/m])
+    const report = summaryReport(detailsOf(1));
+    for (const line of [/^context: ~[\d,]+ tok → ~[\d,]+ tok, headroom ~[\d,]+ tok$/m, /^ {2}user messages: ~/m, /^ {2}assistant answers: ~/m, /^raw tail kept: ~/m, /^ {2}tool results: ~/m, /^tool summaries: 2 total/m])
       expect(report).toMatch(line);
   });
 
@@ -411,7 +411,7 @@ describe("preserve e2e (Pi's default settings)", () => {
 });
 
 describe("preserve overflow certification (Pi's default settings, 50,000-token window)", () => {
-  it("a native compaction after a checkpoint: rule-filtered summary input, then [summary, kept batch, checkpoint #1, …]", async () => {
+  it("a native compaction after a tool summary: range-filtered summary input, then [summary, kept batch, tool summary #1, …]", async () => {
     // Sizes: the reserve at 50k is 8,886, so turn_end after the second read (~42k) writes checkpoint #1 over the first
     // read. The next request is rejected as too long (the provider counted 56,172 tokens), Pi compacts natively with
     // its default keepRecentTokens (20,000), which keeps from the second read's assistant message.
@@ -449,7 +449,7 @@ describe("preserve overflow certification (Pi's default settings, 50,000-token w
     expect(messages[1].role).toBe("assistant");
     expect(requestText([messages[1]])).toContain("b1.ts");
     expect(messages.slice(2, 4).map((m) => m.role)).toEqual(["toolResult", "toolResult"]);
-    expect(textOf(messages[4])).toMatch(/^\[Tool Context Checkpoint #1/);
+    expect(textOf(messages[4])).toMatch(/^\[Tool summary #1:/);
     expect(requestText(messages)).not.toContain("MARK-A");
     const sentFrom = projectBranch(branch().slice(0, -1)).messages.filter((m) => m.role !== "system");
     expect(JSON.stringify(messages)).toBe(JSON.stringify(convertToLlm(sentFrom)));

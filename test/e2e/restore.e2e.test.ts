@@ -190,7 +190,7 @@ describe("restore e2e: compactions", () => {
     expect(hasSummary(after)).toBe(false);
   });
 
-  it("preserve: /compact checkpoints the tool traffic; `last` skips the marker compaction and restores the checkpoint, whose text leaves", async () => {
+  it("preserve: /compact summarizes the tool traffic; `last` skips the marker compaction and restores the tool summary, whose text leaves", async () => {
     h = await startHarness({ files: FILES, ledgerSettings: { strategy: "preserve" } });
     await readingSession();
     const beforeCheckpoint = lastRequest();

@@ -5,7 +5,7 @@ import { DEFAULT_SETTINGS } from "../../src/host/settings.ts";
 import { LedgerBuilder } from "../support/ledger-builder.ts";
 
 describe("/context dashboard", () => {
-  it("reports usage, checkpoints, folds and preserve checkpoints with their sizes and hidden counts", () => {
+  it("reports usage, labels, folds and tool summaries with their sizes and hidden counts", () => {
     const b = new LedgerBuilder();
     const u = b.user("start");
     b.label(u, "cp-start");
@@ -17,11 +17,11 @@ describe("/context dashboard", () => {
     session.sync({ getLeafId: () => b.leaf, getEntry: (id) => b.byId().get(id) });
     const text = renderDashboard(session, { getContextUsage: () => ({ tokens: 1234, contextWindow: 128_000, percent: 1 }) as never });
     expect(text).toContain("1,234 / 128,000 tokens (1%)");
-    expect(text).toContain("cp-start");
+    expect(text).toMatch(/labels: cp-start \(\S+\)/);
     expect(text).toMatch(/fold \S+: hides history after/);
-    expect(text).toContain(`preserve checkpoint ${preserve}: hides tool traffic`);
+    expect(text).toContain(`tool summary ${preserve}: hides tool traffic`);
     // The assistant turn under the fold, and the fold message itself under the preserve range (it is not dialogue).
-    expect(text).toMatch(/5 entries, 2 hidden by folds/);
+    expect(text).toMatch(/5 entries, 2 hidden by ranges/);
     expect(text).toContain("(itself folded later)");
   });
 
@@ -60,7 +60,7 @@ describe("/context dashboard", () => {
     const session = new LedgerSession(DEFAULT_SETTINGS);
     session.sync({ getLeafId: () => b.leaf, getEntry: (id) => b.byId().get(id) });
     const text = renderDashboard(session, { getContextUsage: () => undefined });
-    expect(text).toContain(`compaction ${marker}: preserve checkpoint marker (manual /compact; hides nothing)`);
+    expect(text).toContain(`compaction ${marker}: preserve marker (manual /compact; hides nothing)`);
   });
 });
 

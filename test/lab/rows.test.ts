@@ -9,7 +9,7 @@ import { chars, Ledger } from "./fixtures.ts";
 
 describe("preserve row", () => {
   it("when the dialogue alone outgrows the window, the request overflows and Pi compacts natively, as the host lets it", async () => {
-    // 50 turns of prose only (1,000 tokens each): no tool traffic for a Tool Context checkpoint to take.
+    // 50 turns of prose only (1,000 tokens each): no tool traffic for a tool summary to take.
     const l = new Ledger();
     for (let i = 0; i < 50; i++) {
       l.user(`${i}: ${chars(1996, "u")}`);

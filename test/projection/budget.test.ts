@@ -58,7 +58,7 @@ describe("notice text", () => {
     const text = renderBudgetNotice(150_000, threshold, true);
     expect(text).toContain("~150,000 tokens");
     expect(text).toContain(`${threshold.tokens.toLocaleString("en-US")}-token point (window 200,000)`);
-    expect(text).toContain("Tool Context checkpoint");
+    expect(text).toContain("replaced by a tool summary");
     expect(text).toMatch(/context_compact.*context_timeline/);
     expect(renderBudgetNotice(150_000, threshold, false)).not.toContain("context_compact");
   });

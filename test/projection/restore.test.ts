@@ -114,7 +114,7 @@ describe("restore facts in the projection", () => {
     expect(liveView(b)).toBe(view(b));
   });
 
-  it("a preserve checkpoint restored whole returns the tool traffic it replaced, also when a compaction is undone later", () => {
+  it("a preserve tool summary restored whole returns the tool traffic it replaced, also when a compaction is undone later", () => {
     const b = new LedgerBuilder();
     b.user("USER-1");
     b.tool("bash", {}, "OLD-TOOL");
@@ -147,7 +147,7 @@ function checkpoint(b: LedgerBuilder, throughId: string, content: string, n: num
   return id;
 }
 
-describe("restores and preserve checkpoint markers", () => {
+describe("restores and preserve markers", () => {
   /** A native compaction, then a preserve checkpoint written by a manual /compact and the marker Pi appends. */
   function compactedThenMarked(markerKeepsFrom?: string) {
     const b = new LedgerBuilder();
@@ -166,7 +166,7 @@ describe("restores and preserve checkpoint markers", () => {
     return { b, c, cp, m, kept, beforeCompaction };
   }
 
-  it("a marker is no act: it is not listed, `last` names the checkpoint, and naming it points to the checkpoint", () => {
+  it("a marker is no act: it is not listed, `last` names the tool summary, and naming it points to the tool summary", () => {
     const { b, c, cp, m } = compactedThenMarked();
     const p = path(b);
     const state = foldBranch(p);
@@ -175,7 +175,7 @@ describe("restores and preserve checkpoint markers", () => {
     expect(last.ok && last.act.id).toBe(cp);
     const named = resolveRestoreTarget(m, p, state);
     expect(named.ok).toBe(false);
-    expect(!named.ok && named.error).toMatch(/manual \/compact and hides nothing.*restore preserve checkpoint #1/);
+    expect(!named.ok && named.error).toMatch(/manual \/compact and hides nothing.*restore tool summary #1/);
     // A restore fact naming the marker anyway (hand-written) changes nothing.
     const prior = view(b);
     b.restore(m, "compaction");
@@ -215,7 +215,7 @@ describe("restores and preserve checkpoint markers", () => {
     expect(text(b)).toContain("OLD-USER");
   });
 
-  it("revoking a preserve checkpoint gives back the reasoning of the answers it covered, in both views", () => {
+  it("revoking a preserve tool summary gives back the reasoning of the answers it covered, in both views", () => {
     const b = new LedgerBuilder();
     b.user("USER-1");
     b.tool("bash", {}, "OLD-TOOL");

@@ -75,7 +75,7 @@ export function showReport(path: string, entries: readonly SessionEntry[], malfo
     } else if (isLedgerEntry(entry) && (entry.type === "custom" || entry.type === "custom_message")) {
       facts.push({ id: entry.id, type: entry.customType, what: entry.type === "custom_message" ? oneLine(textOf(entry.content), 80) : oneLine(JSON.stringify(entry.data ?? {}), 80) });
     }
-    if (labels[entry.id]) facts.push({ id: entry.id, type: "checkpoint", what: `label "${labels[entry.id]}"` });
+    if (labels[entry.id]) facts.push({ id: entry.id, type: "label", what: `label "${labels[entry.id]}"` });
     if (entry.type === "message" && entry.message.role === "user") timeline.push({ id: entry.id, timestamp: entry.timestamp, what: `user: ${oneLine(textOf(entry.message.content))}` });
     else if (entry.type === "compaction" || isFoldEntry(entry)) timeline.push({ id: entry.id, timestamp: entry.timestamp, what: facts[facts.length - 1]?.type ?? entry.type });
     else if (entry.type === "model_change") timeline.push({ id: entry.id, timestamp: entry.timestamp, what: `model: ${entry.provider}/${entry.modelId}` });
@@ -116,7 +116,7 @@ export function renderShow(report: ShowReport): string {
     ``,
     `facts (${report.facts.length}):`,
   );
-  if (!report.facts.length) lines.push(`  none: no compactions, folds or checkpoints on this branch`);
+  if (!report.facts.length) lines.push(`  none: no compactions, folds or labels on this branch`);
   for (const f of report.facts) lines.push(`  ${terminalSafe(f.id)}  ${terminalSafe(f.type)}: ${terminalSafe(f.what)}`);
   lines.push(``, `timeline (${report.timeline.length}):`);
   for (const t of report.timeline) lines.push(`  ${terminalSafe(String(t.timestamp).slice(0, 19).replace("T", " "))}  ${terminalSafe(t.id)}  ${terminalSafe(t.what)}`);

@@ -87,36 +87,36 @@ export class FoldCoordinator {
       description:
         "Fold the conversation after `target` into your `summary`, to free context space once a piece of work is finished. " +
         "Everything after the target (including this call) leaves your context at the end of this step and is replaced by the summary; " +
-        "the full history stays recoverable with the context_* recall tools. `target` is a checkpoint name, an entry id from " +
+        "the full history stays recoverable with the context_* recall tools. `target` is a label set with context_checkpoint, an entry id from " +
         "context_timeline, or `root` (the start of the current context). Write the summary as a handoff: goal, decisions, current state, " +
         "exact facts still needed (paths, commands, errors), next steps. Optionally name a `backupCheckpoint` to label the pre-fold position. " +
         "Call it at most once per step.",
-      promptSnippet: "Fold finished work after a checkpoint into a summary",
+      promptSnippet: "Fold finished work after a label or entry into a summary",
       parameters: Type.Object({
-        target: Type.String({ description: "Checkpoint name, entry id from context_timeline, or root" }),
+        target: Type.String({ description: "Label, entry id from context_timeline, or root" }),
         summary: Type.String({ description: "Handoff summary that replaces the folded history" }),
-        backupCheckpoint: Type.Optional(Type.String({ description: "Optional checkpoint name for the position before folding" })),
+        backupCheckpoint: Type.Optional(Type.String({ description: "Optional new label for the position before folding" })),
       }),
       execute: async (toolCallId, params, _signal, _onUpdate, ctx) => this.requestFold(toolCallId, params, ctx),
     });
     kit.registerTool({
       name: "context_checkpoint",
-      label: "Context checkpoint",
+      label: "Context label",
       description:
-        "Label the current position with a checkpoint name, so a later context_compact can fold everything after it. " +
-        "Names must be new: not root, not an entry id, not an existing checkpoint.",
+        "Set a label on the current position, so a later context_compact can fold everything after it. " +
+        "A label must be new: not root, not an entry id, not an existing label.",
       promptSnippet: "Label the current position for a later context_compact",
-      parameters: Type.Object({ name: Type.String({ description: "New checkpoint name" }) }),
+      parameters: Type.Object({ name: Type.String({ description: "New label" }) }),
       execute: async (toolCallId, params, _signal, _onUpdate, ctx) => this.checkpoint(toolCallId, params.name, ctx),
     });
     kit.registerTool({
       name: "context_timeline",
       label: "Context timeline",
       description:
-        "Show the entries currently in your context, oldest first, with their ids and checkpoint names. Entries marked " +
+        "Show the entries currently in your context, oldest first, with their ids and labels. Entries marked " +
         "'compacted: not a compact target' are already folded or summarized and cannot be used as a context_compact target. " +
         "A long timeline is paged: the first page holds the newest entries; its cursor leads to earlier ones.",
-      promptSnippet: "List context entries and checkpoints usable as compact targets",
+      promptSnippet: "List context entries and labels usable as compact targets",
       parameters: Type.Object({ cursor: Type.Optional(Type.String({ description: "Cursor from the previous page, for earlier entries" })) }),
       execute: async (_toolCallId, params, _signal, _onUpdate, ctx) => {
         const session = this.session();
@@ -230,9 +230,9 @@ export class FoldCoordinator {
     const problem = checkName(name, view, this.pendingNames);
     if (problem) throw new Error(problem);
     const existing = ctx.sessionManager.getLabel(request.entryId);
-    if (existing) throw new Error(`this position already has the checkpoint ${quoted(existing)}; relabelling would lose it. Use that name.`);
+    if (existing) throw new Error(`this position already has the label ${quoted(existing)}; relabelling would lose it. Use that label.`);
     this.kit.setLabel(request.entryId, name);
-    return { content: [{ type: "text" as const, text: `Checkpoint "${name}" set at entry ${request.entryId}.` }], details: { entryId: request.entryId } };
+    return { content: [{ type: "text" as const, text: `Label "${name}" set at entry ${request.entryId}.` }], details: { entryId: request.entryId } };
   }
 
   /** turn_end boundary: the step's fold request plans now (or cancels), and its facts go to Pi with this boundary. */

@@ -65,10 +65,10 @@ export const ALREADY_COMPACTED = "inside history that was already compacted";
 
 export type TargetResolution = { ok: true; afterId: string | null; label?: string } | { ok: false; error: string };
 
-/** Resolve a checkpoint name first (newest on the path, then elsewhere), then an entry id. */
+/** Resolve a label first (newest on the path, then elsewhere), then an entry id. */
 export function resolveTarget(target: string, view: FoldView): { id: string | null; label?: string } | { error: string } {
   const name = target.trim();
-  if (!name) return { error: "target is empty; pass a checkpoint name, an entry id from context_timeline, or root" };
+  if (!name) return { error: "target is empty; pass a label, an entry id from context_timeline, or root" };
   if (name === "root") return { id: null };
   let newest = -1;
   for (const [id, label] of Object.entries(view.labels)) {
@@ -91,13 +91,13 @@ export function validateTarget(target: string, requestEntryId: string, view: Fol
   const id = resolved.id;
   const shown = `target ${quoted(target)}`;
   if (!view.exists(id))
-    return { ok: false, error: `${shown} was not found. Use a checkpoint name or an entry id listed by context_timeline, or root.` };
+    return { ok: false, error: `${shown} was not found. Use a label or an entry id listed by context_timeline, or root.` };
   const at = view.indexOf(id);
   if (at < 0) return { ok: false, error: `${shown} is not on the current branch.` };
   const request = view.indexOf(requestEntryId);
   if (request >= 0 && at >= request) return { ok: false, error: `${shown} must come before the message that asks to compact.` };
   if (view.isFolded(id) || at < contextStartIndex(view))
-    return { ok: false, error: `${shown} is ${ALREADY_COMPACTED}. Pick a later checkpoint or root.` };
+    return { ok: false, error: `${shown} is ${ALREADY_COMPACTED}. Pick a later label or entry, or root.` };
   // The latest compaction's summary leads the context, ahead of the kept tail that precedes it on the path.
   // Folding after it in context order is folding from the start of the context: the summary itself stays.
   if (at === latestCompactionIndex(view)) return { ok: true, afterId: null, ...(resolved.label ? { label: resolved.label } : {}) };
@@ -105,22 +105,22 @@ export function validateTarget(target: string, requestEntryId: string, view: Fol
 }
 
 /** Name rules shared by `context_checkpoint` and `backupCheckpoint`. Returns an error message or undefined. */
-/** Longest checkpoint name accepted: a name is a handle, shown on one timeline line. */
+/** Longest label accepted: a name is a handle, shown on one timeline line. */
 export const MAX_NAME_CHARS = 100;
 /** C0 and C1 controls (newline, escape, NUL, …) and the Unicode line and paragraph separators. */
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
 export function checkName(name: string, view: FoldView, pendingNames: ReadonlySet<string> = new Set()): string | undefined {
   const trimmed = name.trim();
-  if (!trimmed) return "checkpoint name must not be empty";
-  if (name.length > MAX_NAME_CHARS) return `checkpoint name must be at most ${MAX_NAME_CHARS} characters (got ${name.length})`;
+  if (!trimmed) return "label must not be empty";
+  if (name.length > MAX_NAME_CHARS) return `label must be at most ${MAX_NAME_CHARS} characters (got ${name.length})`;
   // A newline would forge a line in context_timeline; escapes and NUL would reach terminals and logs.
-  if (CONTROL.test(name)) return `checkpoint name must not contain control characters (newlines, tabs, escapes, NUL): ${quoted(name)}`;
-  if (trimmed !== name) return "checkpoint name must not start or end with whitespace";
+  if (CONTROL.test(name)) return `label must not contain control characters (newlines, tabs, escapes, NUL): ${quoted(name)}`;
+  if (trimmed !== name) return "label must not start or end with whitespace";
   if (name === "root") return `"root" is reserved for the start of the context`;
-  if (view.exists(name)) return `"${name}" is already an entry id; choose another name`;
+  if (view.exists(name)) return `"${name}" is already an entry id; choose another label`;
   if (Object.values(view.labels).includes(name) || view.labelledElsewhere(name).length || pendingNames.has(name))
-    return `a checkpoint named "${name}" already exists`;
+    return `a label "${name}" already exists`;
   return undefined;
 }
 

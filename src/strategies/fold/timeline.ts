@@ -49,7 +49,7 @@ export function timelineRows(view: FoldView): { id: string; line: string }[] {
     if (!shown) continue;
     const label = view.labels[entry.id];
     const marks: string[] = [];
-    if (label) marks.push(`checkpoint "${label}"`);
+    if (label) marks.push(`label "${label}"`);
     const revokedBy = view.revokedBy?.(entry.id);
     if (revokedBy) marks.push(`revoked by restore ${revokedBy}`);
     // A compaction entry itself stays in context even though it sits after the kept range it starts.

@@ -1,4 +1,4 @@
-// Builds the one custom message a preserve checkpoint appends: the Tool Context text, the constant-size
+// Builds the one custom message a preserve tool summary appends: the Tool Context text, the constant-size
 // keepDialogue range rule and the token accounting. Pure: no I/O.
 import { LedgerType, type FoldRange, type SessionEntry } from "../../log/entries.ts";
 import { estimateTextTokens } from "../../projection/tokens.ts";
@@ -68,7 +68,7 @@ export interface PreserveDraft {
 
 /** The model-visible text: a one-line label, then the Tool Context body. */
 export function checkpointContent(checkpoint: number, body: string): string {
-  return `[Tool Context Checkpoint #${checkpoint}: older tool calls and results are summarized here; the conversation is kept verbatim]\n\n${body.trim()}`;
+  return `[Tool summary #${checkpoint}: older tool calls and results are summarized here; the conversation is kept verbatim]\n\n${body.trim()}`;
 }
 
 /** Build the draft from a fitted delta and a checkpoint body. */
@@ -132,7 +132,7 @@ export type ExtractiveResult = { ok: true; draft: PreserveDraft } | { ok: false;
  */
 export function extractiveCheckpoint(branch: readonly SessionEntry[], limitId: string, budget = Number.POSITIVE_INFINITY, contextBefore: number | null = null): ExtractiveResult {
   const delta = selectDelta(branch, limitId);
-  if (!delta) return { ok: false, error: "the checkpoint boundary is not on the branch" };
+  if (!delta) return { ok: false, error: "the tool summary boundary is not on the branch" };
   return extractiveFromDelta(delta, budget, contextBefore);
 }
 

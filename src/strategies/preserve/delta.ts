@@ -137,7 +137,7 @@ export type FitResult =
  * closed: dropping it silently would lose tool evidence nobody summarized.
  */
 export function fitDelta(delta: Delta, budget: number, cost: (unit: DeltaUnit) => number): FitResult {
-  if (!delta.units.length) return { ok: false, error: "there is no technical state to checkpoint" };
+  if (!delta.units.length) return { ok: false, error: "there is no technical state to summarize" };
   let used = 0;
   let n = 0;
   for (const unit of delta.units) {
@@ -150,7 +150,7 @@ export function fitDelta(delta: Delta, budget: number, cost: (unit: DeltaUnit) =
     const first = delta.units[0];
     return {
       ok: false,
-      error: `a single tool step (${first.entryIds.length} entries, ~${cost(first)} tokens, user message ${first.ordinal}) does not fit the summary request budget of ~${budget} tokens; nothing was checkpointed`,
+      error: `a single tool step (${first.entryIds.length} entries, ~${cost(first)} tokens, user message ${first.ordinal}) does not fit the summary request budget of ~${budget} tokens; nothing was summarized`,
     };
   }
   const included = delta.units.slice(0, n);

@@ -28,7 +28,7 @@ import {
   unitFitCost,
   type ReplyVerdict,
 } from "./prompt.ts";
-import { checkpointCardLine, checkpointReport } from "./report.ts";
+import { summaryCardLine, summaryReport } from "./report.ts";
 import { liveRequestOptions } from "./request-options.ts";
 import { checkpointDue } from "./due.ts";
 import { reserveTokens } from "./reserve.ts";
@@ -89,10 +89,10 @@ export class PreserveHost {
     this.shim = kit.manualCompactSwitch();
   }
 
-  /** The checkpoint card: one line in the transcript; expanded, the token accounting and the text. */
+  /** The tool summary card: one line in the transcript; expanded, the token accounting and the text. */
   register(): void {
     this.kit.registerMessageCard<PreserveDetails>(LedgerType.preserve, ({ content, details }, options) =>
-      options.expanded ? (details ? `${checkpointReport(details)}\n\n${content}` : content) : checkpointCardLine(details),
+      options.expanded ? (details ? `${summaryReport(details)}\n\n${content}` : content) : summaryCardLine(details),
     );
   }
 
@@ -174,7 +174,7 @@ export class PreserveHost {
     run.abortOn(ctx.signal);
     const decision = await run.decided();
     if (decision.state !== "validated") {
-      if (decision.reason && !ctx.signal?.aborted) ctx.ui.notify(`context-ledger: preserve checkpoint skipped: ${decision.reason}`, "warning");
+      if (decision.reason && !ctx.signal?.aborted) ctx.ui.notify(`context-ledger: preserve: tool summary skipped: ${decision.reason}`, "warning");
       return undefined;
     }
     session.expectStored(run, decision.facts);
@@ -216,7 +216,7 @@ export class PreserveHost {
       const { moment, ctx } = request;
       if (moment.type === "turn_end") {
         const boundary = this.boundary(moment.event, ctx);
-        if (!boundary) return { ok: false, reason: "nothing to checkpoint at this boundary" };
+        if (!boundary) return { ok: false, reason: "no tool state to summarize at this boundary" };
         const outcome = await this.write(boundary.delta, boundary.branch, ctx, {
           contextWindow: boundary.contextWindow,
           contextBefore: boundary.usageTokens,
@@ -244,8 +244,8 @@ export class PreserveHost {
     const lowered = event.preparation.settings.keepRecentTokens === 1;
     const delta = selectDelta(branch, limitId);
     if (!delta?.units.length) {
-      if (!lowered) return { ok: false, reason: "no raw tool state since the last checkpoint" };
-      ctx.ui.notify("context-ledger: nothing to checkpoint: no raw tool state since the last checkpoint, and preserve keeps the dialogue verbatim.", "info");
+      if (!lowered) return { ok: false, reason: "no raw tool state since the last tool summary" };
+      ctx.ui.notify("context-ledger: no tool summary: no raw tool state since the last one, and preserve keeps the dialogue verbatim.", "info");
       return { ok: true, plan: { declineCompaction: true } };
     }
     const usage = ctx.getContextUsage();
@@ -270,14 +270,14 @@ export class PreserveHost {
     };
   }
 
-  /** The model that writes checkpoints: `preserve.summaryModel`, else `plannerModel`, else the active model. */
+  /** The model that writes tool summaries: `preserve.summaryModel`, else `plannerModel`, else the active model. */
   private summaryModel(ctx: ExtensionContext): AnyModel | undefined {
     const options = this.kit.options();
     const configured = options.summaryModel ?? this.session().settings.plannerModel;
     const model = this.kit.resolveModel(ctx, configured) as AnyModel | undefined;
     if (configured && !model) {
       const key = options.summaryModel ? "contextLedger.preserve.summaryModel" : "contextLedger.plannerModel";
-      this.warnOnce(ctx, `model:${configured}`, `context-ledger: ${key} "${configured}" is not available; preserve checkpoints use the active model.`);
+      this.warnOnce(ctx, `model:${configured}`, `context-ledger: ${key} "${configured}" is not available; preserve writes its tool summaries with the active model.`);
       return ctx.model as AnyModel | undefined;
     }
     return model;
@@ -340,7 +340,7 @@ export class PreserveHost {
       // needs no request, so it still records that unit's evidence; the raw entries stay recoverable by recall tools.
       if (!delta.units.length) return { ok: false, error: fitted.error };
       const first = delta.units[0];
-      const note = `one tool step (~${unitFitCost(first).toLocaleString("en-US")} tokens) is larger than any summary request (~${Math.max(0, fitBudget).toLocaleString("en-US")} tokens), so this checkpoint was written without a model`;
+      const note = `one tool step (~${unitFitCost(first).toLocaleString("en-US")} tokens) is larger than any summary request (~${Math.max(0, fitBudget).toLocaleString("en-US")} tokens), so this tool summary was written without a model`;
       ctx.ui.notify(`context-ledger: ${note}; its raw output stays recoverable with context_grep and context_show_entry.`, "warning");
       return { ok: true, draft: draftOf(delta.units, [], delta.limitId, writeExtractiveCheckpoint(delta.units), "extractive", 0, note) };
     }

@@ -32,8 +32,8 @@ export function formatInstructions(ordinals: readonly number[]): string {
     "- Unresolved: open errors, failing checks, unanswered questions. Write `- (none)` when there are none.",
     "- Use the absolute user-message numbers given; never renumber them.",
     "- Do not quote or paraphrase the user's messages: they stay in the conversation verbatim.",
-    "- Earlier Tool Context checkpoints are final. Do not repeat, merge, correct or extend them; cover only the new work.",
-    "- Do not call tools. Write only the checkpoint.",
+    "- Earlier tool summaries are final. Do not repeat, merge, correct or extend them; cover only the new work.",
+    "- Do not call tools. Write only the tool summary.",
   ].join("\n");
 }
 
@@ -43,8 +43,8 @@ export function formatInstructions(ordinals: readonly number[]): string {
  */
 export function continuationAsk(checkpoint: number, ordinals: readonly number[], focus?: string): string {
   return [
-    `[Context maintenance, not a user request] Write Tool Context Checkpoint #${checkpoint}.`,
-    `It replaces the tool calls, tool results and intermediate assistant turns since the previous checkpoint; they belong to user message(s) ${ordinalList(ordinals)}.`,
+    `[Context maintenance, not a user request] Write tool summary #${checkpoint}.`,
+    `It replaces the tool calls, tool results and intermediate assistant turns since the previous tool summary; they belong to user message(s) ${ordinalList(ordinals)}.`,
     ...focusLines(focus),
     "",
     formatInstructions(ordinals),
@@ -59,12 +59,12 @@ function focusLines(focus: string | undefined): string[] {
   const text = focus?.trim();
   if (!text) return [];
   const clipped = text.length > MAX_FOCUS_CHARS ? `${text.slice(0, MAX_FOCUS_CHARS)}…` : text;
-  return ["", `Focus requested by the user for this checkpoint (keep the format below): ${clipped}`];
+  return ["", `Focus requested by the user for this tool summary (keep the format below): ${clipped}`];
 }
 
 /** System prompt of the delta-only request: short, because this request shares no cache anyway. */
 export const DELTA_ONLY_SYSTEM =
-  "You condense a coding agent's tool activity into a Tool Context Checkpoint. The agent keeps the conversation itself; your text replaces only the tool traffic shown to you.";
+  "You condense a coding agent's tool activity into a tool summary. The agent keeps the conversation itself; your text replaces only the tool traffic shown to you.";
 
 const RESULT_LABEL = "tool result";
 
@@ -116,7 +116,7 @@ export function deltaOnlyRequest(checkpoint: number, ordinals: readonly number[]
   return {
     system: DELTA_ONLY_SYSTEM,
     prompt: [
-      `Write Tool Context Checkpoint #${checkpoint} for the tool activity below (user message(s) ${ordinalList(ordinals)}).`,
+      `Write tool summary #${checkpoint} for the tool activity below (user message(s) ${ordinalList(ordinals)}).`,
       ...focusLines(focus),
       "",
       formatInstructions(ordinals),
@@ -204,10 +204,10 @@ export type ReplyVerdict = { ok: true; body: string } | { ok: false; reason: str
 export function judgeReply(reply: SummaryReply, maxTokens: number): ReplyVerdict {
   if (reply.stopReason === "error" || reply.stopReason === "aborted") return { ok: false, reason: reply.errorMessage ?? reply.stopReason, textOnlyRetry: false };
   if (reply.stopReason === "length") return { ok: false, reason: "the summary stopped at its length limit", textOnlyRetry: false };
-  if (reply.toolCalls > 0) return { ok: false, reason: "the reply called a tool instead of writing the checkpoint", textOnlyRetry: true };
+  if (reply.toolCalls > 0) return { ok: false, reason: "the reply called a tool instead of writing the tool summary", textOnlyRetry: true };
   if (!reply.text.trim()) return { ok: false, reason: "the reply had no visible text", textOnlyRetry: true };
   const size = estimateTextTokens(reply.text);
   if (size > maxTokens) return { ok: false, reason: `the reply (~${size} tokens) is larger than the output cap of ${maxTokens} tokens`, textOnlyRetry: false };
   const body = normalizeCheckpointText(reply.text);
-  return body ? { ok: true, body } : { ok: false, reason: "the reply was not a Tool Context checkpoint", textOnlyRetry: false };
+  return body ? { ok: true, body } : { ok: false, reason: "the reply was not a tool summary", textOnlyRetry: false };
 }

@@ -1,4 +1,4 @@
-// What the user reads about a preserve checkpoint: a one-line card and, expanded, the token accounting in the
+// What the user reads about a preserve tool summary: a one-line card and, expanded, the token accounting in the
 // original extension's breakdown. Pure: no I/O; reads only the numbers persisted in `details`.
 import type { PreserveDetails } from "./checkpoint.ts";
 
@@ -10,22 +10,22 @@ const WRITERS: Record<PreserveDetails["writer"], string> = {
   extractive: "written without a model",
 };
 
-/** The one-line card: checkpoint number, hidden tokens → checkpoint size, and who wrote it. */
-export function checkpointCardLine(details: PreserveDetails | undefined): string {
-  if (!details) return "Tool Context checkpoint";
+/** The one-line card: summary number, hidden tokens → summary size, and who wrote it. */
+export function summaryCardLine(details: PreserveDetails | undefined): string {
+  if (!details) return "Tool summary";
   const t = details.tokens;
   const carried = t.carried ? `, ~${t.carried.toLocaleString("en-US")} kept raw` : "";
   const note = details.note ? ` ⚠ ${details.note}` : "";
-  return `Tool Context checkpoint #${details.checkpoint}: ${tok(t.hidden)} of tool traffic → ${tok(t.checkpoint)} (${details.writer}${carried})${note}`;
+  return `Tool summary #${details.checkpoint}: ${tok(t.hidden)} of tool traffic → ${tok(t.checkpoint)} (${details.writer}${carried})${note}`;
 }
 
-/** The accounting block shown when the card is expanded. Older checkpoints without the full breakdown get a short form. */
-export function checkpointReport(details: PreserveDetails): string {
+/** The accounting block shown when the card is expanded. Older summaries without the full breakdown get a short form. */
+export function summaryReport(details: PreserveDetails): string {
   const t = details.tokens;
-  const lines = [`[preserve] Tool Context checkpoint #${details.checkpoint} (${WRITERS[details.writer]})`];
+  const lines = [`[preserve] Tool summary #${details.checkpoint} (${WRITERS[details.writer]})`];
   if (details.note) lines.push(`warning: ${details.note}`);
   if (!t.compacted || !t.dialogue) {
-    lines.push(`compacted: ${tok(t.hidden)}`, `checkpoint: ${tok(t.checkpoint)}`);
+    lines.push(`compacted: ${tok(t.hidden)}`, `tool summary: ${tok(t.checkpoint)}`);
     return lines.join("\n");
   }
   const before = t.contextBefore === null ? "unknown" : tok(t.contextBefore);
@@ -37,13 +37,13 @@ export function checkpointReport(details: PreserveDetails): string {
     `  tool results: ${tok(t.compacted.toolResults)}`,
     `  reasoning: ${tok(t.compacted.reasoning)}`,
     `  other: ${tok(t.compacted.other)}`,
-    `raw tail kept: ${tok(t.rawTail)}${t.carried ? ` (${tok(t.carried)} did not fit this checkpoint)` : ""}`,
+    `raw tail kept: ${tok(t.rawTail)}${t.carried ? ` (${tok(t.carried)} did not fit this tool summary)` : ""}`,
     `raw technical state before: ${tok(t.raw)}`,
     "",
     "preserved dialogue:",
     `  user messages: ${tok(t.dialogue.user)}`,
     `  assistant answers: ${tok(t.dialogue.assistant)}`,
-    `checkpoints: ${t.checkpoints.count + 1} total, ${tok(t.checkpoints.tokens + t.checkpoint)}`,
+    `tool summaries: ${t.checkpoints.count + 1} total, ${tok(t.checkpoints.tokens + t.checkpoint)}`,
     `  earlier: ${t.checkpoints.count}, ${tok(t.checkpoints.tokens)}`,
     `  #${details.checkpoint} (new): ${tok(t.checkpoint)}`,
   );

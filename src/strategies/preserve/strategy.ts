@@ -12,16 +12,16 @@ export const preserveStrategy = {
   // The window is kept at step boundaries, so Pi's threshold compaction is declined; an overflow already failed a
   // request, and only Pi's summary can shrink a context that is all dialogue.
   // Checkpoints start at its own reserve curve, before Pi would compact.
-  budget: { action: "older tool calls and results are replaced by a Tool Context checkpoint while the dialogue stays verbatim", ownThreshold: triggerTokens },
+  budget: { action: "older tool calls and results are replaced by a tool summary while the dialogue stays verbatim", ownThreshold: triggerTokens },
   routes: { turnEnd: "plan", manual: "plan", threshold: "cancel", overflow: "native" },
   scope: "configured",
-  facts: { [LedgerType.preserve]: "preserve checkpoint" },
+  facts: { [LedgerType.preserve]: "tool summary" },
   settings: preserveSettings,
   lab: [
     {
       id: "preserve",
       label: "preserve (extractive)",
-      note: "preserve strategy: dialogue verbatim, older tool traffic replaced by append-only Tool Context checkpoints (extractive writer, no model call)",
+      note: "preserve strategy: dialogue verbatim, older tool traffic replaced by append-only tool summaries (extractive writer, no model call)",
       replay: { engine: "boundary", step: extractiveCheckpointAt },
     },
   ],

@@ -42,7 +42,7 @@ export const preserveContinuationRoute = (replies: ScriptReply[]): ScriptRoute =
 /** `preserve`'s delta-only checkpoint request. */
 export const preserveDeltaRoute = (replies: ScriptReply[]): ScriptRoute => ({ name: "preserve-delta", match: { system: firstLine(DELTA_ONLY_SYSTEM) }, replies });
 
-/** A well-formed Tool Context checkpoint body, as a model would write it. */
+/** A well-formed preserve tool summary body, as a model would write it. */
 export function toolContext(userMessage: number, finding: string): ScriptReply {
   return { text: `## Tool Context\n### User message ${userMessage}\n#### Findings\n- ${finding}\n\n#### Changes & Validation\n- (none)\n\n#### Unresolved\n- (none)` };
 }

@@ -1,5 +1,5 @@
 // Hostile and edge inputs to the pure fold rules: forged delimiters in sibling output, context-tool scripts,
-// oversized summaries, unusable checkpoint names, and context order after a native compaction.
+// oversized summaries, unusable labels, and context order after a native compaction.
 import { describe, expect, it } from "vitest";
 import { projectBranch } from "../../../src/projection/project.ts";
 import { LiveLedger } from "../../../src/projection/live-ledger.ts";
@@ -74,7 +74,7 @@ describe("summary size", () => {
   });
 });
 
-describe("checkpoint names", () => {
+describe("labels set by context_checkpoint", () => {
   const b = new LedgerBuilder();
   b.user("x");
   const v = view(b);

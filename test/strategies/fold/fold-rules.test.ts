@@ -22,7 +22,7 @@ function view(b: LedgerBuilder, elsewhere: Record<string, string[]> = {}): FoldV
 }
 
 describe("fold target rules", () => {
-  it("checkpoint names resolve before entry ids, newest on the path first, then other branches", () => {
+  it("labels resolve before entry ids, newest on the path first, then other branches", () => {
     const b = new LedgerBuilder();
     const u1 = b.user("one");
     const u2 = b.user("two");
@@ -78,7 +78,7 @@ describe("fold target rules", () => {
 });
 
 describe("timeline", () => {
-  it("marks folded and pre-compaction entries, never root, and shows checkpoint names", () => {
+  it("marks folded and pre-compaction entries, never root, and shows labels", () => {
     const b = new LedgerBuilder();
     const old = b.user("before compaction");
     const kept = b.user("kept one");
@@ -93,7 +93,7 @@ describe("timeline", () => {
     expect(text.split("\n")[0]).not.toContain(NOT_A_TARGET);
     expect(line(old)).toContain(NOT_A_TARGET);
     expect(line(folded)).toContain(NOT_A_TARGET);
-    expect(line(kept)).toContain('checkpoint "cp"');
+    expect(line(kept)).toContain('label "cp"');
     expect(line(kept)).not.toContain(NOT_A_TARGET);
     expect(line(a)).not.toContain(NOT_A_TARGET);
   });

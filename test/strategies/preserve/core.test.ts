@@ -222,9 +222,9 @@ describe("extractive writer", () => {
 });
 
 describe("summary requests", () => {
-  it("the continuation ask names the exact ordinals and forbids touching earlier checkpoints", () => {
+  it("the continuation ask names the exact ordinals and forbids touching earlier tool summaries", () => {
     const ask = continuationAsk(3, [4, 7]);
-    expect(ask).toContain("Checkpoint #3");
+    expect(ask).toContain("tool summary #3");
     expect(ask).toContain("user message(s) 4, 7");
     expect(ask).toContain("### User message 4");
     expect(ask).toContain("### User message 7");
@@ -260,14 +260,14 @@ describe("summary requests", () => {
   });
 });
 
-describe("checkpoint draft and its place in the model view", () => {
-  it("carries a versioned keepDialogue rule, the ordinals, the writer and the accounting", () => {
+describe("tool summary draft and its place in the model view", () => {
+  it("carries a versioned keepDialogue range, the ordinals, the writer and the accounting", () => {
     const { b, ids } = twoRequests();
     const result = extractiveCheckpoint(b.entries, ids.r3, Number.POSITIVE_INFINITY, 9_000);
     if (!result.ok) throw new Error(result.error);
     const { draft } = result;
     expect(draft.customType).toBe(LedgerType.preserve);
-    expect(draft.content.startsWith("[Tool Context Checkpoint #1")).toBe(true);
+    expect(draft.content.startsWith("[Tool summary #1:")).toBe(true);
     expect(draft.details).toMatchObject({
       v: 1,
       strategy: "preserve",
