@@ -1,9 +1,9 @@
 // The /context dashboard: a plain-text report of the branch as the ledger sees it.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { textOf } from "../log/entries.ts";
-import { FoldMask } from "../projection/fold-rules.ts";
+import { RangeMask } from "../projection/ranges.ts";
 import type { LiveLedger } from "../projection/live-ledger.ts";
-import { keptFrom, type FoldRule } from "../projection/ledger-state.ts";
+import { keptFrom, type RangeRule } from "../projection/ledger-state.ts";
 import { entryMessages } from "../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../projection/tokens.ts";
 import { PLUGINS } from "../strategies/registry.ts";
@@ -24,9 +24,9 @@ function nameOf(live: LiveLedger, id: string | null): string {
   return label ? `"${label}" (${id})` : id;
 }
 
-/** Entries one fold rule hides on the path, and their estimated tokens (exemptions honoured). */
-function hiddenBy(live: LiveLedger, rule: FoldRule): { entries: number; tokens: number } {
-  const mask = new FoldMask([rule], { indexOf: (id) => live.indexOf(id), get: (id) => live.getEntry(id) });
+/** Entries one range hides on the path, and their estimated tokens (exemptions honoured). */
+function hiddenBy(live: LiveLedger, rule: RangeRule): { entries: number; tokens: number } {
+  const mask = new RangeMask([rule], { indexOf: (id) => live.indexOf(id), get: (id) => live.getEntry(id) });
   const from = rule.afterId === null ? 0 : live.indexOf(rule.afterId) + 1;
   const through = live.indexOf(rule.throughId);
   let entries = 0;
@@ -57,12 +57,12 @@ export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionConte
   if (options.details) lines.push(`  estimator calibration x${session.calibration.ratio.toFixed(2)} (${session.calibration.samples} samples)`);
   let hidden = 0;
   live.entries.forEach((entry) => {
-    if (live.isFolded(entry.id)) hidden++;
+    if (live.isHidden(entry.id)) hidden++;
   });
   lines.push(`  branch: ${live.entries.length} entries, ${hidden} hidden by ranges`);
   const labels = Object.entries(state.labels);
   lines.push(`  labels: ${labels.length ? labels.map(([id, l]) => `${l} (${id})`).join(", ") : "none"}`);
-  for (const rule of state.folds) {
+  for (const rule of state.ranges) {
     const entry = live.getEntry(rule.entryId);
     const size = entry?.type === "custom_message" ? estimateTextTokens(textOf(entry.content)) : 0;
     // An unanchored rule is the model's own fold; an anchored one belongs to the strategy whose fact it is.
@@ -71,7 +71,7 @@ export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionConte
     const narrowed = rule.narrowedBy ? `; newest part restored by ${rule.narrowedBy}` : "";
     const hid = hiddenBy(live, rule);
     lines.push(
-      `  ${kind} ${rule.entryId}: hides ${hides} after ${nameOf(live, rule.afterId)} through ${nameOf(live, rule.throughId)}; hid ${count(hid.entries)} entries (~${count(hid.tokens)} tokens), summary ~${count(size)} tokens${live.isFolded(rule.entryId) ? " (itself folded later)" : ""}${narrowed}`,
+      `  ${kind} ${rule.entryId}: hides ${hides} after ${nameOf(live, rule.afterId)} through ${nameOf(live, rule.throughId)}; hid ${count(hid.entries)} entries (~${count(hid.tokens)} tokens), summary ~${count(size)} tokens${live.isHidden(rule.entryId) ? " (itself folded later)" : ""}${narrowed}`,
     );
   }
   for (const c of state.compactions) {

@@ -42,7 +42,7 @@ export const LedgerType = {
  * entries strictly after `afterId` up to and including `throughId` on the active path are hidden,
  * except the tool results answering `keepToolResultsOf`'s calls.
  */
-export interface FoldRange {
+export interface HiddenRange {
   /** Exclusive start; null means the start of the current context ("root"). */
   afterId: string | null;
   /** Inclusive end. */
@@ -59,7 +59,7 @@ export interface FoldRange {
 /** `details` of a `context-ledger/fold` custom message. */
 export interface FoldDetails {
   v: 1;
-  range: FoldRange;
+  range: HiddenRange;
   /** Assistant entry that called `context_compact`. */
   requestEntryId: string;
   /** The target as the model wrote it (checkpoint name or entry id). */
@@ -83,7 +83,7 @@ export function isMessageEntry(entry: SessionEntry): entry is SessionMessageEntr
 /** `details` every range-bearing message shares: a fold summary or a preserve checkpoint. */
 export interface RangeDetails {
   v: 1;
-  range: FoldRange;
+  range: HiddenRange;
 }
 
 /** A fold summary (`context-ledger/fold`). */

@@ -4,7 +4,7 @@ import { produce } from "immer";
 import { isCheckpointMarker, isLedgerCompaction, isRangeEntry, isRestoreEntry, isToolCheckpoint, LedgerType, type RestoreData, type SessionEntry } from "../log/entries.ts";
 
 /** A fold's range rule, keyed by the summary entry that carries it. */
-export interface FoldRule {
+export interface RangeRule {
   /** The `context-ledger/fold` entry holding the rule. */
   entryId: string;
   afterId: string | null;
@@ -32,7 +32,7 @@ export interface CompactionFact {
 }
 
 export interface LedgerState {
-  folds: FoldRule[];
+  ranges: RangeRule[];
   /** Labels on the active path: entry id -> label (latest label entry wins; undefined clears). */
   labels: Record<string, string>;
   compactions: CompactionFact[];
@@ -45,7 +45,7 @@ export interface LedgerState {
 
 /** The state of an empty branch. */
 export function initialLedgerState(): LedgerState {
-  return { folds: [], labels: {}, compactions: [], revoked: {} };
+  return { ranges: [], labels: {}, compactions: [], revoked: {} };
 }
 
 /**
@@ -98,13 +98,13 @@ function applyRestore(state: LedgerState, restoreId: string, data: RestoreData):
       else Object.assign(draft.compactions[at], { keptFromId: data.firstKeptEntryId, narrowedBy: restoreId });
     });
   }
-  const at = state.folds.findIndex((f) => f.entryId === data.targetId);
+  const at = state.ranges.findIndex((f) => f.entryId === data.targetId);
   if (at < 0) return state;
   return produce(state, (draft) => {
     if (data.throughId === undefined) {
-      draft.folds.splice(at, 1);
+      draft.ranges.splice(at, 1);
       draft.revoked[data.targetId] = restoreId;
-    } else Object.assign(draft.folds[at], { throughId: data.throughId, narrowedBy: restoreId });
+    } else Object.assign(draft.ranges[at], { throughId: data.throughId, narrowedBy: restoreId });
   });
 }
 
@@ -116,7 +116,7 @@ export function evolve(state: LedgerState, entry: SessionEntry): LedgerState {
       const { range } = entry.details!;
       const anchored = isToolCheckpoint(entry);
       return produce(state, (draft) => {
-        draft.folds.push({
+        draft.ranges.push({
           entryId: entry.id,
           afterId: range.afterId,
           throughId: range.throughId,
@@ -162,7 +162,7 @@ export function evolve(state: LedgerState, entry: SessionEntry): LedgerState {
 }
 
 /** Fold a whole branch from scratch. */
-export function foldBranch(branch: readonly SessionEntry[], from: LedgerState = initialLedgerState()): LedgerState {
+export function reduceBranch(branch: readonly SessionEntry[], from: LedgerState = initialLedgerState()): LedgerState {
   let state = from;
   for (const entry of branch) state = evolve(state, entry);
   return state;

@@ -4,7 +4,7 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { ActivePath, type PathChange } from "../log/branch.ts";
 import { isCheckpointMarker, type ContextEditEntry, type SessionEntry } from "../log/entries.ts";
-import { FoldMask, withoutReasoning } from "./fold-rules.ts";
+import { RangeMask, withoutReasoning } from "./ranges.ts";
 import { evolve, headCompaction, initialLedgerState, isRevokedMessage, type LedgerState } from "./ledger-state.ts";
 import { entryKeys, matchMessages } from "./message-match.ts";
 import { entryMessages, markerMessages, projectEntries, type ProjectedEntry, projectView, restatedSummary, viewCut, type ViewCut } from "./project.ts";
@@ -23,7 +23,7 @@ interface LiveView {
   edits: number;
   /** Path length it covers. */
   length: number;
-  mask: FoldMask;
+  mask: RangeMask;
   entries: ProjectedEntry[];
   /** Entry id -> its position in `entries` (the view's order). */
   rank: Map<string, number>;
@@ -169,7 +169,7 @@ export class LiveLedger {
       const i = this.path.indexOf(id);
       if (i >= from) tokens += this.tokenSums[i + 1] - this.tokenSums[i];
     }
-    const ranges = state.folds
+    const ranges = state.ranges
       .map((f) => [Math.max(from, (f.afterId === null ? -1 : this.path.indexOf(f.afterId)) + 1), this.path.indexOf(f.throughId)] as const)
       .filter(([a, b]) => b >= a)
       .sort((x, y) => x[0] - y[0]);
@@ -183,8 +183,8 @@ export class LiveLedger {
     return tokens;
   }
 
-  /** True when the entry is on the path and a fold rule hides it, or it is the message of a revoked act. */
-  isFolded(id: string): boolean {
+  /** True when the entry is on the path and a range hides it, or it is the message of a revoked act. */
+  isHidden(id: string): boolean {
     const i = this.path.indexOf(id);
     if (i < 0) return false;
     const entry = this.path.entries[i];
@@ -232,12 +232,12 @@ export class LiveLedger {
 
   private buildView(): LiveView {
     const state = this.state;
-    const mask = new FoldMask(state.folds, this.path);
+    const mask = new RangeMask(state.ranges, this.path);
     const entries = projectView(this.path.entries, state, () => this.path, mask);
     const rank = new Map<string, number>();
     entries.forEach((e, i) => rank.set(e.sourceEntry.id, i));
     const referenced = new Set<string>();
-    for (const f of state.folds) {
+    for (const f of state.ranges) {
       if (f.afterId !== null) referenced.add(f.afterId);
       referenced.add(f.throughId);
       if (f.keepToolResultsOf) referenced.add(f.keepToolResultsOf);
@@ -253,7 +253,7 @@ export class LiveLedger {
       break;
     }
     // Without rules, revoked acts, a marker heading the view or a moved cut, the view is Pi's own projection.
-    const active = state.folds.length > 0 || revoked || headCompaction(state)?.marker === true || override >= 0;
+    const active = state.ranges.length > 0 || revoked || headCompaction(state)?.marker === true || override >= 0;
     return { state, edits: this.editsVersion, length: this.path.entries.length, mask, entries, rank, referenced, active, override };
   }
 

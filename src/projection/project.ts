@@ -1,15 +1,15 @@
 // The model view: the messages a provider request carries, computed from the branch alone.
-// Mirrors Pi's compaction-aware projection, then applies our fold rules. Pure: no I/O.
+// Mirrors Pi's compaction-aware projection, then applies our ranges. Pure: no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { ContextEditEntry, SessionEntry } from "../log/entries.ts";
-import { FoldMask, withoutReasoning, type PathLookup } from "./fold-rules.ts";
-import { effectiveCompaction, foldBranch, headCompaction, isRevokedMessage, keptFrom, type LedgerState } from "./ledger-state.ts";
+import { RangeMask, withoutReasoning, type PathLookup } from "./ranges.ts";
+import { effectiveCompaction, reduceBranch, headCompaction, isRevokedMessage, keptFrom, type LedgerState } from "./ledger-state.ts";
 
 /** One branch entry and what it contributes to the model view (nothing, for state entries and hidden ones). */
 export interface ProjectedEntry {
   sourceEntry: SessionEntry;
   messages: AgentMessage[];
-  /** True when a fold rule (or a revoked act, for its own message) hid this entry's contribution. */
+  /** True when a range (or a revoked act, for its own message) hid this entry's contribution. */
   folded?: boolean;
   /** A completed answer inside a preserve range: its messages are sent without their reasoning. */
   stripped?: true;
@@ -137,7 +137,7 @@ export function viewCut(state: LedgerState, indexOf: (id: string) => number): Vi
  */
 export function contextEntries(
   path: readonly SessionEntry[],
-  state: LedgerState = foldBranch(path),
+  state: LedgerState = reduceBranch(path),
   indexOf: (id: string) => number = (id) => path.findIndex((e) => e.id === id),
 ): SessionEntry[] {
   const { head, from } = viewCut(state, indexOf);
@@ -174,7 +174,7 @@ export function lookupOf(path: readonly SessionEntry[]): PathLookup {
 export interface ProjectionInputs extends PathLookup {
   state: LedgerState;
   /** The fold mask over the whole path (absent when no rule exists). */
-  mask?: FoldMask;
+  mask?: RangeMask;
   /** The context edit that applies to an entry, if any. */
   editOf(id: string): ContextEditEntry | undefined;
 }
@@ -210,13 +210,13 @@ export function projectEntries(selected: readonly SessionEntry[], inputs: Projec
  * it entry by entry while no fact changes it) and maps Pi's request messages onto it. `mask` defaults to the rules'
  * mask over `lookup`; context edits apply when they are themselves in the view, as in Pi.
  */
-export function projectView(path: readonly SessionEntry[], state: LedgerState, lookup: () => PathLookup, mask?: FoldMask): ProjectedEntry[] {
+export function projectView(path: readonly SessionEntry[], state: LedgerState, lookup: () => PathLookup, mask?: RangeMask): ProjectedEntry[] {
   const selected = contextEntries(path, state, (id) => lookup().indexOf(id));
   const edits = new Map<string, ContextEditEntry>();
   for (const entry of selected) if (entry.type === "context_edit") edits.set(entry.targetId, entry);
   const entries = projectEntries(selected, {
     state,
-    mask: mask ?? (state.folds.length ? new FoldMask(state.folds, lookup()) : undefined),
+    mask: mask ?? (state.ranges.length ? new RangeMask(state.ranges, lookup()) : undefined),
     indexOf: (id) => lookup().indexOf(id),
     get: (id) => lookup().get(id),
     editOf: (id) => edits.get(id),
@@ -226,10 +226,10 @@ export function projectView(path: readonly SessionEntry[], state: LedgerState, l
 
 /**
  * Project a branch (root to leaf) into the model view. With no ledger facts on the branch this equals Pi's
- * `buildSessionProjection` for the same leaf; with fold rules, folded entries contribute nothing; with restores,
+ * `buildSessionProjection` for the same leaf; with ranges, hidden entries contribute nothing; with restores,
  * revoked acts hide nothing.
  */
-export function projectBranch(path: readonly SessionEntry[], state: LedgerState = foldBranch(path)): BranchProjection {
+export function projectBranch(path: readonly SessionEntry[], state: LedgerState = reduceBranch(path)): BranchProjection {
   // Positions are only needed when some rule may hide something or a marker restates a summary.
   let lookup: PathLookup | undefined;
   const entries = projectView(path, state, () => (lookup ??= lookupOf(path)));
@@ -243,7 +243,7 @@ export function projectBranch(path: readonly SessionEntry[], state: LedgerState 
  */
 export function placeAnchored(entries: ProjectedEntry[], state: LedgerState): ProjectedEntry[] {
   const anchors = new Map<string, string>();
-  for (const rule of state.folds) if (rule.anchored) anchors.set(rule.entryId, rule.throughId);
+  for (const rule of state.ranges) if (rule.anchored) anchors.set(rule.entryId, rule.throughId);
   if (!anchors.size) return entries;
   const present = new Set(entries.map((e) => e.sourceEntry.id));
   const after = new Map<string, ProjectedEntry[]>();

@@ -12,7 +12,7 @@ import {
   type RestoreData,
   type SessionEntry,
 } from "../log/entries.ts";
-import { FoldMask } from "./fold-rules.ts";
+import { RangeMask } from "./ranges.ts";
 import { effectiveCompaction, evolve, keptFrom, type LedgerState } from "./ledger-state.ts";
 import { entryMessages, lookupOf, projectBranch } from "./project.ts";
 import { type Calibration, estimateMessagesTokens, UNCALIBRATED } from "./tokens.ts";
@@ -39,7 +39,7 @@ const isId = (path: readonly SessionEntry[], name: string) => path.some((e) => e
 export function listActs(path: readonly SessionEntry[], state: LedgerState): ActInfo[] {
   const acts: ActInfo[] = [];
   const narrowed = new Map<string, string>();
-  for (const f of state.folds) if (f.narrowedBy) narrowed.set(f.entryId, f.narrowedBy);
+  for (const f of state.ranges) if (f.narrowedBy) narrowed.set(f.entryId, f.narrowedBy);
   for (const c of state.compactions) if (c.narrowedBy) narrowed.set(c.entryId, c.narrowedBy);
   path.forEach((entry, index) => {
     let kind: ActKind;
@@ -100,12 +100,12 @@ function markerRefusal(marker: SessionEntry): string {
   return `compaction ${marker.id} only marks the end of a manual /compact and hides nothing; to bring back what it summarized, restore ${checkpoint}.`;
 }
 
-/** The act that hides the entry at `index`, newest first: a fold rule whose range holds it, or the compaction cut. */
+/** The act that hides the entry at `index`, newest first: a range that holds it, or the compaction cut. */
 function actHiding(path: readonly SessionEntry[], state: LedgerState, index: number, acts: readonly ActInfo[]): ActInfo | undefined {
   const lookup = lookupOf(path);
-  for (let i = state.folds.length - 1; i >= 0; i--) {
-    const rule = state.folds[i];
-    if (new FoldMask([rule], lookup).hides(path[index], index)) return acts.find((a) => a.id === rule.entryId);
+  for (let i = state.ranges.length - 1; i >= 0; i--) {
+    const rule = state.ranges[i];
+    if (new RangeMask([rule], lookup).hides(path[index], index)) return acts.find((a) => a.id === rule.entryId);
   }
   const cut = effectiveCompaction(state);
   if (!cut) return undefined;
@@ -280,7 +280,7 @@ function partialCuts(act: ActInfo, path: readonly SessionEntry[], state: LedgerS
     for (let i = 0; i < act.index; i++) if (path[i].type === "compaction" && !isCheckpointMarker(path[i])) previous = i;
     return cutPoints(path, previous + 1, end - 1);
   }
-  const rule = state.folds.find((f) => f.entryId === act.id)!;
+  const rule = state.ranges.find((f) => f.entryId === act.id)!;
   const after = rule.afterId === null ? -1 : lookup.indexOf(rule.afterId);
   return cutPoints(path, after + 2, lookup.indexOf(rule.throughId));
 }

@@ -1,5 +1,5 @@
 // The part every strategy that answers Pi's compaction with a compaction entry shares (checkpoint, planned): Pi's
-// preparation filtered by the fold rules, the strategy's input built from it, and the chart effects that ask the
+// preparation filtered by the ranges, the strategy's input built from it, and the chart effects that ask the
 // strategy's pure planner with model access from the kit and check its plan before Pi stores it.
 import type { ExtensionContext, SessionBeforeCompactEvent, SessionEntry } from "@earendil-works/pi-coding-agent";
 import { collectFileOps } from "../projection/file-ops.ts";

@@ -3,7 +3,7 @@ import { buildSessionProjection } from "@earendil-works/pi-coding-agent";
 import { branchTo } from "../../src/log/branch.ts";
 import { projectBranch } from "../../src/projection/project.ts";
 import { LiveLedger } from "../../src/projection/live-ledger.ts";
-import { foldBranch } from "../../src/projection/ledger-state.ts";
+import { reduceBranch } from "../../src/projection/ledger-state.ts";
 import { LedgerBuilder } from "../support/ledger-builder.ts";
 
 function visibleTexts(b: LedgerBuilder): string[] {
@@ -78,12 +78,12 @@ describe("LiveLedger", () => {
     b.fold({ afterId: u, throughId: a }, "S");
     b.label(u, "cp1");
     live.sync(b.leaf, (id) => byId().get(id));
-    expect(live.state).toEqual(foldBranch(branchTo(b.entries, b.leaf)));
+    expect(live.state).toEqual(reduceBranch(branchTo(b.entries, b.leaf)));
     b.moveTo(a).user("other");
     const change = live.sync(b.leaf, (id) => byId().get(id));
     expect(change.removed.map((e) => e.id)).toHaveLength(2);
-    expect(live.state).toEqual(foldBranch(branchTo(b.entries, b.leaf)));
-    expect(live.state.folds).toHaveLength(0);
+    expect(live.state).toEqual(reduceBranch(branchTo(b.entries, b.leaf)));
+    expect(live.state.ranges).toHaveLength(0);
   });
 
   it("filters folded messages out of a cloned request, keeping unmatched injections", () => {

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { buildSessionProjection } from "@earendil-works/pi-coding-agent";
 import { branchTo } from "../../src/log/branch.ts";
 import { LedgerType, type SessionEntry } from "../../src/log/entries.ts";
-import { foldBranch } from "../../src/projection/ledger-state.ts";
+import { reduceBranch } from "../../src/projection/ledger-state.ts";
 import { LiveLedger } from "../../src/projection/live-ledger.ts";
 import { projectBranch } from "../../src/projection/project.ts";
 import { cutPoints, listActs, planRestore, renderRestored, resolveRestoreTarget } from "../../src/projection/restore.ts";
@@ -30,7 +30,7 @@ function liveConversation(b: LedgerBuilder): string {
 const conversation = (b: LedgerBuilder) => JSON.stringify(projectBranch(path(b)).messages.filter((m) => m.role !== "system"));
 function plan(b: LedgerBuilder, target: string, limit = Infinity, newest = false) {
   const p = path(b);
-  const state = foldBranch(p);
+  const state = reduceBranch(p);
   const resolved = resolveRestoreTarget(target, p, state);
   if (!resolved.ok) return resolved;
   return planRestore({ path: p, state, act: resolved.act, limit, newest });
@@ -169,7 +169,7 @@ describe("restores and preserve markers", () => {
   it("a marker is no act: it is not listed, `last` names the tool summary, and naming it points to the tool summary", () => {
     const { b, c, cp, m } = compactedThenMarked();
     const p = path(b);
-    const state = foldBranch(p);
+    const state = reduceBranch(p);
     expect(listActs(p, state).map((a) => a.id)).toEqual([c, cp]);
     const last = resolveRestoreTarget("last", p, state);
     expect(last.ok && last.act.id).toBe(cp);
@@ -247,21 +247,21 @@ describe("restore targets", () => {
     const { b, fold } = foldedTask();
     const hidden = path(b).find((e) => e.type === "message" && e.message.role === "toolResult")!.id;
     for (const name of [fold, "pre-fold", "start-two", hidden, "last"]) {
-      const r = resolveRestoreTarget(name, path(b), foldBranch(path(b)));
+      const r = resolveRestoreTarget(name, path(b), reduceBranch(path(b)));
       expect(r.ok && r.act.id, name).toBe(fold);
     }
     b.restore(fold, "fold");
-    const again = resolveRestoreTarget(fold, path(b), foldBranch(path(b)));
+    const again = resolveRestoreTarget(fold, path(b), reduceBranch(path(b)));
     expect(again.ok).toBe(false);
     expect(!again.ok && again.error).toMatch(/already restored .*twice/);
-    expect(listActs(path(b), foldBranch(path(b)))[0].revokedBy).toBe(b.leaf);
+    expect(listActs(path(b), reduceBranch(path(b)))[0].revokedBy).toBe(b.leaf);
   });
 
   it("an unknown name is refused with the acts that exist, and a visible entry has nothing to restore", () => {
     const { b, answer, fold } = foldedTask();
-    const unknown = resolveRestoreTarget("nope", path(b), foldBranch(path(b)));
+    const unknown = resolveRestoreTarget("nope", path(b), reduceBranch(path(b)));
     expect(!unknown.ok && unknown.error).toContain(`${fold} (fold, "pre-fold")`);
-    const visible = resolveRestoreTarget(answer, path(b), foldBranch(path(b)));
+    const visible = resolveRestoreTarget(answer, path(b), reduceBranch(path(b)));
     expect(!visible.ok && visible.error).toMatch(/not hidden/);
   });
 

@@ -17,7 +17,7 @@ function viewOf(path: readonly SessionEntry[], all: readonly SessionEntry[]): Fo
   live.sync(path.at(-1)?.id ?? null, (id) => byId.get(id));
   const labels: Record<string, string> = {};
   for (const [id, label] of Object.entries(live.state.labels)) if (live.indexOf(id) >= 0) labels[id] = label;
-  return { path: live.entries, indexOf: (id) => live.indexOf(id), isFolded: (id) => live.isFolded(id), labels, exists: (id) => byId.has(id), labelledElsewhere: () => [] };
+  return { path: live.entries, indexOf: (id) => live.indexOf(id), isHidden: (id) => live.isHidden(id), labels, exists: (id) => byId.has(id), labelledElsewhere: () => [] };
 }
 
 describe("invariant 9: fold ranges", () => {

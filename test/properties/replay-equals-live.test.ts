@@ -5,7 +5,7 @@ import fc from "fast-check";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { buildSessionProjection, type SessionEntry } from "@earendil-works/pi-coding-agent";
 import { branchTo, indexById } from "../../src/log/branch.ts";
-import { foldBranch } from "../../src/projection/ledger-state.ts";
+import { reduceBranch } from "../../src/projection/ledger-state.ts";
 import { LiveLedger } from "../../src/projection/live-ledger.ts";
 import { projectBranch } from "../../src/projection/project.ts";
 import { LedgerType } from "../../src/log/entries.ts";
@@ -87,7 +87,7 @@ describe("replay equals live (invariant 3)", () => {
 
           const branch = branchTo(entries, leafId, byId);
           expect(live.entries.map((e) => e.id)).toEqual(branch.map((e) => e.id));
-          expect(live.state).toEqual(foldBranch(branch));
+          expect(live.state).toEqual(reduceBranch(branch));
 
           // The request the `context` hook gets (no system messages), then Pi's whole projection: both are the view.
           const pure = projectBranch(branch).messages;
@@ -114,7 +114,7 @@ describe("replay equals live (invariant 3)", () => {
     it("live state after appending every entry equals the from-scratch fold", () => {
       const live = new LiveLedger();
       for (const entry of entries) live.sync(entry.id, (id) => byId.get(id));
-      expect(live.state).toEqual(foldBranch(branchTo(entries, entries[entries.length - 1].id, byId)));
+      expect(live.state).toEqual(reduceBranch(branchTo(entries, entries[entries.length - 1].id, byId)));
     });
 
     it("live state after a jump to any earlier leaf equals the from-scratch fold", () => {
@@ -123,7 +123,7 @@ describe("replay equals live (invariant 3)", () => {
       fc.assert(
         fc.property(fc.nat({ max: entries.length - 1 }), (i) => {
           live.sync(entries[i].id, (id) => byId.get(id));
-          expect(live.state).toEqual(foldBranch(branchTo(entries, entries[i].id, byId)));
+          expect(live.state).toEqual(reduceBranch(branchTo(entries, entries[i].id, byId)));
         }),
         { numRuns },
       );

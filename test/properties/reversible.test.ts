@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { buildSessionProjection, SessionManager, type SessionEntry } from "@earendil-works/pi-coding-agent";
 import { branchTo, indexById } from "../../src/log/branch.ts";
 import { isRestoreEntry, LedgerType } from "../../src/log/entries.ts";
-import { foldBranch } from "../../src/projection/ledger-state.ts";
+import { reduceBranch } from "../../src/projection/ledger-state.ts";
 import { LiveLedger } from "../../src/projection/live-ledger.ts";
 import { projectBranch } from "../../src/projection/project.ts";
 import {
@@ -105,7 +105,7 @@ describe("invariant 10: a restore right after an act", () => {
         const at = (leaf: string | null) => {
           live.sync(leaf, (id) => byId.get(id));
           const path = branchTo(folder.entries, leaf, byId);
-          expect(live.state).toEqual(foldBranch(path));
+          expect(live.state).toEqual(reduceBranch(path));
           const request = structuredClone(buildSessionProjection(folder.entries, leaf, byId).messages);
           return JSON.stringify(live.requestContext(request) ?? request);
         };

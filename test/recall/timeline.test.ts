@@ -9,7 +9,7 @@ import { LedgerBuilder } from "../support/ledger-builder.ts";
 function view(b: LedgerBuilder): FoldView {
   const live = new LiveLedger();
   live.sync(b.leaf, (id) => b.byId().get(id));
-  return { path: live.entries, indexOf: (id) => live.indexOf(id), isFolded: (id) => live.isFolded(id), labels: {}, exists: (id) => b.byId().has(id), labelledElsewhere: () => [] };
+  return { path: live.entries, indexOf: (id) => live.indexOf(id), isHidden: (id) => live.isHidden(id), labels: {}, exists: (id) => b.byId().has(id), labelledElsewhere: () => [] };
 }
 
 function page(v: FoldView, cursor?: string) {

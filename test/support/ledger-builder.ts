@@ -1,7 +1,7 @@
 // A tiny given/when/then builder of hand-written branches for unit tests. Ids are sequential and
 // timestamps advance one second per entry, so every test is deterministic.
 import type { SessionEntry } from "../../src/log/entries.ts";
-import { LedgerType, type FoldRange, type RestoreData } from "../../src/log/entries.ts";
+import { LedgerType, type HiddenRange, type RestoreData } from "../../src/log/entries.ts";
 
 const USAGE = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
 
@@ -147,7 +147,7 @@ export class LedgerBuilder {
     return this.push({ type: "custom_message", customType, content, display: true, ...(details !== undefined ? { details } : {}) });
   }
 
-  fold(range: FoldRange, summary: string, requestEntryId = range.throughId, target = range.afterId ?? "root"): string {
+  fold(range: HiddenRange, summary: string, requestEntryId = range.throughId, target = range.afterId ?? "root"): string {
     return this.custom(LedgerType.fold, summary, { v: 1, range, requestEntryId, target });
   }
 

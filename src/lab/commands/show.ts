@@ -4,7 +4,7 @@
 import { parseArgs } from "node:util";
 import { loadSessionFile } from "../../host/session-file.ts";
 import { isFoldEntry, isLedgerCompaction, isLedgerEntry, type SessionEntry, textOf } from "../../log/entries.ts";
-import { foldBranch } from "../../projection/ledger-state.ts";
+import { reduceBranch } from "../../projection/ledger-state.ts";
 import { entryMessages, projectBranch } from "../../projection/project.ts";
 import { estimateMessagesTokens } from "../../projection/tokens.ts";
 import { firstLine, InputError } from "../errors.ts";
@@ -44,7 +44,7 @@ export interface ShowReport {
 /** Build the report from loaded entries (pure apart from the loading done by the caller). */
 export function showReport(path: string, entries: readonly SessionEntry[], malformedLines: ShowReport["malformedLines"], unknownTypes: Record<string, number>): ShowReport {
   const { branch, problems } = checkedBranch(entries);
-  const state = foldBranch(branch);
+  const state = reduceBranch(branch);
   const projection = projectBranch(branch, state);
   const projected = new Map(projection.entries.map((p) => [p.sourceEntry.id, p]));
   const facts: ShowReport["facts"] = [];

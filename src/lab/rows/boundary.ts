@@ -4,7 +4,7 @@
 // routes overflow to Pi, the row lets Pi compact natively (the native stand-in, counted as a model call).
 import { performance } from "node:perf_hooks";
 import type { SessionEntry } from "../../log/entries.ts";
-import { evolve, foldBranch, initialLedgerState, type LedgerState } from "../../projection/ledger-state.ts";
+import { evolve, reduceBranch, initialLedgerState, type LedgerState } from "../../projection/ledger-state.ts";
 import { projectBranch } from "../../projection/project.ts";
 import type { LabReplay, Strategy } from "../../strategies/contract.ts";
 import type { Row, RowInfo, SessionSettings } from "../row.ts";
@@ -34,7 +34,7 @@ export function boundaryRow(strategy: Strategy<unknown>, info: RowInfo, replay: 
       const action = act();
       if (strategy.routes.overflow !== "native" || ledger.view.tokens <= settings.window) return action;
       const overflow = await compactNow(ledger, settings, nativeSummary, "ours");
-      if (overflow) state = foldBranch(ledger.branch);
+      if (overflow) state = reduceBranch(ledger.branch);
       // One act per request: a fact that did not prevent the overflow is reported with it.
       return overflow && action ? { ...overflow, tokensBefore: action.tokensBefore, sideCalls: [...action.sideCalls, ...overflow.sideCalls] } : (overflow ?? action);
     },

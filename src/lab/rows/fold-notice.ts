@@ -5,7 +5,7 @@
 import { performance } from "node:perf_hooks";
 import { type FoldDetails, LedgerType, type SessionEntry } from "../../log/entries.ts";
 import { budgetNoticeDraft, DEFAULT_NOTICE_SHARE, shouldNotify, thresholdFor } from "../../projection/budget.ts";
-import { isFoldable } from "../../projection/fold-rules.ts";
+import { isFoldable } from "../../projection/ranges.ts";
 import { evolve, initialLedgerState, type LedgerState } from "../../projection/ledger-state.ts";
 import { projectBranch } from "../../projection/project.ts";
 import { budgetOf, DEFAULT_STRATEGY, strategyNamed } from "../../strategies/registry.ts";

@@ -3,7 +3,7 @@
 // with a constant-size range rule. The projection (src/projection) does the hiding, exactly as in Pi.
 import { performance } from "node:perf_hooks";
 import { type FoldDetails, LedgerType, type SessionEntry, textOf } from "../../log/entries.ts";
-import { isFoldable } from "../../projection/fold-rules.ts";
+import { isFoldable } from "../../projection/ranges.ts";
 import { evolve, initialLedgerState, type LedgerState } from "../../projection/ledger-state.ts";
 import { projectBranch } from "../../projection/project.ts";
 import type { LabSettings, Row, RowInfo } from "../row.ts";

@@ -1,8 +1,8 @@
 // The digest strategy's one decision, shared by the host (at turn_end, on /compact) and the lab: whether to act now,
 // which older steps to cover, and the custom message that covers them. Deterministic; pure: no I/O, no clock.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import { isDigestEntry, isToolCheckpoint, LedgerType, type CustomMessageEntry, type FoldRange, type RangeDetails, type SessionEntry } from "../../log/entries.ts";
-import { isDialogue, isFoldable } from "../../projection/fold-rules.ts";
+import { isDigestEntry, isToolCheckpoint, LedgerType, type CustomMessageEntry, type HiddenRange, type RangeDetails, type SessionEntry } from "../../log/entries.ts";
+import { isDialogue, isFoldable } from "../../projection/ranges.ts";
 import { entryMessages, projectBranch } from "../../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
 import { latestEdits } from "../checkpoint/conversation.ts";
@@ -35,7 +35,7 @@ export interface DigestDetails {
   strategy: "digest";
   /** 1-based number among the tool checkpoints of the branch. */
   checkpoint: number;
-  range: FoldRange & { keepDialogue: true };
+  range: HiddenRange & { keepDialogue: true };
   /** Absolute user-message ordinals whose work this digest covers. */
   userOrdinals: number[];
   trigger: DigestTrigger;

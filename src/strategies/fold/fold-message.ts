@@ -1,7 +1,7 @@
 // Builds the one summary message a fold appends: the model's handoff summary plus the outputs of the other
 // tool calls of the same step, and the constant-size range rule. Pure: no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import { LedgerType, textOf, type FoldDetails, type FoldRange } from "../../log/entries.ts";
+import { LedgerType, textOf, type FoldDetails, type HiddenRange } from "../../log/entries.ts";
 import { CHARS_PER_TOKEN, estimateTextTokens } from "../../projection/tokens.ts";
 
 /** A tool call of the requesting step and its persisted result. */
@@ -102,7 +102,7 @@ export function summarySizeError(summary: string, contextWindow: number): string
 export function foldDraft(input: {
   summary: string;
   outputs: readonly StepOutput[];
-  range: FoldRange;
+  range: HiddenRange;
   requestEntryId: string;
   target: string;
   backupCheckpoint?: string;

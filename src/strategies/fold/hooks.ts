@@ -26,7 +26,7 @@ type SessionManagerView = ExtensionContext["sessionManager"];
 /** Window assumed when no model is selected, as for compaction. */
 const DEFAULT_CONTEXT_WINDOW = 128_000;
 
-/** A read-only view of the branch for the pure fold rules. */
+/** A read-only view of the branch for the pure fold targeting rules. */
 export function foldView(session: LedgerSessionView, sm: SessionManagerView): FoldView {
   const live = session.live;
   const labels: Record<string, string> = {};
@@ -34,7 +34,7 @@ export function foldView(session: LedgerSessionView, sm: SessionManagerView): Fo
   return {
     path: live.entries,
     indexOf: (id) => live.indexOf(id),
-    isFolded: (id) => live.isFolded(id),
+    isHidden: (id) => live.isHidden(id),
     revokedBy: (id) => live.state.revoked[id],
     state: live.state,
     labels,

@@ -2,15 +2,15 @@
 // `context_checkpoint` may be called. Pure: decisions over a read-only view of the branch; no I/O.
 import { quoted } from "../../log/display.ts";
 import type { SessionEntry } from "../../log/entries.ts";
-import { foldBranch, type LedgerState } from "../../projection/ledger-state.ts";
+import { reduceBranch, type LedgerState } from "../../projection/ledger-state.ts";
 import { viewCut, type ViewCut } from "../../projection/project.ts";
 
 /** What the rules need to know about the session. */
 export interface FoldView {
   path: readonly SessionEntry[];
   indexOf(id: string): number;
-  /** True when a fold rule on the path hides the entry. */
-  isFolded(id: string): boolean;
+  /** True when a range on the path hides the entry. */
+  isHidden(id: string): boolean;
   /** Labels on the active path (entry id -> label). */
   labels: Readonly<Record<string, string>>;
   /** Any entry in the session file, on or off the active path. */
@@ -29,7 +29,7 @@ type CutView = Pick<FoldView, "path"> & Partial<Pick<FoldView, "indexOf" | "stat
 /** The model view's cut over the fold view's path (see `viewCut`): restores and checkpoint markers included. */
 function cutOf(view: CutView): ViewCut {
   const indexOf = view.indexOf ?? ((id: string) => view.path.findIndex((e) => e.id === id));
-  return viewCut(view.state ?? foldBranch(view.path), indexOf);
+  return viewCut(view.state ?? reduceBranch(view.path), indexOf);
 }
 
 /** Index on the path of the compaction heading the context (the newest not revoked), or -1. */
@@ -96,7 +96,7 @@ export function validateTarget(target: string, requestEntryId: string, view: Fol
   if (at < 0) return { ok: false, error: `${shown} is not on the current branch.` };
   const request = view.indexOf(requestEntryId);
   if (request >= 0 && at >= request) return { ok: false, error: `${shown} must come before the message that asks to compact.` };
-  if (view.isFolded(id) || at < contextStartIndex(view))
+  if (view.isHidden(id) || at < contextStartIndex(view))
     return { ok: false, error: `${shown} is ${ALREADY_COMPACTED}. Pick a later label or entry, or root.` };
   // The latest compaction's summary leads the context, ahead of the kept tail that precedes it on the path.
   // Folding after it in context order is folding from the start of the context: the summary itself stays.

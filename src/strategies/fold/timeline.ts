@@ -53,7 +53,7 @@ export function timelineRows(view: FoldView): { id: string; line: string }[] {
     const revokedBy = view.revokedBy?.(entry.id);
     if (revokedBy) marks.push(`revoked by restore ${revokedBy}`);
     // A compaction entry itself stays in context even though it sits after the kept range it starts.
-    if (entry.type !== "compaction" && (index < start || view.isFolded(entry.id))) marks.push(NOT_A_TARGET);
+    if (entry.type !== "compaction" && (index < start || view.isHidden(entry.id))) marks.push(NOT_A_TARGET);
     rows.push({ id: entry.id, line: `${entry.id} ${shown.role}: ${oneLine(shown.text)}${marks.length ? ` (${marks.join("; ")})` : ""}` });
   }
   return rows;

@@ -3,7 +3,7 @@
 // checkpoint compacts by kind, the raw tail it keeps, and the headroom left. Pure: no I/O; estimates only.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { isPreserveEntry } from "../../log/entries.ts";
-import { isCompletedAnswer } from "../../projection/fold-rules.ts";
+import { isCompletedAnswer } from "../../projection/ranges.ts";
 import type { ProjectedEntry } from "../../projection/project.ts";
 import { CHARS_PER_TOKEN, estimateMessagesTokens, messageChars } from "../../projection/tokens.ts";
 

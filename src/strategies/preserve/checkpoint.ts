@@ -1,6 +1,6 @@
 // Builds the one custom message a preserve tool summary appends: the Tool Context text, the constant-size
 // keepDialogue range rule and the token accounting. Pure: no I/O.
-import { LedgerType, type FoldRange, type SessionEntry } from "../../log/entries.ts";
+import { LedgerType, type HiddenRange, type SessionEntry } from "../../log/entries.ts";
 import { estimateTextTokens } from "../../projection/tokens.ts";
 import { fitDelta, ordinalsOf, selectDelta, type Delta, type DeltaUnit } from "./delta.ts";
 import { technicalBreakdown, type TechnicalBreakdown } from "./accounting.ts";
@@ -49,7 +49,7 @@ export interface PreserveDetails {
   strategy: "preserve";
   /** 1-based ordinal of this checkpoint on its branch. */
   checkpoint: number;
-  range: FoldRange & { keepDialogue: true };
+  range: HiddenRange & { keepDialogue: true };
   /** Absolute user-message ordinals whose technical state this checkpoint covers. */
   userOrdinals: number[];
   writer: CheckpointWriter;

@@ -2,7 +2,7 @@
 // checkpoint, cut into indivisible units and grouped by the user message that caused them. Pure: no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { isToolCheckpoint, type CustomMessageEntry, type RangeDetails, type SessionEntry } from "../../log/entries.ts";
-import { isCompletedAnswer, isDialogue, isFoldable } from "../../projection/fold-rules.ts";
+import { isCompletedAnswer, isDialogue, isFoldable } from "../../projection/ranges.ts";
 import { projectBranch } from "../../projection/project.ts";
 import { accountView, type ViewAccounting } from "./accounting.ts";
 import { estimateMessagesTokens } from "../../projection/tokens.ts";

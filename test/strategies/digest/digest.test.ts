@@ -1,7 +1,7 @@
 // Given a branch, when the digest strategy decides at a step boundary, then this draft and this model view.
 import { describe, expect, it } from "vitest";
 import { LedgerType } from "../../../src/log/entries.ts";
-import { foldBranch } from "../../../src/projection/ledger-state.ts";
+import { reduceBranch } from "../../../src/projection/ledger-state.ts";
 import { projectBranch } from "../../../src/projection/project.ts";
 import { resolveRestoreTarget } from "../../../src/projection/restore.ts";
 import { QUOTE } from "../../../src/strategies/digest/lines.ts";
@@ -178,7 +178,7 @@ describe("the model view after a digest", () => {
     const { b, ids } = retryTask();
     const before = JSON.stringify(projectBranch(b.entries).messages);
     const digestId = appendDigest(b, plan({ branch: b.entries, limitId: entryBefore(b.entries, ids.current)! }));
-    const resolved = resolveRestoreTarget("#1", b.entries, foldBranch(b.entries));
+    const resolved = resolveRestoreTarget("#1", b.entries, reduceBranch(b.entries));
     expect(resolved).toMatchObject({ ok: true, act: { id: digestId, kind: "digest", title: "digest #1" } });
     b.restore(digestId, "digest");
     expect(JSON.stringify(projectBranch(b.entries).messages)).toBe(before);

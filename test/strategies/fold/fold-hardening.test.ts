@@ -13,7 +13,7 @@ function view(b: LedgerBuilder): FoldView {
   live.sync(b.leaf, (id) => b.byId().get(id));
   const labels: Record<string, string> = {};
   for (const [id, label] of Object.entries(live.state.labels)) if (live.indexOf(id) >= 0) labels[id] = label;
-  return { path: live.entries, indexOf: (id) => live.indexOf(id), isFolded: (id) => live.isFolded(id), labels, exists: (id) => b.byId().has(id), labelledElsewhere: () => [] };
+  return { path: live.entries, indexOf: (id) => live.indexOf(id), isHidden: (id) => live.isHidden(id), labels, exists: (id) => b.byId().has(id), labelledElsewhere: () => [] };
 }
 
 const output = (toolName: string, text: string, extra: Record<string, unknown> = {}): StepOutput => ({

@@ -13,7 +13,7 @@ function view(b: LedgerBuilder, elsewhere: Record<string, string[]> = {}): FoldV
   return {
     path: live.entries,
     indexOf: (id) => live.indexOf(id),
-    isFolded: (id) => live.isFolded(id),
+    isHidden: (id) => live.isHidden(id),
     labels,
     exists: (id) => b.byId().has(id),
     labelledElsewhere: (n) => elsewhere[n] ?? [],

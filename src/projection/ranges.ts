@@ -1,7 +1,7 @@
 // Which branch entries the fold range rules hide. Rules are constant-size; the hidden set is derived
 // from the rules and the positions of entries on the active path. Pure: no I/O.
 import { LedgerType, type AgentMessage, type SessionEntry } from "../log/entries.ts";
-import type { FoldRule } from "./ledger-state.ts";
+import type { RangeRule } from "./ledger-state.ts";
 
 /** Entries a fold may hide: conversation messages and custom messages. System loadout, `!` bash output,
  * branch summaries and compactions always stay, since they carry state the model needs. */
@@ -66,14 +66,14 @@ export function toolCallIdsOf(entry: SessionEntry | undefined): Set<string> {
 }
 
 /**
- * Decides, per entry, whether any fold rule hides it. Build once per (rules, path) and query per entry;
+ * Decides, per entry, whether any range hides it. Build once per (rules, path) and query per entry;
  * a query costs O(rules).
  */
-export class FoldMask {
+export class RangeMask {
   private readonly rules: ResolvedRule[] = [];
 
-  constructor(folds: readonly FoldRule[], path: PathLookup) {
-    for (const fold of folds) {
+  constructor(ranges: readonly RangeRule[], path: PathLookup) {
+    for (const fold of ranges) {
       const through = path.indexOf(fold.throughId);
       const after = fold.afterId === null ? -1 : path.indexOf(fold.afterId);
       // A rule whose anchors are off this path cannot apply here (defensive: rules are read from ancestors).
