@@ -1,7 +1,7 @@
-// The `preserve` strategy's hooks. At every turn_end it checks the reserve and, when needed, appends one Tool
-// Context checkpoint (model-written, cache-friendly first, then delta-only, then extractive). It answers
-// session_before_compact in preserve mode (a manual /compact writes a checkpoint and ends as a success) and renders
-// the checkpoint card with its token accounting.
+// The `preserve` strategy's hooks. At every turn_end it checks the reserve and, when needed, appends one tool summary
+// (model-written, cache-friendly first, then delta-only, then extractive). It plans session_before_compact for a
+// manual /compact (a tool summary, then a marker compaction so /compact ends as a success) and renders the summary
+// card with its token accounting.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { Api, AssistantMessage, Context, Model, ModelThinkingLevel, SimpleStreamOptions } from "@earendil-works/pi-ai";
 import type {
