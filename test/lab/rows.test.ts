@@ -37,4 +37,19 @@ describe("simulated ledger", () => {
     expect((a as { summary: string }).summary).toBe(first);
     expect(JSON.parse(JSON.stringify(a)).summary).toBe(first);
   });
+
+  it("keeps a superseded compaction's large details packed too, and reading them gives back equal details", () => {
+    // A planned compaction's details: a kind code per summary line, as long as the summary is.
+    const ledger = new SimulatedLedger("lab-test-");
+    const details = { v: 1, strategy: "planned", provenance: { digest: "00abcdef123456", kinds: "s1t3p2m1".repeat(1500) }, files: ["/src/a.ts"] };
+    const small = { v: 1, strategy: "planned", provenance: { digest: "0", kinds: "s1t1" } };
+    const a = ledger.appendFact({ type: "compaction", summary: "short", firstKeptEntryId: "x", tokensBefore: 1, details });
+    const b = ledger.appendFact({ type: "compaction", summary: "second", firstKeptEntryId: "x", tokensBefore: 1, details: small });
+    ledger.appendFact({ type: "compaction", summary: "third", firstKeptEntryId: "x", tokensBefore: 1 });
+    expect(Object.getOwnPropertyDescriptor(a, "details")?.get).toBeTypeOf("function");
+    expect((a as { details: unknown }).details).toEqual(details);
+    expect(JSON.parse(JSON.stringify(a)).details).toEqual(details);
+    // Short details are not worth a buffer and stay plain.
+    expect(Object.getOwnPropertyDescriptor(b, "details")?.value).toBe(small);
+  });
 });

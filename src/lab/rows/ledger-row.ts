@@ -55,13 +55,25 @@ export class SimulatedLedger {
 }
 
 /**
- * Keep a superseded compaction's summary deflated: Pi keeps the ledger on disk, the lab in memory, and a long
- * replay writes hundreds of large summaries that only the newest compaction is projected from. Reading the
- * property inflates it, so any strategy code that looks back still sees the same text.
+ * Keep a superseded compaction's summary and details deflated: Pi keeps the ledger on disk, the lab in memory, and
+ * a long replay writes hundreds of compactions that only the newest is projected from. A planned compaction's
+ * details hold a code per summary line, so they grow with the summary. Reading either property inflates it, so
+ * any code that looks back still sees the same text and the same details, as if read back from the session file.
  */
 function packSummary(entry: SessionEntry): void {
-  const record = entry as unknown as { summary?: unknown };
-  if (typeof record.summary !== "string" || record.summary.length < 4096) return;
-  const packed = deflateSync(record.summary);
-  Object.defineProperty(record, "summary", { get: () => inflateSync(packed).toString("utf8"), enumerable: true, configurable: true });
+  const record = entry as unknown as { summary?: unknown; details?: unknown };
+  if (typeof record.summary === "string" && record.summary.length >= PACK_MIN_CHARS) packProperty(record, "summary", record.summary, (text) => text);
+  if (record.details === undefined) return;
+  const details = JSON.stringify(record.details);
+  // Pi writes details to the session file as JSON, so the round trip gives what a reader of that file sees.
+  if (details === undefined || details.length < PACK_MIN_CHARS) return;
+  packProperty(record, "details", details, (text) => JSON.parse(text) as unknown);
+}
+
+/** Below this, deflating saves too little to pay for the buffer and the getter. */
+const PACK_MIN_CHARS = 4096;
+
+function packProperty(record: object, key: string, text: string, decode: (text: string) => unknown): void {
+  const packed = deflateSync(text);
+  Object.defineProperty(record, key, { get: () => decode(inflateSync(packed).toString("utf8")), enumerable: true, configurable: true });
 }
