@@ -81,6 +81,16 @@ describe("lifecycle chart: routes", () => {
     expect(threshold.calls() + overflow.calls()).toBe(0);
   });
 
+  it("a strategy that does not manage the active model leaves every compaction to Pi, even a threshold it would decline", async () => {
+    for (const trigger of COMPACTION_TRIGGERS) {
+      const run = start({ ...inputFor("preserve", trigger), applies: false }, async () => ({ ok: true, plan: GOOD }));
+      expect(await run.output, trigger).toMatchObject({ outcome: "nativeFallback", reason: "the strategy does not manage the active model" });
+      expect(run.calls(), trigger).toBe(0);
+    }
+    // A tool request is the model's own: it still waits for the end of its step.
+    expect(initialTransition(compactionMachine, { ...inputFor("fold", "tool"), applies: false })[0].value).toBe("pendingAtTurnEnd");
+  });
+
   it("fold's table leaves Pi's compaction to Pi (unused: `fold` is no setting value, so its chart only gets tool requests)", () => {
     for (const trigger of COMPACTION_TRIGGERS) expect(initialTransition(compactionMachine, inputFor("fold", trigger))[0].value).toBe("nativeFallback");
   });
