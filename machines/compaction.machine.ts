@@ -68,8 +68,16 @@ type Verdict = PlanResult;
 
 /** Build the lifecycle chart of one strategy, whose plans `validate` judges. The planner is provided once, by the host. */
 export function lifecycleMachine(validate: Validate) {
-  /** The planner's result once the validator has judged it (params of the `planning` exits). */
-  const judged = ({ context, event }: { context: LifecycleContext; event: DoneActorEvent<PlanResult> }) => ({ verdict: verdict(context.request, event.output) });
+  /**
+   * The planner's result once the validator has judged it (params of the `planning` exits). The guard and the action
+   * of one exit both read it, so each done event is judged once and remembered by that event.
+   */
+  const verdicts = new WeakMap<DoneActorEvent<PlanResult>, Verdict>();
+  const judged = ({ context, event }: { context: LifecycleContext; event: DoneActorEvent<PlanResult> }) => {
+    let found = verdicts.get(event);
+    if (!found) verdicts.set(event, (found = verdict(context.request, event.output)));
+    return { verdict: found };
+  };
   const verdict = (request: LifecycleRequest, result: PlanResult): Verdict => {
     if (!result.ok) return result;
     const problem = validate(request, result.plan);

@@ -158,6 +158,20 @@ describe("lifecycle chart: planning and validation", () => {
     expect(await replaced.output).toMatchObject({ outcome: "cancelled", reason: expect.stringMatching(/replaced/) });
   });
 
+  it("the validator judges each planner result once, accepted or rejected", async () => {
+    for (const plan of [GOOD, BAD]) {
+      let judgements = 0;
+      const counting = lifecycleMachine((request, facts) => (judgements++, judge(request, facts))).provide({
+        actors: { plan: fromPromise<PlanResult, LifecycleRequest>(async () => ({ ok: true, plan })) },
+      });
+      const actor = createActor(counting, { input: inputFor("checkpoint", "manual") });
+      actor.start();
+      await settle();
+      expect(judgements, plan === GOOD ? "accepted" : "rejected").toBe(1);
+      actor.stop();
+    }
+  });
+
   it("the validator's rejection cancels an in-run request and hands a compaction to Pi", async () => {
     for (const [strategy, trigger, outcome] of [
       ["fold", "tool", "cancelled"],
