@@ -23,6 +23,8 @@ export interface LifecycleInput {
   request: LifecycleRequest;
   /** Why a tool request was refused when made (the model already heard it). It still claims its step. */
   refused?: string;
+  /** False when the strategy does not manage the active model (preserve's model allowlist): Pi compacts. */
+  applies?: boolean;
 }
 
 /** What a planner resolves to. A rejected plan carries a reason instead of throwing. */
@@ -66,8 +68,16 @@ type Verdict = PlanResult;
 
 /** Build the lifecycle chart of one strategy, whose plans `validate` judges. The planner is provided once, by the host. */
 export function lifecycleMachine(validate: Validate) {
-  /** The planner's result once the validator has judged it (params of the `planning` exits). */
-  const judged = ({ context, event }: { context: LifecycleContext; event: DoneActorEvent<PlanResult> }) => ({ verdict: verdict(context.request, event.output) });
+  /**
+   * The planner's result once the validator has judged it (params of the `planning` exits). The guard and the action
+   * of one exit both read it, so each done event is judged once and remembered by that event.
+   */
+  const verdicts = new WeakMap<DoneActorEvent<PlanResult>, Verdict>();
+  const judged = ({ context, event }: { context: LifecycleContext; event: DoneActorEvent<PlanResult> }) => {
+    let found = verdicts.get(event);
+    if (!found) verdicts.set(event, (found = verdict(context.request, event.output)));
+    return { verdict: found };
+  };
   const verdict = (request: LifecycleRequest, result: PlanResult): Verdict => {
     if (!result.ok) return result;
     const problem = validate(request, result.plan);
@@ -88,6 +98,7 @@ export function lifecycleMachine(validate: Validate) {
       isToolRequest: ({ context }) => context.trigger === "tool",
       routedTo: ({ context }, params: { route: Route }) => context.trigger !== "tool" && context.routes[context.trigger] === params.route,
       isRefused: ({ context }) => context.refused !== undefined,
+      isInapplicable: ({ context }) => context.applies === false && context.trigger !== "tool",
       isInvalidated: ({ context }) => context.invalidated,
       isStepIntact: ({ event }) => event.type === "host.turnEnded" && !event.aborted && event.sameStep,
       isAccepted: (_, params: { verdict: Verdict }) => params.verdict.ok,
@@ -108,9 +119,10 @@ export function lifecycleMachine(validate: Validate) {
     states: {
       requested: {
         description:
-          "A request arrived. The trigger and the strategy's route table decide: a tool request waits for the end of its step, a route to Pi's own compaction or a declined trigger ends here, anything else is planned now.",
+          "A request arrived. The trigger and the strategy's route table decide: a tool request waits for the end of its step; a strategy that does not manage the active model, a route to Pi's own compaction or a declined trigger ends here; anything else is planned now.",
         always: [
           { guard: "isToolRequest", target: "pendingAtTurnEnd" },
+          { guard: "isInapplicable", target: "nativeFallback", actions: { type: "recordReason", params: { reason: "the strategy does not manage the active model" } } },
           { guard: { type: "routedTo", params: { route: "native" } }, target: "nativeFallback", actions: { type: "recordReason", params: { reason: "the strategy leaves this trigger to Pi" } } },
           { guard: { type: "routedTo", params: { route: "cancel" } }, target: "cancelled", actions: { type: "recordReason", params: { reason: "the strategy manages the window at step boundaries" } } },
           { target: "planning" },

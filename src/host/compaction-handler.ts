@@ -17,11 +17,12 @@ export async function answerCompaction(
   session: LedgerSession,
   lifecycle: StrategyLifecycle,
   host: { recordFallback(details: PlannerFailureDetails): void; sendMessage(message: MessageFact): void; now(): number },
+  applies = true,
 ): Promise<SessionBeforeCompactResult | undefined> {
   session.sync(ctx.sessionManager);
   filterPreparation(event, session);
   const request: LifecycleRequest = { moment: { type: "session_before_compact", event }, ctx, trace: { startedAt: host.now() } };
-  const run = await lifecycle.start(event.reason, request);
+  const run = await lifecycle.start(event.reason, request, undefined, applies);
   run.abortOn(event.signal, "compaction aborted");
   const decision = await run.decided();
   switch (decision.state) {

@@ -6,7 +6,8 @@ import type { ExtensionAPI, ExtensionContext, SessionBoundaryDraft } from "@eare
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { InspectionEvent, Observer } from "xstate";
 import type { ContextFile, MessageFact, Strategy, StrategyEffects, StrategyHooks, StrategyPlanner } from "../strategies/contract.ts";
-import { FALLBACK, PLUGINS } from "../strategies/registry.ts";
+import { PLUGINS } from "../strategies/registry.ts";
+import type { PlannerFailureDetails } from "../strategies/fallback.ts";
 import { BudgetNotices } from "./budget.ts";
 import { answerCompaction } from "./compaction-handler.ts";
 import { renderDashboard } from "./dashboard.ts";
@@ -149,15 +150,12 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   });
 
   // Compaction requested by Pi (manual, threshold, overflow): the configured strategy's chart routes and plans it.
-  // A strategy that does not apply to the active model leaves it to Pi, as if Pi's own compaction were configured.
+  // Whether the strategy manages the active model is part of the chart's input: when it does not, the chart leaves
+  // the compaction to Pi.
   pi.on("session_before_compact", async (event, ctx) => {
     const r = configured();
-    const chart = r.hooks.appliesTo?.(ctx) === false ? running.find((f) => f.strategy === FALLBACK)!.chart : r.chart;
-    return answerCompaction(event, ctx, session, chart, {
-      recordFallback: (details) => cards.recordFailure(details),
-      sendMessage: (message) => pi.sendMessage(message),
-      now: () => Date.now(),
-    });
+    const host = { recordFallback: (details: PlannerFailureDetails) => cards.recordFailure(details), sendMessage: (message: MessageFact) => pi.sendMessage(message), now: () => Date.now() };
+    return answerCompaction(event, ctx, session, r.chart, host, r.hooks.appliesTo?.(ctx) !== false);
   });
   // Pi stored a compaction (ours or its own), or could not: the chart that handed it over commits or cancels.
   pi.on("session_compact", (event, ctx) => {

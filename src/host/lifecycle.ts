@@ -84,15 +84,18 @@ export class StrategyLifecycle {
     });
   }
 
-  /** Start a run for `request`; a refused tool request still claims its step (see the chart). */
-  async start(trigger: Trigger, request: LifecycleRequest, refused?: string): Promise<LifecycleRun> {
+  /**
+   * Start a run for `request`; a refused tool request still claims its step, and a strategy that does not manage the
+   * active model (`applies: false`) leaves Pi's compaction to Pi (see the chart).
+   */
+  async start(trigger: Trigger, request: LifecycleRequest, refused?: string, applies = true): Promise<LifecycleRun> {
     const warn = (message: string) => request.ctx.ui.notify(message, "warning");
     // The chart's context holds the request, and inspectors serialize that context by walking its keys: Pi's live
     // extension context must not be walked (its getters throw outside the TUI, and it reaches the whole session).
     Object.defineProperty(request, "ctx", { value: request.ctx, enumerable: false, writable: false, configurable: true });
     const observers = [this.inspect() ? await getInspector(warn) : undefined, this.observer].filter((o) => o !== undefined);
     const inspect = observers.length > 1 ? { next: (event: InspectionEvent) => observers.forEach((o) => o.next?.(event)) } : observers[0];
-    const input = { strategy: this.strategy, trigger, routes: this.routes, request, ...(refused !== undefined ? { refused } : {}) };
+    const input = { strategy: this.strategy, trigger, routes: this.routes, request, ...(refused !== undefined ? { refused } : {}), ...(applies ? {} : { applies }) };
     const actor = createActor(this.machine, { input, ...(inspect ? { inspect } : {}) });
     const run = new LifecycleRun(actor);
     actor.start();

@@ -211,7 +211,7 @@ export interface ChartRun {
 /** The strategy's chart, its effects provided once per extension instance. */
 export interface StrategyChart {
   /** Start a run; a refused tool request still claims its step. */
-  start(trigger: Trigger, request: LifecycleRequest, refused?: string): Promise<ChartRun>;
+  start(trigger: Trigger, request: LifecycleRequest, refused?: string, applies?: boolean): Promise<ChartRun>;
 }
 
 /** Settings every strategy may read; its own section comes from {@link StrategyKit.options}. */

@@ -42,8 +42,6 @@ export type StrategyOptions = {
   [S in Registered as S extends { settings: SettingsSection<unknown> } ? S["name"] : never]: S extends { settings: SettingsSection<infer O> } ? O : never;
 };
 
-/** What runs when the configured strategy does not manage the active model: Pi's own compaction. */
-export const FALLBACK: RegisteredStrategy = nativeStrategy;
 
 /** True for a custom message a strategy writes to change the view (a range fact). */
 export function isStrategyFact(customType: string): boolean {

@@ -81,6 +81,16 @@ describe("lifecycle chart: routes", () => {
     expect(threshold.calls() + overflow.calls()).toBe(0);
   });
 
+  it("a strategy that does not manage the active model leaves every compaction to Pi, even a threshold it would decline", async () => {
+    for (const trigger of COMPACTION_TRIGGERS) {
+      const run = start({ ...inputFor("preserve", trigger), applies: false }, async () => ({ ok: true, plan: GOOD }));
+      expect(await run.output, trigger).toMatchObject({ outcome: "nativeFallback", reason: "the strategy does not manage the active model" });
+      expect(run.calls(), trigger).toBe(0);
+    }
+    // A tool request is the model's own: it still waits for the end of its step.
+    expect(initialTransition(compactionMachine, { ...inputFor("fold", "tool"), applies: false })[0].value).toBe("pendingAtTurnEnd");
+  });
+
   it("fold's table leaves Pi's compaction to Pi (unused: `fold` is no setting value, so its chart only gets tool requests)", () => {
     for (const trigger of COMPACTION_TRIGGERS) expect(initialTransition(compactionMachine, inputFor("fold", trigger))[0].value).toBe("nativeFallback");
   });
@@ -146,6 +156,20 @@ describe("lifecycle chart: planning and validation", () => {
     await settle();
     replaced.actor.send({ type: "host.sessionReplaced" });
     expect(await replaced.output).toMatchObject({ outcome: "cancelled", reason: expect.stringMatching(/replaced/) });
+  });
+
+  it("the validator judges each planner result once, accepted or rejected", async () => {
+    for (const plan of [GOOD, BAD]) {
+      let judgements = 0;
+      const counting = lifecycleMachine((request, facts) => (judgements++, judge(request, facts))).provide({
+        actors: { plan: fromPromise<PlanResult, LifecycleRequest>(async () => ({ ok: true, plan })) },
+      });
+      const actor = createActor(counting, { input: inputFor("checkpoint", "manual") });
+      actor.start();
+      await settle();
+      expect(judgements, plan === GOOD ? "accepted" : "rejected").toBe(1);
+      actor.stop();
+    }
   });
 
   it("the validator's rejection cancels an in-run request and hands a compaction to Pi", async () => {

@@ -26,6 +26,7 @@ describe("statechart JSON export", () => {
     const always = json().states.requested.always ?? [];
     expect(always.map((t) => [t.guard ?? "", t.target])).toEqual([
       ["isToolRequest", "pendingAtTurnEnd"],
+      ["isInapplicable", "nativeFallback"],
       [{ type: "routedTo", params: { route: "native" } }, "nativeFallback"],
       [{ type: "routedTo", params: { route: "cancel" } }, "cancelled"],
       ["", "planning"],
