@@ -5,8 +5,8 @@ import { fileURLToPath } from "node:url";
 import type { ExtensionAPI, ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { InspectionEvent, Observer } from "xstate";
-import type { ContextFile, MessageFact, Strategy, StrategyEffects, StrategyHooks, StrategyPlanner } from "../strategies/contract.ts";
-import { PLUGINS } from "../strategies/registry.ts";
+import type { ContextFile, MessageFact, StrategyEffects, StrategyHooks, StrategyPlanner } from "../strategies/contract.ts";
+import { PLUGINS, type RegisteredStrategy } from "../strategies/registry.ts";
 import type { PlannerFailureDetails } from "../strategies/fallback.ts";
 import { BudgetNotices } from "./budget.ts";
 import { answerCompaction } from "./compaction-handler.ts";
@@ -31,7 +31,7 @@ export interface LedgerOptions {
 
 /** A strategy as this extension instance runs it: its definition, its chart and its hooks. */
 interface Running {
-  strategy: Strategy<unknown>;
+  strategy: RegisteredStrategy;
   chart: StrategyLifecycle;
   hooks: StrategyHooks;
 }
