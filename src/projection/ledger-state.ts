@@ -87,65 +87,36 @@ export function isRevokedMessage(entry: SessionEntry, state: LedgerState): boole
 }
 
 /** Apply a restore fact. A target that is not an active act on this branch changes nothing. */
-function applyRestore(state: LedgerState, restoreId: string, data: RestoreData): LedgerState {
-  if (data.targetId in state.revoked) return state;
+function applyRestore(draft: LedgerState, restoreId: string, data: RestoreData): void {
+  if (data.targetId in draft.revoked) return;
   if (data.act === "compaction") {
     // A checkpoint marker is no act: it hides nothing, so there is nothing to revoke (the checkpoint itself is one).
-    const at = state.compactions.findIndex((c) => c.entryId === data.targetId && !c.marker);
-    if (at < 0) return state;
-    return produce(state, (draft) => {
-      if (data.firstKeptEntryId === undefined) draft.revoked[data.targetId] = restoreId;
-      else Object.assign(draft.compactions[at], { keptFromId: data.firstKeptEntryId, narrowedBy: restoreId });
-    });
+    const at = draft.compactions.findIndex((c) => c.entryId === data.targetId && !c.marker);
+    if (at < 0) return;
+    if (data.firstKeptEntryId === undefined) draft.revoked[data.targetId] = restoreId;
+    else Object.assign(draft.compactions[at], { keptFromId: data.firstKeptEntryId, narrowedBy: restoreId });
+    return;
   }
-  const at = state.ranges.findIndex((f) => f.entryId === data.targetId);
-  if (at < 0) return state;
-  return produce(state, (draft) => {
-    if (data.throughId === undefined) {
-      draft.ranges.splice(at, 1);
-      draft.revoked[data.targetId] = restoreId;
-    } else Object.assign(draft.ranges[at], { throughId: data.throughId, narrowedBy: restoreId });
-  });
+  const at = draft.ranges.findIndex((f) => f.entryId === data.targetId);
+  if (at < 0) return;
+  if (data.throughId === undefined) {
+    draft.ranges.splice(at, 1);
+    draft.revoked[data.targetId] = restoreId;
+  } else Object.assign(draft.ranges[at], { throughId: data.throughId, narrowedBy: restoreId });
 }
 
-/** Apply one branch entry. Entries that say nothing to the ledger return the same state object. */
-export function evolve(state: LedgerState, entry: SessionEntry): LedgerState {
+/** True for the entries that can change the ledger state: our range messages, compactions, labels and restores. */
+function speaksToLedger(entry: SessionEntry): boolean {
   switch (entry.type) {
-    case "custom_message": {
-      if (!isRangeEntry(entry)) return state;
-      const { range } = entry.details!;
-      const anchored = isToolCheckpoint(entry);
-      return produce(state, (draft) => {
-        draft.ranges.push({
-          entryId: entry.id,
-          afterId: range.afterId,
-          throughId: range.throughId,
-          ...(range.keepToolResultsOf ? { keepToolResultsOf: range.keepToolResultsOf } : {}),
-          ...(range.keepDialogue ? { keepDialogue: true } : {}),
-          ...(anchored ? { anchored: true } : {}),
-        });
-      });
-    }
+    case "custom_message":
+      return isRangeEntry(entry);
     case "compaction":
-      return produce(state, (draft) => {
-        draft.compactions.push({
-          entryId: entry.id,
-          strategy: isLedgerCompaction(entry) ? entry.details!.strategy : "native",
-          firstKeptEntryId: entry.firstKeptEntryId,
-          ...(isCheckpointMarker(entry) ? { marker: true as const } : {}),
-        });
-      });
     case "label":
-      if (entry.label === undefined && !(entry.targetId in state.labels)) return state;
-      if (entry.label !== undefined && state.labels[entry.targetId] === entry.label) return state;
-      return produce(state, (draft) => {
-        if (entry.label === undefined) delete draft.labels[entry.targetId];
-        else draft.labels[entry.targetId] = entry.label;
-      });
+      return true;
     // File operations are derived from messages when a strategy needs them (projection/file-ops.ts); keeping them
     // here would copy a growing list on every new path.
     case "custom":
-      return isRestoreEntry(entry) ? applyRestore(state, entry.id, entry.data) : state;
+      return isRestoreEntry(entry);
     case "message":
     case "thinking_level_change":
     case "model_change":
@@ -153,17 +124,51 @@ export function evolve(state: LedgerState, entry: SessionEntry): LedgerState {
     case "branch_summary":
     case "context_edit":
     case "session_info":
-      return state;
+      return false;
     default: {
       const _exhaustive: never = entry;
-      return state;
+      return false;
     }
   }
 }
 
-/** Fold a whole branch from scratch. */
+/** Apply one entry that speaks to the ledger to a draft of the state. */
+function apply(draft: LedgerState, entry: SessionEntry): void {
+  if (entry.type === "custom_message" && isRangeEntry(entry)) {
+    const { range } = entry.details!;
+    draft.ranges.push({
+      entryId: entry.id,
+      afterId: range.afterId,
+      throughId: range.throughId,
+      ...(range.keepToolResultsOf ? { keepToolResultsOf: range.keepToolResultsOf } : {}),
+      ...(range.keepDialogue ? { keepDialogue: true } : {}),
+      ...(isToolCheckpoint(entry) ? { anchored: true } : {}),
+    });
+  } else if (entry.type === "compaction") {
+    draft.compactions.push({
+      entryId: entry.id,
+      strategy: isLedgerCompaction(entry) ? entry.details!.strategy : "native",
+      firstKeptEntryId: entry.firstKeptEntryId,
+      ...(isCheckpointMarker(entry) ? { marker: true as const } : {}),
+    });
+  } else if (entry.type === "label") {
+    if (entry.label === undefined) {
+      if (entry.targetId in draft.labels) delete draft.labels[entry.targetId];
+    } else if (draft.labels[entry.targetId] !== entry.label) draft.labels[entry.targetId] = entry.label;
+  } else if (entry.type === "custom" && isRestoreEntry(entry)) applyRestore(draft, entry.id, entry.data);
+}
+
+/** Apply one branch entry. Entries that say nothing to the ledger (or change nothing) return the same state object. */
+export function evolve(state: LedgerState, entry: SessionEntry): LedgerState {
+  return speaksToLedger(entry) ? produce(state, (draft) => apply(draft, entry)) : state;
+}
+
+/**
+ * Fold a whole branch from scratch, in one draft: a copy of the state per fact would make a rebuild quadratic in the
+ * facts (a long replay writes thousands of digests).
+ */
 export function reduceBranch(branch: readonly SessionEntry[], from: LedgerState = initialLedgerState()): LedgerState {
-  let state = from;
-  for (const entry of branch) state = evolve(state, entry);
-  return state;
+  return produce(from, (draft) => {
+    for (const entry of branch) if (speaksToLedger(entry)) apply(draft, entry);
+  });
 }

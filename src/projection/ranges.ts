@@ -66,11 +66,15 @@ export function toolCallIdsOf(entry: SessionEntry | undefined): Set<string> {
 }
 
 /**
- * Decides, per entry, whether any range hides it. Build once per (rules, path) and query per entry;
- * a query costs O(rules).
+ * Decides, per entry, whether any range hides it. Build once per (rules, path) and query per entry. Rules are kept
+ * sorted by their first index with the furthest end reached so far, so a query looks only at the rules that can
+ * cover the index: O(log rules) when ranges do not overlap (tool checkpoints and digests never do), where a scan of
+ * every rule would make a rebuild cost entries x rules, and a long replay, with a digest every few steps, cubic.
  */
 export class RangeMask {
   private readonly rules: ResolvedRule[] = [];
+  /** reach[k]: the largest `through` among rules[0..k]. */
+  private readonly reach: number[] = [];
 
   constructor(ranges: readonly RangeRule[], path: PathLookup) {
     for (const fold of ranges) {
@@ -81,10 +85,31 @@ export class RangeMask {
       const keptCalls = fold.keepToolResultsOf ? toolCallIdsOf(path.get(fold.keepToolResultsOf)) : new Set<string>();
       this.rules.push({ from: after + 1, through, keptCalls, keepDialogue: fold.keepDialogue === true });
     }
+    this.rules.sort((a, b) => a.from - b.from);
+    let reach = -1;
+    for (const rule of this.rules) this.reach.push((reach = Math.max(reach, rule.through)));
   }
 
   get empty(): boolean {
     return this.rules.length === 0;
+  }
+
+  /** True when some rule covering `index` passes `test`. */
+  private covered(index: number, test: (rule: ResolvedRule) => boolean): boolean {
+    // The last rule starting at or before `index`, by binary search.
+    let low = 0;
+    let high = this.rules.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (this.rules[mid].from <= index) low = mid + 1;
+      else high = mid;
+    }
+    // Walking back, stop once no earlier rule reaches `index`.
+    for (let k = low - 1; k >= 0 && this.reach[k] >= index; k--) {
+      const rule = this.rules[k];
+      if (index <= rule.through && test(rule)) return true;
+    }
+    return false;
   }
 
   /**
@@ -92,19 +117,17 @@ export class RangeMask {
    * visible text stays verbatim, its reasoning is technical state the checkpoint summarized.
    */
   dropsReasoning(entry: SessionEntry, index: number): boolean {
-    if (index < 0 || !isCompletedAnswer(entry) || !hasReasoning(entry)) return false;
-    return this.rules.some((rule) => rule.keepDialogue && index >= rule.from && index <= rule.through);
+    if (index < 0 || this.empty || !isCompletedAnswer(entry) || !hasReasoning(entry)) return false;
+    return this.covered(index, (rule) => rule.keepDialogue);
   }
 
   /** True when some rule hides the entry at `index`. Each rule's exemption protects only against that rule. */
   hides(entry: SessionEntry, index: number): boolean {
-    if (index < 0 || !isFoldable(entry)) return false;
-    for (const rule of this.rules) {
-      if (index < rule.from || index > rule.through) continue;
-      if (rule.keepDialogue && isDialogue(entry)) continue;
-      if (entry.type === "message" && entry.message.role === "toolResult" && rule.keptCalls.has(entry.message.toolCallId)) continue;
+    if (index < 0 || this.empty || !isFoldable(entry)) return false;
+    return this.covered(index, (rule) => {
+      if (rule.keepDialogue && isDialogue(entry)) return false;
+      if (entry.type === "message" && entry.message.role === "toolResult" && rule.keptCalls.has(entry.message.toolCallId)) return false;
       return true;
-    }
-    return false;
+    });
   }
 }

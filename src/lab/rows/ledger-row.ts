@@ -1,11 +1,11 @@
 // Common ground of rows that write facts into a simulated ledger (Pi native, our strategies): the branch as
 // the row's session file would hold it, facts appended with deterministic ids, and the model view rebuilt
 // from the branch after each fact and extended entry by entry in between.
-import { deflateSync, inflateSync } from "node:zlib";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { SessionEntry } from "../../log/entries.ts";
 import { visibleMessages } from "../row.ts";
 import { View } from "../view.ts";
+import { spill } from "./spill.ts";
 
 export class SimulatedLedger {
   readonly branch: SessionEntry[] = [];
@@ -55,25 +55,40 @@ export class SimulatedLedger {
 }
 
 /**
- * Keep a superseded compaction's summary and details deflated: Pi keeps the ledger on disk, the lab in memory, and
- * a long replay writes hundreds of compactions that only the newest is projected from. A planned compaction's
- * details hold a code per summary line, so they grow with the summary. Reading either property inflates it, so
- * any code that looks back still sees the same text and the same details, as if read back from the session file.
+ * Move a superseded compaction's summary and large details out of memory (see spill.ts): only the newest compaction
+ * is projected from, and Pi keeps the older ones on disk too. A planned compaction's details hold a code per summary
+ * line, so they grow with the summary. Details are moved field by field: the small ones (`v`, `strategy`), which
+ * the reducers read on every rebuild, stay plain. Reading a moved property reads it back, as JSON when it was
+ * stored as JSON, so code that looks back sees what a reader of Pi's session file would see.
  */
 function packSummary(entry: SessionEntry): void {
   const record = entry as unknown as { summary?: unknown; details?: unknown };
   if (typeof record.summary === "string" && record.summary.length >= PACK_MIN_CHARS) packProperty(record, "summary", record.summary, (text) => text);
-  if (record.details === undefined) return;
-  const details = JSON.stringify(record.details);
-  // Pi writes details to the session file as JSON, so the round trip gives what a reader of that file sees.
-  if (details === undefined || details.length < PACK_MIN_CHARS) return;
-  packProperty(record, "details", details, (text) => JSON.parse(text) as unknown);
+  const details = record.details;
+  if (details === undefined || details === null) return;
+  if (typeof details !== "object" || Array.isArray(details)) {
+    packJson(record, "details", details);
+    return;
+  }
+  // A copy: the planner's own object is not changed under it.
+  const fields: Record<string, unknown> = { ...(details as Record<string, unknown>) };
+  let moved = false;
+  for (const [key, value] of Object.entries(fields)) moved = packJson(fields, key, value) || moved;
+  if (moved) record.details = fields;
 }
 
-/** Below this, deflating saves too little to pay for the buffer and the getter. */
+/** Below this, moving a value out saves too little to pay for the getter and the read. */
 const PACK_MIN_CHARS = 4096;
 
+function packJson(record: object, key: string, value: unknown): boolean {
+  // Pi writes details to the session file as JSON, so the round trip gives what a reader of that file sees.
+  const json = JSON.stringify(value) as string | undefined;
+  if (json === undefined || json.length < PACK_MIN_CHARS) return false;
+  packProperty(record, key, json, (text) => JSON.parse(text) as unknown);
+  return true;
+}
+
 function packProperty(record: object, key: string, text: string, decode: (text: string) => unknown): void {
-  const packed = deflateSync(text);
-  Object.defineProperty(record, key, { get: () => decode(inflateSync(packed).toString("utf8")), enumerable: true, configurable: true });
+  const read = spill(text);
+  Object.defineProperty(record, key, { get: () => decode(read()), enumerable: true, configurable: true });
 }

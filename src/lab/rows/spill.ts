@@ -1,0 +1,60 @@
+// Where the lab's simulated ledgers keep what they no longer project from. Pi's ledger lives on disk; the lab's
+// lives in memory, and a long replay writes hundreds of compactions per row, each superseded by the next. Their
+// text goes, deflated, to one temporary file per process and is read back only when some code looks back.
+// The file is private (0600) and unlinked as soon as it is open, so it disappears with the process, however
+// the process ends; where a platform cannot unlink an open file it is removed at exit.
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { deflateRawSync, inflateRawSync } from "node:zlib";
+
+interface SpillFile {
+  fd: number;
+  /** Bytes written so far: the offset of the next record. */
+  size: number;
+}
+
+let file: SpillFile | undefined;
+
+function open(): SpillFile {
+  if (file) return file;
+  const dir = mkdtempSync(join(tmpdir(), "pi-context-ledger-lab-"));
+  const fd = openSync(join(dir, "superseded"), "w+", 0o600);
+  const remove = () => rmSync(dir, { recursive: true, force: true });
+  try {
+    remove();
+  } catch {
+    process.once("exit", () => {
+      closeSync(fd);
+      remove();
+    });
+  }
+  file = { fd, size: 0 };
+  return file;
+}
+
+/** Write `text` out of memory; the returned function reads it back (each call reads the file again). */
+export function spill(text: string): () => string {
+  const out = open();
+  const bytes = deflateRawSync(text);
+  const at = out.size;
+  let written = 0;
+  while (written < bytes.length) written += writeSync(out.fd, bytes, written, bytes.length - written, at + written);
+  out.size += bytes.length;
+  const length = bytes.length;
+  return () => {
+    const buffer = Buffer.allocUnsafe(length);
+    let read = 0;
+    while (read < length) {
+      const got = readSync(out.fd, buffer, read, length - read, at + read);
+      if (got === 0) throw new Error("the lab's spill file ended early");
+      read += got;
+    }
+    return inflateRawSync(buffer).toString("utf8");
+  };
+}
+
+/** Bytes spilled by this process so far (for tests and the benchmark). */
+export function spilledBytes(): number {
+  return file?.size ?? 0;
+}
