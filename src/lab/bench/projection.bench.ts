@@ -91,5 +91,13 @@ export async function benchProjection(): Promise<BenchRow[]> {
       ...(size === 10_000 ? { target: "≤ 0.05x" } : size === 50_000 ? { target: "≤ 0.01x" } : {}),
     });
   }
+  // Dense ranges, the shape of a long session with a digest every few steps: 2,500 rules over 50k entries. A rebuild
+  // that checks every rule per entry costs entries x rules here.
+  const dense = generatedLedger(50_000, 20);
+  const denseLeaf = dense[dense.length - 1].id;
+  const piDense = timeIt(() => buildSessionProjection(dense, denseLeaf));
+  const oursDense = timeIt(() => projectBranch(dense));
+  rows.push({ suite: "projection", name: "full rebuild, 50000 entries, a range every 20 (Pi)", value: piDense, unit: "ms" });
+  rows.push({ suite: "projection", name: "full rebuild, 50000 entries, a range every 20 (ours)", value: oursDense, unit: "ms", reference: "Pi buildSessionProjection, same ledger", ratio: oursDense / piDense, target: "≤ 1.5x" });
   return rows;
 }
