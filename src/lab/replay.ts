@@ -277,7 +277,7 @@ export async function replaySession(session: SessionInput, options: ReplayOption
   const rows: RowResult[] = [];
   for (const { result, missing, missed, hasLedger } of summaries) {
     if (hasLedger) {
-      search ??= contextGrepSearch(ledgerIndex(sourceIndex(branch), branch.slice()));
+      search ??= memoized(contextGrepSearch(ledgerIndex(sourceIndex(branch), branch.slice())));
       result.recoverability = recoverability(missing, search);
       result.neededLater.recoverable = neededRecoverable(items, missed, search);
     }
@@ -298,6 +298,20 @@ export async function replaySession(session: SessionInput, options: ReplayOption
     unknownTypes: session.unknownTypes ?? {},
     treeProblems,
     rows,
+  };
+}
+
+/**
+ * The search answers the same for every row (one index serves them all), and rows lose many of the same probes and
+ * items: each (text, entry) pair is searched once.
+ */
+function memoized(search: (probe: Probe) => boolean): (probe: Probe) => boolean {
+  const answers = new Map<string, boolean>();
+  return (probe) => {
+    const key = `${probe.entryId}\u0000${probe.text}`;
+    let found = answers.get(key);
+    if (found === undefined) answers.set(key, (found = search(probe)));
+    return found;
   };
 }
 

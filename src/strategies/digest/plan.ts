@@ -3,7 +3,7 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { isDigestEntry, isToolCheckpoint, LedgerType, type CustomMessageEntry, type HiddenRange, type RangeDetails, type SessionEntry } from "../../log/entries.ts";
 import { isDialogue, isFoldable } from "../../projection/ranges.ts";
-import { entryMessages, projectBranch } from "../../projection/project.ts";
+import { entryMessages, type ProjectedEntry, projectBranch } from "../../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
 import { latestEdits } from "../checkpoint/conversation.ts";
 import { scanStartupReads } from "../checkpoint/startup-reads.ts";
@@ -106,26 +106,45 @@ function messageText(message: AgentMessage): string {
 }
 
 /**
- * Names per message object. Messages are immutable session data and the same objects come back on every boundary,
- * so a message's text is scanned once per process, not once per digest (a memo: the result never depends on it).
+ * Names per message object, as indexes into one table of distinct names. Messages are immutable session data and
+ * the same objects come back on every boundary, so a message's text is scanned once per process, not once per digest
+ * (a memo: the result never depends on it). The same paths and identifiers recur in thousands of messages: one copy
+ * of each, and a list of small integers per message, keep a long session's memo far below its text.
  */
-const namesMemo = new WeakMap<object, readonly string[]>();
+let names = { ids: new Map<string, number>(), list: [] as string[], memo: new WeakMap<object, readonly number[]>() };
+/** Distinct names kept before the table starts over (the memo with it), so a long-lived process stays bounded. */
+const MAX_NAMES = 1_000_000;
 
-function namesOfMessage(message: AgentMessage): readonly string[] {
-  let names = namesMemo.get(message);
-  if (!names) {
-    names = [...namesIn(messageText(message))];
-    namesMemo.set(message, names);
+/** A copy of `text` that holds no reference to a longer string it was cut from (V8 keeps the parent of a slice). */
+function detached(text: string): string {
+  return (` ${text}`).slice(1);
+}
+
+function nameIdsOf(message: AgentMessage, table: typeof names): readonly number[] {
+  let ids = table.memo.get(message);
+  if (!ids) {
+    ids = [...namesIn(messageText(message))].map((name) => {
+      let id = table.ids.get(name);
+      if (id === undefined) {
+        const own = detached(name);
+        id = table.list.push(own) - 1;
+        table.ids.set(own, id);
+      }
+      return id;
+    });
+    table.memo.set(message, ids);
   }
-  return names;
+  return ids;
 }
 
 /** Names and paths the view shows once the digest replaces `targets`: everything else stays in view. */
-function namesInView(branch: readonly SessionEntry[], targets: ReadonlySet<string>): Set<string> {
+function namesInView(view: readonly ProjectedEntry[], targets: ReadonlySet<string>): Set<string> {
+  if (names.list.length > MAX_NAMES) names = { ids: new Map(), list: [], memo: new WeakMap() };
+  const table = names;
   const shown = new Set<string>();
-  for (const entry of projectBranch(branch).entries) {
+  for (const entry of view) {
     if (targets.has(entry.sourceEntry.id)) continue;
-    for (const message of entry.messages) for (const name of namesOfMessage(message)) shown.add(name);
+    for (const message of entry.messages) for (const id of nameIdsOf(message, table)) shown.add(table.list[id]);
   }
   return shown;
 }
@@ -144,7 +163,9 @@ function formatExplained(branch: readonly SessionEntry[]): boolean {
  * nothing raw, the boundary not on the branch); the caller then does nothing.
  */
 export function planDigest(input: DigestInput): DigestOutcome {
-  const delta = selectDelta(input.branch, input.limitId);
+  // One projection of the branch serves the selection and the names already in view.
+  const view = projectBranch(input.branch).entries;
+  const delta = selectDelta(input.branch, input.limitId, view);
   if (!delta) return { ok: false, reason: "the boundary is not on the branch" };
   if (!delta.units.length) return { ok: false, reason: "nothing to digest" };
   const policy = input.policy ?? digestPolicy(input.contextWindow);
@@ -166,7 +187,7 @@ export function planDigest(input: DigestInput): DigestOutcome {
     cwd: input.cwd,
     superseded,
     startupReads,
-    shown: namesInView(input.branch, targets),
+    shown: namesInView(view, targets),
   });
   const tokens = estimateTextTokens(text);
   // A digest that saves nothing would only break the cache; a forced one is still written (the user or the window asked).

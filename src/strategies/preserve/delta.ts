@@ -3,7 +3,7 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { isToolCheckpoint, type CustomMessageEntry, type RangeDetails, type SessionEntry } from "../../log/entries.ts";
 import { isCompletedAnswer, isDialogue, isFoldable } from "../../projection/ranges.ts";
-import { projectBranch } from "../../projection/project.ts";
+import { type ProjectedEntry, projectBranch } from "../../projection/project.ts";
 import { accountView, type ViewAccounting } from "./accounting.ts";
 import { estimateMessagesTokens } from "../../projection/tokens.ts";
 
@@ -68,7 +68,7 @@ function reasoningOf(messages: AgentMessage[] | undefined): AgentMessage | undef
  * Select the technical delta in (previous checkpoint, `limitId`]. Only entries the model sees right now count: state
  * already hidden by a fold or left behind by a compaction is not summarized again.
  */
-export function selectDelta(branch: readonly SessionEntry[], limitId: string): Delta | undefined {
+export function selectDelta(branch: readonly SessionEntry[], limitId: string, view?: readonly ProjectedEntry[]): Delta | undefined {
   const limit = branch.findIndex((e) => e.id === limitId);
   if (limit < 0) return undefined;
   // The whole branch is "now": its checkpoints, folds and compactions decide what is still raw and visible.
@@ -76,7 +76,7 @@ export function selectDelta(branch: readonly SessionEntry[], limitId: string): D
   const afterId = previous.at(-1)?.details?.range.throughId ?? null;
   const after = afterId === null ? -1 : branch.findIndex((e) => e.id === afterId);
 
-  const projected = projectBranch(branch).entries;
+  const projected = view ?? projectBranch(branch).entries;
   const visible = new Map<string, AgentMessage[]>();
   for (const p of projected) if (p.messages.length) visible.set(p.sourceEntry.id, p.messages);
   const position = new Map<string, number>();
