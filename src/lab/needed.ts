@@ -5,6 +5,7 @@
 // Deterministic; no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { SessionEntry } from "../log/entries.ts";
+import { ownCopy } from "../log/own-copy.ts";
 import { type Probe, relativeToCwd, viewText } from "./probes.ts";
 import { visibleMessages } from "./row.ts";
 
@@ -144,7 +145,8 @@ export function neededItems(branch: readonly SessionEntry[], cwd = ""): NeededIt
       }
       for (const item of messageItems(message, cwd)) {
         const k = key(item);
-        if (!byKey.has(k)) byKey.set(k, { ...item, first: position, firstEntryId: entry.id, lastUse: -1, index: -1 });
+        // An own copy: items are cut from a joined copy of the message text, which would otherwise stay alive with them.
+        if (!byKey.has(k)) byKey.set(k, { ...item, text: ownCopy(item.text), first: position, firstEntryId: entry.id, lastUse: -1, index: -1 });
       }
     }
   });

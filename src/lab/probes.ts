@@ -3,6 +3,7 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { SessionEntry } from "../log/entries.ts";
 import { textOf } from "../log/entries.ts";
+import { ownCopy } from "../log/own-copy.ts";
 
 export type ProbeKind = "constraint" | "path" | "error" | "result" | "command";
 
@@ -85,7 +86,8 @@ export function extractProbes(branch: readonly SessionEntry[], cwd = ""): Probe[
     if (!text || seen.has(key)) return;
     seen.add(key);
     const relative = kind === "path" ? relativeToCwd(text, cwd) : undefined;
-    probes.push({ kind, text, entryId: entry.id, index, ...(relative ? { forms: [relative] } : {}) });
+    // Own copies: a probe lives the whole replay and would otherwise pin the text it was cut from.
+    probes.push({ kind, text: ownCopy(text), entryId: entry.id, index, ...(relative ? { forms: [ownCopy(relative)] } : {}) });
   };
   const failedCalls = new Set<string>();
   branch.forEach((entry, index) => {

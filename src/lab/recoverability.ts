@@ -4,7 +4,7 @@
 import type { SessionEntry } from "../log/entries.ts";
 import { grepTranscript } from "../recall/search.ts";
 import { DEFAULT_RECALL_LIMITS } from "../recall/settings.ts";
-import { buildTranscript, createTranscript, renderEntry, type TranscriptEntry, type TranscriptIndex } from "../recall/transcript.ts";
+import { buildTranscript, createTranscript, renderEntry, type TranscriptIndex } from "../recall/transcript.ts";
 import type { Probe } from "./probes.ts";
 
 /** True when a search for the probe's text finds it, attributed to the probe's own source entry. */
@@ -15,48 +15,20 @@ const MAX_PAGES = 20;
 /** Dropped probes checked per row; beyond this an even, deterministic sample is checked. */
 export const MAX_CHECKED = 200;
 
-/** The recall index of the replayed branch, rendered once per session and shared by every row's ledger index. */
-export interface SourceIndex {
-  branch: readonly SessionEntry[];
-  /** Rendering of `branch[i]` (undefined for entries that render nothing). */
-  rendered: (TranscriptEntry | undefined)[];
-}
-
-/** Render the replayed branch once. */
-export function sourceIndex(branch: readonly SessionEntry[]): SourceIndex {
-  return { branch, rendered: branch.map((entry, i) => renderEntry(entry, i)) };
-}
-
-/** True when `stored` is `source` as a row keeps it: the same object, or a copy re-parented after a fact. */
-function isSourceCopy(stored: SessionEntry, source: SessionEntry | undefined): boolean {
-  if (!source || stored.id !== source.id) return false;
-  if (stored === source) return true;
-  const a = stored as unknown as Record<string, unknown>;
-  const b = source as unknown as Record<string, unknown>;
-  const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  return keys.every((key) => key === "parentId" || a[key] === b[key]);
-}
-
 /**
- * The index `buildTranscript(ledger)` would build, reusing the source renderings: a row's ledger is the
- * replayed branch (rendering ignores parent ids) with the row's facts in between, so only facts are rendered.
- * Slots of `ledger` are cleared as they are read, so each fact's own text can go once it is rendered.
+ * The recall index `buildTranscript(branch)` would build, rendered entry by entry. Every slot of `branch` is cleared
+ * once its entry is rendered: when the caller holds the entries nowhere else, the session's parsed entries go as
+ * their rendering arrives, instead of both being held at once.
  */
-export function ledgerIndex(source: SourceIndex, ledger: (SessionEntry | undefined)[]): TranscriptIndex {
+export function branchIndex(branch: (SessionEntry | undefined)[]): TranscriptIndex {
   const index = createTranscript();
-  let next = 0;
-  for (let pathPos = 0; pathPos < ledger.length; pathPos++) {
-    const entry = ledger[pathPos] as SessionEntry;
-    ledger[pathPos] = undefined;
+  for (let pathPos = 0; pathPos < branch.length; pathPos++) {
+    const entry = branch[pathPos] as SessionEntry;
+    branch[pathPos] = undefined;
     if (index.pathPos.has(entry.id)) continue;
     index.pathPos.set(entry.id, pathPos);
     index.path.push(entry.id);
-    let rendered: TranscriptEntry | undefined;
-    if (isSourceCopy(entry, source.branch[next])) {
-      const shared = source.rendered[next++];
-      rendered = shared && shared.pathPos !== pathPos ? { ...shared, pathPos } : shared;
-    } else rendered = renderEntry(entry, pathPos);
+    const rendered = renderEntry(entry, pathPos);
     if (!rendered) continue;
     index.ordinalById.set(rendered.id, index.entries.length);
     index.entries.push(rendered);

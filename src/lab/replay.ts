@@ -8,7 +8,7 @@ import { type Prices, RequestTotals, type SideCall } from "./metrics.ts";
 import { Finder } from "./finder.ts";
 import { asProbe, NEEDED_KINDS, type NeededItem, type NeededKind, neededAt, neededItems } from "./needed.ts";
 import { extractProbes, PROBE_KINDS, type Probe, type ProbeKind } from "./probes.ts";
-import { contextGrepSearch, ledgerIndex, MAX_CHECKED, recoverability, sourceIndex } from "./recoverability.ts";
+import { branchIndex, contextGrepSearch, MAX_CHECKED, recoverability } from "./recoverability.ts";
 import type { Recommendation } from "./recommend.ts";
 import { checkedBranch } from "./tree-check.ts";
 import type { ContextAction, LabSettings, Row, RowFactory, RowInfo } from "./row.ts";
@@ -20,6 +20,11 @@ export interface SessionInput {
   /** Working directory from the session header; "" or absent when unknown. */
   cwd?: string;
   entries: readonly SessionEntry[];
+  /**
+   * The caller gives `entries` up: the replay empties the array once it has taken the branch, and lets each entry go
+   * as the recall index renders it, so a long session is never held next to its whole rendering.
+   */
+  handOver?: boolean;
   malformedLines?: { line: number; reason: string }[];
   unknownTypes?: Record<string, number>;
 }
@@ -263,6 +268,9 @@ function measureAct(state: RowState, probes: readonly Probe[], items: readonly N
 /** Replay one session through every row in one pass over its branch. */
 export async function replaySession(session: SessionInput, options: ReplayOptions): Promise<SessionResult> {
   const { branch, originalCompactions, treeProblems } = replayBranch(session.entries);
+  const entryCount = session.entries.length;
+  const branchEntries = branch.length;
+  if (session.handOver) (session.entries as SessionEntry[]).length = 0;
   const cwd = session.cwd ?? "";
   const probes = extractProbes(branch, cwd);
   const items = neededItems(branch, cwd);
@@ -272,12 +280,13 @@ export async function replaySession(session: SessionInput, options: ReplayOption
   const summaries = await replayRows(session.name, branch, cwd, probes, items, requestPoints, options);
   options.onRowsReleased?.();
   // Every ledger row keeps every source entry, and probes and needed items are attributed to source entries:
-  // one recall index of the branch serves every row (the rows' own summaries are not searched).
+  // one recall index of the branch serves every row (the rows' own summaries are not searched). Building it
+  // empties `branch`.
   let search: ((probe: Probe) => boolean) | undefined;
   const rows: RowResult[] = [];
   for (const { result, missing, missed, hasLedger } of summaries) {
     if (hasLedger) {
-      search ??= memoized(contextGrepSearch(ledgerIndex(sourceIndex(branch), branch.slice())));
+      search ??= memoized(contextGrepSearch(branchIndex(branch)));
       result.recoverability = recoverability(missing, search);
       result.neededLater.recoverable = neededRecoverable(items, missed, search);
     }
@@ -288,8 +297,8 @@ export async function replaySession(session: SessionInput, options: ReplayOption
     name: session.name,
     ...(session.path ? { path: session.path } : {}),
     cwd,
-    entries: session.entries.length,
-    branchEntries: branch.length,
+    entries: entryCount,
+    branchEntries,
     requests: requestPoints,
     probes: { total: probes.length, byKind },
     neededItems: items.length,

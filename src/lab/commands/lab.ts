@@ -131,7 +131,7 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
       let input: SessionInput;
       if (files.length) {
         const loaded = await loadSessionFile(files[i]);
-        input = { name: sessionName(files[i]), path: files[i], cwd: loaded.header?.cwd ?? "", entries: loaded.entries, malformedLines: loaded.diagnostics, unknownTypes: loaded.unknownTypes };
+        input = { name: sessionName(files[i]), path: files[i], cwd: loaded.header?.cwd ?? "", entries: loaded.entries, handOver: true, malformedLines: loaded.diagnostics, unknownTypes: loaded.unknownTypes };
       } else input = sample[i];
       progress.start(input.name, i, count);
       await dump?.session(i, input.name);
@@ -139,6 +139,9 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
       const result = await replaySession(input, options);
       progress.finish(`${result.requests} requests, ${result.probes.total} probes, ${((performance.now() - t0) / 1000).toFixed(1)}s`);
       sessions.push(result);
+      // The session's recall index and the rest of its replay are garbage now; the next session, or the JSON and
+      // the report, would otherwise be allocated on top of them.
+      collect?.();
     }
 
     await dump?.close();

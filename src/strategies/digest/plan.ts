@@ -3,6 +3,7 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { isDigestEntry, isToolCheckpoint, LedgerType, type CustomMessageEntry, type HiddenRange, type RangeDetails, type SessionEntry } from "../../log/entries.ts";
 import { isDialogue, isFoldable } from "../../projection/ranges.ts";
+import { ownCopy } from "../../log/own-copy.ts";
 import { entryMessages, type ProjectedEntry, projectBranch } from "../../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
 import { latestEdits } from "../checkpoint/conversation.ts";
@@ -115,18 +116,13 @@ let names = { ids: new Map<string, number>(), list: [] as string[], memo: new We
 /** Distinct names kept before the table starts over (the memo with it), so a long-lived process stays bounded. */
 const MAX_NAMES = 1_000_000;
 
-/** A copy of `text` that holds no reference to a longer string it was cut from (V8 keeps the parent of a slice). */
-function detached(text: string): string {
-  return (` ${text}`).slice(1);
-}
-
 function nameIdsOf(message: AgentMessage, table: typeof names): readonly number[] {
   let ids = table.memo.get(message);
   if (!ids) {
     ids = [...namesIn(messageText(message))].map((name) => {
       let id = table.ids.get(name);
       if (id === undefined) {
-        const own = detached(name);
+        const own = ownCopy(name);
         id = table.list.push(own) - 1;
         table.ids.set(own, id);
       }

@@ -1,0 +1,40 @@
+// What the replay lets go of, so a long session is not held twice: the entries a caller hands over, and each entry
+// once the recall index has rendered it. The figures must not change.
+import { describe, expect, it } from "vitest";
+import { DEFAULT_PRICES } from "../../src/lab/metrics.ts";
+import { branchIndex } from "../../src/lab/recoverability.ts";
+import { replayBranch, replaySession } from "../../src/lab/replay.ts";
+import { defaultSettings } from "../../src/lab/row.ts";
+import { selectRows } from "../../src/lab/rows/registry.ts";
+import { generateSession } from "../../src/lab/sample/generate.ts";
+import type { SessionEntry } from "../../src/log/entries.ts";
+import { buildTranscript } from "../../src/recall/transcript.ts";
+
+function sampleEntries(): SessionEntry[] {
+  return generateSession(4242, 0, { tasks: 12 }).entries.filter((e): e is SessionEntry => e.type !== "session");
+}
+
+describe("replay memory", () => {
+  it("the recall index rendered entry by entry is the index buildTranscript builds, and it clears each slot it rendered", () => {
+    const { branch } = replayBranch(sampleEntries());
+    const expected = buildTranscript(branch);
+    const slots: (SessionEntry | undefined)[] = branch.slice();
+    const index = branchIndex(slots);
+    expect(index).toEqual(expected);
+    expect(slots.every((slot) => slot === undefined)).toBe(true);
+  });
+
+  it("a session handed over is emptied by the replay, with the same figures as one kept by its caller", async () => {
+    const options = { settings: defaultSettings(40_000), rows: selectRows("checkpoint,digest,none").factories, prices: DEFAULT_PRICES };
+    const kept = sampleEntries();
+    const given = sampleEntries();
+    const withoutHandOver = await replaySession({ name: "s", cwd: "/home/dev/src/app", entries: kept }, options);
+    const withHandOver = await replaySession({ name: "s", cwd: "/home/dev/src/app", entries: given, handOver: true }, options);
+    expect(kept.length).toBeGreaterThan(0);
+    expect(given).toHaveLength(0);
+    const figures = (result: unknown) => JSON.parse(JSON.stringify(result, (key, value) => (key === "latencyMs" ? undefined : value)));
+    expect(figures(withHandOver)).toEqual(figures(withoutHandOver));
+    // The rows of ours acted, so the recall index was built and searched.
+    expect(withHandOver.rows.filter((row) => row.info.family === "ours").every((row) => row.compactions > 0 && row.recoverability !== undefined)).toBe(true);
+  });
+});
