@@ -6,13 +6,19 @@ import { viewText } from "./probes.ts";
 
 /** Finds which of a fixed set of patterns occur in a text. */
 export class Finder {
-  /** Transitions: key node * 65536 + UTF-16 code unit. One map keeps the trie compact. */
-  private readonly next = new Map<number, number>();
+  /**
+   * Transitions, once built: the children of node n are at [childStart[n], childStart[n + 1]) of `childCode` (UTF-16
+   * code units, ascending) and `childNode`. Typed arrays take a few bytes per node where a map of the trie's edges
+   * took tens, and a long session's probes and items make hundreds of thousands of nodes.
+   */
+  private childStart: Int32Array = new Int32Array(1);
+  private childCode: Uint16Array = new Uint16Array(0);
+  private childNode: Int32Array = new Int32Array(0);
   /** Root transitions by code unit, for speed on the most frequent lookups. */
   private readonly rootNext = new Int32Array(65536);
   private fail: Int32Array = new Int32Array(0);
   /** Pattern ending at each node (-1 for none), and the nearest node on the fail chain that ends one. */
-  private ends: number[] = [-1];
+  private ends: Int32Array = new Int32Array(0);
   private outLink: Int32Array = new Int32Array(0);
   private readonly seen: Uint32Array;
   private stamp = 0;
@@ -30,26 +36,63 @@ export class Finder {
   constructor(patterns: readonly string[]) {
     this.size = patterns.length;
     this.seen = new Uint32Array(patterns.length);
-    let nodes = 1;
+    // The trie is built in a map keyed by node * 65536 + code unit, then laid out in typed arrays.
+    const next = new Map<number, number>();
+    const ends: number[] = [-1];
     const extra: number[][] = [];
     patterns.forEach((pattern, id) => {
       if (!pattern) return;
       let node = 0;
       for (let i = 0; i < pattern.length; i++) {
         const k = node * 65536 + pattern.charCodeAt(i);
-        let child = this.next.get(k);
+        let child = next.get(k);
         if (child === undefined) {
-          child = nodes++;
-          this.next.set(k, child);
-          this.ends.push(-1);
+          child = ends.length;
+          next.set(k, child);
+          ends.push(-1);
         }
         node = child;
       }
-      if (this.ends[node] === -1) this.ends[node] = id;
+      if (ends[node] === -1) ends[node] = id;
       else (extra[node] ??= []).push(id);
     });
     this.duplicates = extra;
-    this.build(nodes);
+    this.ends = Int32Array.from(ends);
+    this.layOut(next, ends.length);
+    this.build(ends.length);
+  }
+
+  /** The transitions in `next` as sorted runs per node (see `childStart`). */
+  private layOut(next: ReadonlyMap<number, number>, nodes: number): void {
+    const start = new Int32Array(nodes + 1);
+    for (const k of next.keys()) start[Math.floor(k / 65536) + 1]++;
+    for (let n = 0; n < nodes; n++) start[n + 1] += start[n];
+    const fill = start.slice(0, nodes);
+    const codes = new Uint16Array(next.size);
+    const children = new Int32Array(next.size);
+    for (const [k, child] of next) {
+      const at = fill[Math.floor(k / 65536)]++;
+      codes[at] = k % 65536;
+      children[at] = child;
+    }
+    // Each run sorted by code unit, for the binary search in `step` (runs are short: insertion sort).
+    for (let n = 0; n < nodes; n++) {
+      for (let i = start[n] + 1; i < start[n + 1]; i++) {
+        const code = codes[i];
+        const child = children[i];
+        let j = i - 1;
+        for (; j >= start[n] && codes[j] > code; j--) {
+          codes[j + 1] = codes[j];
+          children[j + 1] = children[j];
+        }
+        codes[j + 1] = code;
+        children[j + 1] = child;
+      }
+    }
+    this.childStart = start;
+    this.childCode = codes;
+    this.childNode = children;
+    for (let i = start[0]; i < start[1]; i++) this.rootNext[codes[i]] = children[i];
   }
 
   /** Further pattern ids that end at a node (identical patterns). */
@@ -58,18 +101,15 @@ export class Finder {
   private build(nodes: number): void {
     this.fail = new Int32Array(nodes);
     this.outLink = new Int32Array(nodes).fill(-1);
-    const children: number[][] = Array.from({ length: nodes }, () => []);
-    for (const [k, child] of this.next) children[Math.floor(k / 65536)].push(k % 65536, child);
-    for (let i = 0; i < children[0].length; i += 2) this.rootNext[children[0][i]] = children[0][i + 1];
     // Breadth-first: a node's fail link is the longest proper suffix that is also a trie path.
-    const queue: number[] = [];
-    for (let i = 1; i < children[0].length; i += 2) queue.push(children[0][i]);
-    for (let head = 0; head < queue.length; head++) {
+    const queue = new Int32Array(nodes);
+    let tail = 0;
+    for (let i = this.childStart[0]; i < this.childStart[1]; i++) queue[tail++] = this.childNode[i];
+    for (let head = 0; head < tail; head++) {
       const node = queue[head];
-      const list = children[node];
-      for (let i = 0; i < list.length; i += 2) {
-        const code = list[i];
-        const child = list[i + 1];
+      for (let i = this.childStart[node]; i < this.childStart[node + 1]; i++) {
+        const code = this.childCode[i];
+        const child = this.childNode[i];
         let f = this.fail[node];
         let target = this.step(f, code);
         while (target === -1 && f !== 0) {
@@ -79,7 +119,7 @@ export class Finder {
         this.fail[child] = target === -1 || target === child ? 0 : target;
         const failNode = this.fail[child];
         this.outLink[child] = this.ends[failNode] !== -1 ? failNode : this.outLink[failNode];
-        queue.push(child);
+        queue[tail++] = child;
       }
     }
   }
@@ -87,7 +127,16 @@ export class Finder {
   /** Transition from `node` on `code`, or -1 (the root never fails: it stays at 0). */
   private step(node: number, code: number): number {
     if (node === 0) return this.rootNext[code];
-    return this.next.get(node * 65536 + code) ?? -1;
+    let low = this.childStart[node];
+    let high = this.childStart[node + 1];
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      const at = this.childCode[mid];
+      if (at === code) return this.childNode[mid];
+      if (at < code) low = mid + 1;
+      else high = mid;
+    }
+    return -1;
   }
 
   /** Ids of the patterns occurring in `text`, each once. */

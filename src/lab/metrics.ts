@@ -76,7 +76,7 @@ export function messageBytes(message: AgentMessage): string {
 }
 
 /**
- * A fingerprint of a message's wire bytes (their length and two 32-bit hashes), memoized per message object.
+ * A fingerprint of a message's wire bytes (their length and two 30-bit hashes), memoized per message object.
  * The bytes themselves are not kept: a replay compares a message held for the whole session with a copy at
  * most a few times, and remembering its serialization would double its memory for the rest of the run.
  */
@@ -95,7 +95,9 @@ function fingerprint(message: AgentMessage): { length: number; a: number; b: num
       b = Math.imul(b ^ code, 0x5bd1e995);
       b ^= b >>> 15;
     }
-    known = { length: text.length, a, b };
+    // 30 bits of each hash: small integers are stored in the record itself, where a full 32-bit value would take
+    // a heap number of its own (a fingerprint is kept for every message a replay compares).
+    known = { length: text.length, a: a >>> 2, b: b >>> 2 };
     fingerprints.set(message, known);
   }
   return known;

@@ -2,6 +2,7 @@
 // used by the agent after it), and the visible and recoverable shares the replay reports for a row.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { describe, expect, it } from "vitest";
+import fc from "fast-check";
 import { Finder } from "../../src/lab/finder.ts";
 import { DEFAULT_PRICES } from "../../src/lab/metrics.ts";
 import { extractItems, neededAt, neededItems } from "../../src/lab/needed.ts";
@@ -152,6 +153,20 @@ describe("the many-pattern finder", () => {
     const words = ["src/a.ts", "a.ts", "TypeError", "Error"];
     const f = new Finder(words);
     expect([...f.find("threw TypeError in src/a.ts")].map((i) => words[i]).sort()).toEqual(["Error", "TypeError", "a.ts", "src/a.ts"]);
+  });
+
+  it("finds exactly the patterns a naive search finds (property: shared prefixes, suffixes, repeats, non-ASCII)", () => {
+    // A small alphabet makes patterns share prefixes and suffixes, so transitions and fail links are exercised.
+    const alphabet = fc.constantFrom("a", "b", "c", "é", "/", "💡");
+    const word = fc.array(alphabet, { minLength: 0, maxLength: 6 }).map((cs) => cs.join(""));
+    fc.assert(
+      fc.property(fc.array(word, { minLength: 1, maxLength: 30 }), fc.array(alphabet, { maxLength: 80 }).map((cs) => cs.join("")), (patterns, text) => {
+        const finder = new Finder(patterns);
+        const naive = patterns.flatMap((p, id) => (p && text.includes(p) ? [id] : []));
+        expect([...finder.find(text)].sort((a, b) => a - b)).toEqual(naive);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it("remembers each message's hits compactly and gives them back exactly, large ids included", () => {
