@@ -2,7 +2,8 @@
 // lives in memory, and a long replay writes hundreds of compactions per row, each superseded by the next. Their
 // text goes, deflated, to one temporary file per process and is read back only when some code looks back.
 // The file is private (0600) and unlinked as soon as it is open, so it disappears with the process, however
-// the process ends; where a platform cannot unlink an open file it is removed at exit.
+// the process ends; where a platform cannot unlink an open file it is removed at exit. Where no temporary file can
+// be made (a read-only or full temporary directory), the deflated bytes stay in memory, as they did before.
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -14,12 +15,20 @@ interface SpillFile {
   size: number;
 }
 
-let file: SpillFile | undefined;
+/** The process's spill file; null once making one failed (not tried again). */
+let file: SpillFile | null | undefined;
 
-function open(): SpillFile {
-  if (file) return file;
-  const dir = mkdtempSync(join(tmpdir(), "pi-context-ledger-lab-"));
-  const fd = openSync(join(dir, "superseded"), "w+", 0o600);
+function open(): SpillFile | null {
+  if (file !== undefined) return file;
+  let dir: string;
+  let fd: number;
+  try {
+    dir = mkdtempSync(join(tmpdir(), "pi-context-ledger-lab-"));
+    fd = openSync(join(dir, "superseded"), "w+", 0o600);
+  } catch {
+    file = null;
+    return file;
+  }
   const remove = () => rmSync(dir, { recursive: true, force: true });
   try {
     remove();
@@ -37,6 +46,7 @@ function open(): SpillFile {
 export function spill(text: string): () => string {
   const out = open();
   const bytes = deflateRawSync(text);
+  if (!out) return () => inflateRawSync(bytes).toString("utf8");
   const at = out.size;
   let written = 0;
   while (written < bytes.length) written += writeSync(out.fd, bytes, written, bytes.length - written, at + written);
