@@ -46,17 +46,23 @@ function open(): SpillFile | null {
 export function spill(text: string): () => string {
   const out = open();
   const bytes = deflateRawSync(text);
-  if (!out) return () => inflateRawSync(bytes).toString("utf8");
+  return out ? appendTo(out, bytes) : () => inflateRawSync(bytes).toString("utf8");
+}
+
+// Its own function, so the reader's closure captures the offset and length only: closures made in one scope
+// share its variables, and a reader next to `bytes` would keep every spilled buffer alive.
+function appendTo(out: SpillFile, bytes: Buffer): () => string {
   const at = out.size;
-  let written = 0;
-  while (written < bytes.length) written += writeSync(out.fd, bytes, written, bytes.length - written, at + written);
-  out.size += bytes.length;
   const length = bytes.length;
+  let written = 0;
+  while (written < length) written += writeSync(out.fd, bytes, written, length - written, at + written);
+  out.size += length;
+  const { fd } = out;
   return () => {
     const buffer = Buffer.allocUnsafe(length);
     let read = 0;
     while (read < length) {
-      const got = readSync(out.fd, buffer, read, length - read, at + read);
+      const got = readSync(fd, buffer, read, length - read, at + read);
       if (got === 0) throw new Error("the lab's spill file ended early");
       read += got;
     }
