@@ -76,28 +76,22 @@ export function messageBytes(message: AgentMessage): string {
 }
 
 /**
- * A fingerprint of a message's wire bytes (their length and two 30-bit hashes), memoized per message object.
+ * A fingerprint of a message's wire bytes (a 30-bit hash that mixes in their length), memoized per message object.
  * The bytes themselves are not kept: a replay compares a message held for the whole session with a copy at
- * most a few times, and remembering its serialization would double its memory for the rest of the run.
+ * most a few times, and remembering its serialization would double its memory for the rest of the run. A 30-bit
+ * integer is stored in the memo's own slot, where a record or a wider number would be one more heap object per
+ * message; equal fingerprints are confirmed byte for byte, so a collision costs one comparison, never a wrong answer.
  */
-const fingerprints = new WeakMap<object, { length: number; a: number; b: number }>();
+const fingerprints = new WeakMap<object, number>();
 
-function fingerprint(message: AgentMessage): { length: number; a: number; b: number } {
+function fingerprint(message: AgentMessage): number {
   let known = fingerprints.get(message);
-  if (!known) {
+  if (known === undefined) {
     const text = messageBytes(message);
-    // FNV-1a and a multiply-rotate hash over UTF-16 code units: different on almost every differing pair.
-    let a = 0x811c9dc5;
-    let b = 0x9747b28c;
-    for (let i = 0; i < text.length; i++) {
-      const code = text.charCodeAt(i);
-      a = Math.imul(a ^ code, 0x01000193);
-      b = Math.imul(b ^ code, 0x5bd1e995);
-      b ^= b >>> 15;
-    }
-    // 30 bits of each hash: small integers are stored in the record itself, where a full 32-bit value would take
-    // a heap number of its own (a fingerprint is kept for every message a replay compares).
-    known = { length: text.length, a: a >>> 2, b: b >>> 2 };
+    // FNV-1a over UTF-16 code units, seeded with the length, folded to 30 bits.
+    let hash = Math.imul(0x811c9dc5 ^ text.length, 0x01000193);
+    for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+    known = (hash ^ (hash >>> 30)) & 0x3fffffff;
     fingerprints.set(message, known);
   }
   return known;
@@ -106,9 +100,7 @@ function fingerprint(message: AgentMessage): { length: number; a: number; b: num
 /** True when two messages put the same bytes on the wire (fingerprints first; equal ones are confirmed byte for byte). */
 export function sameMessage(a: AgentMessage, b: AgentMessage): boolean {
   if (a === b) return true;
-  const x = fingerprint(a);
-  const y = fingerprint(b);
-  if (x.length !== y.length || x.a !== y.a || x.b !== y.b) return false;
+  if (fingerprint(a) !== fingerprint(b)) return false;
   return messageBytes(a) === messageBytes(b);
 }
 
