@@ -10,6 +10,7 @@ import { asProbe, NEEDED_KINDS, type NeededItem, type NeededKind, neededAt, need
 import { extractProbes, PROBE_KINDS, type Probe, type ProbeKind } from "./probes.ts";
 import { branchIndex, contextGrepSearch, MAX_CHECKED, recoverability } from "./recoverability.ts";
 import type { Recommendation } from "./recommend.ts";
+import { spillSourceTexts } from "./source-texts.ts";
 import { checkedBranch } from "./tree-check.ts";
 import type { ContextAction, LabSettings, Row, RowFactory, RowInfo } from "./row.ts";
 
@@ -274,6 +275,7 @@ export async function replaySession(session: SessionInput, options: ReplayOption
   const cwd = session.cwd ?? "";
   const probes = extractProbes(branch, cwd);
   const items = neededItems(branch, cwd);
+  spillSourceTexts(branch);
   const requestPoints = branch.reduce((n, e) => n + (isRequestPoint(e) ? 1 : 0), 0);
   // The rows, their views and the presence memo live only inside this call; once it returns they can be
   // collected, and the collector is asked to, before the recall index (a rendering of the whole branch) is built.

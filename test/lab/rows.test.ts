@@ -5,7 +5,7 @@ import { replaySession } from "../../src/lab/replay.ts";
 import { defaultSettings } from "../../src/lab/row.ts";
 import { selectRows } from "../../src/lab/rows/registry.ts";
 import { SimulatedLedger } from "../../src/lab/rows/ledger-row.ts";
-import { spilledBytes } from "../../src/lab/rows/spill.ts";
+import { spilledBytes } from "../../src/lab/spill.ts";
 import { chars, Ledger } from "./fixtures.ts";
 
 describe("preserve row", () => {

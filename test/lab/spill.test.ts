@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
-import { spill, spilledBytes } from "../../src/lab/rows/spill.ts";
+import { spill, spilledBytes } from "../../src/lab/spill.ts";
 
 describe("spill", () => {
   it("reads back what it wrote, and the reader holds no copy of the deflated bytes", () => {

@@ -5,7 +5,7 @@ import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { SessionEntry } from "../../log/entries.ts";
 import { visibleMessages } from "../row.ts";
 import { View } from "../view.ts";
-import { spill } from "./spill.ts";
+import { spill, spillProperty } from "../spill.ts";
 
 export class SimulatedLedger {
   readonly branch: SessionEntry[] = [];
@@ -63,7 +63,7 @@ export class SimulatedLedger {
  */
 function packSummary(entry: SessionEntry): void {
   const record = entry as unknown as { summary?: unknown; details?: unknown };
-  if (typeof record.summary === "string" && record.summary.length >= PACK_MIN_CHARS) packProperty(record, "summary", record.summary, (text) => text);
+  if (typeof record.summary === "string" && record.summary.length >= PACK_MIN_CHARS) spillProperty(record, "summary", spill(record.summary));
   const details = record.details;
   if (details === undefined || details === null) return;
   if (typeof details !== "object" || Array.isArray(details)) {
@@ -84,11 +84,7 @@ function packJson(record: object, key: string, value: unknown): boolean {
   // Pi writes details to the session file as JSON, so the round trip gives what a reader of that file sees.
   const json = JSON.stringify(value) as string | undefined;
   if (json === undefined || json.length < PACK_MIN_CHARS) return false;
-  packProperty(record, key, json, (text) => JSON.parse(text) as unknown);
+  const read = spill(json);
+  spillProperty(record, key, () => JSON.parse(read()) as unknown);
   return true;
-}
-
-function packProperty(record: object, key: string, text: string, decode: (text: string) => unknown): void {
-  const read = spill(text);
-  Object.defineProperty(record, key, { get: () => decode(read()), enumerable: true, configurable: true });
 }

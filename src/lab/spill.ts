@@ -70,6 +70,21 @@ function appendTo(out: SpillFile, bytes: Buffer): () => string {
   };
 }
 
+/**
+ * Replace `record[key]` by a property whose value is `read()` (a reader of spilled text, see `spill`). Assigning
+ * to it stores the new value as a plain property again, so code that updates the field works as before.
+ */
+export function spillProperty(record: object, key: string, read: () => unknown): void {
+  Object.defineProperty(record, key, {
+    get: read,
+    set(value: unknown) {
+      Object.defineProperty(record, key, { value, writable: true, enumerable: true, configurable: true });
+    },
+    enumerable: true,
+    configurable: true,
+  });
+}
+
 /** Bytes spilled by this process so far (for tests and the benchmark). */
 export function spilledBytes(): number {
   return file?.size ?? 0;
