@@ -22,8 +22,9 @@ export interface SessionInput {
   cwd?: string;
   entries: readonly SessionEntry[];
   /**
-   * The caller gives `entries` up: the replay empties the array once it has taken the branch, and lets each entry go
-   * as the recall index renders it, so a long session is never held next to its whole rendering.
+   * The caller gives `entries` up: the replay empties the array once it has taken the branch, moves the messages'
+   * long texts to the spill file (source-texts.ts), and lets each entry go as the recall index renders it, so a long
+   * session is never held next to its whole rendering. Without it, the caller's objects are left as they were.
    */
   handOver?: boolean;
   malformedLines?: { line: number; reason: string }[];
@@ -275,7 +276,7 @@ export async function replaySession(session: SessionInput, options: ReplayOption
   const cwd = session.cwd ?? "";
   const probes = extractProbes(branch, cwd);
   const items = neededItems(branch, cwd);
-  spillSourceTexts(branch);
+  if (session.handOver) spillSourceTexts(branch);
   const requestPoints = branch.reduce((n, e) => n + (isRequestPoint(e) ? 1 : 0), 0);
   // The rows, their views and the presence memo live only inside this call; once it returns they can be
   // collected, and the collector is asked to, before the recall index (a rendering of the whole branch) is built.

@@ -10,6 +10,21 @@ import { generateSession } from "../../src/lab/sample/generate.ts";
 import type { SessionEntry } from "../../src/log/entries.ts";
 import { buildTranscript } from "../../src/recall/transcript.ts";
 
+/** Message fields of `entries` that read through a getter (moved to the spill file). */
+function spilledFields(entries: readonly SessionEntry[]): number {
+  let count = 0;
+  const check = (record: object) => {
+    for (const descriptor of Object.values(Object.getOwnPropertyDescriptors(record))) if (descriptor.get) count++;
+  };
+  for (const entry of entries) {
+    if (entry.type !== "message") continue;
+    check(entry.message);
+    const content = (entry.message as { content?: unknown }).content;
+    if (Array.isArray(content)) for (const block of content) if (block && typeof block === "object") check(block);
+  }
+  return count;
+}
+
 function sampleEntries(): SessionEntry[] {
   return generateSession(4242, 0, { tasks: 12 }).entries.filter((e): e is SessionEntry => e.type !== "session");
 }
@@ -24,14 +39,18 @@ describe("replay memory", () => {
     expect(slots.every((slot) => slot === undefined)).toBe(true);
   });
 
-  it("a session handed over is emptied by the replay, with the same figures as one kept by its caller", async () => {
-    const options = { settings: defaultSettings(40_000), rows: selectRows("checkpoint,digest,none").factories, prices: DEFAULT_PRICES };
+  it("a session handed over is emptied and its long texts spilled, with the same figures for every row as one kept by its caller", async () => {
+    const options = { settings: defaultSettings(40_000), rows: selectRows(undefined).factories, prices: DEFAULT_PRICES };
     const kept = sampleEntries();
     const given = sampleEntries();
+    const givenObjects = given.slice();
     const withoutHandOver = await replaySession({ name: "s", cwd: "/home/dev/src/app", entries: kept }, options);
     const withHandOver = await replaySession({ name: "s", cwd: "/home/dev/src/app", entries: given, handOver: true }, options);
     expect(kept.length).toBeGreaterThan(0);
     expect(given).toHaveLength(0);
+    // The replay rewrote only what it was given: long texts of the handed-over messages read through getters.
+    expect(spilledFields(givenObjects)).toBeGreaterThan(0);
+    expect(spilledFields(kept)).toBe(0);
     const figures = (result: unknown) => JSON.parse(JSON.stringify(result, (key, value) => (key === "latencyMs" ? undefined : value)));
     expect(figures(withHandOver)).toEqual(figures(withoutHandOver));
     // The rows of ours acted, so the recall index was built and searched.
