@@ -64,31 +64,18 @@ export class Finder {
 
   /** The transitions in `next` as sorted runs per node (see `childStart`). */
   private layOut(next: ReadonlyMap<number, number>, nodes: number): void {
+    // Keys are node * 65536 + code unit: in ascending order they come grouped by node, each run sorted by code unit,
+    // which is the layout itself.
+    const keys = Float64Array.from(next.keys()).sort();
     const start = new Int32Array(nodes + 1);
-    for (const k of next.keys()) start[Math.floor(k / 65536) + 1]++;
-    for (let n = 0; n < nodes; n++) start[n + 1] += start[n];
-    const fill = start.slice(0, nodes);
-    const codes = new Uint16Array(next.size);
-    const children = new Int32Array(next.size);
-    for (const [k, child] of next) {
-      const at = fill[Math.floor(k / 65536)]++;
+    const codes = new Uint16Array(keys.length);
+    const children = new Int32Array(keys.length);
+    keys.forEach((k, at) => {
+      start[Math.floor(k / 65536) + 1]++;
       codes[at] = k % 65536;
-      children[at] = child;
-    }
-    // Each run sorted by code unit, for the binary search in `step` (runs are short: insertion sort).
-    for (let n = 0; n < nodes; n++) {
-      for (let i = start[n] + 1; i < start[n + 1]; i++) {
-        const code = codes[i];
-        const child = children[i];
-        let j = i - 1;
-        for (; j >= start[n] && codes[j] > code; j--) {
-          codes[j + 1] = codes[j];
-          children[j + 1] = children[j];
-        }
-        codes[j + 1] = code;
-        children[j + 1] = child;
-      }
-    }
+      children[at] = next.get(k) as number;
+    });
+    for (let n = 0; n < nodes; n++) start[n + 1] += start[n];
     this.childStart = start;
     this.childCode = codes;
     this.childNode = children;

@@ -1,9 +1,9 @@
-// Where the lab's simulated ledgers keep what they no longer project from. Pi's ledger lives on disk; the lab's
-// lives in memory, and a long replay writes hundreds of compactions per row, each superseded by the next. Their
-// text goes, deflated, to one temporary file per process and is read back only when some code looks back.
-// The file is private (0600) and unlinked as soon as it is open, so it disappears with the process, however
-// the process ends; where a platform cannot unlink an open file it is removed at exit. Where no temporary file can
-// be made (a read-only or full temporary directory), the deflated bytes stay in memory, as they did before.
+// Where the lab keeps what its replay need not hold in memory: superseded compactions of the simulated ledgers
+// (rows/ledger-row.ts) and the long texts of the session being replayed (source-texts.ts). Pi's ledger lives on
+// disk; the lab's lives in memory, so this text goes, deflated, to one temporary file per process and is read back
+// only when some code reads it. The file is private (0600) and unlinked as soon as it is open, so it disappears with
+// the process, however the process ends; where a platform cannot unlink an open file it is removed at exit. Where
+// no temporary file can be made (a read-only or full temporary directory), the deflated bytes stay in memory.
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -85,7 +85,7 @@ export function spillProperty(record: object, key: string, read: () => unknown):
   });
 }
 
-/** Bytes spilled by this process so far (for tests and the benchmark). */
+/** Bytes written to the spill file by this process so far (tests check that text left memory). */
 export function spilledBytes(): number {
   return file?.size ?? 0;
 }
