@@ -18,7 +18,8 @@ function row(id: string, quality: number, usd: number, extra: { overWindow?: num
     retention: { share: 1, kept: 1, total: 1, byKind: {} as RowTotals["retention"]["byKind"] },
     neededLater: { acts, needed: acts ? 100 : 0, visible: acts ? Math.round(quality * 100) : 0, share: acts ? quality : 1, byKind: {} as RowTotals["neededLater"]["byKind"] },
     cache: { reuse: 0.9, promptTokens: 1, cachedTokens: 1 },
-    cost: { units: usd * 1e6, usd },
+    workingSet: { total: 0, visible: 0, share: 1, misses: 0, rereads: { calls: 0, readTokens: 0, contextTokens: 0 } },
+    cost: { units: usd * 1e6, usd, reread: { units: 0, usd: 0 } },
     overWindow: extra.overWindow ?? 0,
   };
 }
