@@ -2,12 +2,14 @@
 // when a view shows one (verbatim, a quoted line as the text it quotes, whitespace as Pi's edit tool forgives it), the
 // worst act, the re-reads a miss forces, and the figures the replay reports for real rows.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_PRICES, messageTokens } from "../../src/lab/metrics.ts";
 import { replayBranch, replaySession } from "../../src/lab/replay.ts";
 import { defaultSettings, type RowFactory, visibleMessages } from "../../src/lab/row.ts";
 import { labRow } from "../../src/lab/rows/registry.ts";
 import { AFTER_ACT, measureWorkingSet, normalizeWhitespace, type RowRequest, WorkingSet, WorkingSetTally, workingText } from "../../src/lab/working-set.ts";
+import { View } from "../../src/lab/view.ts";
 import type { SessionEntry } from "../../src/log/entries.ts";
 import { chars, Ledger } from "./fixtures.ts";
 
@@ -210,5 +212,78 @@ describe("in the replay", () => {
     const entries = session().entries;
     const { branch } = replayBranch(entries);
     expect(measureWorkingSet(branch, fullViews(branch), CWD)).toMatchObject({ total: 2, visible: 2 });
+  });
+});
+
+describe("the replay's running counts (property)", () => {
+  /** A session of reads and edits of a few files; edits quote a line of a read file, or a text never shown. */
+  const sessionArb = fc.array(
+    fc.oneof(
+      fc.record({ kind: fc.constant("read" as const), file: fc.integer({ min: 0, max: 2 }), lines: fc.array(fc.integer({ min: 0, max: 8 }), { minLength: 1, maxLength: 6 }) }),
+      fc.record({ kind: fc.constant("edit" as const), file: fc.integer({ min: 0, max: 2 }), line: fc.integer({ min: 0, max: 8 }), unseen: fc.boolean() }),
+      fc.record({ kind: fc.constant("say" as const), line: fc.integer({ min: 0, max: 8 }) }),
+    ),
+    { minLength: 1, maxLength: 30 },
+  );
+  const lineText = (file: number, line: number) => `const value${file}_${line} = compute(${line});`;
+
+  function build(steps: { kind: string; file?: number; line?: number; lines?: number[]; unseen?: boolean }[]): SessionEntry[] {
+    const l = new Ledger();
+    l.user("Go.");
+    for (const step of steps) {
+      if (step.kind === "read") l.call(step.lines!.map((n) => lineText(step.file!, n)).join("\n"), { path: `src/f${step.file}.ts` });
+      else if (step.kind === "edit") edit(l, { path: `src/f${step.file}.ts`, oldText: step.unseen ? `never shown ${step.line}!` : lineText(step.file!, step.line!), newText: "x" });
+      else l.say(`Line ${step.line}: ${lineText(0, step.line!)}`);
+    }
+    return l.entries;
+  }
+
+  /** A row that, before random requests, drops, masks or reorders messages of its view (every kind of view change). */
+  function churnRow(choices: number[], seen: RowRequest[]): RowFactory {
+    return () => {
+      const view = new View();
+      const all: AgentMessage[] = [];
+      let request = 0;
+      const mask = (m: AgentMessage) => ({ ...m, content: [{ type: "text", text: "[masked]" }] }) as AgentMessage;
+      return {
+        info: { id: "churn", label: "churn", family: "baseline", note: "" },
+        view,
+        append(entry: SessionEntry) {
+          for (const m of visibleMessages(entry)) {
+            all.push(m);
+            view.push(m);
+          }
+        },
+        beforeRequest() {
+          const choice = choices[request % choices.length];
+          let acted = true;
+          if (choice === 1 && view.length > 2) view.replaceAll(all.slice(Math.floor(all.length / 2)));
+          else if (choice === 2 && view.length > 1) view.replaceMany([[0, mask(view.messages[0])], [view.length - 1, mask(view.messages[view.length - 1])]]);
+          else if (choice === 3) view.replaceAll([...all].reverse());
+          else if (choice === 4) view.replaceAll(all);
+          else acted = false;
+          seen.push({ messages: view.messages.slice(), acted });
+          request++;
+          return acted ? { kind: "churn", tokensBefore: 0, sideCalls: [] } : undefined;
+        },
+      };
+    };
+  }
+
+  it("equal the pure function over the views each row sent, and no compaction is the ceiling", async () => {
+    await fc.assert(
+      fc.asyncProperty(sessionArb, fc.array(fc.integer({ min: 0, max: 4 }), { minLength: 1, maxLength: 8 }), async (steps, choices) => {
+        const entries = build(steps);
+        const seen: RowRequest[] = [];
+        const rows: RowFactory[] = [(s) => labRow("none", s), churnRow(choices, seen)];
+        const result = await replaySession({ name: "p", cwd: CWD, entries }, { settings: defaultSettings(128_000), rows, prices: DEFAULT_PRICES });
+        const [none, churn] = result.rows;
+        expect(none.workingSet.share).toBe(1);
+        expect(none.workingSet.total).toBe(result.workingSet.counted);
+        expect(churn.workingSet).toEqual(measureWorkingSet(replayBranch(entries).branch, seen, CWD));
+        expect(churn.workingSet.visible).toBeLessThanOrEqual(churn.workingSet.total);
+      }),
+      { numRuns: 60 },
+    );
   });
 });
