@@ -81,7 +81,7 @@ describe.skipIf(!CHROMIUM)("lab report in headless Chromium", () => {
     const first = await page.evaluate<string>(`document.querySelector("section").id`);
     expect(first).toBe("recommendation");
     const why = await page.evaluate<string>(`document.querySelector("#recommendation .why").textContent`);
-    expect(why).toMatch(/Why: right after it acted, the view still showed \d+% of what the agent used later/);
+    expect(why).toMatch(/Why: quality \d+%, set by (the working set|needed later): it showed \d+% of/);
     expect(await page.evaluate<string>(`document.getElementById("recommendation").textContent`)).toMatch(/Weights: quality 70%, cost 30%\. Change them with --weights/);
   });
 
