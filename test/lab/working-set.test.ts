@@ -10,6 +10,9 @@ import { defaultSettings, type RowFactory, visibleMessages } from "../../src/lab
 import { labRow } from "../../src/lab/rows/registry.ts";
 import { AFTER_ACT, measureWorkingSet, normalizeWhitespace, type RowRequest, WorkingSet, WorkingSetTally, workingText } from "../../src/lab/working-set.ts";
 import { View } from "../../src/lab/view.ts";
+import { renderReport } from "../../src/lab/report/html.ts";
+import { totalsOf } from "../../src/lab/results.ts";
+import { renderTable } from "../../src/lab/table.ts";
 import type { SessionEntry } from "../../src/log/entries.ts";
 import { chars, Ledger } from "./fixtures.ts";
 
@@ -206,6 +209,22 @@ describe("in the replay", () => {
     expect(digest.workingSet.minAfterAct).toBe(0.5);
     expect(digest.cost.reread.usd).toBeGreaterThan(0);
     expect(digest.cost.usd).toBeCloseTo(digest.cost.reread.usd + (digest.cost.units - digest.cost.reread.units) * 3e-6, 9);
+  });
+
+  it("the terminal table, the totals and the report carry both figures, with no compaction as the ceiling", async () => {
+    const rows: RowFactory[] = ["none", "digest"].map((id) => (settings) => labRow(id, settings));
+    const replayed = await replaySession({ name: "hand", cwd: CWD, entries: session().entries }, { settings: defaultSettings(128_000), rows, prices: DEFAULT_PRICES });
+    const totals = totalsOf([replayed]);
+    expect(totals[1].workingSet).toEqual(replayed.rows[1].workingSet);
+    expect(totals[1].cost.reread).toEqual(replayed.rows[1].cost.reread);
+    const table = renderTable(totals).split("\n");
+    expect(table[0]).toMatch(/ w\.set +w@act .* re-read \$ +cost \$ /);
+    expect(table.find((line) => line.startsWith("no compaction"))).toContain("100% (ceiling)");
+    expect(table.find((line) => line.startsWith("digest"))).toMatch(/ 50% +50% /);
+    const html = await renderReport({ v: 1, tool: "pi-context-ledger lab", input: { kind: "files", paths: [] }, settings: defaultSettings(128_000), prices: DEFAULT_PRICES, unavailable: [], sessions: [replayed], totals }, "");
+    expect(html).toContain("<th title=");
+    expect(html).toMatch(/>Working set, shown<\/th>.*>Working set, worst act<\/th>.*>Re-reads \(\$\)<\/th>/s);
+    expect(html).toContain("2 replaced texts counted (of 2 edited)");
   });
 
   it("the pure function and the replay agree on the branch the replay walks", async () => {
