@@ -35,11 +35,15 @@ export function normalizeWhitespace(text: string): string {
 /** Roles whose messages come from the session itself; every other role is text a strategy or Pi wrote. */
 const SOURCE_ROLES = new Set(["user", "assistant", "toolResult", "bashExecution"]);
 
-/** Every string inside a value (tool-call arguments, `edits[]` entries included), unescaped. */
+/**
+ * Every string inside a value (tool-call arguments, `edits[]` entries included), unescaped, except the texts an edit
+ * replaces: they are the agent's claim about the file, not something the file showed it (and after the edit the file
+ * no longer holds them), so an edit retried with the same text does not count as having seen it.
+ */
 function collectStrings(value: unknown, out: string[]): void {
   if (typeof value === "string") out.push(value);
   else if (Array.isArray(value)) for (const v of value) collectStrings(v, out);
-  else if (value && typeof value === "object") for (const v of Object.values(value)) collectStrings(v, out);
+  else if (value && typeof value === "object") for (const [key, v] of Object.entries(value)) if (key !== "oldText") collectStrings(v, out);
 }
 
 /** A line of a strategy's own text as the text it quotes: digest's `  | ` lines, checkpoint's JSON-escaped lines. */

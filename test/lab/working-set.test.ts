@@ -66,6 +66,20 @@ describe("which replaced texts count", () => {
     expect(measureWorkingSet(l.entries, fullViews(l.entries, () => []), CWD)).toMatchObject({ total: 0, share: 1, misses: 0 });
   });
 
+  it("an edit's own replaced text is no sighting: a retry with the same text is not seen through the earlier call", () => {
+    const l = new Ledger();
+    l.call(FILE, { path: "src/a.ts" });
+    edit(l, { oldText: "const gamma = computeGamma(1);", newText: "const gamma = 2;" });
+    edit(l, { oldText: "const gamma = computeGamma(1);", newText: "const gamma = 3;" });
+    // The first edit's new text is something the agent wrote and saw; a later edit of it counts.
+    edit(l, { oldText: "const gamma = 2;", newText: "const gamma = 4;" });
+    expect(new WorkingSet(l.entries, CWD).texts.map((t) => [t.text, t.seen])).toEqual([
+      ["const gamma = computeGamma(1);", false],
+      ["const gamma = computeGamma(1);", false],
+      ["const gamma = 2;", true],
+    ]);
+  });
+
   it("texts shorter than 8 characters (after trimming) are not counted", () => {
     const l = new Ledger();
     l.call(FILE, { path: "src/a.ts" });
