@@ -95,6 +95,7 @@ export class DigestHost {
       usageTokens: usage?.tokens ?? null,
       policy: digestPolicy(usage?.contextWindow ?? ctx.model?.contextWindow ?? 128_000),
       indexOf: (id) => session.live.indexOf(id),
+      cwd: ctx.cwd,
     });
     if (!due.due) return undefined;
     const run = await this.kit.chart.start("turnEnd", { moment: { type: "turn_end", event, entries }, ctx, trace: {} });

@@ -7,7 +7,7 @@ import { digestPolicy } from "./policy.ts";
 export function digestAt(boundary: LabBoundary): LabBoundaryAct {
   const { branch, stepEntryId, usageTokens, contextWindow, cwd } = boundary;
   const policy = digestPolicy(contextWindow);
-  const due = digestDue({ branch, stepEntryId, drafts: [], usageTokens, policy });
+  const due = digestDue({ branch, stepEntryId, drafts: [], usageTokens, policy, cwd });
   if (!due.due) return { ok: false, settled: false };
   const outcome = planDigest({ branch, limitId: due.limitId, contextWindow, usageTokens, cwd, policy });
   if (!outcome.ok) return { ok: false, settled: false };

@@ -12,6 +12,13 @@ export interface DigestPolicy {
   full: number;
   /** Smallest raw state a digest is written for when the window is nearly full: less is not worth a cache break. */
   minFull: number;
+  /**
+   * Most raw tokens the tail may hold to keep the working set raw (the newest read of each file the agent touched in
+   * its recent steps). Absent: the tail is `keepRaw` alone, whatever the agent works on.
+   */
+  maxRaw?: number;
+  /** A file is in the working set when the current step or one of this many newest steps read, edited or wrote it. */
+  hotSteps?: number;
 }
 
 function clamp(value: number, low: number, high: number): number {
@@ -35,7 +42,7 @@ export function digestPolicy(contextWindow: number): DigestPolicy {
 }
 
 export type DigestDecision =
-  | { act: true; why: "batch" | "window"; keepRaw: number }
+  | { act: true; why: "batch" | "window"; keepRaw: number; maxRaw: number }
   | { act: false; why: "below batch" | "nothing to digest" };
 
 /**
@@ -45,7 +52,8 @@ export type DigestDecision =
 export function decideDigest(input: { rawTokens: number; usageTokens: number | null; policy: DigestPolicy }): DigestDecision {
   const { rawTokens, usageTokens, policy } = input;
   if (rawTokens <= 0) return { act: false, why: "nothing to digest" };
-  if (usageTokens !== null && usageTokens >= policy.full && rawTokens >= policy.minFull) return { act: true, why: "window", keepRaw: 0 };
-  if (rawTokens >= policy.keepRaw + policy.batch) return { act: true, why: "batch", keepRaw: policy.keepRaw };
+  // Near the window's end the working set keeps only what the usual tail holds: room matters more than re-reads.
+  if (usageTokens !== null && usageTokens >= policy.full && rawTokens >= policy.minFull) return { act: true, why: "window", keepRaw: 0, maxRaw: policy.maxRaw ? policy.keepRaw : 0 };
+  if (rawTokens >= policy.keepRaw + policy.batch) return { act: true, why: "batch", keepRaw: policy.keepRaw, maxRaw: policy.maxRaw ?? policy.keepRaw };
   return { act: false, why: "below batch" };
 }
