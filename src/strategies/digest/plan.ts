@@ -197,7 +197,7 @@ export function planDigest(input: DigestInput): DigestOutcome {
   if (decision.why === "batch" && hidden < policy.batch) return { ok: false, reason: "below batch" };
 
   const targets = new Set(included.flatMap((u) => u.entryIds));
-  const superseded = findSuperseded(input.branch, input.branch.length - 1, targets, input.cwd);
+  const superseded = findSuperseded(input.branch, input.branch.length - 1, targets, input.cwd, policy.written !== undefined);
   const startupReads = startupReadIds(input, targets);
   const { text, stats } = renderDigest(included, {
     checkpoint: delta.checkpoint,
@@ -206,6 +206,7 @@ export function planDigest(input: DigestInput): DigestOutcome {
     superseded,
     startupReads,
     shown: namesInView(view, targets),
+    written: policy.written,
   });
   const tokens = estimateTextTokens(text);
   // A digest that saves nothing would only break the cache; a forced one is still written (the user or the window asked).
