@@ -31,10 +31,16 @@ export class Finder {
   private pool = new Uint8Array(1 << 16);
   private used = 0;
   readonly size: number;
+  /** The text of a message that is searched (by default all of it, as a view shows it). */
+  private readonly textOf: (message: AgentMessage) => string;
 
-  /** `patterns[i]` gets id i; an empty pattern never matches. Duplicates share the first id's node. */
-  constructor(patterns: readonly string[]) {
+  /**
+   * `patterns[i]` gets id i; an empty pattern never matches. Duplicates share the first id's node. `textOf` gives the
+   * text searched in a message (default: its whole text as a view shows it).
+   */
+  constructor(patterns: readonly string[], textOf: (message: AgentMessage) => string = (message) => viewText([message])) {
     this.size = patterns.length;
+    this.textOf = textOf;
     this.seen = new Uint32Array(patterns.length);
     // The trie is built in a map keyed by node * 65536 + code unit, then laid out in typed arrays.
     const next = new Map<number, number>();
@@ -171,7 +177,7 @@ export class Finder {
   private offsetOf(message: AgentMessage): number {
     let offset = this.memo.get(message);
     if (offset === undefined) {
-      const ids = this.find(viewText([message])).sort();
+      const ids = this.find(this.textOf(message)).sort();
       // At most 5 bytes per number: the count and each delta.
       const room = 5 * (ids.length + 1);
       if (this.used + room > this.pool.length) {
@@ -218,6 +224,11 @@ export class Finder {
     const ids: number[] = [];
     this.read(this.offsetOf(message), (id) => ids.push(id));
     return Uint32Array.from(ids);
+  }
+
+  /** Call `each` with the id of every pattern a message holds (ascending), memoized per message object. */
+  forEachIn(message: AgentMessage, each: (id: number) => void): void {
+    this.read(this.offsetOf(message), each);
   }
 
   /** Which patterns occur anywhere in a list of messages: `marks[id] === result` means present. */

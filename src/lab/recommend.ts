@@ -1,7 +1,8 @@
 // The lab's answer to "which strategy should I set for sessions like these?". Each strategy a user can set
-// gets a score from two measured figures under stated weights: quality (the share of what the agent needed
-// later that the view still showed right after an act) and cost (the cheapest candidate's cost over this
-// one's). Rows that sent a request larger than the window cannot be chosen. Pure arithmetic; no I/O.
+// gets a score from measured figures under stated weights: quality (the lower of two shares: what the agent
+// needed later that the view still showed right after an act, and the text its later edits replace that the view
+// showed at the edit) and cost (the cheapest candidate's cost over this one's, re-reads included). Rows that sent a
+// request larger than the window cannot be chosen. Pure arithmetic; no I/O.
 import { InputError } from "./errors.ts";
 import type { RowTotals } from "./results.ts";
 
@@ -17,6 +18,25 @@ export const DEFAULT_WEIGHTS: Weights = { quality: 0.7, cost: 0.3 };
 export const CLOSE_POINTS = 3;
 /** A cost weight this close to the one that would flip the choice also makes a close call. */
 export const CLOSE_WEIGHT = 0.1;
+/**
+ * Below this share of the working set, a strategy loses the text the agent edits: it is never "a clear choice",
+ * whatever its names kept.
+ */
+export const WORKING_SET_FLOOR = 0.9;
+
+/** The two quality measures, by the name the explanation gives them. */
+export type QualityMeasure = "needed later" | "working set";
+
+/**
+ * Quality of a row: the lower of "needed later" (names the agent used again, shown right after acts) and the working
+ * set (replaced texts shown at the edit), with the measure that set it. A row cannot make up for losing the content
+ * by keeping its names, nor the reverse. A measure with nothing to count (no act, no counted edit) is 1.
+ */
+export function qualityOf(t: Pick<RowTotals, "neededLater" | "workingSet">): { quality: number; neededLater: number; workingSet: number; decidedBy: QualityMeasure } {
+  const neededLater = t.neededLater.share;
+  const workingSet = t.workingSet.share;
+  return { quality: Math.min(neededLater, workingSet), neededLater, workingSet, decidedBy: workingSet < neededLater ? "working set" : "needed later" };
+}
 
 /** Parse `quality=2,cost=1` (any non-negative numbers; normalized to sum 1). */
 export function parseWeights(spec: string | undefined): Weights {
@@ -50,8 +70,14 @@ export const SETTABLE: Readonly<Record<string, { setting: string; caveat?: strin
 export interface Candidate {
   id: string;
   label: string;
-  /** Needed-later share visible right after acts (1 when the row never acted). */
+  /** The lower of `neededLater` and `workingSet` (see {@link qualityOf}). */
   quality: number;
+  /** Needed-later share visible right after acts (1 when the row never acted). */
+  neededLater: number;
+  /** Share of later edits' replaced texts the view showed at the edit (1 when none counted). */
+  workingSet: number;
+  /** The measure that set `quality`. */
+  decidedBy: QualityMeasure;
   /** Acts measured for quality. */
   acts: number;
   usd: number;
@@ -70,6 +96,8 @@ export interface Recommendation {
   choice?: { id: string; label: string; setting: string; caveat?: string };
   runnerUp?: { id: string; label: string };
   closeCall: boolean;
+  /** The choice loses the working set (below {@link WORKING_SET_FLOOR}, or below the runner-up's): never a clear choice. */
+  losesWorkingSet?: boolean;
   /** Cost weight at which the runner-up would win (when a weight between 0 and 1 does that). */
   flipAtCostWeight?: number;
   /** Plain sentences: the answer, why, and how sure. */
@@ -77,6 +105,13 @@ export interface Recommendation {
 }
 
 const pct = (share: number) => `${Math.round(share * 100)}%`;
+
+/** One candidate's quality in words, naming the measure that decided it and giving the other. */
+function qualityText(c: Candidate): string {
+  const workingSet = `showed ${pct(c.workingSet)} of the text later edits replace (working set)`;
+  const needed = `${pct(c.neededLater)} of what the agent used later right after it acted (needed later)`;
+  return c.decidedBy === "working set" ? `quality ${pct(c.quality)}, set by the working set: it ${workingSet}, and ${needed}` : `quality ${pct(c.quality)}, set by needed later: it showed ${needed}, and ${pct(c.workingSet)} of the working set`;
+}
 const usd = (n: number) => `$${n.toFixed(2)}`;
 
 /** Score the settable strategies of a run and explain the choice. */
@@ -85,12 +120,15 @@ export function recommend(totals: readonly RowTotals[], weights: Weights = DEFAU
   const eligible = settable.filter((t) => t.overWindow === 0);
   const cheapest = Math.min(...eligible.map((t) => t.cost.usd).filter((c) => c > 0), Number.POSITIVE_INFINITY);
   const candidates: Candidate[] = settable.map((t) => {
-    const quality = t.neededLater.share;
+    const { quality, neededLater, workingSet, decidedBy } = qualityOf(t);
     const costScore = t.cost.usd > 0 && Number.isFinite(cheapest) ? Math.min(1, cheapest / t.cost.usd) : 1;
     return {
       id: t.info.id,
       label: t.info.label,
       quality,
+      neededLater,
+      workingSet,
+      decidedBy,
       acts: t.neededLater.acts,
       usd: t.cost.usd,
       costScore,
@@ -115,11 +153,11 @@ export function recommend(totals: readonly RowTotals[], weights: Weights = DEFAU
     return { weights, candidates, choice, closeCall: true, lines };
   }
   lines.push(`Use ${best.label}: ${info.setting}. Score ${best.score.toFixed(1)} of 100 (${weightText}).`);
-  lines.push(
-    `Why: right after it acted, the view still showed ${pct(best.quality)} of what the agent used later, at ${usd(best.usd)}` +
-      (second ? `; ${second.label} showed ${pct(second.quality)} at ${usd(second.usd)} (score ${second.score.toFixed(1)}).` : "."),
-  );
+  lines.push(`Why: ${qualityText(best)}, at ${usd(best.usd)}` + (second ? `; ${second.label}: ${qualityText(second)}, at ${usd(second.usd)} (score ${second.score.toFixed(1)}).` : "."));
   let closeCall = false;
+  // Names alone do not make a clear choice: a leader that shows less of the text the agent edits than the runner-up,
+  // or loses much of it, is not one.
+  const losesContent = best.workingSet < WORKING_SET_FLOOR || (second !== undefined && best.workingSet < second.workingSet);
   let flipAtCostWeight: number | undefined;
   if (second) {
     // Where (1 - w) * dq + w * dc = 0: the cost weight at which the two swap places.
@@ -139,13 +177,21 @@ export function recommend(totals: readonly RowTotals[], weights: Weights = DEFAU
         ? `no choice of weights makes ${second.label} win`
         : `${second.label} would win with the cost weight ${weights.cost < flipAtCostWeight ? "above" : "below"} ${pct(flipAtCostWeight)}`;
     const lead = gap < 0.05 ? `${best.label} and ${second.label} tie (${best.label} is ahead ${side})` : `${best.label} leads by ${gap.toFixed(1)} points, ${side}`;
-    lines.push(`${closeCall ? "A close call" : "A clear choice"}: ${lead}; ${flip}.`);
+    const verdict = closeCall ? "A close call" : losesContent ? "Not a clear choice" : "A clear choice";
+    lines.push(`${verdict}: ${lead}; ${flip}.`);
+  }
+  if (losesContent && !closeCall) {
+    lines.push(
+      second && best.workingSet < second.workingSet
+        ? `${best.label} shows less of the text later edits replace than ${second.label} (${pct(best.workingSet)} against ${pct(second.workingSet)}): it leads on what it kept of the rest.`
+        : `${best.label} showed only ${pct(best.workingSet)} of the text later edits replace: the agent would re-read files to edit them (the re-reads are in its cost).`,
+    );
   }
   if (info.caveat) lines.push(`Note: ${best.label}: ${info.caveat}.`);
   // Honesty about the rows a user cannot set here (baselines, the fold policy): say so when one scores higher.
   const references = totals
     .filter((t) => !SETTABLE[t.info.id] && t.overWindow === 0 && t.cost.usd > 0)
-    .map((t) => ({ label: t.info.label, score: 100 * (weights.quality * t.neededLater.share + weights.cost * Math.min(1, cheapest / t.cost.usd)) }))
+    .map((t) => ({ label: t.info.label, score: 100 * (weights.quality * qualityOf(t).quality + weights.cost * Math.min(1, cheapest / t.cost.usd)) }))
     .filter((r) => r.score > best.score)
     .sort((a, b) => b.score - a.score);
   if (references.length) {
@@ -153,5 +199,5 @@ export function recommend(totals: readonly RowTotals[], weights: Weights = DEFAU
   }
   const excluded = candidates.filter((c) => c.excluded);
   if (excluded.length) lines.push(`Not eligible: ${excluded.map((c) => `${c.label} (${c.excluded})`).join("; ")}.`);
-  return { weights, candidates, choice, ...(second ? { runnerUp: { id: second.id, label: second.label } } : {}), closeCall, ...(flipAtCostWeight !== undefined ? { flipAtCostWeight } : {}), lines };
+  return { weights, candidates, choice, ...(second ? { runnerUp: { id: second.id, label: second.label } } : {}), closeCall, ...(losesContent ? { losesWorkingSet: true } : {}), ...(flipAtCostWeight !== undefined ? { flipAtCostWeight } : {}), lines };
 }

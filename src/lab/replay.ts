@@ -12,6 +12,7 @@ import { branchIndex, contextGrepSearch, MAX_CHECKED, recoverability } from "./r
 import type { Recommendation } from "./recommend.ts";
 import { spillSourceTexts } from "./source-texts.ts";
 import { checkedBranch } from "./tree-check.ts";
+import { rereadCost, type ViewPresence, WorkingSet, type WorkingSetFigures, WorkingSetTally } from "./working-set.ts";
 import type { ContextAction, LabSettings, Row, RowFactory, RowInfo } from "./row.ts";
 
 /** A session to replay: its entries as loaded (any order the file had), plus what loading noticed. */
@@ -77,8 +78,11 @@ export interface RowResult {
   /** Over `checked` dropped probes (all of them, or an even sample of 200). */
   recoverability?: { share: number; found: number; dropped: number; checked: number };
   neededLater: NeededLater;
+  /** The text later edits replace: how much of it the row's views showed at the edit's request (see working-set.ts). */
+  workingSet: WorkingSetFigures;
   cache: { reuse: number; promptTokens: number; cachedTokens: number };
-  cost: { units: number; usd: number };
+  /** Requests, side calls and the re-reads the working set's misses force; `reread` is that last part. */
+  cost: { units: number; usd: number; reread: { units: number; usd: number } };
   sideCalls: { count: number; inputTokens: number; outputTokens: number };
 }
 
@@ -93,6 +97,8 @@ export interface SessionResult {
   probes: { total: number; byKind: Record<ProbeKind, number> };
   /** Distinct items the agent used again after they first appeared. */
   neededItems: number;
+  /** Replaced texts of the agent's edits (of at least 8 characters), and those it had seen before the call: every row's denominator. */
+  workingSet: { texts: number; counted: number };
   /** Compaction entries already in the file; the replay drops them so every row starts from the raw history. */
   originalCompactions: number;
   malformedLines: { line: number; reason: string }[];
@@ -177,6 +183,9 @@ interface RowState {
   missed: Uint32Array;
   neededByKind: NeededLater["byKind"];
   newestSource: string | null;
+  /** The working set's texts the view holds, kept current as the view changes, and the row's tally of them. */
+  presence: ViewPresence;
+  workingSet: WorkingSetTally;
 }
 
 /**
@@ -276,11 +285,12 @@ export async function replaySession(session: SessionInput, options: ReplayOption
   const cwd = session.cwd ?? "";
   const probes = extractProbes(branch, cwd);
   const items = neededItems(branch, cwd);
+  const workingSet = new WorkingSet(branch, cwd);
   if (session.handOver) spillSourceTexts(branch);
   const requestPoints = branch.reduce((n, e) => n + (isRequestPoint(e) ? 1 : 0), 0);
   // The rows, their views and the presence memo live only inside this call; once it returns they can be
   // collected, and the collector is asked to, before the recall index (a rendering of the whole branch) is built.
-  const summaries = await replayRows(session.name, branch, cwd, probes, items, requestPoints, options);
+  const summaries = await replayRows(session.name, branch, cwd, probes, items, workingSet, requestPoints, options);
   options.onRowsReleased?.();
   // Every ledger row keeps every source entry, and probes and needed items are attributed to source entries:
   // one recall index of the branch serves every row (the rows' own summaries are not searched). Building it
@@ -305,6 +315,7 @@ export async function replaySession(session: SessionInput, options: ReplayOption
     requests: requestPoints,
     probes: { total: probes.length, byKind },
     neededItems: items.length,
+    workingSet: { texts: workingSet.texts.length, counted: workingSet.counted.length },
     originalCompactions,
     malformedLines: session.malformedLines ?? [],
     unknownTypes: session.unknownTypes ?? {},
@@ -342,21 +353,30 @@ async function replayRows(
   cwd: string,
   probes: readonly Probe[],
   items: readonly NeededItem[],
+  workingSet: WorkingSet,
   requestPoints: number,
   options: ReplayOptions,
 ): Promise<RowSummary[]> {
   const presence = new Presence(probes, items);
   const slice = Math.max(1, Math.ceil(requestPoints / MAX_MEASURED));
-  const states: RowState[] = options.rows.map((factory) => ({
-    row: factory({ ...options.settings, cwd }),
-    totals: new RequestTotals(options.prices),
-    tokens: [],
-    actions: [],
-    measuredSlice: -1,
-    missed: new Uint32Array(items.length),
-    neededByKind: Object.fromEntries(NEEDED_KINDS.map((k) => [k, { needed: 0, visible: 0 }])) as NeededLater["byKind"],
-    newestSource: null,
-  }));
+  const states: RowState[] = options.rows.map((factory) => {
+    const row = factory({ ...options.settings, cwd });
+    const held = workingSet.tracker();
+    // Without a counted text there is nothing to look for, and no message needs scanning.
+    if (workingSet.counted.length) row.view.observe(held);
+    return {
+      row,
+      totals: new RequestTotals(options.prices),
+      tokens: [],
+      actions: [],
+      measuredSlice: -1,
+      missed: new Uint32Array(items.length),
+      neededByKind: Object.fromEntries(NEEDED_KINDS.map((k) => [k, { needed: 0, visible: 0 }])) as NeededLater["byKind"],
+      newestSource: null,
+      presence: held,
+      workingSet: new WorkingSetTally(),
+    };
+  });
   const progressEvery = Math.max(1, Math.floor(branch.length / 100));
   let request = 0;
   for (let i = 0; i < branch.length; i++) {
@@ -391,7 +411,10 @@ async function replayRows(
               messages: state.row.view.messages,
             });
           }
+          state.workingSet.act(request);
         }
+        const edited = workingSet.at(request);
+        if (edited.length) state.workingSet.request(request, edited, (text) => state.presence.holds(text), state.row.view.tokens);
         const tokens = state.row.view.markRequest();
         state.totals.add(tokens);
         state.tokens.push(tokens.prompt);
@@ -453,6 +476,9 @@ function summarizeRow(state: RowState, probes: readonly Probe[], options: Replay
     }),
   ) as Record<ProbeKind, { kept: number; total: number }>;
   const sideCalls = actions.flatMap((a) => a.sideCalls);
+  const workingSet = state.workingSet.figures();
+  const reread = rereadCost(workingSet, options.prices);
+  const requestCost = totals.cost(sideCalls);
   const result: RowResult = {
     info: row.info,
     requests: totals.count,
@@ -466,8 +492,9 @@ function summarizeRow(state: RowState, probes: readonly Probe[], options: Replay
     neededLater: neededLater(state),
     // Filled in by the caller once the row is released (the key keeps its place in the JSON).
     ...(row.ledger ? { recoverability: { share: 0, found: 0, dropped: 0, checked: 0 } } : {}),
+    workingSet,
     cache: { reuse: totals.reuse, promptTokens: totals.prompt, cachedTokens: totals.cached },
-    cost: totals.cost(sideCalls),
+    cost: { units: requestCost.units + reread.units, usd: requestCost.usd + reread.usd, reread },
     sideCalls: { count: sideCalls.length, inputTokens: sideCalls.reduce((s, c) => s + c.input, 0), outputTokens: sideCalls.reduce((s, c) => s + c.output, 0) },
   };
   return { result, missing: final.missing };

@@ -4,6 +4,7 @@ import type { Recommendation } from "./recommend.ts";
 import type { ProbeKind } from "./probes.ts";
 import type { NeededLater, RowResult, SessionResult } from "./replay.ts";
 import type { LabSettings, RowInfo } from "./row.ts";
+import { poolWorkingSet, type WorkingSetFigures } from "./working-set.ts";
 
 export interface RowTotals {
   info: RowInfo;
@@ -22,8 +23,11 @@ export interface RowTotals {
   retention: { share: number; kept: number; total: number; byKind: Record<ProbeKind, { kept: number; total: number }> };
   recoverability?: { share: number; found: number; dropped: number; checked: number };
   neededLater: NeededLater;
+  /** The text later edits replace, shown at the edit's request (see working-set.ts). */
+  workingSet: WorkingSetFigures;
   cache: { reuse: number; promptTokens: number; cachedTokens: number };
-  cost: { units: number; usd: number };
+  /** Everything the row costs; `reread` is the part the working set's misses force. */
+  cost: { units: number; usd: number; reread: { units: number; usd: number } };
   overWindow: number;
 }
 
@@ -109,7 +113,12 @@ export function totalsFor(rows: readonly RowResult[]): RowTotals {
     ...(recs.length ? { recoverability: { share: checked ? found / checked : 1, found, dropped, checked } } : {}),
     neededLater: poolNeeded(rows.map((r) => r.neededLater)),
     cache: { reuse: promptTokens ? cachedTokens / promptTokens : 0, promptTokens, cachedTokens },
-    cost: { units: rows.reduce((s, r) => s + r.cost.units, 0), usd: rows.reduce((s, r) => s + r.cost.usd, 0) },
+    workingSet: poolWorkingSet(rows.map((r) => r.workingSet)),
+    cost: {
+      units: rows.reduce((s, r) => s + r.cost.units, 0),
+      usd: rows.reduce((s, r) => s + r.cost.usd, 0),
+      reread: { units: rows.reduce((s, r) => s + r.cost.reread.units, 0), usd: rows.reduce((s, r) => s + r.cost.reread.usd, 0) },
+    },
     overWindow: rows.reduce((s, r) => s + r.overWindow, 0),
   };
 }

@@ -54,8 +54,26 @@ export const COLUMNS: readonly Column[] = [
     help: "of the needed items the view did not show, the share context_grep finds in the entry where they first appeared",
     cell: (r) => (r.neededLater.recoverable?.missing ? pct(r.neededLater.recoverable.share) : "—"),
   },
+  {
+    short: "w.set",
+    title: "Working set, shown",
+    help: "of the texts the agent's later edits replace (8+ characters, seen before the call), the share the view showed verbatim at the edit's request; no compaction is the ceiling",
+    cell: (r) => (!r.workingSet.total ? "—" : r.info.id === "none" ? `${pct(r.workingSet.share)} (ceiling)` : pct(r.workingSet.share)),
+  },
+  {
+    short: "w@act",
+    title: "Working set, worst act",
+    help: "the lowest share of the next 10 edits' replaced texts shown, over the row's acts",
+    cell: (r) => pct(r.workingSet.minAfterAct),
+  },
   { short: "cache", title: "Cache reuse", help: "share of prompt tokens that repeat the previous request's prefix byte for byte", cell: (r) => pct(r.cache.reuse) },
-  { short: "cost $", title: "Cost ($)", help: "cached reads, cache writes and summary calls at the configured prices", cell: (r) => r.cost.usd.toFixed(2) },
+  {
+    short: "re-read $",
+    title: "Re-reads ($)",
+    help: "what the working set's misses cost: per missed file and request, the newest read of it again at the input price and the row's context once more at the cached price",
+    cell: (r) => r.cost.reread.usd.toFixed(2),
+  },
+  { short: "cost $", title: "Cost ($)", help: "cached reads, cache writes, summary calls and re-reads at the configured prices", cell: (r) => r.cost.usd.toFixed(2) },
   { short: ">window", title: "Over the window", help: "requests larger than the window: a provider would reject them", cell: (r) => String(r.overWindow) },
 ];
 
@@ -77,4 +95,4 @@ export function renderTable(rows: readonly RowTotals[]): string {
 }
 
 /** What the columns mean, printed under the terminal tables. */
-export const LEGEND = COLUMNS.slice(1).map((c) => `${c.short.padStart(8)}: ${c.help}`);
+export const LEGEND = COLUMNS.slice(1).map((c) => `${c.short.padStart(9)}: ${c.help}`);

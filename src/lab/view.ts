@@ -3,8 +3,15 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { commonPrefix, messageTokens, type RequestTokens } from "./metrics.ts";
 
+/** Hears every message that enters or leaves a view (the working-set measure keeps its counts with it). */
+export interface ViewObserver {
+  added(message: AgentMessage): void;
+  removed(message: AgentMessage): void;
+}
+
 export class View {
   private items: AgentMessage[] = [];
+  private observer: ViewObserver | undefined;
   /** sums[i]: tokens of items[0..i). */
   private sums: number[] = [0];
   /** Lowest index changed since the last request. */
@@ -12,6 +19,12 @@ export class View {
 
   get messages(): readonly AgentMessage[] {
     return this.items;
+  }
+
+  /** Tell `observer` about every message in the view now and every change from here on (one observer per view). */
+  observe(observer: ViewObserver): void {
+    this.observer = observer;
+    for (const message of this.items) observer.added(message);
   }
 
   get length(): number {
@@ -29,6 +42,7 @@ export class View {
 
   push(message: AgentMessage): void {
     this.items.push(message);
+    this.observer?.added(message);
     this.sums.push(this.sums[this.sums.length - 1] + messageTokens(message));
   }
 
@@ -42,6 +56,8 @@ export class View {
     let low = Infinity;
     for (const [index, message] of changes) {
       if (this.items[index] === message) continue;
+      this.observer?.removed(this.items[index]);
+      this.observer?.added(message);
       this.items[index] = message;
       low = Math.min(low, index);
     }
@@ -54,6 +70,11 @@ export class View {
   replaceAll(messages: readonly AgentMessage[]): void {
     const shared = commonPrefix(this.items, messages);
     this.dirty = Math.min(this.dirty, shared);
+    if (this.observer) {
+      // The shared prefix puts the same bytes on the wire, so only what follows it changes what the view holds.
+      for (let i = shared; i < this.items.length; i++) this.observer.removed(this.items[i]);
+      for (let i = shared; i < messages.length; i++) this.observer.added(messages[i]);
+    }
     this.items = messages.slice();
     this.sums.length = shared + 1;
     for (let i = shared; i < this.items.length; i++) this.sums.push(this.sums[i] + messageTokens(this.items[i]));

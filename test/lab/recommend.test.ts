@@ -5,8 +5,9 @@ import { parseWeights, recommend } from "../../src/lab/recommend.ts";
 import type { RowTotals } from "../../src/lab/results.ts";
 
 /** Totals with only what the recommendation reads. */
-function row(id: string, quality: number, usd: number, extra: { overWindow?: number; acts?: number; family?: "ours" | "baseline" } = {}): RowTotals {
+function row(id: string, quality: number, usd: number, extra: { overWindow?: number; acts?: number; family?: "ours" | "baseline"; workingSet?: number } = {}): RowTotals {
   const acts = extra.acts ?? 4;
+  const ws = extra.workingSet;
   return {
     info: { id, label: `${id} row`, family: extra.family ?? "ours", note: "" },
     sessions: 1,
@@ -18,7 +19,8 @@ function row(id: string, quality: number, usd: number, extra: { overWindow?: num
     retention: { share: 1, kept: 1, total: 1, byKind: {} as RowTotals["retention"]["byKind"] },
     neededLater: { acts, needed: acts ? 100 : 0, visible: acts ? Math.round(quality * 100) : 0, share: acts ? quality : 1, byKind: {} as RowTotals["neededLater"]["byKind"] },
     cache: { reuse: 0.9, promptTokens: 1, cachedTokens: 1 },
-    cost: { units: usd * 1e6, usd },
+    workingSet: { total: ws === undefined ? 0 : 100, visible: ws === undefined ? 0 : Math.round(ws * 100), share: ws ?? 1, misses: ws === undefined ? 0 : 100 - Math.round(ws * 100), rereads: { calls: 0, readTokens: 0, contextTokens: 0 } },
+    cost: { units: usd * 1e6, usd, reread: { units: 0, usd: 0 } },
     overWindow: extra.overWindow ?? 0,
   };
 }
@@ -31,13 +33,45 @@ describe("recommend", () => {
     // 70 * 0.82 + 30 * 9.5 / 10 = 57.4 + 28.5 = 85.9; native: 70 * 0.7 + 30 = 79.
     expect(r.candidates.map((c) => [c.id, Number(c.score.toFixed(1))])).toEqual([["checkpoint", 85.9], ["native", 79]]);
     expect(r.lines[0]).toBe(`Use checkpoint row: "strategy": "checkpoint" (the default). Score 85.9 of 100 (weights: quality 70%, cost 30%).`);
-    expect(r.lines[1]).toMatch(/showed 82% of what the agent used later, at \$10\.00; native row showed 70% at \$9\.50/);
+    expect(r.lines[1]).toBe(
+      "Why: quality 82%, set by needed later: it showed 82% of what the agent used later right after it acted (needed later), and 100% of the working set, at $10.00; " +
+        "native row: quality 70%, set by needed later: it showed 70% of what the agent used later right after it acted (needed later), and 100% of the working set, at $9.50 (score 79.0).",
+    );
     expect(r.closeCall).toBe(false);
     // (1 - w) * 0.12 + w * (0.95 - 1) = 0  =>  w = 0.12 / 0.17.
     expect(r.flipAtCostWeight).toBeCloseTo(0.12 / 0.17, 6);
     expect(r.lines[2]).toMatch(/^A clear choice: checkpoint row leads by 6\.9 points, on quality, not on cost; native row would win with the cost weight above 71%\.$/);
     // The simulated masking row is no setting and exceeded the window: not mentioned as a choice.
     expect(r.lines.join("\n")).not.toMatch(/masking/);
+  });
+
+  it("quality is the lower of needed later and the working set, and the answer names the measure that decided", () => {
+    // digest keeps the names (98%) but shows 79% of the text later edits replace; checkpoint the reverse.
+    const r = recommend([row("digest", 0.98, 10, { workingSet: 0.79 }), row("checkpoint", 0.6, 20, { workingSet: 0.95 })]);
+    expect(r.candidates.map((c) => [c.id, c.quality, c.decidedBy])).toEqual([
+      ["digest", 0.79, "working set"],
+      ["checkpoint", 0.6, "needed later"],
+    ]);
+    // 70 * 0.79 + 30 = 85.3 (not 98.6 on names alone).
+    expect(r.candidates[0].score).toBeCloseTo(85.3, 6);
+    expect(r.lines[1]).toMatch(/^Why: quality 79%, set by the working set: it showed 79% of the text later edits replace \(working set\), and 98% of what the agent used later/);
+    expect(r.lines[1]).toMatch(/checkpoint row: quality 60%, set by needed later/);
+  });
+
+  it("a leader that loses the working set is not a clear choice, even ahead on both counts", () => {
+    const below = recommend([row("digest", 0.98, 10, { workingSet: 0.85 }), row("checkpoint", 0.6, 20, { workingSet: 0.95 })]);
+    expect(below.closeCall).toBe(false);
+    expect(below.losesWorkingSet).toBe(true);
+    expect(below.lines[2]).toMatch(/^Not a clear choice: digest row leads by/);
+    expect(below.lines[3]).toBe("digest row shows less of the text later edits replace than checkpoint row (85% against 95%): it leads on what it kept of the rest.");
+    // Above the runner-up but under the floor: still not clear, and said so.
+    const floor = recommend([row("digest", 0.98, 10, { workingSet: 0.85 }), row("checkpoint", 0.6, 20, { workingSet: 0.8 })]);
+    expect(floor.lines[2]).toMatch(/^Not a clear choice/);
+    expect(floor.lines[3]).toMatch(/^digest row showed only 85% of the text later edits replace/);
+    // Keeping both is a clear choice.
+    const kept = recommend([row("digest", 0.98, 10, { workingSet: 0.97 }), row("checkpoint", 0.6, 20, { workingSet: 0.95 })]);
+    expect(kept.losesWorkingSet).toBeUndefined();
+    expect(kept.lines[2]).toMatch(/^A clear choice/);
   });
 
   it("explains a close call and the weight that would flip it", () => {

@@ -72,7 +72,8 @@ function kindTable(session: SessionResult): string {
 function sessionBlock(session: SessionResult, weightsNote: string): string {
   const own = session.recommendation;
   const verdict = own?.choice ? `<p class="verdict">For this session alone: <b>${escapeHtml(own.choice.label)}</b>${own.closeCall ? " (a close call)" : ""}. ${escapeHtml(weightsNote)}</p>` : "";
-  return `<h3>${escapeHtml(session.name)}: ${session.requests} requests, ${session.probes.total} probes, ${session.neededItems} items needed later</h3>
+  const ws = session.workingSet;
+  return `<h3>${escapeHtml(session.name)}: ${session.requests} requests, ${session.probes.total} probes, ${session.neededItems} items needed later, ${ws.counted} replaced texts counted (of ${ws.texts} edited)</h3>
 ${verdict}${htmlTable(totalsOf([session]))}
 <h4>By kind</h4>
 <p class="muted">Left: probes kept at the end, per kind. Right: needed-later items shown right after acts, per kind (pairs of act and item). Redder is worse.</p>
@@ -150,7 +151,7 @@ export async function renderReport(result: LabResult, chartJs?: string): Promise
 <section id="recommendation"><h2>Recommendation</h2>
 ${answer}
 <div class="chart scores"><canvas id="chart-scores"></canvas></div>
-<p class="muted">Score = quality × its weight + cost × its weight, out of 100. Quality: the share of what the agent used later that the view still showed right after an act. Cost: the cheapest eligible strategy's cost divided by this one's. Strategies that sent a request larger than the window are not eligible. ${escapeHtml(weights)} Change them with <code>--weights quality=…,cost=…</code>.</p>
+<p class="muted">Score = quality × its weight + cost × its weight, out of 100. Quality: the lower of two shares, what the agent used later that the view still showed right after an act (needed later), and the text its later edits replace that the view showed at the edit (the working set); the answer names the one that decided. Cost (re-reads included): the cheapest eligible strategy's cost divided by this one's. Strategies that sent a request larger than the window are not eligible. ${escapeHtml(weights)} Change them with <code>--weights quality=…,cost=…</code>.</p>
 ${perSession}
 </section>
 <section id="results"><h2>Results over all sessions</h2>
@@ -186,6 +187,8 @@ npx pi-context-ledger lab --sessions --json out.json  # every figure, for script
 <p>Short verbatim facts taken from the raw session: user sentences stating a constraint or correction, file paths read or changed, the error line of each failed tool, test and command result lines, and the commands run. A path under the session's working directory also counts in its relative spelling.</p>
 <h3>Needed later</h3>
 <p>After each measured act, the lab looks at what the agent actually did afterwards. One extractor, the same for every row, finds items in every message: paths (absolute, relative with a slash, or a file name with a known extension; URLs), identifiers with inner structure (camelCase, PascalCase with a second capital, snake_case, hex ids of 7 to 40 digits), error names and codes (TypeError, ENOENT, ERR_…, TS2345), numbers of three or more digits or with a dot, and the commands the agent or the user ran. An item is needed at an act when it first appeared before the act and the agent uses it again after it, in its text or its tool-call arguments. It is shown when its text occurs anywhere in the view right after the act, and recoverable when <code>context_grep</code> finds it in the entry where it first appeared.</p>
+<h3>Working set</h3>
+<p>Names are not content: an agent that edits a file needs the file's text. Pi's <code>edit</code> states the exact text it replaces (<code>oldText</code>, or each entry of <code>edits[]</code>), so at every request that makes an edit the lab asks whether each replaced text of 8 characters or more is in the view that row sends there. Only texts the agent had in view before the call, in the uncompacted session, count, the same for every row; no compaction therefore shows the ceiling. A line a strategy quotes (a digest's <code>  | </code> lines, a checkpoint's copied lines) counts as the text it quotes; a list of names, counts or signatures does not. Line endings and trailing spaces do not matter (Pi's edit forgives them); indentation does. Each miss is priced as the re-read it forces: the newest read of that file sent again at the input price, plus one more request that re-sends the row's context at the cached price.</p>
 ${result.judge ? `<p>Judge: ${escapeHtml(result.judge.note)}</p>` : ""}
 </section>
 <template id="session-tables">${result.sessions.map((s, i) => `<div data-session="${i}">${sessionBlock(s, weights)}</div>`).join("")}</template>
