@@ -9,7 +9,7 @@ import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tok
 import { latestEdits } from "../checkpoint/conversation.ts";
 import { scanStartupReads } from "../checkpoint/startup-reads.ts";
 import type { ContextFile } from "../contract.ts";
-import { entryBefore, ordinalsOf, selectDelta, type DeltaUnit } from "../preserve/delta.ts";
+import { ordinalsOf, selectDelta, type DeltaUnit } from "../preserve/delta.ts";
 import { namesIn } from "./lines.ts";
 import { decideDigest, digestPolicy, type DigestPolicy } from "./policy.ts";
 import { renderDigest, type RenderStats } from "./render.ts";
@@ -276,9 +276,11 @@ export function digestDue(boundary: DigestBoundary): DigestDue {
   const { branch, drafts, usageTokens, policy } = boundary;
   // One range fact per boundary: a fold or checkpoint committed here already changed what the model sees.
   if (drafts.some((t) => t === LedgerType.fold || t === LedgerType.preserve || t === LedgerType.digest)) return { due: false, why: "range fact here" };
-  const limitId = entryBefore(branch, boundary.stepEntryId);
-  if (!limitId) return { due: false, why: "no boundary" };
-  const limit = boundary.indexOf ? boundary.indexOf(limitId) : branch.findLastIndex((e) => e.id === limitId);
+  // With the host's live index the boundary is found without a scan: the check grows with the raw tail, not the session.
+  const step = boundary.indexOf ? boundary.indexOf(boundary.stepEntryId) : branch.findIndex((e) => e.id === boundary.stepEntryId);
+  if (step <= 0) return { due: false, why: "no boundary" };
+  const limit = step - 1;
+  const limitId = branch[limit].id;
   const decision = decideDigest({ rawTokens: rawTokensBound(branch, limit), usageTokens, policy });
   if (!decision.act) return { due: false, why: decision.why };
   if (decision.maxRaw > decision.keepRaw) {
