@@ -1,5 +1,6 @@
 // Given steps that read, edit and write files, when the digest sizes its raw tail for the working set, then the newest
 // read of each file in use stays raw (within the cap), and a digest quotes what edits put in files.
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { planDigest, type DigestDraft } from "../../../src/strategies/digest/plan.ts";
@@ -139,5 +140,32 @@ describe("contextLedger.digest.workingSet", () => {
       hotSteps: 24,
       written: { maxLines: 60, writes: false },
     });
+  });
+});
+
+describe("the tail split on generated steps", () => {
+  const stepArb = fc.record({
+    tokens: fc.integer({ min: 1, max: 400 }),
+    touched: fc.subarray(["/a", "/b", "/c", "/d"]),
+    sources: fc.subarray(["/a", "/b", "/c", "/d"]),
+  });
+  const ruleArb = fc.record({ keepRaw: fc.integer({ min: 0, max: 800 }), maxRaw: fc.integer({ min: 0, max: 3_000 }), hotSteps: fc.integer({ min: 0, max: 10 }) });
+
+  it("keeps at least the usual tail, stays within the cap beyond it, and keeps the newest source of a hot file whenever it fits", () => {
+    fc.assert(
+      fc.property(fc.array(stepArb, { maxLength: 30 }), fc.subarray(["/a", "/b", "/c", "/d"]), ruleArb, (steps, current, rule) => {
+        const cut = tailStart(steps, current, rule);
+        const fixed = tailStart(steps, current, { ...rule, maxRaw: 0 });
+        const kept = (from: number) => steps.slice(from).reduce((n, s) => n + s.tokens, 0);
+        expect(cut).toBeGreaterThanOrEqual(0);
+        expect(cut).toBeLessThanOrEqual(fixed);
+        if (cut < fixed) expect(kept(cut)).toBeLessThanOrEqual(rule.maxRaw);
+        const hot = new Set([...current, ...steps.slice(Math.max(0, steps.length - rule.hotSteps)).flatMap((s) => s.touched)]);
+        for (const path of hot) {
+          const newest = steps.findLastIndex((s) => s.sources.includes(path));
+          if (newest >= 0 && kept(newest) <= rule.maxRaw) expect(cut).toBeLessThanOrEqual(newest);
+        }
+      }),
+    );
   });
 });
