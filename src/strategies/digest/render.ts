@@ -176,6 +176,9 @@ function stepLines(step: Step, context: RenderContext, stats: RenderStats): stri
   return [head, ...body];
 }
 
+/** Longest text quoted whole, in characters, whatever its lines: a few long lines must not make a digest huge. */
+const MAX_WRITTEN_CHARS = 8_000;
+
 /**
  * The texts an edit put in its file (`newText`, or each entry of `edits[]`) or a write's content, when each is short
  * enough to quote whole; none when any is longer (a half-quoted file is a trap for the next edit).
@@ -186,7 +189,7 @@ function writtenTexts(step: Step, rule: WrittenQuote): string[] {
   if (step.name === "edit") texts = Array.isArray(object?.edits) ? object.edits.map((e: unknown) => argsObject(e)?.newText) : [object?.newText];
   else if (step.name === "write" && rule.writes) texts = [object?.content];
   if (!texts.length || !texts.every((t): t is string => typeof t === "string")) return [];
-  if (texts.some((t) => splitLines(t).length > rule.maxLines)) return [];
+  if (texts.some((t) => t.length > MAX_WRITTEN_CHARS || splitLines(t).length > rule.maxLines)) return [];
   return texts.filter((t) => t.trim() !== "");
 }
 

@@ -122,6 +122,17 @@ describe("a digest that keeps the working set", () => {
     expect(lines.some((l) => l.includes("edit ok") && l.includes("superseded by") && l.endsWith("src/b.ts"))).toBe(true);
     const superseded = lines.findIndex((l) => l.includes("edit ok") && l.endsWith("src/b.ts"));
     expect(lines[superseded + 1]).not.toBe("  text:");
+    // A text of a few huge lines is indexed, not quoted: the digest stays bounded.
+    const huge = new LedgerBuilder();
+    huge.user("Paste the fixture.");
+    huge.assistant("", [{ id: "h1", name: "edit", args: { path: "src/h.ts", oldText: "x = 1;", newText: `const hugeFixture = "${"z".repeat(50_000)}";` } }]);
+    huge.toolResult("h1", "edit", "Successfully replaced text in src/h.ts.");
+    huge.assistant("", [{ id: "h2", name: "bash", args: { command: "npm test" } }]);
+    huge.toolResult("h2", "bash", Array.from({ length: 20 }, (_, i) => `log line ${i}`).join("\n"));
+    const hugeCurrent = huge.assistant("", [{ id: "h3", name: "bash", args: { command: "git diff" } }]);
+    const hugeDigest = draftOf(huge, hugeCurrent, { ...policy, keepRaw: 0 }).content;
+    expect(hugeDigest.length).toBeLessThan(2_000);
+    expect(hugeDigest).toContain("mentions: hugeFixture");
     // Without the option, edits are named, never quoted.
     expect(draftOf(b, current, SMALL).content).not.toContain("  | const renamedValue = 1;");
   });
