@@ -63,6 +63,7 @@ export const SETTABLE: Readonly<Record<string, { setting: string; caveat?: strin
   planned: { setting: `"strategy": "planned", "planned": { "planner": "heuristic" }` },
   preserve: { setting: `"strategy": "preserve"`, caveat: "the lab ran its deterministic writer; with a model available, Pi's model writes the tool summaries" },
   digest: { setting: `"strategy": "digest"` },
+  "digest-ws": { setting: `"strategy": "digest", "digest": { "workingSet": true }` },
   native: { setting: `"strategy": "native"`, caveat: "simulated: the summary is a stand-in that repeats nothing, so its quality is a floor" },
 };
 

@@ -88,6 +88,29 @@ describe("digest e2e", () => {
     expect(branchOf(h).some((e) => e.type === "compaction")).toBe(false);
   });
 
+  it("digest.workingSet: the file read ten steps ago is still raw when the agent edits it; the fixed tail has digested it", async () => {
+    const names = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p"];
+    const files = Object.fromEntries(names.map((m) => [`src/${m}.ts`, big(`MARK${m.toUpperCase()}`)]));
+    const edit = fauxAssistantMessage([fauxText("Editing a.ts."), fauxToolCall("edit", { path: "src/a.ts", edits: [{ oldText: 'const markaPadding3 = "padding padding";', newText: 'const markaPadding3 = "changed";' }] })], { stopReason: "toolUse" });
+    const replies = () => [...names.slice(0, 10).map((f) => read(`src/${f}.ts`)), edit, ...names.slice(10).map((f) => read(`src/${f}.ts`)), fauxAssistantMessage("DONE")];
+    const runs: Record<string, { editRequest: Message[]; digests: number; requests: number }> = {};
+    for (const workingSet of [false, true]) {
+      const h = await start({ files, ledgerSettings: { strategy: "digest", digest: { workingSet } } });
+      h.script(replies());
+      await h.session.prompt(USER1);
+      // The request that produced the edit: the one before its tool result.
+      runs[String(workingSet)] = { editRequest: h.requests[10], digests: digests(h).length, requests: h.requests.length };
+    }
+    for (const run of Object.values(runs)) {
+      expect(run.requests).toBe(18); // one per scripted reply: no digest calls a model
+      expect(run.digests).toBeGreaterThan(0);
+    }
+    // a.ts's read was ten steps before the edit: the fixed tail digested it, the working set kept it raw.
+    expect(JSON.stringify(runs.false.editRequest)).not.toContain("markaPadding300");
+    expect(JSON.stringify(runs.true.editRequest)).toContain('const markaPadding3 = \\"padding padding\\";');
+    expect(runs.true.editRequest.some((m) => m.role === "toolResult" && textOf(m).includes("markaPadding300"))).toBe(true);
+  });
+
   it("/compact digests every raw step, even on a short session, and ends as a success without a model call", async () => {
     const h = await start();
     h.script([read("src/a.ts"), fauxAssistantMessage("DONE-1")]);

@@ -87,6 +87,15 @@ describe("recall settings", () => {
     expect(warnings.join()).toMatch(/lookupAnswerChars/);
   });
 
+  it("reads digest.workingSet (off by default) and its environment override", () => {
+    expect(DEFAULT_SETTINGS.digest).toEqual({ workingSet: false });
+    expect(resolveSettings({ digest: { workingSet: true } }, {}).settings.digest).toEqual({ workingSet: true });
+    expect(resolveSettings({ digest: { workingSet: true } }, { PI_CONTEXT_LEDGER_DIGEST_WORKING_SET: "0" }).settings.digest).toEqual({ workingSet: false });
+    const bad = resolveSettings({ digest: { workingSet: "yes" } }, {});
+    expect(bad.settings.digest).toEqual({ workingSet: false });
+    expect(bad.warnings.join("\n")).toMatch(/digest\.workingSet/);
+  });
+
   it("reads the budget notice switch and share, with their environment overrides", () => {
     expect(DEFAULT_SETTINGS.budgetNotice).toEqual({ share: 0.8 }); // enabled unset: on unless the strategy is native
     const file = resolveSettings({ budgetNotice: { enabled: false, share: 0.6 } }, {});

@@ -104,4 +104,20 @@ describe("lab rows decide through the strategies' own deciders", () => {
     );
     expect(acted).toBeGreaterThan(RUNS / 4);
   });
+
+  it("digest-ws: the row digests exactly where digestDue and planDigest say so with digest.workingSet on", async () => {
+    const policy = digestPolicy(settings.window, { workingSet: true });
+    let acted = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(task, { minLength: 4, maxLength: 20 }), async (tasks) => {
+        const { acts } = await compare(labRow("digest-ws", settings), sessionOf(tasks), LedgerType.digest, (branch, step, usage) => {
+          const due = digestDue({ branch, stepEntryId: step.id, drafts: [], usageTokens: usage, policy, cwd: "" });
+          return due.due && planDigest({ branch, limitId: due.limitId, contextWindow: settings.window, usageTokens: usage, cwd: "", policy }).ok;
+        });
+        acted += acts;
+      }),
+      { numRuns: RUNS },
+    );
+    expect(acted).toBeGreaterThan(RUNS / 4);
+  });
 });

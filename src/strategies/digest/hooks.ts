@@ -14,7 +14,7 @@ import type { LedgerSessionView, ManualCompactSwitch, StrategyEffects, StrategyK
 import { entryBefore } from "../preserve/delta.ts";
 import { contextStartId } from "../preserve/hooks.ts";
 import { digestDue, planDigest, type DigestDetails, type DigestInput } from "./plan.ts";
-import { digestPolicy } from "./policy.ts";
+import { digestPolicy, type DigestOptions } from "./policy.ts";
 
 /** The one-line card of a digest: number, what it covered and its size. */
 export function digestCardLine(details: DigestDetails | undefined): string {
@@ -26,12 +26,12 @@ export function digestCardLine(details: DigestDetails | undefined): string {
 }
 
 export class DigestHost {
-  private readonly kit: StrategyKit;
+  private readonly kit: StrategyKit<DigestOptions>;
   private readonly session: () => LedgerSessionView;
   /** Lets a manual /compact reach the digest on a short session. */
   private readonly shim: ManualCompactSwitch;
 
-  constructor(kit: StrategyKit) {
+  constructor(kit: StrategyKit<DigestOptions>) {
     this.kit = kit;
     this.session = kit.session;
     this.shim = kit.manualCompactSwitch();
@@ -68,10 +68,12 @@ export class DigestHost {
     } catch {
       systemPrompt = undefined; // startup reads then fall back to the instruction files Pi listed
     }
+    const contextWindow = usage?.contextWindow ?? ctx.model?.contextWindow ?? 128_000;
     return {
       branch,
       limitId,
-      contextWindow: usage?.contextWindow ?? ctx.model?.contextWindow ?? 128_000,
+      contextWindow,
+      policy: digestPolicy(contextWindow, this.kit.options()),
       usageTokens: usage?.tokens ?? null,
       cwd: ctx.cwd,
       contextFiles: this.kit.contextFiles(),
@@ -93,8 +95,9 @@ export class DigestHost {
       stepEntryId: event.messageEntryId,
       drafts: entries.map((d) => (d.type === "custom_message" ? d.customType : undefined)),
       usageTokens: usage?.tokens ?? null,
-      policy: digestPolicy(usage?.contextWindow ?? ctx.model?.contextWindow ?? 128_000),
+      policy: digestPolicy(usage?.contextWindow ?? ctx.model?.contextWindow ?? 128_000, this.kit.options()),
       indexOf: (id) => session.live.indexOf(id),
+      cwd: ctx.cwd,
     });
     if (!due.due) return undefined;
     const run = await this.kit.chart.start("turnEnd", { moment: { type: "turn_end", event, entries }, ctx, trace: {} });

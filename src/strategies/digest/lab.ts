@@ -2,12 +2,22 @@
 // model is involved in either. Pure: no I/O.
 import type { LabBoundary, LabBoundaryAct } from "../contract.ts";
 import { digestDue, planDigest } from "./plan.ts";
-import { digestPolicy } from "./policy.ts";
+import { digestPolicy, type DigestOptions } from "./policy.ts";
 
+/** The default digest row. */
 export function digestAt(boundary: LabBoundary): LabBoundaryAct {
+  return digestWith(boundary, {});
+}
+
+/** The row with `contextLedger.digest.workingSet` on. */
+export function workingSetDigestAt(boundary: LabBoundary): LabBoundaryAct {
+  return digestWith(boundary, { workingSet: true });
+}
+
+function digestWith(boundary: LabBoundary, options: Partial<DigestOptions>): LabBoundaryAct {
   const { branch, stepEntryId, usageTokens, contextWindow, cwd } = boundary;
-  const policy = digestPolicy(contextWindow);
-  const due = digestDue({ branch, stepEntryId, drafts: [], usageTokens, policy });
+  const policy = digestPolicy(contextWindow, options);
+  const due = digestDue({ branch, stepEntryId, drafts: [], usageTokens, policy, cwd });
   if (!due.due) return { ok: false, settled: false };
   const outcome = planDigest({ branch, limitId: due.limitId, contextWindow, usageTokens, cwd, policy });
   if (!outcome.ok) return { ok: false, settled: false };

@@ -9,11 +9,12 @@ import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tok
 import { latestEdits } from "../checkpoint/conversation.ts";
 import { scanStartupReads } from "../checkpoint/startup-reads.ts";
 import type { ContextFile } from "../contract.ts";
-import { entryBefore, ordinalsOf, selectDelta, type DeltaUnit } from "../preserve/delta.ts";
+import { ordinalsOf, selectDelta, type DeltaUnit } from "../preserve/delta.ts";
 import { namesIn } from "./lines.ts";
 import { decideDigest, digestPolicy, type DigestPolicy } from "./policy.ts";
 import { renderDigest, type RenderStats } from "./render.ts";
 import { findSuperseded } from "./supersede.ts";
+import { stepFiles, tailStart, type WorkStep } from "./working-set.ts";
 
 /** Why a digest was written. */
 export type DigestTrigger = "batch" | "window" | "manual";
@@ -80,6 +81,27 @@ export function splitTail(units: readonly DeltaUnit[], keepRaw: number): { inclu
   let cut = units.length;
   let kept = 0;
   while (cut > 0 && kept < keepRaw) kept += units[--cut].tokens;
+  return { included: units.slice(0, cut), kept: units.slice(cut) };
+}
+
+/** Steps counted as the working set's recency when the policy names none. */
+const HOT_STEPS = 12;
+
+/** Files the steps after `limit` (the current step, not digested yet) touched. */
+function currentTouches(branch: readonly SessionEntry[], limit: number, cwd: string): string[] {
+  const messages = branch.slice(limit + 1).flatMap((entry) => (isFoldable(entry) ? entryMessages(entry) : []));
+  return stepFiles(messages, cwd).touched;
+}
+
+/**
+ * The units to digest and the ones to keep raw. With a working-set cap in the decision the tail reaches back to the
+ * newest read of each file the agent is working on ({@link tailStart}); without one it is `keepRaw` alone.
+ */
+function splitUnits(units: readonly DeltaUnit[], decision: { keepRaw: number; maxRaw: number }, input: DigestInput, policy: DigestPolicy): { included: DeltaUnit[]; kept: DeltaUnit[] } {
+  if (decision.maxRaw <= decision.keepRaw) return splitTail(units, decision.keepRaw);
+  const steps: WorkStep[] = units.map((unit) => ({ tokens: unit.tokens, ...stepFiles(unit.messages, input.cwd) }));
+  const limit = input.branch.findIndex((e) => e.id === input.limitId);
+  const cut = tailStart(steps, currentTouches(input.branch, limit, input.cwd), { keepRaw: decision.keepRaw, maxRaw: decision.maxRaw, hotSteps: policy.hotSteps ?? HOT_STEPS });
   return { included: units.slice(0, cut), kept: units.slice(cut) };
 }
 
@@ -165,9 +187,9 @@ export function planDigest(input: DigestInput): DigestOutcome {
   if (!delta) return { ok: false, reason: "the boundary is not on the branch" };
   if (!delta.units.length) return { ok: false, reason: "nothing to digest" };
   const policy = input.policy ?? digestPolicy(input.contextWindow);
-  const decision = input.force ? ({ act: true, why: input.force, keepRaw: 0 } as const) : decideDigest({ rawTokens: delta.tokens, usageTokens: input.usageTokens, policy });
+  const decision = input.force ? ({ act: true, why: input.force, keepRaw: 0, maxRaw: 0 } as const) : decideDigest({ rawTokens: delta.tokens, usageTokens: input.usageTokens, policy });
   if (!decision.act) return { ok: false, reason: decision.why };
-  const { included, kept } = splitTail(delta.units, decision.keepRaw);
+  const { included, kept } = splitUnits(delta.units, decision, input, policy);
   const sum = (units: readonly DeltaUnit[]) => units.reduce((n, u) => n + u.tokens, 0);
   const hidden = sum(included);
   if (!included.length) return { ok: false, reason: "every raw step is within the kept tail" };
@@ -175,7 +197,7 @@ export function planDigest(input: DigestInput): DigestOutcome {
   if (decision.why === "batch" && hidden < policy.batch) return { ok: false, reason: "below batch" };
 
   const targets = new Set(included.flatMap((u) => u.entryIds));
-  const superseded = findSuperseded(input.branch, input.branch.length - 1, targets, input.cwd);
+  const superseded = findSuperseded(input.branch, input.branch.length - 1, targets, input.cwd, policy.written !== undefined);
   const startupReads = startupReadIds(input, targets);
   const { text, stats } = renderDigest(included, {
     checkpoint: delta.checkpoint,
@@ -184,6 +206,7 @@ export function planDigest(input: DigestInput): DigestOutcome {
     superseded,
     startupReads,
     shown: namesInView(view, targets),
+    written: policy.written,
   });
   const tokens = estimateTextTokens(text);
   // A digest that saves nothing would only break the cache; a forced one is still written (the user or the window asked).
@@ -239,6 +262,8 @@ export interface DigestBoundary {
   policy: DigestPolicy;
   /** Index of an entry on `branch` (the host passes its live index; default: a scan from the leaf). */
   indexOf?: (id: string) => number;
+  /** Session working directory, to compare file paths of the working set ("" compares them as written). */
+  cwd?: string;
 }
 
 export type DigestDue = { due: true; limitId: string } | { due: false; why: "range fact here" | "no boundary" | "below batch" | "nothing to digest" };
@@ -251,9 +276,43 @@ export function digestDue(boundary: DigestBoundary): DigestDue {
   const { branch, drafts, usageTokens, policy } = boundary;
   // One range fact per boundary: a fold or checkpoint committed here already changed what the model sees.
   if (drafts.some((t) => t === LedgerType.fold || t === LedgerType.preserve || t === LedgerType.digest)) return { due: false, why: "range fact here" };
-  const limitId = entryBefore(branch, boundary.stepEntryId);
-  if (!limitId) return { due: false, why: "no boundary" };
-  const limit = boundary.indexOf ? boundary.indexOf(limitId) : branch.findLastIndex((e) => e.id === limitId);
+  // With the host's live index the boundary is found without a scan: the check grows with the raw tail, not the session.
+  const step = boundary.indexOf ? boundary.indexOf(boundary.stepEntryId) : branch.findIndex((e) => e.id === boundary.stepEntryId);
+  if (step <= 0) return { due: false, why: "no boundary" };
+  const limit = step - 1;
+  const limitId = branch[limit].id;
   const decision = decideDigest({ rawTokens: rawTokensBound(branch, limit), usageTokens, policy });
-  return decision.act ? { due: true, limitId } : { due: false, why: decision.why };
+  if (!decision.act) return { due: false, why: decision.why };
+  if (decision.maxRaw > decision.keepRaw) {
+    // The working set may hold the tail longer than `keepRaw`: due only when what lies before it still makes a batch.
+    const steps = rawStepsBound(branch, limit, boundary.cwd ?? "");
+    const cut = tailStart(steps, currentTouches(branch, limit, boundary.cwd ?? ""), { keepRaw: decision.keepRaw, maxRaw: decision.maxRaw, hotSteps: policy.hotSteps ?? HOT_STEPS });
+    const hidden = steps.slice(0, cut).reduce((n, step) => n + step.tokens, 0);
+    if (hidden < (decision.why === "batch" ? policy.batch : policy.minFull)) return { due: false, why: "below batch" };
+  }
+  return { due: true, limitId };
+}
+
+/**
+ * The raw steps after the last tool checkpoint's range, up to `limit`, as {@link rawTokensBound} counts them (folds,
+ * edits and compactions ignored), one per assistant turn with its results: what the working-set split looks at
+ * before the exact selection is made.
+ */
+function rawStepsBound(branch: readonly SessionEntry[], limit: number, cwd: string): WorkStep[] {
+  let throughId: string | undefined;
+  for (let i = branch.length - 1; i >= 0 && throughId === undefined; i--) if (isToolCheckpoint(branch[i])) throughId = (branch[i] as CustomMessageEntry<RangeDetails>).details!.range.throughId;
+  let start = Math.min(limit, branch.length - 1);
+  while (start >= 0 && branch[start].id !== throughId) start--;
+  const groups: { tokens: number; messages: AgentMessage[] }[] = [];
+  for (let i = start + 1; i <= Math.min(limit, branch.length - 1); i++) {
+    const entry = branch[i];
+    if (!isFoldable(entry) || isDialogue(entry)) continue;
+    const messages = entryMessages(entry);
+    const assistant = entry.type === "message" && entry.message.role === "assistant";
+    if (assistant || !groups.length) groups.push({ tokens: 0, messages: [] });
+    const group = groups[groups.length - 1];
+    group.tokens += estimateMessagesTokens(messages);
+    group.messages.push(...messages);
+  }
+  return groups.map((g) => ({ tokens: g.tokens, ...stepFiles(g.messages, cwd) }));
 }

@@ -6,6 +6,7 @@ import { displayPath } from "../checkpoint/paths.ts";
 import { jsonPrefix } from "../checkpoint/signatures.ts";
 import type { DeltaUnit } from "../preserve/delta.ts";
 import { definedNames, exitStatus, inline, mentionedNames, namesIn, pickLines, quote, QUOTE, splitLines, type Selection } from "./lines.ts";
+import type { WrittenQuote } from "./policy.ts";
 import type { Superseded } from "./supersede.ts";
 
 /** Lines of an intermediate assistant text kept in a digest. */
@@ -45,6 +46,8 @@ export interface RenderContext {
    * only where nothing else in view mentions it.
    */
   shown: Set<string>;
+  /** Texts of edits (and writes) quoted whole; absent: none. */
+  written?: WrittenQuote;
 }
 
 /** Counts a digest reports in its details. */
@@ -53,6 +56,8 @@ export interface RenderStats {
   superseded: number;
   duplicates: number;
   startupReads: number;
+  /** Edits and writes whose texts are quoted whole (absent in digests written before they were). */
+  quotedEdits?: number;
 }
 
 interface Step {
@@ -137,6 +142,18 @@ function stepLines(step: Step, context: RenderContext, stats: RenderStats): stri
     else stats.duplicates++;
     return [head];
   }
+  const written = result && !result.view.isError && context.written ? writtenTexts(step, context.written) : [];
+  if (written.length) {
+    // What an edit or a write put in the file is the file's current text there: the agent edits it next, so it is
+    // quoted whole (each line verbatim), not indexed. A later read or rewrite of the file made it a reference above.
+    const body: string[] = [];
+    written.forEach((text, k) => {
+      body.push(written.length > 1 ? `  text ${k + 1}:` : "  text:");
+      for (const line of splitLines(text)) body.push(quote(line, QUOTE, Number.POSITIVE_INFINITY));
+    });
+    stats.quotedEdits = (stats.quotedEdits ?? 0) + 1;
+    return [head, ...body];
+  }
   const selection = result ? selectionOf(step, text) : undefined;
   const small = lines.length <= SMALL_OUTPUT.lines && text.length <= SMALL_OUTPUT.chars;
   const body: string[] = [];
@@ -157,6 +174,23 @@ function stepLines(step: Step, context: RenderContext, stats: RenderStats): stri
   const mentions = mentionedNames(indexed).filter((name) => !context.shown.has(name) && !defined.includes(name));
   if (mentions.length) body.push(`  mentions: ${listed(mentions, MAX_MENTIONS)}`);
   return [head, ...body];
+}
+
+/** Longest text quoted whole, in characters, whatever its lines: a few long lines must not make a digest huge. */
+const MAX_WRITTEN_CHARS = 8_000;
+
+/**
+ * The texts an edit put in its file (`newText`, or each entry of `edits[]`) or a write's content, when each is short
+ * enough to quote whole; none when any is longer (a half-quoted file is a trap for the next edit).
+ */
+function writtenTexts(step: Step, rule: WrittenQuote): string[] {
+  const object = argsObject(step.args);
+  let texts: unknown[] = [];
+  if (step.name === "edit") texts = Array.isArray(object?.edits) ? object.edits.map((e: unknown) => argsObject(e)?.newText) : [object?.newText];
+  else if (step.name === "write" && rule.writes) texts = [object?.content];
+  if (!texts.length || !texts.every((t): t is string => typeof t === "string")) return [];
+  if (texts.some((t) => t.length > MAX_WRITTEN_CHARS || splitLines(t).length > rule.maxLines)) return [];
+  return texts.filter((t) => t.trim() !== "");
 }
 
 /** Every string inside a call's arguments, joined. */
@@ -239,7 +273,7 @@ function unitLines(unit: DeltaUnit, context: RenderContext, stats: RenderStats):
 
 /** The whole digest text for the included units, grouped by the user message that started the work. */
 export function renderDigest(units: readonly DeltaUnit[], context: RenderContext): { text: string; stats: RenderStats } {
-  const stats: RenderStats = { steps: 0, superseded: 0, duplicates: 0, startupReads: 0 };
+  const stats: RenderStats = { steps: 0, superseded: 0, duplicates: 0, startupReads: 0, quotedEdits: 0 };
   const lines = [digestHeading(context.checkpoint, context.explained)];
   let ordinal: number | undefined;
   for (const unit of units) {

@@ -2,8 +2,8 @@
 import { LedgerType } from "../../log/entries.ts";
 import type { Strategy } from "../contract.ts";
 import { DigestHost } from "./hooks.ts";
-import { digestAt } from "./lab.ts";
-import { digestPolicy } from "./policy.ts";
+import { digestAt, workingSetDigestAt } from "./lab.ts";
+import { digestPolicy, digestSettings, type DigestOptions } from "./policy.ts";
 
 export const digestStrategy = {
   name: "digest",
@@ -13,6 +13,7 @@ export const digestStrategy = {
   budget: { action: "every older tool step is replaced by a digest (call, outcome, key output lines) while the dialogue stays verbatim", ownThreshold: (contextWindow: number) => digestPolicy(contextWindow).full },
   routes: { turnEnd: "plan", manual: "plan", threshold: "plan", overflow: "native" },
   scope: "configured",
+  settings: digestSettings,
   facts: { [LedgerType.digest]: "digest" },
   lab: [
     {
@@ -20,6 +21,12 @@ export const digestStrategy = {
       label: "digest",
       note: "digest strategy: dialogue verbatim; older tool steps become append-only digests (call line, error and result lines) in batches; no model call",
       replay: { engine: "boundary", step: digestAt },
+    },
+    {
+      id: "digest-ws",
+      label: "digest (working set)",
+      note: "digest with contextLedger.digest.workingSet: a larger raw tail that reaches back to the newest read of each file in use, and edits' new texts quoted in digests; no model call",
+      replay: { engine: "boundary", step: workingSetDigestAt },
     },
   ],
   create(kit) {
@@ -34,4 +41,4 @@ export const digestStrategy = {
       turnEnd: (event, ctx, entries) => digests.onTurnEnd(event, ctx, entries),
     };
   },
-} as const satisfies Strategy;
+} as const satisfies Strategy<DigestOptions>;

@@ -51,11 +51,12 @@ function resultsOf(branch: readonly SessionEntry[], end: number): ResultInfo[] {
 /**
  * Which of the results in `targets` are redundant, judged against the whole branch up to `end` (everything the model
  * will go on seeing, raw or digested). A read is superseded by a later successful read of the same file (whole, or
- * the same offset and limit) or a later successful write of it; an edit does not supersede, since most of the file
- * is unchanged. Any other output is redundant when an earlier output was byte-identical. Paths compare resolved
- * against `cwd`.
+ * the same offset and limit) or a later successful write of it; an edit does not supersede a read, since most of the
+ * file is unchanged. With `edits` (a digest that quotes what edits wrote), an edit is itself superseded by a later
+ * whole read or write of its file, which shows the file as it is after it. Any other output is redundant when an
+ * earlier output was byte-identical. Paths compare resolved against `cwd`.
  */
-export function findSuperseded(branch: readonly SessionEntry[], end: number, targets: ReadonlySet<string>, cwd: string): Map<string, Superseded> {
+export function findSuperseded(branch: readonly SessionEntry[], end: number, targets: ReadonlySet<string>, cwd: string, edits = false): Map<string, Superseded> {
   const results = resultsOf(branch, end);
   const out = new Map<string, Superseded>();
   // Backwards: the nearest later whole read, same-range read or write of each path.
@@ -77,6 +78,11 @@ export function findSuperseded(branch: readonly SessionEntry[], end: number, tar
       if (range) laterRange.set(`${key}\u0000${range}`, entryId);
       else laterWhole.set(key, entryId);
     } else if (call.name === "write") laterWrite.set(key, entryId);
+    else if (edits && call.name === "edit" && targets.has(entryId)) {
+      // A later whole read or rewrite shows the file as it is after this edit: the edit's own texts are then stale.
+      const by = laterWrite.get(key) ?? laterWhole.get(key);
+      if (by) out.set(entryId, { by });
+    }
   }
   // Forwards: the first occurrence of each output text (reads are handled above and never point at each other).
   const first = new Map<string, string>();

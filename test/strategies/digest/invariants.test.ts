@@ -32,8 +32,23 @@ const ledger = ledgerArb({ maxCommands: 50, weights: { assistant: 20, navigate: 
  * `/compact` it always acts (generated outputs are short, so an automatic digest often declines to save nothing).
  */
 const policyArb: fc.Arbitrary<DigestPolicy & { manual: boolean }> = fc
-  .tuple(fc.constantFrom(0, 30, 300), fc.boolean())
-  .map(([keepRaw, manual]) => ({ keepRaw, batch: 1, full: Number.MAX_SAFE_INTEGER, minFull: 1, manual }));
+  .tuple(fc.constantFrom(0, 30, 300), fc.boolean(), fc.option(fc.record({ maxRaw: fc.constantFrom(100, 1_000), hotSteps: fc.constantFrom(1, 4), writes: fc.boolean() })))
+  .map(([keepRaw, manual, workingSet]) => ({
+    keepRaw,
+    batch: 1,
+    full: Number.MAX_SAFE_INTEGER,
+    minFull: 1,
+    manual,
+    // The working-set rule: a tail that reaches back for files in use, and edits' (and writes') texts quoted.
+    ...(workingSet ? { maxRaw: workingSet.maxRaw, hotSteps: workingSet.hotSteps, written: { maxLines: 60, writes: workingSet.writes } } : {}),
+  }));
+
+/** The strings an edit or write call puts in a file. */
+function writtenArguments(args: unknown): string[] {
+  const object = (args ?? {}) as { newText?: unknown; content?: unknown; edits?: unknown };
+  const edits = Array.isArray(object.edits) ? (object.edits as { newText?: unknown }[]).map((e) => e?.newText) : [];
+  return [object.newText, object.content, ...edits].filter((t): t is string => typeof t === "string");
+}
 
 function plan(branch: readonly SessionEntry[], limitId: string, policy: DigestPolicy & { manual: boolean }): DigestDraft | undefined {
   const outcome = planDigest({ branch, limitId, contextWindow: 128_000, usageTokens: null, cwd: "/work/project", policy, ...(policy.manual ? { force: "manual" as const } : {}) });
@@ -134,6 +149,8 @@ describe("digest invariants on generated ledgers", () => {
           for (const message of projectBranch(path).messages) {
             const text = textBlocks((message as { content?: unknown }).content).join("\n");
             for (const line of [...splitLines(text), ...splitLines(text.trim())]) source.add(printable(line));
+            // What the agent wrote into files (an edit's new texts, a write's content) is quoted from its call.
+            for (const call of toolCallsOf(message)) for (const written of writtenArguments(call.arguments)) for (const line of splitLines(written)) source.add(printable(line));
           }
           for (const line of draft.content.split("\n")) {
             if (!line.startsWith(QUOTE) || line === `${QUOTE}… [+${line.match(/\d+/)?.[0]} lines]`) continue;

@@ -92,8 +92,8 @@ describe("digest policy", () => {
   it("acts on a full batch, or on any worthwhile raw state when the window is nearly full", () => {
     const policy = digestPolicy(128_000);
     expect(decideDigest({ rawTokens: policy.keepRaw + policy.batch - 1, usageTokens: 50_000, policy })).toEqual({ act: false, why: "below batch" });
-    expect(decideDigest({ rawTokens: policy.keepRaw + policy.batch, usageTokens: null, policy })).toEqual({ act: true, why: "batch", keepRaw: policy.keepRaw });
-    expect(decideDigest({ rawTokens: policy.minFull, usageTokens: policy.full, policy })).toEqual({ act: true, why: "window", keepRaw: 0 });
+    expect(decideDigest({ rawTokens: policy.keepRaw + policy.batch, usageTokens: null, policy })).toEqual({ act: true, why: "batch", keepRaw: policy.keepRaw, maxRaw: policy.keepRaw });
+    expect(decideDigest({ rawTokens: policy.minFull, usageTokens: policy.full, policy })).toEqual({ act: true, why: "window", keepRaw: 0, maxRaw: 0 });
     expect(decideDigest({ rawTokens: policy.minFull - 1, usageTokens: policy.full, policy })).toEqual({ act: false, why: "below batch" });
     expect(decideDigest({ rawTokens: 0, usageTokens: 200_000, policy })).toEqual({ act: false, why: "nothing to digest" });
   });
