@@ -82,6 +82,8 @@ export interface ModelReply {
   usage?: { input: number; output: number };
   /** True when the reply was prepared before the compaction (speculative planning) and reused. */
   speculative?: boolean;
+  /** Why the reply ended, as the provider reported it (`stop`, `length`, `toolUse`, …). */
+  stopReason?: string;
 }
 
 /** Injected model access. A bare string is a text-only reply. */

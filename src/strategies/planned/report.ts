@@ -39,6 +39,9 @@ export interface NativeCompactionDetails {
 
 const NUMBER_KEYS: ReadonlyArray<keyof PlanDiagnostics> = ["records", "accepted", "discarded", "firstDiscarded", "regionLines", "regionTokens", "targetTokens"];
 
+/** Stop reasons a provider reports (pi-ai's `StopReason`); anything else is not kept. */
+const STOP_REASONS: ReadonlySet<string> = new Set(["stop", "length", "toolUse", "error", "aborted", "pending", "deferred"]);
+
 /** Copy only the numeric counts and known category names: nothing of an error's free text survives. */
 function boundedCounts(diagnostics: PlanDiagnostics): PlanDiagnostics {
   const out: PlanDiagnostics = {};
@@ -47,6 +50,8 @@ function boundedCounts(diagnostics: PlanDiagnostics): PlanDiagnostics {
     const value = diagnostics[key];
     if (typeof value === "number" && Number.isFinite(value)) (out as Record<string, number>)[key] = value;
   }
+  if (typeof diagnostics.stopReason === "string" && STOP_REASONS.has(diagnostics.stopReason)) out.stopReason = diagnostics.stopReason;
+  if (diagnostics.truncated === true) out.truncated = true;
   if (diagnostics.discardedBy) {
     const by: Record<string, number> = {};
     for (const name of ["shape", "reversed", "bounds"]) {
@@ -98,6 +103,7 @@ export function failureCardLines(details: PlannerFailureDetails, expanded: boole
       `  plan (${c.form ?? "?"} form): ${c.records} records, ${c.accepted ?? 0} accepted, ${c.discarded ?? 0} discarded${by.length ? ` (${by.join(", ")}; first #${c.firstDiscarded})` : ""}`,
     );
   }
+  if (c.stopReason) lines.push(`  planner reply ended with: ${c.stopReason}${c.truncated ? " (cut record dropped)" : ""}`);
   if (details.usage) lines.push(`  planner tokens: ${fmt(details.usage.input)} in, ${fmt(details.usage.output)} out`);
   return lines;
 }
