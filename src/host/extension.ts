@@ -74,23 +74,33 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   };
 
   // Ledger rebuilds: the branch is the truth, so every session switch folds it again.
-  pi.on("session_start", (_event, ctx) => {
+  let started = false;
+  const start = (ctx: ExtensionContext) => {
+    started = true;
     warnOnce(ctx);
     restore.reset();
     cards.reset();
     session.rebuild(ctx.sessionManager);
     for (const r of active()) r.hooks.sessionStart?.(ctx);
-  });
+  };
+  // An SDK embedder that never calls `session.bindExtensions()` gets no session_start: the first event of a run
+  // starts the session instead, so what session_start sets up (preserve's compaction switch) is there by /compact.
+  const ensureStarted = (ctx: ExtensionContext) => {
+    if (!started) start(ctx);
+  };
+  pi.on("session_start", (_event, ctx) => start(ctx));
   pi.on("session_tree", (_event, ctx) => session.sync(ctx.sessionManager));
   pi.on("session_shutdown", () => {
     session.abandonStores("the session was replaced before Pi stored the fact");
     restore.reset();
     for (const r of active()) r.hooks.sessionShutdown?.();
     session = new LedgerSession(session.settings);
+    started = false;
   });
 
   // Model view: runs before every provider request; cost grows with entries appended since the last request.
   pi.on("context", (event, ctx) => {
+    ensureStarted(ctx);
     session.sync(ctx.sessionManager);
     const messages = session.live.requestContext(event.messages, "conversation");
     session.noteRequest();
@@ -105,6 +115,7 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
     for (const r of active()) r.hooks.agentStart?.();
   });
   pi.on("before_agent_start", (event, ctx) => {
+    ensureStarted(ctx);
     contextFiles = event.systemPromptOptions.contextFiles.map((f) => ({ path: f.path, content: f.content }));
     let message: MessageFact | undefined;
     for (const r of active()) message = r.hooks.runStart?.(ctx)?.message ?? message;

@@ -257,10 +257,22 @@ export type CutSettings = SessionBeforeCompactEvent["preparation"]["settings"];
 /** Pi's `prepareCompaction`. */
 export type PrepareCompaction = (entries: SessionEntry[], settings: CutSettings) => SessionBeforeCompactEvent["preparation"] | undefined;
 
+/** What else the compact switch does while the strategy is active. */
+export interface ManualCompactOptions {
+  /**
+   * Keep Pi's automatic (threshold and overflow) compaction off, except after a response `lastResponse` shows the
+   * provider rejected as too long: only Pi's overflow recovery can shrink a context that is all dialogue.
+   */
+  autoCompactionOff?: { lastResponse: () => AssistantMessage | undefined };
+}
+
 /** The switch that lets a manual /compact reach a strategy on a short session (see the host's compact shim). */
 export interface ManualCompactSwitch {
-  /** Install for this session; `active` says whether the strategy acts now. False when Pi's settings could not be adjusted. */
-  install(active: () => boolean): boolean;
+  /**
+   * Install for this session; `active` says whether the strategy acts now. False when Pi's settings could not be
+   * adjusted.
+   */
+  install(active: () => boolean, options?: ManualCompactOptions): boolean;
   uninstall(): void;
   runStarted(): void;
   runSettled(): void;

@@ -81,6 +81,8 @@ export class PreserveHost {
   /** The context of the current session, for the shim's "is preserve active" question. */
   private ctx: ExtensionContext | undefined;
   private readonly shim: ManualCompactSwitch;
+  /** The newest assistant response of this session (an overflow error keeps Pi's own recovery). */
+  private lastResponse: AssistantMessage | undefined;
   private readonly warned = new Set<string>();
 
   constructor(kit: StrategyKit<PreserveOptions>) {
@@ -112,8 +114,9 @@ export class PreserveHost {
     this.ctx = ctx;
     this.lastRequest = undefined;
     this.liveThinking = undefined;
-    if (!this.shim.install(() => this.active(this.ctx))) {
-      this.warnOnce(ctx, "shim", "context-ledger: preserve could not adjust Pi's compaction settings; /compact on a short session keeps Pi's answer.");
+    this.lastResponse = undefined;
+    if (!this.shim.install(() => this.active(this.ctx), { autoCompactionOff: { lastResponse: () => this.lastResponse } })) {
+      this.warnOnce(ctx, "shim", "context-ledger: preserve could not adjust Pi's compaction settings in memory; Pi's automatic compaction may start before preserve's own (preserve then cancels it), and /compact on a short session keeps Pi's answer.");
     }
   }
 
@@ -143,6 +146,7 @@ export class PreserveHost {
   /** message_end of an assistant response: the reasoning level its request asked for (Pi records it there). */
   noteResponse(message: AssistantMessage): void {
     this.liveThinking = { session: this.session(), level: message.thinkingLevel };
+    this.lastResponse = message;
   }
 
   /**
