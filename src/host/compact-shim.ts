@@ -38,7 +38,7 @@ export class ManualCompactShim implements ManualCompactSwitch {
     const real = SettingsManager.prototype.getCompactionSettings;
     const override: CompactionSettingsOf = (model) => {
       const settings = real.call(manager, model);
-      if (!active()) return settings;
+      if (!isActive(active)) return settings;
       const adjusted = { ...settings, keepRecentTokens: this.runOpen ? settings.keepRecentTokens : 1 };
       if (options.autoCompactionOff && !rejectedAsTooLong(options.autoCompactionOff.lastResponse())) adjusted.enabled = false;
       return adjusted;
@@ -62,6 +62,15 @@ export class ManualCompactShim implements ManualCompactSwitch {
   /** The run settled: the next compaction, if any, is a manual one. */
   runSettled(): void {
     this.runOpen = false;
+  }
+}
+
+/** Whether the strategy acts now; a context Pi already retired (a disposed session) means it does not. */
+function isActive(active: () => boolean): boolean {
+  try {
+    return active();
+  } catch {
+    return false;
   }
 }
 

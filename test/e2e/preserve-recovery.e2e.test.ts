@@ -14,6 +14,8 @@ import {
   type Message,
   type SimpleStreamOptions,
 } from "@earendil-works/pi-ai";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { ExtensionFactory, SessionEntry } from "@earendil-works/pi-coding-agent";
 import type { PreserveDetails } from "../../src/strategies/preserve/checkpoint.ts";
 import { DELTA_ONLY_SYSTEM } from "../../src/strategies/preserve/prompt.ts";
@@ -153,5 +155,41 @@ describe("preserve direct-overflow certification (Pi's default settings, 50,000-
     // Model calls: four live answers and two summary requests.
     expect(callsOf("live").length).toBe(4);
     expect(callsOf("checkpoint").length).toBe(2);
+  });
+});
+
+describe("Pi's automatic compaction while preserve is active (Pi's default settings, 128,000-token window)", () => {
+  it("a context between Pi's threshold (111,616) and preserve's (113,162) starts no compaction Pi would announce as cancelled", async () => {
+    const WINDOW = 128_000;
+    expect(WINDOW - reserveTokens(WINDOW)).toBe(113_162);
+    expect(WINDOW - 16_384).toBe(111_616);
+    await start({ contextWindow: WINDOW, files: { ...batchFiles("A", 5, 12_400), ...batchFiles("B", 3, 12_400), "pad.ts": file("MARK-P", 9_000) } });
+    const events: { type: string; reason?: string; aborted?: boolean }[] = [];
+    h!.session.subscribe((event) => {
+      if (event.type === "compaction_start") events.push({ type: event.type, reason: event.reason });
+      if (event.type === "compaction_end") events.push({ type: event.type, reason: event.reason, aborted: event.aborted });
+    });
+    const settingsBefore = JSON.stringify(h!.session.settingsManager.getSettings());
+    h!.script(responder([readBatch("A", 5), fauxAssistantMessage([fauxText("Reading batch B."), ...[...pathsOf("B", 3), "pad.ts"].map((path) => fauxToolCall("read", { path }))], { stopReason: "toolUse" }), fauxAssistantMessage("DONE-1"), fauxAssistantMessage("DONE-2")]));
+    await h!.session.prompt(USER1);
+    // The last request was between the two thresholds: Pi's automatic compaction would have started there.
+    const answer = branch().filter((e) => e.type === "message" && e.message.role === "assistant").at(-1) as { message: AssistantMessage };
+    const prompt = answer.message.usage.input + answer.message.usage.cacheRead + answer.message.usage.cacheWrite;
+    expect(prompt).toBeGreaterThan(111_616);
+    expect(prompt).toBeLessThanOrEqual(113_162);
+    expect(h!.session.getLastAssistantText()).toBe("DONE-1");
+    // No compaction started, so none was cancelled; preserve had nothing due either.
+    expect(events).toEqual([]);
+    expect(checkpoints()).toEqual([]);
+    expect(branch().some((e) => e.type === "compaction")).toBe(false);
+    expect(callsOf("live").length).toBe(3);
+    expect(callsOf("checkpoint").length + callsOf("native-summary").length).toBe(0);
+    // Only Pi's in-memory reading changed: the user's settings (Pi's and the settings file) are as they were.
+    expect(JSON.stringify(h!.session.settingsManager.getSettings())).toBe(settingsBefore);
+    expect(readFileSync(join(h!.agentDir, "settings.json"), "utf8")).toBe(JSON.stringify({ contextLedger: { strategy: "preserve" } }));
+    expect(h!.session.settingsManager.getCompactionSettings(h!.session.model).enabled).toBe(false);
+    // Once preserve no longer applies (session shut down), Pi reads its own setting again.
+    await h!.session.dispose();
+    expect(h!.session.settingsManager.getCompactionSettings(h!.session.model).enabled).toBe(true);
   });
 });
