@@ -84,11 +84,12 @@ function responder(main: FauxResponseStep[], summarize: (context: Context, n: nu
  */
 const reportsPromptOnLength =
   (tokens: number): ExtensionFactory =>
-  (pi) =>
+  (pi) => {
     pi.on("message_end", (event) => {
       if (event.message.role !== "assistant" || event.message.stopReason !== "length") return;
       Object.assign(event.message.usage, { input: tokens, cacheRead: 0, cacheWrite: 0, totalTokens: tokens + event.message.usage.output });
     });
+  };
 
 async function start(options: Partial<HarnessOptions>): Promise<void> {
   calls = [];
@@ -191,5 +192,42 @@ describe("Pi's automatic compaction while preserve is active (Pi's default setti
     // Once preserve no longer applies (session shut down), Pi reads its own setting again.
     await h!.session.dispose();
     expect(h!.session.settingsManager.getCompactionSettings(h!.session.model).enabled).toBe(true);
+  });
+});
+
+/** The 200k setup of the main preserve e2e suite: three batches of five ~12,400-token reads cross preserve's trigger. */
+const WIDE = { contextWindow: 200_000, files: { ...batchFiles("A", 5, 12_400), ...batchFiles("B", 5, 12_400), ...batchFiles("C", 5, 12_400) } };
+const threeBatches = () => [readBatch("A", 5), readBatch("B", 5), readBatch("C", 5), fauxAssistantMessage("DONE-1")];
+
+describe("preserve summary replies and cards (Pi's default settings, 200,000-token window)", () => {
+  it("a tool call written as text gets the text-only retry (same prefix, tool choice none) before delta-only", async () => {
+    await start(WIDE);
+    const written = '<tool_call>{"name":"read","arguments":{"path":"a1.ts"}}</tool_call>';
+    h!.script(responder(threeBatches(), (context, n) => (n === 1 ? fauxAssistantMessage(written) : modelSummary(context, n))));
+    await h!.session.prompt(USER1);
+    const [first, retry] = callsOf("checkpoint");
+    expect(callsOf("checkpoint").length).toBe(2);
+    expect(first.options.toolChoice).toBeUndefined();
+    expect(retry.options.toolChoice).toBe("none");
+    expect(JSON.stringify(retry.context.messages)).toBe(JSON.stringify(first.context.messages));
+    expect(systemOf(retry.context)).not.toBe(DELTA_ONLY_SYSTEM);
+    expect(detailsOf(0).writer).toBe("model");
+    expect(checkpoints()[0].content).toContain("SUMMARY-2");
+    expect(checkpoints()[0].content).not.toContain("tool_call");
+  });
+
+  it("a tool summary's card shows its full accounting and the summary, collapsed or expanded", async () => {
+    await start(WIDE);
+    h!.script(responder(threeBatches()));
+    await h!.session.prompt(USER1);
+    const [entry] = checkpoints();
+    const runner = (h!.session as unknown as { _extensionRunner: { getMessageRenderer: (t: string) => (m: unknown, o: unknown, th: unknown) => { render(w: number): string[] } } })._extensionRunner;
+    const theme = { fg: (_c: string, t: string) => t, bg: (_c: string, t: string) => t, bold: (t: string) => t };
+    const message = { role: "custom", customType: entry.customType, content: entry.content, display: true, details: entry.details, timestamp: 0 };
+    const render = (expanded: boolean) => runner.getMessageRenderer(entry.customType)(message, { expanded }, theme).render(200).join("\n");
+    const collapsed = render(false);
+    expect(collapsed).toBe(render(true));
+    for (const line of [/context: ~[\d,]+ tok → ~[\d,]+ tok, headroom ~[\d,]+ tok/, /compacted: ~[\d,]+ tok \([\d.]+x\)/, /tool results: ~[\d,]+ tok/, /raw tail kept: ~[\d,]+ tok/, /user messages: ~/, /tool summaries: 1 total/, /covered user messages: 1/, /SUMMARY-1/])
+      expect(collapsed).toMatch(line);
   });
 });

@@ -28,7 +28,7 @@ import {
   unitFitCost,
   type ReplyVerdict,
 } from "./prompt.ts";
-import { summaryCardLine, summaryReport } from "./report.ts";
+import { summaryReport } from "./report.ts";
 import { liveRequestOptions } from "./request-options.ts";
 import { checkpointDue } from "./due.ts";
 import { reserveTokens } from "./reserve.ts";
@@ -91,11 +91,12 @@ export class PreserveHost {
     this.shim = kit.manualCompactSwitch();
   }
 
-  /** The tool summary card: one line in the transcript; expanded, the token accounting and the text. */
+  /**
+   * The tool summary card: its full token accounting and the text, whether or not Pi's tool output is expanded (a
+   * report that collapsed to one line would hide what the compaction did).
+   */
   register(): void {
-    this.kit.registerMessageCard<PreserveDetails>(LedgerType.preserve, ({ content, details }, options) =>
-      options.expanded ? (details ? `${summaryReport(details)}\n\n${content}` : content) : summaryCardLine(details),
-    );
+    this.kit.registerMessageCard<PreserveDetails>(LedgerType.preserve, ({ content, details }) => (details ? `${summaryReport(details)}\n\n${content}` : content));
   }
 
   /** True when preserve manages this session's context for the current model (the host calls it only while configured). */
