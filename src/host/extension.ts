@@ -18,6 +18,7 @@ import { registerRecallTools } from "./recall-tools.ts";
 import { RestoreHost } from "./restore.ts";
 import { loadSettings } from "./settings.ts";
 import { strategyKit } from "./strategy-kit.ts";
+import type { Sleep } from "./summary-retry.ts";
 
 /** The skill that teaches the recall tools; it ships with them rather than in the package manifest. */
 const RECALL_SKILL = fileURLToPath(new URL("../../skills/context-recall/SKILL.md", import.meta.url));
@@ -27,6 +28,8 @@ export interface LedgerOptions {
   wrapPlanner?: (planner: StrategyPlanner) => StrategyPlanner;
   /** Tests only: observe every lifecycle actor (next to the Stately inspector, when that is on too). */
   inspect?: Observer<InspectionEvent>;
+  /** Tests only: the wait between retries of a side request (the default really waits). */
+  sleep?: Sleep;
 }
 
 /** A strategy as this extension instance runs it: its definition, its chart and its hooks. */
@@ -41,7 +44,7 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   let session = new LedgerSession(loaded.settings);
   let contextFiles: readonly ContextFile[] = [];
   const inspect = () => session.settings.inspect;
-  const host = { pi, session: () => session, contextFiles: () => contextFiles, wrapPlanner: options.wrapPlanner ?? ((p: StrategyPlanner) => p) };
+  const host = { pi, session: () => session, contextFiles: () => contextFiles, wrapPlanner: options.wrapPlanner ?? ((p: StrategyPlanner) => p), sleep: options.sleep };
   // One chart per strategy and extension instance, its effects provided once; the kit closes over the chart.
   const running: Running[] = PLUGINS.map((strategy) => {
     // The chart exists before the hooks (the kit hands it to them), so its effects reach the hooks once they exist.

@@ -278,6 +278,22 @@ export interface ManualCompactSwitch {
   runSettled(): void;
 }
 
+/** Pi's `settings.retry` policy, as the host read it. */
+export interface RetryPolicyView {
+  enabled: boolean;
+  maxRetries: number;
+  baseDelayMs: number;
+  maxAgentDelayMs: number;
+}
+
+/** One scheduled retry of a side request: the attempt about to be made, the wait before it, the bounded error. */
+export interface RetryNotice {
+  attempt: number;
+  maxRetries: number;
+  delayMs: number;
+  error: string;
+}
+
 /** What the host gives a strategy: everything that needs Pi at runtime, injected. */
 export interface StrategyKit<Options = undefined> {
   /** The current session (replaced on every session switch). */
@@ -311,6 +327,11 @@ export interface StrategyKit<Options = undefined> {
   sendMessage(message: MessageFact, options?: { deliverAs?: "steer" | "followUp" | "nextTurn" }): void;
   appendEntry<D>(customType: string, data: D): void;
   setLabel(entryId: string, name: string): void;
+  /**
+   * Run a side model request under Pi's `settings.retry` policy and Pi's transient-error rules: while the reply is a
+   * transient provider error, `onRetry` hears of the retry, the host waits Pi's backoff and asks again.
+   */
+  retrying(produce: () => Promise<AssistantMessage>, signal: AbortSignal | undefined, onRetry: (notice: RetryNotice) => void): Promise<AssistantMessage>;
   /** Pi's effective settings and the session's thinking level (for side requests that continue a live one). */
   piSettings(): ReturnType<import("@earendil-works/pi-coding-agent").ExtensionAPI["getSettings"]>;
   thinkingLevel(): ReturnType<import("@earendil-works/pi-coding-agent").ExtensionAPI["getThinkingLevel"]>;

@@ -231,3 +231,61 @@ describe("preserve summary replies and cards (Pi's default settings, 200,000-tok
       expect(collapsed).toMatch(line);
   });
 });
+
+describe("preserve summary requests under Pi's retry policy (200,000-token window)", () => {
+  const overloaded = () => fauxAssistantMessage("", { stopReason: "error", errorMessage: "529 overloaded_error: Overloaded" });
+  /** The waits the extension asked for; none really sleeps. */
+  let waits: number[] = [];
+  const noSleep = { sleep: async (ms: number) => void waits.push(ms) };
+  const notices = () => h!.notices.map((n) => n.message);
+
+  it("with Pi's defaults a transient error is retried after Pi's backoff, on the same cache-friendly request, and the retry is announced", async () => {
+    waits = [];
+    await start({ ...WIDE, ledgerOptions: noSleep });
+    h!.script(responder(threeBatches(), (context, n) => (n === 1 ? overloaded() : modelSummary(context, n))));
+    await h!.session.prompt(USER1);
+    expect(waits).toEqual([2_000]);
+    const [first, retry] = callsOf("checkpoint");
+    expect(callsOf("checkpoint").length).toBe(2);
+    expect(JSON.stringify(retry.context.messages)).toBe(JSON.stringify(first.context.messages));
+    expect(retry.options).toEqual(first.options);
+    expect(systemOf(retry.context)).not.toBe(DELTA_ONLY_SYSTEM);
+    expect(detailsOf(0).writer).toBe("model");
+    expect(notices().filter((m) => /retry \d\/\d/.test(m))).toEqual(["context-ledger: preserve: the tool summary request failed (529 overloaded_error: Overloaded); retry 1/3 in 2.0s."]);
+    expect(notices().some((m) => /delta-only/.test(m))).toBe(false);
+  });
+
+  it("follows settings.retry (maxRetries, baseDelayMs, maxAgentDelayMs), then announces the switch to delta-only", async () => {
+    waits = [];
+    await start({ ...WIDE, ledgerOptions: noSleep, settings: { retry: { maxRetries: 2, baseDelayMs: 40_000, maxAgentDelayMs: 50_000 } } });
+    h!.script(responder(threeBatches(), (context, n) => (n <= 3 ? overloaded() : modelSummary(context, n))));
+    await h!.session.prompt(USER1);
+    expect(waits).toEqual([40_000, 50_000]);
+    const requests = callsOf("checkpoint");
+    expect(requests.length).toBe(4);
+    expect(requests.slice(0, 3).every((c) => systemOf(c.context) !== DELTA_ONLY_SYSTEM)).toBe(true);
+    expect(systemOf(requests[3].context)).toBe(DELTA_ONLY_SYSTEM);
+    expect(detailsOf(0).writer).toBe("delta-only");
+    const told = notices();
+    expect(told.filter((m) => /retry \d\/2 in/.test(m)).map((m) => /retry (\d\/2 in [\d.]+s)/.exec(m)![1])).toEqual(["1/2 in 40.0s", "2/2 in 50.0s"]);
+    expect(told.some((m) => /cache-friendly summary request failed \(529 overloaded_error: Overloaded\); writing tool summary #1 from its tool activity only \(delta-only\)/.test(m))).toBe(true);
+  });
+
+  it("with settings.retry.enabled false nothing is retried; a non-transient error is never retried", async () => {
+    waits = [];
+    await start({ ...WIDE, ledgerOptions: noSleep, settings: { retry: { enabled: false } } });
+    h!.script(responder(threeBatches(), (context, n) => (n === 1 ? overloaded() : modelSummary(context, n))));
+    await h!.session.prompt(USER1);
+    expect(waits).toEqual([]);
+    expect(callsOf("checkpoint").length).toBe(2);
+    expect(detailsOf(0).writer).toBe("delta-only");
+    await h!.dispose();
+    waits = [];
+    await start({ ...WIDE, ledgerOptions: noSleep });
+    h!.script(responder(threeBatches(), (context, n) => (n === 1 ? fauxAssistantMessage("", { stopReason: "error", errorMessage: "401 invalid x-api-key" }) : modelSummary(context, n))));
+    await h!.session.prompt(USER1);
+    expect(waits).toEqual([]);
+    expect(callsOf("checkpoint").length).toBe(2);
+    expect(detailsOf(0).writer).toBe("delta-only");
+  });
+});

@@ -308,10 +308,14 @@ export class PreserveHost {
       let result = await this.ask(ctx, writer, context, this.requestOptions(ctx, maxTokens, signal));
       if (!result.ok && result.textOnlyRetry && textOnlyRetry && !aborted()) {
         textOnlyRetry = false;
+        ctx.ui.notify(`context-ledger: preserve: ${result.reason}; asking once more with tools off.`, "info");
         result = await this.ask(ctx, writer, context, this.requestOptions(ctx, maxTokens, signal, "none"));
       }
       return result;
     };
+    // Every switch to the delta-only request is told: it re-sends the delta uncached, and a long compaction should not
+    // look stuck.
+    const toDeltaOnly = (why: string) => ctx.ui.notify(`context-ledger: preserve: ${why}; writing tool summary #${delta.checkpoint} from its tool activity only (delta-only).`, "info");
 
     // 1. Cache-friendly: the previous request's exact messages (system message with prompt and tools first), then one
     // ask. It covers the whole delta, since that prefix shows all of it and the ask names its ordinals. Only the live
@@ -334,6 +338,9 @@ export class PreserveHost {
         const result = await attempt(model, { messages }, shape.maxOutput);
         if (aborted()) return { ok: false, error: "aborted", aborted: true };
         if (result.ok) return { ok: true, draft: draftOf(delta.units, [], delta.limitId, result.body, "model", result.requestTokens) };
+        toDeltaOnly(`the cache-friendly summary request failed (${result.reason.slice(0, 200)})`);
+      } else {
+        toDeltaOnly("the cache-friendly summary request would not fit the window");
       }
     }
 
@@ -380,10 +387,21 @@ export class PreserveHost {
     return options;
   }
 
-  /** One summary request, judged by {@link judgeReply}. */
+  /**
+   * One summary request, retried on transient provider errors under Pi's `settings.retry` (each retry is told), and
+   * judged by {@link judgeReply}.
+   */
   private async ask(ctx: ExtensionContext, model: AnyModel, context: Context, options: SimpleStreamOptions): Promise<Attempt> {
     try {
-      const reply = await ctx.modelRegistry.streamSimple(model, context, options).result();
+      const reply = await this.kit.retrying(
+        () => ctx.modelRegistry.streamSimple(model, context, options).result(),
+        options.signal,
+        (n) =>
+          ctx.ui.notify(
+            `context-ledger: preserve: the tool summary request failed (${n.error}); retry ${n.attempt}/${n.maxRetries} in ${(n.delayMs / 1000).toFixed(1)}s.`,
+            "warning",
+          ),
+      );
       const text = reply.content.filter((b) => b.type === "text").map((b) => b.text).join("");
       const toolCalls = reply.content.filter((b) => b.type === "toolCall").length;
       const verdict = judgeReply({ stopReason: reply.stopReason, errorMessage: reply.errorMessage, text, toolCalls }, options.maxTokens ?? Number.POSITIVE_INFINITY);
