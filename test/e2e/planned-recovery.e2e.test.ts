@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { fauxAssistantMessage, fauxToolCall } from "@earendil-works/pi-ai";
 import { LedgerType } from "../../src/log/entries.ts";
 import type { PlannedDetails } from "../../src/strategies/planned/planner.ts";
-import type { PlannerFailureDetails } from "../../src/strategies/planned/report.ts";
+import { PLANNED_REPORT, type PlannedReportDetails, type PlannerFailureDetails } from "../../src/strategies/planned/report.ts";
 import { startHarness, type Harness } from "./harness.ts";
 import { branchOf, captureWarnings as capture, customsOf, FILES, linesWith, recorded, textOf, workSession as work, type Call } from "./planned-fixtures.ts";
 
@@ -63,6 +63,66 @@ describe("planned recovery (Pi's default settings)", () => {
     const summary = h.requests.at(-1)!.map(textOf).find((t) => t.startsWith(SUMMARY_PREFIX))!;
     expect(summary).not.toContain("A-LINE 100 ");
     expect(summary).toContain("KEEP-THIS: the public API must not change.");
+  });
+
+  it("a successful planned compaction leaves a card with its figures, and /context shows the last run and planner usage per model", async () => {
+    h = await startHarness({ ledgerSettings: { strategy: "planned" }, files: FILES });
+    await work(h);
+    const calls: Call[] = [];
+    h.faux.appendResponses([
+      recorded(calls, () => {
+        const [a1, a2] = rangeOf(calls[0], "A-LINE");
+        const [c1, c2] = rangeOf(calls[0], "C-LINE");
+        return fauxAssistantMessage(`${a1},${a2}\n${c1},${String(c2).slice(0, -2)}`, { stopReason: "length" });
+      }),
+    ]);
+    const before = branchOf(h).length;
+    await h.session.compact();
+    expect(calls).toHaveLength(1);
+    const added = branchOf(h).slice(before);
+    expect(added.map((e) => (e.type === "custom" ? e.customType : e.type))).toEqual(["compaction", PLANNED_REPORT]);
+    const [entry] = compactions();
+    const details = (entry as { details?: PlannedDetails }).details!;
+    const [card] = customsOf<PlannedReportDetails>(h, PLANNED_REPORT);
+    const model = `${h.faux.getModel().provider}/faux-1`;
+    expect(card.data).toMatchObject({
+      v: 1,
+      compactionEntryId: entry.id,
+      trigger: "manual",
+      planner: "model",
+      model,
+      tokensBefore: (entry as { tokensBefore: number }).tokensBefore,
+      tokensAfter: details.stats.tokensAfter,
+      removedLines: details.stats.removedLines,
+      pinnedLines: details.stats.pinnedLines,
+      plan: { form: "text", records: 2, accepted: 1, discarded: 1, truncated: true },
+    });
+    expect(card.data!.pinnedLines).toBeGreaterThanOrEqual(3);
+    expect(card.data!.durationMs).toBeGreaterThanOrEqual(0);
+    // Its card renders in full, collapsed or not; the record never reaches the model.
+    const runner = (h.session as unknown as { _extensionRunner: { getEntryRenderer: (t: string) => (e: unknown, o: unknown, th: unknown) => { render(w: number): string[] } } })._extensionRunner;
+    const theme = { fg: (_c: string, t: string) => t, bg: (_c: string, t: string) => t, bold: (t: string) => t };
+    const render = (expanded: boolean) => runner.getEntryRenderer(PLANNED_REPORT)(card, { expanded }, theme).render(200).join("\n");
+    const text = render(false);
+    expect(text).toBe(render(true));
+    const f = (n: number) => n.toLocaleString("en-US");
+    expect(text).toContain(`≡ planned compaction`);
+    expect(text).toContain(`${f(card.data!.tokensBefore)} → ~${f(card.data!.tokensAfter)} tokens`);
+    expect(text).toContain(`${f(card.data!.removedLines)} lines removed`);
+    expect(text).toMatch(new RegExp(`${card.data!.pinnedLines} pinned lines · ${model} · \\d+\\.\\ds · manual`));
+    expect(text).toContain("recovered plan (text form): 2 records, 1 accepted, 1 discarded (the last one was cut by the output limit)");
+    h.script([fauxAssistantMessage("resumed")]);
+    await h.session.prompt("after compaction");
+    expect(JSON.stringify(h.requests.at(-1))).not.toContain("planned-report");
+
+    const notices: string[] = [];
+    const ui = (h.session as unknown as { _extensionRunner: { uiContext: { notify: (m: string, t?: string) => void } } })._extensionRunner.uiContext;
+    ui.notify = (message) => notices.push(message);
+    await h.session.prompt("/context");
+    const dashboard = notices.join("\n");
+    expect(dashboard).toMatch(new RegExp(`planner ${model}: 1 compaction, 0 fallbacks; [\\d,]+ in, [\\d,]+ out`));
+    expect(dashboard).toMatch(/planned last run: [\d,]+ → ~[\d,]+ tokens, [\d,]+ lines removed, \d+ pinned lines, .*faux-1, \d+\.\ds, manual/);
+    expect(dashboard).toContain("recovered plan (text form): 2 records, 1 accepted, 1 discarded");
   });
 
   it("the planner's stop reason reaches the failure record and its card", async () => {
