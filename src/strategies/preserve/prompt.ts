@@ -196,11 +196,15 @@ export interface SummaryReply {
 
 export type ReplyVerdict = { ok: true; body: string } | { ok: false; reason: string; textOnlyRetry: boolean };
 
-/** Tags models use when they write a tool call into their text instead of calling the tool. */
-const TEXT_TOOL_CALL = /<(tool_call|function_call|tool_use|invoke)\b[^>]*>/i;
+/**
+ * A tool call models write into their text instead of calling the tool: a `<tool_call>` or `<function_call>` tag that
+ * opens a line and carries a JSON object. A summary that mentions such a tag inside a sentence or in backticks is not
+ * one.
+ */
+const TEXT_TOOL_CALL = /(?:^|\n)[ \t]*<(tool_call|function_call)\b[^>\n]*>\s*\{/i;
 
 /**
- * True when a reply's text is a tool call written out: a `<tool_call>…</tool_call>`-style tag anywhere, or a bare JSON
+ * True when a reply's text is a tool call written out: a `<tool_call>{…}</tool_call>`-style block, or a bare JSON
  * object naming a tool and its arguments. Such a reply is no summary; asked again with tools off, a model usually
  * writes one.
  */
