@@ -18,6 +18,7 @@ import { registerRecallTools } from "./recall-tools.ts";
 import { RestoreHost } from "./restore.ts";
 import { loadSettings } from "./settings.ts";
 import { strategyKit } from "./strategy-kit.ts";
+import type { Sleep } from "./summary-retry.ts";
 
 /** The skill that teaches the recall tools; it ships with them rather than in the package manifest. */
 const RECALL_SKILL = fileURLToPath(new URL("../../skills/context-recall/SKILL.md", import.meta.url));
@@ -27,6 +28,8 @@ export interface LedgerOptions {
   wrapPlanner?: (planner: StrategyPlanner) => StrategyPlanner;
   /** Tests only: observe every lifecycle actor (next to the Stately inspector, when that is on too). */
   inspect?: Observer<InspectionEvent>;
+  /** Tests only: the wait between retries of a side request (the default really waits). */
+  sleep?: Sleep;
 }
 
 /** A strategy as this extension instance runs it: its definition, its chart and its hooks. */
@@ -41,7 +44,7 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   let session = new LedgerSession(loaded.settings);
   let contextFiles: readonly ContextFile[] = [];
   const inspect = () => session.settings.inspect;
-  const host = { pi, session: () => session, contextFiles: () => contextFiles, wrapPlanner: options.wrapPlanner ?? ((p: StrategyPlanner) => p) };
+  const host = { pi, session: () => session, contextFiles: () => contextFiles, wrapPlanner: options.wrapPlanner ?? ((p: StrategyPlanner) => p), sleep: options.sleep };
   // One chart per strategy and extension instance, its effects provided once; the kit closes over the chart.
   const running: Running[] = PLUGINS.map((strategy) => {
     // The chart exists before the hooks (the kit hands it to them), so its effects reach the hooks once they exist.
@@ -74,23 +77,33 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   };
 
   // Ledger rebuilds: the branch is the truth, so every session switch folds it again.
-  pi.on("session_start", (_event, ctx) => {
+  let started = false;
+  const start = (ctx: ExtensionContext) => {
+    started = true;
     warnOnce(ctx);
     restore.reset();
     cards.reset();
     session.rebuild(ctx.sessionManager);
     for (const r of active()) r.hooks.sessionStart?.(ctx);
-  });
+  };
+  // An SDK embedder that never calls `session.bindExtensions()` gets no session_start: the first event of a run
+  // starts the session instead, so what session_start sets up (preserve's compaction switch) is there by /compact.
+  const ensureStarted = (ctx: ExtensionContext) => {
+    if (!started) start(ctx);
+  };
+  pi.on("session_start", (_event, ctx) => start(ctx));
   pi.on("session_tree", (_event, ctx) => session.sync(ctx.sessionManager));
   pi.on("session_shutdown", () => {
     session.abandonStores("the session was replaced before Pi stored the fact");
     restore.reset();
     for (const r of active()) r.hooks.sessionShutdown?.();
     session = new LedgerSession(session.settings);
+    started = false;
   });
 
   // Model view: runs before every provider request; cost grows with entries appended since the last request.
   pi.on("context", (event, ctx) => {
+    ensureStarted(ctx);
     session.sync(ctx.sessionManager);
     const messages = session.live.requestContext(event.messages, "conversation");
     session.noteRequest();
@@ -105,6 +118,7 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
     for (const r of active()) r.hooks.agentStart?.();
   });
   pi.on("before_agent_start", (event, ctx) => {
+    ensureStarted(ctx);
     contextFiles = event.systemPromptOptions.contextFiles.map((f) => ({ path: f.path, content: f.content }));
     let message: MessageFact | undefined;
     for (const r of active()) message = r.hooks.runStart?.(ctx)?.message ?? message;

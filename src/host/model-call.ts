@@ -45,13 +45,14 @@ export function modelCall(ctx: ExtensionContext, configured: string | undefined)
     if (reply.stopReason === "error" || reply.stopReason === "aborted") {
       // The provider's words are shown once, bounded, and never persisted: they may quote the request.
       if (reply.errorMessage) ctx.ui.notify(`context-ledger: the planner model ${call.model} reported: ${reply.errorMessage.slice(0, 200)}`, "warning");
-      throw new PlanError("model-error", `the planner call ended with ${reply.stopReason}`);
+      throw new PlanError("model-error", `the planner call ended with ${reply.stopReason}`, { stopReason: reply.stopReason });
     }
     const answer: ModelReply = {
       text: reply.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join(""),
       toolCalls: reply.content.flatMap((b) => (b.type === "toolCall" ? [{ name: b.name, arguments: b.arguments }] : [])),
       model: call.model,
       usage: call.usage,
+      stopReason: reply.stopReason,
     };
     return answer;
   };

@@ -6,6 +6,7 @@ import { Text } from "@earendil-works/pi-tui";
 import type { ContextFile, EntryCard, LedgerSessionView, MessageCard, PrepareCompaction, StrategyChart, StrategyKit, StrategyPlanner } from "../strategies/contract.ts";
 import { ManualCompactShim } from "./compact-shim.ts";
 import { modelCall, resolveModel, withDeadline } from "./model-call.ts";
+import { retrying, retryPolicyOf, type Sleep } from "./summary-retry.ts";
 import { guardedTool } from "./tool-boundary.ts";
 
 let prepareLoaded: Promise<PrepareCompaction | undefined> | undefined;
@@ -30,6 +31,8 @@ export interface KitHost {
   session(): LedgerSessionView;
   contextFiles(): readonly ContextFile[];
   wrapPlanner(planner: StrategyPlanner): StrategyPlanner;
+  /** The wait between retries of a side request (tests inject one that does not sleep). */
+  sleep?: Sleep;
 }
 
 /** A strategy's kit: `options` reads its settings section, `chart` is its lifecycle chart. */
@@ -61,6 +64,7 @@ export function strategyKit(host: KitHost, options: () => unknown, chart: Strate
     sendMessage: (message, options) => pi.sendMessage(message, options),
     appendEntry: (customType, data) => pi.appendEntry(customType, data),
     setLabel: (entryId, name) => pi.setLabel(entryId, name),
+    retrying: (produce, signal, onRetry) => retrying(produce, retryPolicyOf(pi.getSettings()), signal, onRetry, host.sleep),
     piSettings: () => pi.getSettings(),
     thinkingLevel: () => pi.getThinkingLevel(),
     wrapPlanner: host.wrapPlanner,

@@ -82,6 +82,8 @@ export interface ModelReply {
   usage?: { input: number; output: number };
   /** True when the reply was prepared before the compaction (speculative planning) and reused. */
   speculative?: boolean;
+  /** Why the reply ended, as the provider reported it (`stop`, `length`, `toolUse`, …). */
+  stopReason?: string;
 }
 
 /** Injected model access. A bare string is a text-only reply. */
@@ -255,13 +257,41 @@ export type CutSettings = SessionBeforeCompactEvent["preparation"]["settings"];
 /** Pi's `prepareCompaction`. */
 export type PrepareCompaction = (entries: SessionEntry[], settings: CutSettings) => SessionBeforeCompactEvent["preparation"] | undefined;
 
+/** What else the compact switch does while the strategy is active. */
+export interface ManualCompactOptions {
+  /**
+   * Keep Pi's automatic (threshold and overflow) compaction off, except after a response `lastResponse` shows the
+   * provider rejected as too long: only Pi's overflow recovery can shrink a context that is all dialogue.
+   */
+  autoCompactionOff?: { lastResponse: () => AssistantMessage | undefined };
+}
+
 /** The switch that lets a manual /compact reach a strategy on a short session (see the host's compact shim). */
 export interface ManualCompactSwitch {
-  /** Install for this session; `active` says whether the strategy acts now. False when Pi's settings could not be adjusted. */
-  install(active: () => boolean): boolean;
+  /**
+   * Install for this session; `active` says whether the strategy acts now. False when Pi's settings could not be
+   * adjusted.
+   */
+  install(active: () => boolean, options?: ManualCompactOptions): boolean;
   uninstall(): void;
   runStarted(): void;
   runSettled(): void;
+}
+
+/** Pi's `settings.retry` policy, as the host read it. */
+export interface RetryPolicyView {
+  enabled: boolean;
+  maxRetries: number;
+  baseDelayMs: number;
+  maxAgentDelayMs: number;
+}
+
+/** One scheduled retry of a side request: the attempt about to be made, the wait before it, the bounded error. */
+export interface RetryNotice {
+  attempt: number;
+  maxRetries: number;
+  delayMs: number;
+  error: string;
 }
 
 /** What the host gives a strategy: everything that needs Pi at runtime, injected. */
@@ -297,6 +327,11 @@ export interface StrategyKit<Options = undefined> {
   sendMessage(message: MessageFact, options?: { deliverAs?: "steer" | "followUp" | "nextTurn" }): void;
   appendEntry<D>(customType: string, data: D): void;
   setLabel(entryId: string, name: string): void;
+  /**
+   * Run a side model request under Pi's `settings.retry` policy and Pi's transient-error rules: while the reply is a
+   * transient provider error, `onRetry` hears of the retry, the host waits Pi's backoff and asks again.
+   */
+  retrying(produce: () => Promise<AssistantMessage>, signal: AbortSignal | undefined, onRetry: (notice: RetryNotice) => void): Promise<AssistantMessage>;
   /** Pi's effective settings and the session's thinking level (for side requests that continue a live one). */
   piSettings(): ReturnType<import("@earendil-works/pi-coding-agent").ExtensionAPI["getSettings"]>;
   thinkingLevel(): ReturnType<import("@earendil-works/pi-coding-agent").ExtensionAPI["getThinkingLevel"]>;

@@ -33,6 +33,10 @@ export interface PlanDiagnostics {
   discardedBy?: Record<string, number>;
   /** 1-based index of the first discarded record. */
   firstDiscarded?: number;
+  /** Why the planner's reply ended (`stop`, `length`, `toolUse`, `error`, `aborted`), when the provider said. */
+  stopReason?: string;
+  /** The reply stopped at the output limit and its cut last record was dropped (text form): a recovered plan. */
+  truncated?: boolean;
   regionLines?: number;
   regionTokens?: number;
   targetTokens?: number;

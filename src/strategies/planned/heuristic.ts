@@ -74,13 +74,22 @@ function isListing(header: Header): boolean {
 }
 
 /**
+ * What the kept context after the region already shows (the messages Pi keeps verbatim, serialized the same way):
+ * an output repeated there, a file read again there, or a newer listing there makes the region's copy deletable.
+ */
+export interface LaterContext {
+  lines: readonly TranscriptLine[];
+}
+
+/**
  * Rank deletable ranges, most deletable first:
  * 0 thinking; 1 tool outputs repeated later (near-identical); 2 reads of a file read again later; 3 listings
  * older than the newest one; 4 the middle of long tool outputs (head and tail stay); 5 long tool-call
  * arguments; 6 remaining tool and `!` outputs, oldest first; 7 failed tool outputs, oldest first; 8 assistant
  * prose, oldest first, the newest kept. User text and earlier summaries are never proposed. Ranges never overlap.
+ * `later` is what Pi keeps after the region: the newest copy of an output may be there.
  */
-export function rankDeletions(lines: readonly TranscriptLine[]): PlanRange[] {
+export function rankDeletions(lines: readonly TranscriptLine[], later?: LaterContext): PlanRange[] {
   const blocks = blocksOf(lines);
   const candidates: Candidate[] = [];
   const add = (tier: number, weight: number, start: number, end: number) => {
@@ -92,6 +101,16 @@ export function rankDeletions(lines: readonly TranscriptLine[]): PlanRange[] {
   const laterKeys = new Set<string>();
   const laterReads = new Set<string>();
   let newerListing = false;
+  if (later) {
+    for (const block of blocksOf(later.lines)) {
+      const { header } = block;
+      if (header.kind !== "toolResult" && header.kind !== "bashOutput") continue;
+      const key = contentKey(later.lines, block.start, block.end);
+      if (key) laterKeys.add(key);
+      if (header.kind === "toolResult" && READ_TOOLS.has(header.tool) && header.key !== undefined && !header.error) laterReads.add(header.key);
+      if (isListing(header)) newerListing = true;
+    }
+  }
   for (let i = results.length - 1; i >= 0; i--) {
     const block = results[i];
     const { header } = block;

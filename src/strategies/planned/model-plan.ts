@@ -124,16 +124,17 @@ function unwrap(lines: string[]): string[] {
  * Parse a text plan: one `a,b` record per line, most deletable first. One wrapper and a final record cut off
  * mid-line are tolerated; anything else rejects the whole reply (all or nothing). Errors name the category and the
  * record number, never the reply's text.
+ *
+ * `cut` says the reply stopped at the output limit without finishing its last line. That line is then dropped
+ * whatever it looks like: `705,7` is a well-formed record, yet it may be the start of `705,712`.
  */
-export function parsePlanText(reply: string): PlanRange[] {
+export function parsePlanText(reply: string, cut = false): PlanRange[] {
   if (typeof reply !== "string") throw new PlanError("empty", "the planner returned no text");
   if (reply.length > MAX_REPLY_CHARS) throw new PlanError("too-large", `the planner reply has ${reply.length} characters (limit ${MAX_REPLY_CHARS})`);
-  const trimmed = unwrap(
-    reply
-      .split(/\r?\n/)
-      .map((l) => l.trim())
-      .filter((l) => l !== ""),
-  );
+  const all = reply.split(/\r?\n/);
+  // The cut line is the reply's last one (possibly blank after a cut right at a newline: then nothing is lost).
+  if (cut) all.pop();
+  const trimmed = unwrap(all.map((l) => l.trim()).filter((l) => l !== ""));
   const ranges: PlanRange[] = [];
   for (let i = 0; i < trimmed.length; i++) {
     const match = RECORD.exec(trimmed[i]);
@@ -200,14 +201,33 @@ export function parseToolPlan(args: unknown, lineCount: number): { ranges: PlanR
  * text form (all or nothing). Any other tool call, or more than one plan, is not a plan.
  */
 export function readPlanReply(reply: string | ModelReply, lineCount: number): { ranges: PlanRange[]; diagnostics: PlanDiagnostics } {
-  const { text, toolCalls } = typeof reply === "string" ? { text: reply, toolCalls: [] } : reply;
+  const { text, toolCalls, stopReason } = typeof reply === "string" ? { text: reply, toolCalls: [], stopReason: undefined } : reply;
+  const stop: PlanDiagnostics = stopReason ? { stopReason } : {};
+  try {
+    return readPlan(text, toolCalls, lineCount, stopReason === "length", stop);
+  } catch (error) {
+    if (error instanceof PlanError) error.diagnostics = { ...stop, ...error.diagnostics };
+    throw error;
+  }
+}
+
+function readPlan(text: string, toolCalls: ModelReply["toolCalls"], lineCount: number, cut: boolean, stop: PlanDiagnostics): { ranges: PlanRange[]; diagnostics: PlanDiagnostics } {
   const plans = toolCalls.filter((call) => call.name === DELETION_PLAN_TOOL.name);
   if (plans.length > 1) throw new PlanError("envelope", `the planner called ${DELETION_PLAN_TOOL.name} ${plans.length} times`, { form: "tool" });
-  if (plans.length === 1) return parseToolPlan(plans[0].arguments, lineCount);
+  if (plans.length === 1) {
+    const read = parseToolPlan(plans[0].arguments, lineCount);
+    return { ranges: read.ranges, diagnostics: { ...read.diagnostics, ...stop } };
+  }
   if (toolCalls.length) throw new PlanError("envelope", `the planner called ${toolCalls.length} other tool(s) instead of ${DELETION_PLAN_TOOL.name}`, { form: "tool" });
+  // A reply cut at the output limit loses its last line, unless the cut fell right after a newline.
+  const cutLine = cut && typeof text === "string" && !/\n\s*$/.test(text) && text.trim() !== "";
   try {
-    const ranges = parsePlanText(text);
-    return { ranges, diagnostics: { form: "text", records: ranges.length, accepted: ranges.length, discarded: 0 } };
+    const ranges = parsePlanText(text, cutLine);
+    const records = ranges.length + (cutLine ? 1 : 0);
+    return {
+      ranges,
+      diagnostics: { form: "text", records, accepted: ranges.length, discarded: records - ranges.length, ...stop, ...(cutLine ? { truncated: true } : {}) },
+    };
   } catch (error) {
     if (error instanceof PlanError) error.diagnostics = { form: "text", ...error.diagnostics };
     throw error;

@@ -7,7 +7,7 @@ import { type BranchProjection, projectBranch } from "../../projection/project.t
 import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
 import type { CompactionInput, CompactionPlan, ModelReply, StrategyPlanner } from "../contract.ts";
 import { applyPlan, DEFAULT_RETENTION, PlanError, type AppliedPlan, type PlanDiagnostics, type PlanRange, type RetentionOptions } from "./apply.ts";
-import { rankDeletions } from "./heuristic.ts";
+import { rankDeletions, type LaterContext } from "./heuristic.ts";
 import { buildPlannerPrompt, readPlanReply } from "./model-plan.ts";
 import { buildTranscript, collectCalls, digestOf, encodeKinds, type Provenance, type TranscriptLine } from "./transcript.ts";
 
@@ -99,11 +99,22 @@ function objectiveOf(branch: readonly SessionEntry[]): string | undefined {
   return undefined;
 }
 
-/** Estimated context after the compaction: summary, kept tail, system prompt. */
-function tokensAfter(input: CompactionInput, summary: string, projection: BranchProjection): number {
+/** The messages Pi keeps verbatim after the region (from its first kept entry on). */
+function keptTail(input: CompactionInput, projection: BranchProjection): AgentMessage[] {
   const entries = projection.entries;
   const at = entries.findIndex((e) => e.sourceEntry.id === input.firstKeptEntryId && e.sourceEntry.type !== "compaction");
-  const tail = at < 0 ? [] : entries.slice(at).flatMap((e) => e.messages);
+  return at < 0 ? [] : entries.slice(at).flatMap((e) => e.messages);
+}
+
+/** The kept tail serialized like the region, for the heuristic's "repeated later" checks. */
+export function laterContextOf(input: CompactionInput, projection: BranchProjection = projectBranch(input.branch)): LaterContext {
+  const tail = keptTail(input, projection);
+  return { lines: buildTranscript({ messages: tail, calls: collectCalls(tail) }) };
+}
+
+/** Estimated context after the compaction: summary, kept tail, system prompt. */
+function tokensAfter(input: CompactionInput, summary: string, projection: BranchProjection): number {
+  const tail = keptTail(input, projection);
   return estimateTextTokens(summary) + estimateMessagesTokens(tail) + (input.systemPrompt ? estimateTextTokens(input.systemPrompt) : 0);
 }
 
@@ -144,7 +155,7 @@ function toPlan(input: CompactionInput, planner: PlannerKind, applied: AppliedPl
 /** Plan with the heuristic: same input, same bytes. Throws PlanError when the region cannot shrink enough. */
 export function planHeuristic(input: CompactionInput, options: RetentionOptions = DEFAULT_RETENTION): CompactionPlan {
   const { lines, projection } = regionOf(input, options);
-  return toPlan(input, "heuristic", applyPlan(lines, rankDeletions(lines), options), projection);
+  return toPlan(input, "heuristic", applyPlan(lines, rankDeletions(lines, laterContextOf(input, projection)), options), projection);
 }
 
 /** The numbered region and its target; throws before any planning when the region cannot give the saving. */
@@ -181,7 +192,7 @@ export async function planPlanned(input: CompactionInput, options: PlannedOption
   try {
     const { lines, probe, projection } = regionOf(input, options);
     region = { regionLines: lines.length, regionTokens: probe.regionTokens, targetTokens: probe.targetTokens };
-    if (kind === "heuristic") return toPlan(input, kind, applyPlan(lines, rankDeletions(lines), options), projection);
+    if (kind === "heuristic") return toPlan(input, kind, applyPlan(lines, rankDeletions(lines, laterContextOf(input, projection)), options), projection);
     if (!input.complete) throw new PlanError("no-model", "the model planner is configured but no model is available");
     const request = buildPlannerPrompt(lines, { objective: objectiveOf(input.branch), ...probe, customInstructions: input.customInstructions });
     const maxOutputTokens = options.maxOutputTokens ?? DEFAULT_PLANNED_OPTIONS.maxOutputTokens;

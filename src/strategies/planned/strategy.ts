@@ -2,7 +2,7 @@
 import { compactionEffects } from "../compaction-effects.ts";
 import type { SettingsSection, Strategy } from "../contract.ts";
 import { createPlannedPlanner, DEFAULT_PLANNED_OPTIONS, type PlannedOptions } from "./planner.ts";
-import { plannedUsage, usageLines } from "./report.ts";
+import { PLANNED_REPORT, plannedCardLines, plannedReport, plannedUsage, usageLines, type PlannedReportDetails } from "./report.ts";
 import { scriptedPlanner } from "./scripted.ts";
 import { PlannerSpeculation } from "./speculation.ts";
 
@@ -59,8 +59,32 @@ export const plannedStrategy = {
   ],
   create(kit) {
     const speculation = new PlannerSpeculation(kit);
+    const effects = compactionEffects(kit.wrapPlanner(createPlannedPlanner(() => kit.options())), kit, (complete, model, settings) => speculation.reuse(complete, model, settings));
+    // How long the last accepted plan took, from the host's start of the attempt, for the card Pi's confirmation gets.
+    let planned: { durationMs: number } | undefined;
+    kit.registerEntryCard<PlannedReportDetails>(PLANNED_REPORT, (data, _options, theme) => {
+      if (data?.v !== 1) return undefined;
+      const [head, ...rest] = plannedCardLines(data);
+      return [theme.fg("accent", `≡ ${head}`), ...rest.map((l) => theme.fg("muted", l))].join("\n");
+    });
     return {
-      effects: compactionEffects(kit.wrapPlanner(createPlannedPlanner(() => kit.options())), kit, (complete, model, settings) => speculation.reuse(complete, model, settings)),
+      effects: {
+        ...effects,
+        async plan(request, signal) {
+          planned = undefined;
+          const result = await effects.plan(request, signal);
+          if (result.ok) planned = { durationMs: kit.now() - (request.trace.startedAt ?? kit.now()) };
+          return result;
+        },
+      },
+      // Pi stored our compaction: its card, with the numbers the compaction entry carries and the planning time.
+      compacted: (event) => {
+        const timing = planned;
+        planned = undefined;
+        if (!event.fromExtension || !timing) return;
+        const report = plannedReport(event.compactionEntry, { trigger: event.reason, durationMs: timing.durationMs });
+        if (report) kit.appendEntry(PLANNED_REPORT, report);
+      },
       sessionStart: () => speculation.reset(),
       sessionShutdown: () => speculation.reset(),
       agentStart: () => speculation.onRunStart(),

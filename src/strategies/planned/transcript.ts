@@ -102,7 +102,16 @@ export function isGeneratedLine(text: string): boolean {
 
 /** Lines that would read as structure if data carried them: our headers and markers, and Pi's summary envelope. */
 function looksLikeStructure(text: string): boolean {
-  return text === "<summary>" || text === "</summary>" || isGeneratedLine(text);
+  // Trailing blanks and carriage returns (CRLF output) are invisible to a reader: `[user]\r` reads as a header too.
+  const bare = trimEndBlanks(text);
+  return bare === "<summary>" || bare === "</summary>" || isGeneratedLine(bare);
+}
+
+/** `text` without trailing spaces, tabs and carriage returns (a no-op, without allocating, on most lines). */
+function trimEndBlanks(text: string): string {
+  let end = text.length;
+  for (let c = text.charCodeAt(end - 1); c === 13 || c === 32 || c === 9; c = text.charCodeAt(end - 1)) end--;
+  return end === text.length ? text : text.slice(0, end);
 }
 
 /** Leading backslashes of a line, counted without allocating. */

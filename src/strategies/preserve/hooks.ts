@@ -28,7 +28,7 @@ import {
   unitFitCost,
   type ReplyVerdict,
 } from "./prompt.ts";
-import { summaryCardLine, summaryReport } from "./report.ts";
+import { summaryReport } from "./report.ts";
 import { liveRequestOptions } from "./request-options.ts";
 import { checkpointDue } from "./due.ts";
 import { reserveTokens } from "./reserve.ts";
@@ -81,6 +81,8 @@ export class PreserveHost {
   /** The context of the current session, for the shim's "is preserve active" question. */
   private ctx: ExtensionContext | undefined;
   private readonly shim: ManualCompactSwitch;
+  /** The newest assistant response of this session (an overflow error keeps Pi's own recovery). */
+  private lastResponse: AssistantMessage | undefined;
   private readonly warned = new Set<string>();
 
   constructor(kit: StrategyKit<PreserveOptions>) {
@@ -89,11 +91,12 @@ export class PreserveHost {
     this.shim = kit.manualCompactSwitch();
   }
 
-  /** The tool summary card: one line in the transcript; expanded, the token accounting and the text. */
+  /**
+   * The tool summary card: its full token accounting and the text, whether or not Pi's tool output is expanded (a
+   * report that collapsed to one line would hide what the compaction did).
+   */
   register(): void {
-    this.kit.registerMessageCard<PreserveDetails>(LedgerType.preserve, ({ content, details }, options) =>
-      options.expanded ? (details ? `${summaryReport(details)}\n\n${content}` : content) : summaryCardLine(details),
-    );
+    this.kit.registerMessageCard<PreserveDetails>(LedgerType.preserve, ({ content, details }) => (details ? `${summaryReport(details)}\n\n${content}` : content));
   }
 
   /** True when preserve manages this session's context for the current model (the host calls it only while configured). */
@@ -112,8 +115,9 @@ export class PreserveHost {
     this.ctx = ctx;
     this.lastRequest = undefined;
     this.liveThinking = undefined;
-    if (!this.shim.install(() => this.active(this.ctx))) {
-      this.warnOnce(ctx, "shim", "context-ledger: preserve could not adjust Pi's compaction settings; /compact on a short session keeps Pi's answer.");
+    this.lastResponse = undefined;
+    if (!this.shim.install(() => this.active(this.ctx), { autoCompactionOff: { lastResponse: () => this.lastResponse } })) {
+      this.warnOnce(ctx, "shim", "context-ledger: preserve could not adjust Pi's compaction settings in memory; Pi's automatic compaction may start before preserve's own (preserve then cancels it), and /compact on a short session keeps Pi's answer.");
     }
   }
 
@@ -143,6 +147,7 @@ export class PreserveHost {
   /** message_end of an assistant response: the reasoning level its request asked for (Pi records it there). */
   noteResponse(message: AssistantMessage): void {
     this.liveThinking = { session: this.session(), level: message.thinkingLevel };
+    this.lastResponse = message;
   }
 
   /**
@@ -303,10 +308,14 @@ export class PreserveHost {
       let result = await this.ask(ctx, writer, context, this.requestOptions(ctx, maxTokens, signal));
       if (!result.ok && result.textOnlyRetry && textOnlyRetry && !aborted()) {
         textOnlyRetry = false;
+        ctx.ui.notify(`context-ledger: preserve: ${result.reason}; asking once more with tools off.`, "info");
         result = await this.ask(ctx, writer, context, this.requestOptions(ctx, maxTokens, signal, "none"));
       }
       return result;
     };
+    // Every switch to the delta-only request is told: it re-sends the delta uncached, and a long compaction should not
+    // look stuck.
+    const toDeltaOnly = (why: string) => ctx.ui.notify(`context-ledger: preserve: ${why}; writing tool summary #${delta.checkpoint} from its tool activity only (delta-only).`, "info");
 
     // 1. Cache-friendly: the previous request's exact messages (system message with prompt and tools first), then one
     // ask. It covers the whole delta, since that prefix shows all of it and the ask names its ordinals. Only the live
@@ -329,6 +338,9 @@ export class PreserveHost {
         const result = await attempt(model, { messages }, shape.maxOutput);
         if (aborted()) return { ok: false, error: "aborted", aborted: true };
         if (result.ok) return { ok: true, draft: draftOf(delta.units, [], delta.limitId, result.body, "model", result.requestTokens) };
+        toDeltaOnly(`the cache-friendly summary request failed (${result.reason.slice(0, 200)})`);
+      } else {
+        toDeltaOnly("the cache-friendly summary request would not fit the window");
       }
     }
 
@@ -375,10 +387,21 @@ export class PreserveHost {
     return options;
   }
 
-  /** One summary request, judged by {@link judgeReply}. */
+  /**
+   * One summary request, retried on transient provider errors under Pi's `settings.retry` (each retry is told), and
+   * judged by {@link judgeReply}.
+   */
   private async ask(ctx: ExtensionContext, model: AnyModel, context: Context, options: SimpleStreamOptions): Promise<Attempt> {
     try {
-      const reply = await ctx.modelRegistry.streamSimple(model, context, options).result();
+      const reply = await this.kit.retrying(
+        () => ctx.modelRegistry.streamSimple(model, context, options).result(),
+        options.signal,
+        (n) =>
+          ctx.ui.notify(
+            `context-ledger: preserve: the tool summary request failed (${n.error}); retry ${n.attempt}/${n.maxRetries} in ${(n.delayMs / 1000).toFixed(1)}s.`,
+            "warning",
+          ),
+      );
       const text = reply.content.filter((b) => b.type === "text").map((b) => b.text).join("");
       const toolCalls = reply.content.filter((b) => b.type === "toolCall").length;
       const verdict = judgeReply({ stopReason: reply.stopReason, errorMessage: reply.errorMessage, text, toolCalls }, options.maxTokens ?? Number.POSITIVE_INFINITY);

@@ -197,14 +197,39 @@ export interface SummaryReply {
 export type ReplyVerdict = { ok: true; body: string } | { ok: false; reason: string; textOnlyRetry: boolean };
 
 /**
+ * A tool call models write into their text instead of calling the tool: a `<tool_call>` or `<function_call>` tag that
+ * opens a line and carries a JSON object. A summary that mentions such a tag inside a sentence or in backticks is not
+ * one.
+ */
+const TEXT_TOOL_CALL = /(?:^|\n)[ \t]*<(tool_call|function_call)\b[^>\n]*>\s*\{/i;
+
+/**
+ * True when a reply's text is a tool call written out: a `<tool_call>{…}</tool_call>`-style block, or a bare JSON
+ * object naming a tool and its arguments. Such a reply is no summary; asked again with tools off, a model usually
+ * writes one.
+ */
+export function isTextToolCall(text: string): boolean {
+  if (TEXT_TOOL_CALL.test(text)) return true;
+  const trimmed = text.trim();
+  if (!trimmed.startsWith("{") || !trimmed.endsWith("}") || trimmed.length > 100_000) return false;
+  try {
+    const parsed: unknown = JSON.parse(trimmed);
+    return typeof parsed === "object" && parsed !== null && "name" in parsed && ("arguments" in parsed || "parameters" in parsed || "input" in parsed);
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Judge a summary reply. Errors, length stops, replies larger than the output cap and text that is not a checkpoint
- * fail; a tool call or a reply without visible text fails with `textOnlyRetry`, since asking once more with tools off
+ * fail; a tool call (also one written as text) or a reply without visible text fails with `textOnlyRetry`, since asking once more with tools off
  * usually gets the text.
  */
 export function judgeReply(reply: SummaryReply, maxTokens: number): ReplyVerdict {
   if (reply.stopReason === "error" || reply.stopReason === "aborted") return { ok: false, reason: reply.errorMessage ?? reply.stopReason, textOnlyRetry: false };
   if (reply.stopReason === "length") return { ok: false, reason: "the summary stopped at its length limit", textOnlyRetry: false };
   if (reply.toolCalls > 0) return { ok: false, reason: "the reply called a tool instead of writing the tool summary", textOnlyRetry: true };
+  if (isTextToolCall(reply.text)) return { ok: false, reason: "the reply wrote a tool call as text instead of the tool summary", textOnlyRetry: true };
   if (!reply.text.trim()) return { ok: false, reason: "the reply had no visible text", textOnlyRetry: true };
   const size = estimateTextTokens(reply.text);
   if (size > maxTokens) return { ok: false, reason: `the reply (~${size} tokens) is larger than the output cap of ${maxTokens} tokens`, textOnlyRetry: false };

@@ -1,5 +1,5 @@
-// What the user reads about a preserve tool summary: a one-line card and, expanded, the token accounting in the
-// original extension's breakdown. Pure: no I/O; reads only the numbers persisted in `details`.
+// What the user reads about a preserve tool summary: its card shows the full token accounting in the original
+// extension's breakdown, then the summary. Pure: no I/O; reads only the numbers persisted in `details`.
 import type { PreserveDetails } from "./checkpoint.ts";
 
 const tok = (n: number): string => `~${Math.round(n).toLocaleString("en-US")} tok`;
@@ -9,15 +9,6 @@ const WRITERS: Record<PreserveDetails["writer"], string> = {
   "delta-only": "written by the model from the delta only",
   extractive: "written without a model",
 };
-
-/** The one-line card: summary number, hidden tokens → summary size, and who wrote it. */
-export function summaryCardLine(details: PreserveDetails | undefined): string {
-  if (!details) return "Tool summary";
-  const t = details.tokens;
-  const carried = t.carried ? `, ~${t.carried.toLocaleString("en-US")} kept raw` : "";
-  const note = details.note ? ` ⚠ ${details.note}` : "";
-  return `Tool summary #${details.checkpoint}: ${tok(t.hidden)} of tool traffic → ${tok(t.checkpoint)} (${details.writer}${carried})${note}`;
-}
 
 /** The accounting block shown when the card is expanded. Older summaries without the full breakdown get a short form. */
 export function summaryReport(details: PreserveDetails): string {

@@ -70,3 +70,35 @@ describe("heuristic ranking", () => {
     expect(JSON.stringify(rankDeletions(linesOf(structuredClone(messages))))).toBe(JSON.stringify(ranges));
   });
 });
+
+describe("heuristic ranking against the kept tail", () => {
+  it("drops a listing that Pi keeps verbatim later: two identical 400-line outputs, one goes whole", async () => {
+    const { planHeuristic } = await import("../../../src/strategies/planned/planner.ts");
+    const { compactionInput } = await import("../../../src/strategies/contract.ts");
+    const { branchOf } = await import("./fixtures.ts");
+    const listing = Array.from({ length: 400 }, (_, i) => `src/module-${i}/index.ts`).join("\n");
+    const messages = [
+      user("map the repo"),
+      assistant(call("a", "bash", { command: "find src -name '*.ts'" })),
+      result("a", "bash", listing),
+      assistant(call("b", "read", { path: "notes.md" })),
+      result("b", "read", filler("note", 900)),
+      assistant(text("noted")),
+      user("again, after the pull"),
+      assistant(call("c", "bash", { command: "find src -name '*.ts'" })),
+      result("c", "bash", listing),
+      assistant(text("same files")),
+    ];
+    // Pi keeps from the second listing's call: the region holds the first listing only.
+    const branch = branchOf(messages);
+    const input = compactionInput(
+      { firstKeptEntryId: "e7", messagesToSummarize: messages.slice(0, 6), turnPrefixMessages: [], tokensBefore: 30_000 },
+      { reason: "manual", branch, contextWindow: 128_000, cwd: "/p" },
+    );
+    const plan = planHeuristic(input, { retainRatio: 0.5, minRetainedTokens: 0, minSavedTokens: 0 });
+    const survivors = plan.summary.split("\n").filter((l) => /^src\/module-\d+\/index\.ts$/.test(l));
+    expect(survivors).toEqual([]);
+    // The region's own content beyond the duplicate still gets the usual treatment (head and tail of the long read).
+    expect(plan.summary).toContain("note 0 ");
+  });
+});

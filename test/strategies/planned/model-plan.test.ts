@@ -25,6 +25,22 @@ describe("parsing a text plan", () => {
   it("drops a final record cut off mid-line", () => {
     expect(parsePlanText("1,2\n3,4\n5,")).toEqual([{ from: 1, to: 2 }, { from: 3, to: 4 }]);
   });
+  it("recovers a text plan the output limit cut inside its last record's number, keeping the complete ones", () => {
+    // `705,7` is well formed, yet it is the start of `705,712`: read as a record it would be reversed.
+    const reply = { text: "120,180\n6,40\n705,7", toolCalls: [], stopReason: "length" };
+    expect(readPlanReply(reply, 800)).toEqual({
+      ranges: [{ from: 120, to: 180 }, { from: 6, to: 40 }],
+      diagnostics: { form: "text", records: 3, accepted: 2, discarded: 1, stopReason: "length", truncated: true },
+    });
+    // A cut right after a newline loses nothing; a reply that stopped normally keeps its last record.
+    expect(readPlanReply({ ...reply, text: "120,180\n6,40\n" }, 800).ranges).toHaveLength(2);
+    expect(readPlanReply({ ...reply, text: "120,180\n6,40\n" }, 800).diagnostics).toMatchObject({ records: 2, discarded: 0 });
+    expect(readPlanReply({ ...reply, stopReason: "stop", text: "120,180\n705,712" }, 800).ranges).toEqual([{ from: 120, to: 180 }, { from: 705, to: 712 }]);
+    // Nothing complete before the cut is still no plan, and the stop reason stays with the error.
+    const error = errorOf(() => readPlanReply({ ...reply, text: "705,7" }, 800));
+    expect(error.category).toBe("empty");
+    expect(error.diagnostics).toMatchObject({ form: "text", stopReason: "length" });
+  });
   it("is all or nothing otherwise", () => {
     expect(category("Here is the plan:\n1,2")).toBe("unparseable");
     expect(category("1,2\nsure\n3,4")).toBe("unparseable");

@@ -55,18 +55,19 @@ describe("planned usage for /context", () => {
 
   it("counts compactions by planner, trimmed ones, planner tokens and fallbacks by category", () => {
     const branch = [
-      compaction("c1", { v: 1, strategy: "planned", planner: "model", stats: { trimmed: true }, usage: { input: 1_000, output: 50 } }),
+      compaction("c1", { v: 1, strategy: "planned", planner: "model", model: "p/m", stats: { trimmed: true }, usage: { input: 1_000, output: 50 } }),
       compaction("c2", { v: 1, strategy: "planned", planner: "heuristic", stats: { trimmed: false } }),
       compaction("c3", { v: 1, strategy: "checkpoint" }),
       custom("f1", LedgerType.plannerFailure, { v: 1, strategy: "planned", category: "timeout" }),
-      custom("f2", LedgerType.plannerFailure, { v: 1, strategy: "planned", category: "unparseable", usage: { input: 500, output: 20 } }),
+      custom("f2", LedgerType.plannerFailure, { v: 1, strategy: "planned", category: "unparseable", model: "p/m", usage: { input: 500, output: 20 } }),
       custom("f3", LedgerType.plannerFailure, { v: 1, strategy: "planned", category: "timeout" }),
     ];
     const usage = plannedUsage(branch);
-    expect(usage).toEqual({ compactions: 2, byPlanner: { model: 1, heuristic: 1 }, trimmed: 1, modelInput: 1_500, modelOutput: 70, fallbacks: 3, byCategory: { timeout: 2, unparseable: 1 } });
+    expect(usage).toEqual({ compactions: 2, byPlanner: { model: 1, heuristic: 1 }, trimmed: 1, modelInput: 1_500, modelOutput: 70, fallbacks: 3, byCategory: { timeout: 2, unparseable: 1 }, byModel: { "p/m": { compactions: 1, fallbacks: 1, input: 1_500, output: 70 } } });
     expect(usageLines(usage)).toEqual([
       "  planned: 2 compactions (model 1, heuristic 1), 1 trimmed at the target; planner tokens 1,500 in, 70 out",
       "  planned fallbacks to native: 3 (timeout 2, unparseable 1)",
+      "    planner p/m: 1 compaction, 1 fallback; 1,500 in, 70 out",
     ]);
     expect(usageLines(plannedUsage([]))).toEqual([]);
   });
