@@ -7,7 +7,8 @@ import { isCheckpointMarker, type ContextEditEntry, type SessionEntry } from "..
 import { RangeMask, withoutReasoning } from "./ranges.ts";
 import { evolve, headCompaction, initialLedgerState, isRevokedMessage, type LedgerState } from "./ledger-state.ts";
 import { entryKeys, matchMessages } from "./message-match.ts";
-import { entryMessages, markerMessages, projectEntries, type ProjectedEntry, projectView, restatedSummary, viewCut, type ViewCut } from "./project.ts";
+import type { PinSet } from "./pins.ts";
+import { entryMessages, markerMessages, pinsOf, projectEntries, type ProjectedEntry, projectView, restatedSummary, viewCut, type ViewCut } from "./project.ts";
 import { estimateMessagesTokens } from "./tokens.ts";
 
 /**
@@ -24,6 +25,8 @@ interface LiveView {
   /** Path length it covers. */
   length: number;
   mask: RangeMask;
+  /** The state's pins on this path (undefined without any). */
+  pins: PinSet | undefined;
   entries: ProjectedEntry[];
   /** Entry id -> its position in `entries` (the view's order). */
   rank: Map<string, number>;
@@ -232,8 +235,9 @@ export class LiveLedger {
 
   private buildView(): LiveView {
     const state = this.state;
-    const mask = new RangeMask(state.ranges, this.path);
-    const entries = projectView(this.path.entries, state, () => this.path, mask);
+    const pins = pinsOf(state, this.path.entries, () => this.path);
+    const mask = new RangeMask(state.ranges, this.path, pins);
+    const entries = projectView(this.path.entries, state, () => this.path, mask, pins);
     const rank = new Map<string, number>();
     entries.forEach((e, i) => rank.set(e.sourceEntry.id, i));
     const referenced = new Set<string>();
@@ -246,7 +250,12 @@ export class LiveLedger {
       referenced.add(c.firstKeptEntryId);
       if (c.keptFromId) referenced.add(c.keptFromId);
     }
-    const override = this.revokedCut();
+    // A pin can name an entry before it exists (a damaged or hand-made file): its arrival changes the view.
+    for (const p of state.pins) referenced.add(p.targetId);
+    const cut = this.viewCut();
+    // Pinned entries the cut left behind sit right after the summary, where Pi's request has none: the view supplies
+    // that region itself, as for a moved cut.
+    const override = this.revokedCut() >= 0 ? this.revokedCut() : cut.head >= 0 && pins && pins.before(cut.from).length ? this.contextStart().compaction : -1;
     let revoked = false;
     for (const _ in state.revoked) {
       revoked = true;
@@ -254,7 +263,7 @@ export class LiveLedger {
     }
     // Without rules, revoked acts, a marker heading the view or a moved cut, the view is Pi's own projection.
     const active = state.ranges.length > 0 || revoked || headCompaction(state)?.marker === true || override >= 0;
-    return { state, edits: this.editsVersion, length: this.path.entries.length, mask, entries, rank, referenced, active, override };
+    return { state, edits: this.editsVersion, length: this.path.entries.length, mask, pins, entries, rank, referenced, active, override };
   }
 
   /**
@@ -267,7 +276,7 @@ export class LiveLedger {
     if (view.length === n) return true;
     const cut = this.viewCut();
     const added = this.path.entries.slice(view.length, n);
-    if (added.some((e) => view.referenced.has(e.id))) return false;
+    if (added.some((e) => view.referenced.has(e.id) || view.pins?.awaits(e))) return false;
     const projected = projectEntries(added, {
       state: view.state,
       mask: view.mask,
