@@ -83,7 +83,7 @@ export class LiveLedger {
   private editsVersion = 0;
   /** Bumped when entries leave the path: figures cached against the old path no longer hold. */
   private pathVersion = 0;
-  /** Tokens the view leaves out of the kept range (folds, revoked acts), for {@link estimateViewTokens}. */
+  /** Tokens the view leaves out of the kept range (folds, revoked acts, less pins), for {@link estimateViewTokens}. */
   private hidden: { state: LedgerState; path: number; from: number; tokens: number } | undefined;
 
   /** Move to `leafId`, folding only entries not already on the path. */
@@ -145,7 +145,8 @@ export class LiveLedger {
 
   /**
    * Estimated tokens of the model view at the leaf, without walking the path: the range the view's cut keeps, minus
-   * the union of fold ranges. Fold exemptions are ignored, so this slightly underestimates.
+   * the union of fold ranges, plus the pinned entries either leaves out. Fold exemptions are ignored, so this slightly
+   * underestimates.
    */
   estimateViewTokens(): number {
     const n = this.path.entries.length;
@@ -177,13 +178,42 @@ export class LiveLedger {
       .filter(([a, b]) => b >= a)
       .sort((x, y) => x[0] - y[0]);
     let end = -1;
+    const merged: [number, number][] = [];
     for (const [a, b] of ranges) {
       const lo = Math.max(a, end + 1);
-      if (b >= lo) tokens += this.tokenSums[b + 1] - this.tokenSums[lo];
+      if (b >= lo) {
+        tokens += this.tokenSums[b + 1] - this.tokenSums[lo];
+        merged.push([lo, b]);
+      }
       end = Math.max(end, b);
+    }
+    // Pinned entries are sent whatever hides them: those a cut left behind count again, those in a range are not hidden.
+    let k = 0;
+    for (const i of state.pins.length ? this.pinnedIndexes() : []) {
+      if (i < from) tokens -= this.entryTokens(i);
+      else {
+        while (k < merged.length && merged[k][1] < i) k++;
+        if (k < merged.length && merged[k][0] <= i) tokens -= this.entryTokens(i);
+      }
     }
     this.hidden = { state, path: this.pathVersion, from, tokens };
     return tokens;
+  }
+
+  /** True when a pin holds the entry on the path (itself, or as part of a pinned tool exchange). */
+  isPinned(id: string): boolean {
+    const i = this.path.indexOf(id);
+    return i >= 0 && this.liveView().pins?.has(i) === true;
+  }
+
+  /** Path indexes of the pinned entries on the path, in path order. */
+  pinnedIndexes(): readonly number[] {
+    return this.liveView().pins?.sorted ?? [];
+  }
+
+  /** Estimated tokens of the path entry at `index`, as the view sends it (O(1)). */
+  entryTokens(index: number): number {
+    return index < 0 || index >= this.path.entries.length ? 0 : this.tokenSums[index + 1] - this.tokenSums[index];
   }
 
   /** True when the entry is on the path and a range hides it, or it is the message of a revoked act. */
@@ -255,7 +285,8 @@ export class LiveLedger {
     const cut = this.viewCut();
     // Pinned entries the cut left behind sit right after the summary, where Pi's request has none: the view supplies
     // that region itself, as for a moved cut.
-    const override = this.revokedCut() >= 0 ? this.revokedCut() : cut.head >= 0 && pins && pins.before(cut.from).length ? this.contextStart().compaction : -1;
+    const moved = this.revokedCut();
+    const override = moved >= 0 ? moved : cut.head >= 0 && pins && pins.before(cut.from).length ? this.contextStart().compaction : -1;
     let revoked = false;
     for (const _ in state.revoked) {
       revoked = true;

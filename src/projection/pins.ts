@@ -13,6 +13,9 @@ export interface PinFact {
   implicit?: true;
 }
 
+/** Default share of the context window all pins together may take (`contextLedger.pins.maxShare`). */
+export const DEFAULT_PIN_SHARE = 0.1;
+
 const OPEN = "<keepContext>";
 const CLOSE = "</keepContext>";
 
