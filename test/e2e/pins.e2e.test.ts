@@ -58,10 +58,10 @@ function expectCovered(path: string): void {
   const entries = branch();
   const at = entries.indexOf(entries.find((e) => e.id === readOf(path).result.id)!);
   const position = (id: string | null) => (id === null ? -1 : entries.findIndex((e) => e.id === id));
-  const acts = entries.filter((e) => e.type === "compaction" || (e.type === "custom_message" && (e.details as { range?: unknown } | undefined)?.range));
+  const acts = entries.filter((e) => e.type === "compaction" || (e.type === "custom_message" && (e as { details?: { range?: unknown } }).details?.range));
   const covers = acts.some((e) => {
     if (e.type === "compaction") return at < position(e.firstKeptEntryId) || position(e.firstKeptEntryId) < 0;
-    const range = (e.details as { range: { afterId: string | null; throughId: string } }).range;
+    const range = (e as { details?: { range: { afterId: string | null; throughId: string } } }).details!.range;
     return position(range.afterId) < at && at <= position(range.throughId);
   });
   expect(covers, `an act covers the read of ${path}`).toBe(true);
