@@ -94,7 +94,7 @@ export class PinHost {
     if (!resolved.ok) throw new Error(resolved.error);
     const plan = planUnpin(resolved.id, context, this.pendingPins());
     if (!plan.ok) throw new Error(plan.error);
-    return { facts: plan.facts, text: `Unpinned ${resolved.id}. It stays where it is now; the next compaction or fold may hide it like any other entry.` };
+    return { facts: plan.facts, text: `Unpinned ${resolved.id}. If a fold or compaction already covers it, it leaves the context; otherwise the next one may hide it like any other entry.` };
   }
 
   registerTools(): void {
@@ -122,7 +122,7 @@ export class PinHost {
       label: "Unpin context",
       description:
         "Let go of a pin made with context_pin or <keepContext>. `target` is the pinned entry's id (either side of a pinned tool call), a label, or `last`. " +
-        "Nothing leaves your context now; later compactions may hide the entry like any other. It applies when this step ends.",
+        "If a fold or compaction already covers the entry, it leaves your context; otherwise later ones may hide it like any other. It applies when this step ends.",
       promptSnippet: "Let go of a pin",
       parameters: Type.Object({ target: Type.String({ description: "Pinned entry id, label, or last" }) }),
       execute: async (_toolCallId, params, _signal, _onUpdate, ctx) => {

@@ -256,6 +256,39 @@ describe("pins e2e: commands, budget, hostile input", () => {
     expect(visibleText(lastRequest())).not.toContain("SPEC-MARK line 100 ");
   });
 
+  it("restore and pin compose: unpinning never undoes the compaction, undoing the compaction never unpins", async () => {
+    h = await startHarness({ files: FILES });
+    await readingSession();
+    const beforeAct = lastRequest();
+    await pinSpecByCommand();
+    await h.session.compact();
+    const compaction = branch().find((e) => e.type === "compaction")!;
+    const spec = readOf("spec.md").result.id;
+    const before = calls();
+    // Unpin behind the cut: the read leaves the view at once, the compaction stays.
+    await h.session.prompt(`/context unpin ${spec}`);
+    h.script([fauxAssistantMessage("unpinned")]);
+    await h.session.prompt("after unpin");
+    expect(visibleText(lastRequest())).not.toContain("SPEC-MARK line 100 ");
+    expect(summaryAt(lastRequest())).toBeGreaterThanOrEqual(0);
+    // Pin again: back right after the summary.
+    await h.session.prompt(`/context pin ${spec}`);
+    h.script([fauxAssistantMessage("pinned again")]);
+    await h.session.prompt("after pin");
+    expect(expectVerbatim(lastRequest(), "spec.md") - 1).toBe(summaryAt(lastRequest()) + 1);
+    // Undo the compaction: the pre-act history is back in place, and the pin is still there.
+    await h.session.prompt("/context restore last");
+    h.script([fauxAssistantMessage("restored")]);
+    await h.session.prompt("after restore");
+    expect(calls() - before).toBe(3); // the three answers; pins, unpins and the restore call no model
+    const after = lastRequest().filter((m) => m.role !== "system");
+    expect(canonical(after.slice(0, beforeAct.length - 1))).toBe(canonical(beforeAct.filter((m) => m.role !== "system")));
+    expect(summaryAt(lastRequest())).toBe(-1);
+    expect(branch().some((e) => e.type === "custom" && e.customType === LedgerType.restore && (e.data as { targetId: string }).targetId === compaction.id)).toBe(true);
+    await h.session.prompt("/context pins");
+    expect(h.notices.at(-1)!.message).toMatch(new RegExp(`^Pins: 1 [\\s\\S]*${spec}: a toolResult message, 2 entries`));
+  });
+
   it("a pin over the budget is refused with the pin's tokens, the pinned total and the budget; nothing is written", async () => {
     h = await startHarness({ files: FILES });
     await readingSession();
