@@ -170,7 +170,9 @@ export function renderPins(context: PinContext, window: number, maxShare: number
     const what = entry ? describe(entry) : "an entry not on this branch";
     const held = row.absent ? "holds nothing here" : `${row.entries} ${row.entries === 1 ? "entry" : "entries"}, ~${row.tokens.toLocaleString("en-US")} tokens`;
     const note = row.note !== undefined ? ` — ${quoted(row.note.length > 80 ? `${row.note.slice(0, 80)}…` : row.note)}` : "";
-    lines.push(`  ${row.targetId.length > 40 ? `${row.targetId.slice(0, 40)}…` : row.targetId}: ${what}${row.implicit ? " (<keepContext>)" : ""}, ${held}${note}`);
+    // An id off the branch came from the file, not from this package: shown quoted, escaped and bounded.
+    const id = entry ? row.targetId : quoted(row.targetId, 40);
+    lines.push(`  ${id}: ${what}${row.implicit ? " (<keepContext>)" : ""}, ${held}${note}`);
   }
   return lines.join("\n");
 }

@@ -49,6 +49,7 @@ describe("certification: pins", () => {
     await c.prompt("AFTER-COMPACT: do you still have the spec?");
     const requests = c.requests();
     const last = requests[requests.length - 1];
+    expect(requests, "the pin and the checkpoint call no model: one more request, for the prompt").toHaveLength(7);
     const sent = last.messages.find((m) => m.role === "toolResult" && (m as { toolCallId?: string }).toolCallId === "read-spec");
     expect(sent, callLog(requests)).toBeDefined();
     const stored = spec.message as { content: unknown };

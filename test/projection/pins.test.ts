@@ -7,6 +7,7 @@ import { LedgerType, type SessionEntry } from "../../src/log/entries.ts";
 import { reduceBranch } from "../../src/projection/ledger-state.ts";
 import { LiveLedger } from "../../src/projection/live-ledger.ts";
 import { keepsContext, pinGroup } from "../../src/projection/pins.ts";
+import { renderPins } from "../../src/projection/pin-plan.ts";
 import { lookupOf, projectBranch } from "../../src/projection/project.ts";
 import { LedgerBuilder } from "../support/ledger-builder.ts";
 
@@ -116,6 +117,38 @@ describe("pins in the projection", () => {
     }
     expect(view(b)).toContain("PINNED-ANSWER");
     expect(view(b)).not.toContain("OLD-2");
+  });
+
+  it("the live estimate counts pinned entries a cut or a range would leave out", () => {
+    const b = new LedgerBuilder();
+    b.user("OLD");
+    const read = b.tool("read", { path: "spec.md" }, `SPEC ${"s".repeat(4000)}`);
+    b.user("OLD-2");
+    const kept = b.user("KEPT");
+    b.compaction(kept, "NATIVE");
+    b.user("now");
+    const estimate = () => {
+      const ledger = new LiveLedger();
+      ledger.sync(b.leaf, (id) => b.byId().get(id));
+      return ledger.estimateViewTokens();
+    };
+    const unpinned = estimate();
+    b.pin(read.result);
+    expect(estimate() - unpinned).toBeGreaterThan(1000);
+  });
+
+  it("/context pins lists stray ids escaped and bounded, and pins off the branch hold nothing", () => {
+    const b = new LedgerBuilder();
+    const m = b.user("hello");
+    b.pin("\u001b[31mSTRAY\u0007" + "z".repeat(200));
+    b.pin(m, true, "a note");
+    const p = path(b);
+    const lookup = lookupOf(p);
+    const text = renderPins({ ...lookup, path: p, state: reduceBranch(p), tokensAt: () => 10 }, 128_000, 0.1);
+    expect(text).not.toMatch(/[\u0000-\u0008\u001b\u007f]/);
+    expect(text).toContain("an entry not on this branch, holds nothing here");
+    expect(text).toContain(`${m}: a user message, 1 entry, ~10 tokens — "a note"`);
+    expect(text.split("\n").every((line) => line.length < 200)).toBe(true);
   });
 
   it("a restore composes with a pin: undoing the act keeps the pin, unpinning keeps the act", () => {
