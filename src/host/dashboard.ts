@@ -87,6 +87,13 @@ export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionConte
       lines.push(`  ${kind} ${act}: revoked by restore ${by}`);
     }
   }
+  // Pins: how many, what they hold, and the budget (the listing itself is `/context pins`).
+  if (state.pins.length) {
+    let tokens = 0;
+    for (const i of live.pinnedIndexes()) tokens += live.entryTokens(i);
+    const budget = Math.floor((usage?.contextWindow ?? 0) * session.settings.pins.maxShare);
+    lines.push(`  pins: ${state.pins.length} holding ${count(live.pinnedIndexes().length)} entries (~${count(tokens)} tokens${budget ? ` of ${count(budget)} allowed` : ""}); /context pins lists them`);
+  } else lines.push("  pins: none");
   for (const strategy of PLUGINS) lines.push(...(strategy.dashboard?.(live.entries) ?? []));
   return lines.join("\n");
 }

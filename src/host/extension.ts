@@ -15,6 +15,7 @@ import { registerFallbackCards } from "./fallback-cards.ts";
 import { LedgerSession } from "./ledger-session.ts";
 import { StrategyLifecycle } from "./lifecycle.ts";
 import { registerRecallTools } from "./recall-tools.ts";
+import { PinHost } from "./pins.ts";
 import { RestoreHost } from "./restore.ts";
 import { loadSettings } from "./settings.ts";
 import { strategyKit } from "./strategy-kit.ts";
@@ -58,7 +59,11 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
     return { strategy, chart, hooks };
   });
   const restore = new RestoreHost(pi, () => session);
-  if (session.settings.foldTools) restore.registerTool();
+  const pins = new PinHost(pi, () => session);
+  if (session.settings.foldTools) {
+    restore.registerTool();
+    pins.registerTools();
+  }
   const budget = new BudgetNotices(pi, () => session);
   const cards = registerFallbackCards(pi);
   if (session.settings.recallTools) {
@@ -82,6 +87,7 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
     started = true;
     warnOnce(ctx);
     restore.reset();
+    pins.reset();
     cards.reset();
     session.rebuild(ctx.sessionManager);
     for (const r of active()) r.hooks.sessionStart?.(ctx);
@@ -96,6 +102,7 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   pi.on("session_shutdown", () => {
     session.abandonStores("the session was replaced before Pi stored the fact");
     restore.reset();
+    pins.reset();
     for (const r of active()) r.hooks.sessionShutdown?.();
     session = new LedgerSession(session.settings);
     started = false;
@@ -153,6 +160,7 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
     const now = active();
     for (const r of now) if (r.strategy.scope === "always") apply(await r.hooks.turnEnd?.(event, ctx, entries));
     apply(restore.onTurnEnd(event, ctx, entries));
+    apply(pins.onTurnEnd(entries));
     for (const r of now) if (r.strategy.scope !== "always") apply(await r.hooks.turnEnd?.(event, ctx, entries));
     const notice = budget.onTurnEnd(event, ctx, entries, changed);
     if (!changed && !notice) return undefined;
@@ -161,6 +169,7 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   pi.on("agent_end", (_event, ctx) => {
     for (const r of active()) r.hooks.agentEnd?.(ctx);
     restore.onAgentEnd();
+    pins.onAgentEnd();
   });
 
   // Compaction requested by Pi (manual, threshold, overflow): the configured strategy's chart routes and plans it.
@@ -185,10 +194,11 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   });
 
   pi.registerCommand("context", {
-    description: "Context ledger dashboard: usage, labels, folds, tool summaries, digests and compactions on this branch; `/context restore <id|name> [--newest]` undoes one; `/context details` adds estimator figures",
+    description: "Context ledger dashboard: usage, labels, pins, folds, tool summaries, digests and compactions on this branch; `/context restore <id|name> [--newest]` undoes one; `/context pin <id|label|last> [note]`, `/context unpin <target>`, `/context pins`; `/context details` adds estimator figures",
     handler: async (args, ctx) => {
       const [sub, ...rest] = args.trim().split(/\s+/);
       if (sub === "restore") return restore.command(rest.join(" "), ctx);
+      if (sub === "pin" || sub === "unpin" || sub === "pins") return pins.command(sub, rest.join(" "), ctx);
       session.sync(ctx.sessionManager);
       ctx.ui.notify(renderDashboard(session, ctx, { details: sub === "details" }), "info");
     },

@@ -6,6 +6,7 @@ import { homedir } from "node:os";
 import { join } from "node:path";
 import { quoted } from "../log/display.ts";
 import { DEFAULT_NOTICE_SHARE } from "../projection/budget.ts";
+import { DEFAULT_PIN_SHARE } from "../projection/pins.ts";
 import type { RecallSettings } from "../recall/settings.ts";
 import type { SettingsReader } from "../strategies/contract.ts";
 import { CONFIGURABLE, DEFAULT_STRATEGY, isConfigurable, PLUGINS, type ConfigurableName, type StrategyOptions } from "../strategies/registry.ts";
@@ -26,6 +27,8 @@ export interface CoreSettings {
   /** One short hidden notice to the model when usage passes `share` of the strategy's threshold; `enabled` unset
    * means on, except for a strategy that is quiet by default. */
   budgetNotice: { enabled?: boolean; share: number };
+  /** Pins: the pinned entries' tokens stay within `maxShare` of the model's context window. */
+  pins: { maxShare: number };
 }
 
 /** The package's settings and every strategy's section, under the strategy's name. */
@@ -44,6 +47,7 @@ export const DEFAULT_SETTINGS: LedgerSettings = {
   ...strategyDefaults(),
   inspect: false,
   budgetNotice: { share: DEFAULT_NOTICE_SHARE },
+  pins: { maxShare: DEFAULT_PIN_SHARE },
 };
 
 /** Values `contextLedger.strategy` accepts, from the registry. */
@@ -120,6 +124,9 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   const noticesOn = pick<boolean | undefined>("budgetNotice.enabled", budget.enabled, isBool, undefined);
   if (noticesOn !== undefined) s.budgetNotice.enabled = noticesOn;
   s.budgetNotice.share = pick("budgetNotice.share", budget.share, isRatio, s.budgetNotice.share);
+  // A share of the window up to all of it; 0 would refuse every pin, which switching the tools off says better.
+  const isShare = (v: unknown): v is number => typeof v === "number" && v > 0 && v <= 1;
+  s.pins.maxShare = pick("pins.maxShare", sub("pins").maxShare, isShare, s.pins.maxShare);
 
   // Environment overrides, for one-off runs and CI.
   const envValue = (name: string) => env[`PI_CONTEXT_LEDGER_${name}`];
@@ -168,6 +175,7 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   envSetting("PLANNER_MODEL", text, isModel, "provider/model", (v) => (s.plannerModel = v));
   if (envValue("BUDGET_NOTICE") !== undefined) s.budgetNotice.enabled = envBool("BUDGET_NOTICE", s.budgetNotice.enabled ?? true);
   envSetting("BUDGET_NOTICE_SHARE", num, isRatio, "a ratio between 0 and 1", (v) => (s.budgetNotice.share = v));
+  envSetting("PINS_MAX_SHARE", num, isShare, "a share above 0, at most 1", (v) => (s.pins.maxShare = v));
   // Each strategy's own section, as the strategy declares it.
   const read: SettingsReader = {
     pick,

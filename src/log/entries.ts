@@ -34,6 +34,8 @@ export const LedgerType = {
   nativeCompaction: "context-ledger/native-compaction",
   /** custom (state, never sent to the model): revokes what one fold, checkpoint or compaction hid. */
   restore: "context-ledger/restore",
+  /** custom (state, never sent to the model): pins one entry (or unpins it); the newest fact for a target decides. */
+  pin: "context-ledger/pin",
 } as const;
 
 
@@ -142,6 +144,24 @@ export function isRestoreEntry(entry: SessionEntry): entry is Extract<SessionEnt
   if (entry.type !== "custom" || entry.customType !== LedgerType.restore) return false;
   const d = entry.data as Partial<RestoreData> | undefined;
   return d?.v === 1 && typeof d.targetId === "string" && (d.act === "fold" || d.act === "preserve" || d.act === "digest" || d.act === "compaction");
+}
+
+/**
+ * `data` of a `context-ledger/pin` custom entry: the entry it pins (or unpins) and the user's note. Constant size;
+ * the newest fact for a target decides, and pinning either side of a tool call pins the pair.
+ */
+export interface PinData {
+  v: 1;
+  targetId: string;
+  pinned: boolean;
+  note?: string;
+}
+
+/** A pin fact (`context-ledger/pin`). A damaged one (wrong version or field types) is no pin. */
+export function isPinEntry(entry: SessionEntry): entry is Extract<SessionEntry, { type: "custom" }> & { data: PinData } {
+  if (entry.type !== "custom" || entry.customType !== LedgerType.pin) return false;
+  const d = entry.data as Partial<PinData> | undefined;
+  return d?.v === 1 && typeof d.targetId === "string" && typeof d.pinned === "boolean" && (d.note === undefined || typeof d.note === "string");
 }
 
 export function isLedgerCompaction(entry: SessionEntry): entry is CompactionEntry<LedgerCompactionDetails> {

@@ -1,7 +1,8 @@
 // The ledger state: what this package's facts on the active branch say, folded entry by entry.
 // Pure reducer (immer for nested updates); no clocks, no I/O.
 import { produce } from "immer";
-import { isCheckpointMarker, isLedgerCompaction, isRangeEntry, isRestoreEntry, isToolCheckpoint, LedgerType, type RestoreData, type SessionEntry } from "../log/entries.ts";
+import { isCheckpointMarker, isLedgerCompaction, isPinEntry, isRangeEntry, isRestoreEntry, isToolCheckpoint, LedgerType, type PinData, type RestoreData, type SessionEntry } from "../log/entries.ts";
+import { keepsContext, type PinFact } from "./pins.ts";
 
 /** A fold's range rule, keyed by the summary entry that carries it. */
 export interface RangeRule {
@@ -41,11 +42,16 @@ export interface LedgerState {
    * the view with its rule; a revoked compaction no longer cuts, and its summary and recap leave the view.
    */
   revoked: Record<string, string>;
+  /**
+   * Pinned entries, in the order they were pinned (a `<keepContext>` user message pins itself). No act hides them;
+   * the newest fact for a target decides, and an unpin removes the target's pin.
+   */
+  pins: PinFact[];
 }
 
 /** The state of an empty branch. */
 export function initialLedgerState(): LedgerState {
-  return { ranges: [], labels: {}, compactions: [], revoked: {} };
+  return { ranges: [], labels: {}, compactions: [], revoked: {}, pins: [] };
 }
 
 /**
@@ -105,7 +111,14 @@ function applyRestore(draft: LedgerState, restoreId: string, data: RestoreData):
   } else Object.assign(draft.ranges[at], { throughId: data.throughId, narrowedBy: restoreId });
 }
 
-/** True for the entries that can change the ledger state: our range messages, compactions, labels and restores. */
+/** Apply a pin fact: the target's previous pin (if any) gives way to this one, or to none. */
+function applyPin(draft: LedgerState, factId: string, data: PinData): void {
+  const at = draft.pins.findIndex((p) => p.targetId === data.targetId);
+  if (at >= 0) draft.pins.splice(at, 1);
+  if (data.pinned) draft.pins.push({ targetId: data.targetId, factId, ...(data.note !== undefined ? { note: data.note } : {}) });
+}
+
+/** True for the entries that can change the ledger state: our range messages, compactions, labels, restores, pins. */
 function speaksToLedger(entry: SessionEntry): boolean {
   switch (entry.type) {
     case "custom_message":
@@ -116,8 +129,10 @@ function speaksToLedger(entry: SessionEntry): boolean {
     // File operations are derived from messages when a strategy needs them (projection/file-ops.ts); keeping them
     // here would copy a growing list on every new path.
     case "custom":
-      return isRestoreEntry(entry);
+      return isRestoreEntry(entry) || isPinEntry(entry);
     case "message":
+      // The user's own `<keepContext>` pins the message.
+      return keepsContext(entry);
     case "thinking_level_change":
     case "model_change":
     case "usage":
@@ -156,6 +171,9 @@ function apply(draft: LedgerState, entry: SessionEntry): void {
       if (entry.targetId in draft.labels) delete draft.labels[entry.targetId];
     } else if (draft.labels[entry.targetId] !== entry.label) draft.labels[entry.targetId] = entry.label;
   } else if (entry.type === "custom" && isRestoreEntry(entry)) applyRestore(draft, entry.id, entry.data);
+  else if (entry.type === "custom" && isPinEntry(entry)) applyPin(draft, entry.id, entry.data);
+  else if (entry.type === "message" && keepsContext(entry) && !draft.pins.some((p) => p.targetId === entry.id))
+    draft.pins.push({ targetId: entry.id, factId: entry.id, implicit: true });
 }
 
 /** Apply one branch entry. Entries that say nothing to the ledger (or change nothing) return the same state object. */

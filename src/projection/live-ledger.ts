@@ -7,7 +7,8 @@ import { isCheckpointMarker, type ContextEditEntry, type SessionEntry } from "..
 import { RangeMask, withoutReasoning } from "./ranges.ts";
 import { evolve, headCompaction, initialLedgerState, isRevokedMessage, type LedgerState } from "./ledger-state.ts";
 import { entryKeys, matchMessages } from "./message-match.ts";
-import { entryMessages, markerMessages, projectEntries, type ProjectedEntry, projectView, restatedSummary, viewCut, type ViewCut } from "./project.ts";
+import type { PinSet } from "./pins.ts";
+import { entryMessages, markerMessages, pinsOf, projectEntries, type ProjectedEntry, projectView, restatedSummary, viewCut, type ViewCut } from "./project.ts";
 import { estimateMessagesTokens } from "./tokens.ts";
 
 /**
@@ -24,6 +25,8 @@ interface LiveView {
   /** Path length it covers. */
   length: number;
   mask: RangeMask;
+  /** The state's pins on this path (undefined without any). */
+  pins: PinSet | undefined;
   entries: ProjectedEntry[];
   /** Entry id -> its position in `entries` (the view's order). */
   rank: Map<string, number>;
@@ -80,7 +83,7 @@ export class LiveLedger {
   private editsVersion = 0;
   /** Bumped when entries leave the path: figures cached against the old path no longer hold. */
   private pathVersion = 0;
-  /** Tokens the view leaves out of the kept range (folds, revoked acts), for {@link estimateViewTokens}. */
+  /** Tokens the view leaves out of the kept range (folds, revoked acts, less pins), for {@link estimateViewTokens}. */
   private hidden: { state: LedgerState; path: number; from: number; tokens: number } | undefined;
 
   /** Move to `leafId`, folding only entries not already on the path. */
@@ -142,7 +145,8 @@ export class LiveLedger {
 
   /**
    * Estimated tokens of the model view at the leaf, without walking the path: the range the view's cut keeps, minus
-   * the union of fold ranges. Fold exemptions are ignored, so this slightly underestimates.
+   * the union of fold ranges, plus the pinned entries either leaves out. Fold exemptions are ignored, so this slightly
+   * underestimates.
    */
   estimateViewTokens(): number {
     const n = this.path.entries.length;
@@ -174,13 +178,42 @@ export class LiveLedger {
       .filter(([a, b]) => b >= a)
       .sort((x, y) => x[0] - y[0]);
     let end = -1;
+    const merged: [number, number][] = [];
     for (const [a, b] of ranges) {
       const lo = Math.max(a, end + 1);
-      if (b >= lo) tokens += this.tokenSums[b + 1] - this.tokenSums[lo];
+      if (b >= lo) {
+        tokens += this.tokenSums[b + 1] - this.tokenSums[lo];
+        merged.push([lo, b]);
+      }
       end = Math.max(end, b);
+    }
+    // Pinned entries are sent whatever hides them: those a cut left behind count again, those in a range are not hidden.
+    let k = 0;
+    for (const i of state.pins.length ? this.pinnedIndexes() : []) {
+      if (i < from) tokens -= this.entryTokens(i);
+      else {
+        while (k < merged.length && merged[k][1] < i) k++;
+        if (k < merged.length && merged[k][0] <= i) tokens -= this.entryTokens(i);
+      }
     }
     this.hidden = { state, path: this.pathVersion, from, tokens };
     return tokens;
+  }
+
+  /** True when a pin holds the entry on the path (itself, or as part of a pinned tool exchange). */
+  isPinned(id: string): boolean {
+    const i = this.path.indexOf(id);
+    return i >= 0 && this.liveView().pins?.has(i) === true;
+  }
+
+  /** Path indexes of the pinned entries on the path, in path order. */
+  pinnedIndexes(): readonly number[] {
+    return this.liveView().pins?.sorted ?? [];
+  }
+
+  /** Estimated tokens of the path entry at `index`, as the view sends it (O(1)). */
+  entryTokens(index: number): number {
+    return index < 0 || index >= this.path.entries.length ? 0 : this.tokenSums[index + 1] - this.tokenSums[index];
   }
 
   /** True when the entry is on the path and a range hides it, or it is the message of a revoked act. */
@@ -232,8 +265,9 @@ export class LiveLedger {
 
   private buildView(): LiveView {
     const state = this.state;
-    const mask = new RangeMask(state.ranges, this.path);
-    const entries = projectView(this.path.entries, state, () => this.path, mask);
+    const pins = pinsOf(state, this.path.entries, () => this.path);
+    const mask = new RangeMask(state.ranges, this.path, pins);
+    const entries = projectView(this.path.entries, state, () => this.path, mask, pins);
     const rank = new Map<string, number>();
     entries.forEach((e, i) => rank.set(e.sourceEntry.id, i));
     const referenced = new Set<string>();
@@ -246,7 +280,13 @@ export class LiveLedger {
       referenced.add(c.firstKeptEntryId);
       if (c.keptFromId) referenced.add(c.keptFromId);
     }
-    const override = this.revokedCut();
+    // A pin can name an entry before it exists (a damaged or hand-made file): its arrival changes the view.
+    for (const p of state.pins) referenced.add(p.targetId);
+    const cut = this.viewCut();
+    // Pinned entries the cut left behind sit right after the summary, where Pi's request has none: the view supplies
+    // that region itself, as for a moved cut.
+    const moved = this.revokedCut();
+    const override = moved >= 0 ? moved : cut.head >= 0 && pins && pins.before(cut.from).length ? this.contextStart().compaction : -1;
     let revoked = false;
     for (const _ in state.revoked) {
       revoked = true;
@@ -254,7 +294,7 @@ export class LiveLedger {
     }
     // Without rules, revoked acts, a marker heading the view or a moved cut, the view is Pi's own projection.
     const active = state.ranges.length > 0 || revoked || headCompaction(state)?.marker === true || override >= 0;
-    return { state, edits: this.editsVersion, length: this.path.entries.length, mask, entries, rank, referenced, active, override };
+    return { state, edits: this.editsVersion, length: this.path.entries.length, mask, pins, entries, rank, referenced, active, override };
   }
 
   /**
@@ -267,7 +307,7 @@ export class LiveLedger {
     if (view.length === n) return true;
     const cut = this.viewCut();
     const added = this.path.entries.slice(view.length, n);
-    if (added.some((e) => view.referenced.has(e.id))) return false;
+    if (added.some((e) => view.referenced.has(e.id) || view.pins?.awaits(e))) return false;
     const projected = projectEntries(added, {
       state: view.state,
       mask: view.mask,

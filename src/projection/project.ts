@@ -4,6 +4,7 @@ import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { ContextEditEntry, SessionEntry } from "../log/entries.ts";
 import { RangeMask, withoutReasoning, type PathLookup } from "./ranges.ts";
 import { effectiveCompaction, reduceBranch, headCompaction, isRevokedMessage, keptFrom, type LedgerState } from "./ledger-state.ts";
+import { PinSet } from "./pins.ts";
 
 /** One branch entry and what it contributes to the model view (nothing, for state entries and hidden ones). */
 export interface ProjectedEntry {
@@ -131,18 +132,22 @@ export function viewCut(state: LedgerState, indexOf: (id: string) => number): Vi
 }
 
 /**
- * Entries the model view selects (see {@link viewCut}): the heading compaction, the entries it keeps before it
- * (without system messages, which its snapshot replaces), then everything after it. With no restore facts and no
- * markers this is exactly Pi's selection for its newest compaction.
+ * Entries the model view selects (see {@link viewCut}): the heading compaction, the pinned entries its cut left
+ * behind (in path order), the entries it keeps before it (without system messages, which its snapshot replaces),
+ * then everything after it. With no restore facts, pins or markers this is exactly Pi's selection for its newest
+ * compaction.
  */
 export function contextEntries(
   path: readonly SessionEntry[],
   state: LedgerState = reduceBranch(path),
   indexOf: (id: string) => number = (id) => path.findIndex((e) => e.id === id),
+  pins?: PinSet,
 ): SessionEntry[] {
   const { head, from } = viewCut(state, indexOf);
   if (head < 0) return path.slice();
   const selected: SessionEntry[] = [path[head]];
+  // A pin outlives the cut: right after the summary, before what the compaction kept, so both read in path order.
+  if (pins) for (const entry of pins.before(from)) selected.push(entry);
   for (let i = from; i < head; i++) {
     const entry = path[i];
     if (!(entry.type === "message" && entry.message.role === "system")) selected.push(entry);
@@ -163,11 +168,18 @@ function sessionSettings(path: readonly SessionEntry[]): Pick<BranchProjection, 
   return { thinkingLevel, model };
 }
 
-/** A path lookup over a plain array, for one-shot projections. */
-export function lookupOf(path: readonly SessionEntry[]): PathLookup {
+/** A path lookup over a plain array, for one-shot projections (`at` gives the entry at a position). */
+export function lookupOf(path: readonly SessionEntry[]): PathLookup & { at(index: number): SessionEntry | undefined } {
   const position = new Map<string, number>();
   path.forEach((entry, i) => position.set(entry.id, i));
-  return { indexOf: (id) => position.get(id) ?? -1, get: (id) => path[position.get(id) ?? -1] };
+  return { indexOf: (id) => position.get(id) ?? -1, get: (id) => path[position.get(id) ?? -1], at: (i) => path[i] };
+}
+
+/** The state's pins resolved against a path, or undefined when there are none. */
+export function pinsOf(state: LedgerState, path: readonly SessionEntry[], lookup: () => PathLookup): PinSet | undefined {
+  if (!state.pins.length) return undefined;
+  const positions = lookup();
+  return new PinSet(state.pins, { indexOf: (id) => positions.indexOf(id), get: (id) => positions.get(id), at: (i) => path[i] });
 }
 
 /** What {@link projectEntries} needs besides the selected entries: positions and entries of the whole path. */
@@ -208,15 +220,17 @@ export function projectEntries(selected: readonly SessionEntry[], inputs: Projec
  * {@link projectEntries}, with anchored checkpoints moved after their range end. This is the one implementation of
  * the view: {@link projectBranch} runs it once over a branch, and the live ledger runs it over its path (extending
  * it entry by entry while no fact changes it) and maps Pi's request messages onto it. `mask` defaults to the rules'
- * mask over `lookup`; context edits apply when they are themselves in the view, as in Pi.
+ * mask over `lookup`; context edits apply when they are themselves in the view, as in Pi. Pins (see `pins.ts`) are
+ * exempt from every rule, and those a compaction cut off are placed right after its summary.
  */
-export function projectView(path: readonly SessionEntry[], state: LedgerState, lookup: () => PathLookup, mask?: RangeMask): ProjectedEntry[] {
-  const selected = contextEntries(path, state, (id) => lookup().indexOf(id));
+export function projectView(path: readonly SessionEntry[], state: LedgerState, lookup: () => PathLookup, mask?: RangeMask, pins?: PinSet): ProjectedEntry[] {
+  pins ??= pinsOf(state, path, lookup);
+  const selected = contextEntries(path, state, (id) => lookup().indexOf(id), pins);
   const edits = new Map<string, ContextEditEntry>();
   for (const entry of selected) if (entry.type === "context_edit") edits.set(entry.targetId, entry);
   const entries = projectEntries(selected, {
     state,
-    mask: mask ?? (state.ranges.length ? new RangeMask(state.ranges, lookup()) : undefined),
+    mask: mask ?? (state.ranges.length ? new RangeMask(state.ranges, lookup(), pins) : undefined),
     indexOf: (id) => lookup().indexOf(id),
     get: (id) => lookup().get(id),
     editOf: (id) => edits.get(id),

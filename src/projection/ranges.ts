@@ -2,6 +2,7 @@
 // from the rules and the positions of entries on the active path. Pure: no I/O.
 import { LedgerType, type AgentMessage, type SessionEntry } from "../log/entries.ts";
 import type { RangeRule } from "./ledger-state.ts";
+import type { PinSet } from "./pins.ts";
 
 /** Entries a fold may hide: conversation messages and custom messages. System loadout, `!` bash output,
  * branch summaries and compactions always stay, since they carry state the model needs. */
@@ -76,7 +77,11 @@ export class RangeMask {
   /** reach[k]: the largest `through` among rules[0..k]. */
   private readonly reach: number[] = [];
 
-  constructor(ranges: readonly RangeRule[], path: PathLookup) {
+  /** Pinned entries: no rule hides them or drops their reasoning (see `pins.ts`). */
+  private readonly pins: PinSet | undefined;
+
+  constructor(ranges: readonly RangeRule[], path: PathLookup, pins?: PinSet) {
+    this.pins = pins?.empty ? undefined : pins;
     for (const fold of ranges) {
       const through = path.indexOf(fold.throughId);
       const after = fold.afterId === null ? -1 : path.indexOf(fold.afterId);
@@ -117,13 +122,16 @@ export class RangeMask {
    * visible text stays verbatim, its reasoning is technical state the checkpoint summarized.
    */
   dropsReasoning(entry: SessionEntry, index: number): boolean {
-    if (index < 0 || this.empty || !isCompletedAnswer(entry) || !hasReasoning(entry)) return false;
+    if (index < 0 || this.empty || !isCompletedAnswer(entry) || !hasReasoning(entry) || this.pins?.has(index)) return false;
     return this.covered(index, (rule) => rule.keepDialogue);
   }
 
-  /** True when some rule hides the entry at `index`. Each rule's exemption protects only against that rule. */
+  /**
+   * True when some rule hides the entry at `index`. Each rule's exemption protects only against that rule; a pin
+   * protects against every rule.
+   */
   hides(entry: SessionEntry, index: number): boolean {
-    if (index < 0 || this.empty || !isFoldable(entry)) return false;
+    if (index < 0 || this.empty || !isFoldable(entry) || this.pins?.has(index)) return false;
     return this.covered(index, (rule) => {
       if (rule.keepDialogue && isDialogue(entry)) return false;
       if (entry.type === "message" && entry.message.role === "toolResult" && rule.keptCalls.has(entry.message.toolCallId)) return false;

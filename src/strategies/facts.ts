@@ -4,6 +4,7 @@
 import {
   isFoldEntry,
   isLedgerCompaction,
+  isPinEntry,
   isRestoreEntry,
   LEDGER_PREFIX,
   LedgerType,
@@ -11,6 +12,7 @@ import {
   type CustomMessageEntry,
   type FoldDetails,
   type LedgerCompactionDetails,
+  type PinData,
   type RestoreData,
   type SessionEntry,
 } from "../log/entries.ts";
@@ -39,6 +41,7 @@ export type LedgerFact =
   | { record: "plannerFailure"; entry: CustomEntry<PlannerFailureDetails> }
   | { record: "nativeCompaction"; entry: CustomEntry<NativeCompactionDetails> }
   | { record: "restore"; entry: CustomEntry<RestoreData> }
+  | { record: "pin"; entry: CustomEntry<PinData> }
   | { record: "compaction"; entry: CompactionEntry<LedgerCompactionDetails> };
 
 export type RecordName = LedgerFact["record"];
@@ -90,6 +93,7 @@ const READERS = {
     return c && d && typeof d.compactionEntryId === "string" ? { record: "nativeCompaction", entry: c as CustomEntry<NativeCompactionDetails> } : undefined;
   },
   restore: (e) => (isRestoreEntry(e) ? { record: "restore", entry: e } : undefined),
+  pin: (e) => (isPinEntry(e) ? { record: "pin", entry: e } : undefined),
 } satisfies Record<keyof typeof LedgerType, Reader>;
 
 const BY_TYPE = new Map<string, Reader>(Object.entries(LedgerType).map(([name, customType]) => [customType, READERS[name as keyof typeof LedgerType]]));

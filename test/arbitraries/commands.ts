@@ -22,7 +22,7 @@ interface Timed {
 }
 
 export type LedgerCommand =
-  | (Timed & { kind: "user"; text: string; image?: string; asString: boolean })
+  | (Timed & { kind: "user"; text: string; image?: string; asString: boolean; /** Wrap the text in a `<keepContext>` span (the user pins it). */ keep?: boolean })
   | (Timed & {
       kind: "assistant";
       thinking?: string;
@@ -63,6 +63,12 @@ export type LedgerCommand =
    */
   | (Timed & { kind: "restore"; pick: number; newest: boolean; cut: number })
   /**
+   * Our pin fact (`context-ledger/pin`): pin an entry of the branch (`pick`; any kind, so compactions, labels and
+   * state entries are tried too), unpin one that is pinned (`unpin`), or name an id that is not on the branch
+   * (`stray`: an unknown id or a prototype key).
+   */
+  | (Timed & { kind: "pin"; pick: number; unpin: boolean; stray?: string; note?: string })
+  /**
    * A manual `/compact` under the preserve strategy: the marker compaction Pi appends (its checkpoint message is left
    * out: a marker is about the cut). It keeps from where the model view starts, or with `stale` from where Pi's
    * newest compaction kept (what an older writer stored), so Pi's request and the view start apart.
@@ -93,6 +99,7 @@ export const DEFAULT_WEIGHTS: CommandWeights = {
   fold: 3,
   restore: 2,
   marker: 1,
+  pin: 2,
 };
 
 const dtArb = fc.oneof({ weight: 1, arbitrary: fc.constant(0) }, { weight: 9, arbitrary: fc.integer({ min: 1, max: 120_000 }) });
@@ -113,7 +120,7 @@ const toolCallArb: fc.Arbitrary<ToolCallSpec> = fc.record({
 function commandArbs(): { [K in CommandKind]: fc.Arbitrary<Extract<LedgerCommand, { kind: K }>> } {
   return {
     user: fc.record(
-      { kind: fc.constant("user"), dt: dtArb, text: proseArb, image: imageDataArb, asString: fc.boolean() },
+      { kind: fc.constant("user"), dt: dtArb, text: proseArb, image: imageDataArb, asString: fc.boolean(), keep: fc.constantFrom(false, false, false, false, true) },
       { requiredKeys: ["kind", "dt", "text", "asString"] },
     ),
     assistant: fc.record(
@@ -218,6 +225,10 @@ function commandArbs(): { [K in CommandKind]: fc.Arbitrary<Extract<LedgerCommand
       { requiredKeys: ["kind", "dt", "pick", "toRoot", "summary"] },
     ),
     restore: fc.record({ kind: fc.constant("restore"), dt: dtArb, pick: pickArb, newest: fc.constantFrom(false, false, true), cut: pickArb }),
+    pin: fc.record(
+      { kind: fc.constant("pin"), dt: dtArb, pick: pickArb, unpin: fc.constantFrom(false, false, true), stray: fc.constantFrom("__proto__", "constructor", "no-such-entry"), note: wordsArb(1, 6) },
+      { requiredKeys: ["kind", "dt", "pick", "unpin"] },
+    ),
     marker: fc.record(
       { kind: fc.constant("marker"), dt: dtArb, checkpoint: fc.integer({ min: 1, max: 9 }), stale: fc.constantFrom(false, false, true), summary: wordsArb(3, 30), strategy: fc.constant("digest") },
       { requiredKeys: ["kind", "dt", "checkpoint", "stale", "summary"] },

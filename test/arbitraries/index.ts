@@ -12,5 +12,5 @@ export {
   type LedgerSeed,
   type LedgerStep,
 } from "./ledger.ts";
-export { isFoldableEntry, naiveContext, naiveHiddenIds, naiveRestores, naiveViewStart, restorableActs, visibleFoldTargets, type NaiveRestores } from "./visibility.ts";
+export { isFoldableEntry, naiveContext, naiveHiddenIds, naivePinnedIds, naivePins, naiveRestores, naiveViewStart, restorableActs, visibleFoldTargets, type NaiveRestores } from "./visibility.ts";
 export { codeArb, pathArb, proseArb, wordsArb } from "./text.ts";

@@ -14,9 +14,9 @@ import {
 } from "@earendil-works/pi-ai";
 import { buildSessionProjection, type SessionEntry, type SessionHeader } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import { isCheckpointMarker, isToolCheckpoint, LedgerType, type FoldDetails, type RangeDetails, type RestoreData } from "../../src/log/entries.ts";
+import { isCheckpointMarker, isToolCheckpoint, LedgerType, type FoldDetails, type PinData, type RangeDetails, type RestoreData } from "../../src/log/entries.ts";
 import { commandArb, type CommandWeights, type LedgerCommand, type ToolCallSpec } from "./commands.ts";
-import { naiveRestores, naiveViewStart, restorableActs, visibleFoldTargets } from "./visibility.ts";
+import { naivePins, naiveRestores, naiveViewStart, restorableActs, visibleFoldTargets } from "./visibility.ts";
 
 /** One change to the session as Pi makes it: an entry appended at the leaf, or the leaf moved (`/tree`). */
 export type LedgerStep = { kind: "append"; entry: SessionEntry } | { kind: "move"; leafId: string | null };
@@ -195,6 +195,8 @@ export class LedgerFolder {
         return this.fold(command);
       case "restore":
         return this.restore(command);
+      case "pin":
+        return this.pin(command);
       case "marker":
         return this.marker(command);
       case "toolCheckpoint":
@@ -228,11 +230,12 @@ export class LedgerFolder {
   }
 
   private user(command: Extract<LedgerCommand, { kind: "user" }>): void {
-    const blocks: (TextContent | ImageContent)[] = [{ type: "text", text: command.text }];
+    const text = command.keep ? `${command.text}\n<keepContext>\nkept ${command.text.slice(0, 40)}\n</keepContext>` : command.text;
+    const blocks: (TextContent | ImageContent)[] = [{ type: "text", text }];
     if (command.image) blocks.push({ type: "image", data: command.image, mimeType: "image/png" });
     const message: UserMessage = {
       role: "user",
-      content: command.asString && !command.image ? command.text : blocks,
+      content: command.asString && !command.image ? text : blocks,
       timestamp: this.clock,
     };
     this.appendMessage(message);
@@ -459,6 +462,23 @@ export class LedgerFolder {
     this.append({ type: "custom", customType: LedgerType.restore, data });
   }
 
+  /** A pin fact: pin an entry of the branch (any kind), unpin a pinned one, or name a stray id. */
+  pin(command: Extract<LedgerCommand, { kind: "pin" }>): void {
+    const path = this.branch();
+    if (path.length === 0) return;
+    let targetId: string;
+    let pinned = true;
+    if (command.unpin) {
+      const pins = naivePins(path);
+      const ids = [...pins.keys()].filter((id) => pins.get(id));
+      if (!ids.length) return;
+      targetId = ids[command.pick % ids.length];
+      pinned = false;
+    } else targetId = command.stray && command.pick % 7 === 0 ? command.stray : path[command.pick % path.length].id;
+    const data: PinData = { v: 1, targetId, pinned, ...(command.note && pinned ? { note: command.note } : {}) };
+    this.append({ type: "custom", customType: LedgerType.pin, data });
+  }
+
   /** A preserve marker compaction, as a manual `/compact` under preserve leaves it (see the command). */
   marker(command: Extract<LedgerCommand, { kind: "marker" }>): void {
     const path = this.branch();
@@ -499,9 +519,11 @@ export const ledgerSeedArb: fc.Arbitrary<LedgerSeed> = fc.record({
 /** Arbitrary valid ledgers. Shrinking removes and simplifies commands, so counterexamples stay readable. */
 export function ledgerArb(options: LedgerOptions = {}): fc.Arbitrary<GeneratedLedger> {
   const facts = options.folds !== false;
-  const weights = { ...options.weights, ...(facts ? {} : { fold: 0, restore: 0, marker: 0, toolCheckpoint: 0 }) };
-  // Without our facts, a compaction is Pi's own: no strategy details, no recap.
-  const command = facts ? commandArb(weights) : commandArb(weights).map((c) => (c.kind === "compaction" ? { ...c, strategy: undefined, recap: undefined } : c));
+  const weights = { ...options.weights, ...(facts ? {} : { fold: 0, restore: 0, marker: 0, toolCheckpoint: 0, pin: 0 }) };
+  // Without our facts, a compaction is Pi's own: no strategy details, no recap; and no `<keepContext>` pins.
+  const command = facts
+    ? commandArb(weights)
+    : commandArb(weights).map((c) => (c.kind === "compaction" ? { ...c, strategy: undefined, recap: undefined } : c.kind === "user" ? { ...c, keep: false, text: c.text.replaceAll("<keepContext>", "<keep-context>") } : c));
   return fc
     .record({
       seed: ledgerSeedArb,

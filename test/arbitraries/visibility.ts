@@ -98,8 +98,66 @@ function toolCallIds(entry: SessionEntry | undefined): Set<string> {
   return ids;
 }
 
+/** The naive `<keepContext>` rule: a line of the user's own text that is only the tag, or one whole tagged span. */
+function naiveKeeps(entry: SessionEntry): boolean {
+  if (entry.type !== "message" || entry.message.role !== "user") return false;
+  const content = entry.message.content;
+  const text = typeof content === "string" ? content : content.map((b) => (b.type === "text" ? `${b.text}\n` : "")).join("");
+  return text.split("\n").some((line) => {
+    const t = line.trim();
+    return t === "<keepContext>" || (t.startsWith("<keepContext>") && t.endsWith("</keepContext>") && t.length >= 27);
+  });
+}
+
+/** Pin state per target id, oldest fact first: the newest pin fact decides; a `<keepContext>` user message pins itself. */
+export function naivePins(path: readonly SessionEntry[]): Map<string, boolean> {
+  const pins = new Map<string, boolean>();
+  for (const e of path) {
+    if (e.type === "custom" && e.customType === LedgerType.pin) {
+      const d = e.data as { v?: unknown; targetId?: unknown; pinned?: unknown };
+      if (d?.v === 1 && typeof d.targetId === "string" && typeof d.pinned === "boolean") {
+        pins.delete(d.targetId);
+        pins.set(d.targetId, d.pinned);
+      }
+    } else if (naiveKeeps(e) && pins.get(e.id) !== true) {
+      pins.delete(e.id);
+      pins.set(e.id, true);
+    }
+  }
+  return pins;
+}
+
 /**
- * Ids on `path` that fold rules on `path` hide. Each rule hides foldable entries strictly after `afterId`
+ * Ids of pinned entries on `path`: each pinned conversation or custom message, and for a tool exchange the assistant
+ * message with every result of its calls (up to the next user or assistant message).
+ */
+export function naivePinnedIds(path: readonly SessionEntry[]): Set<string> {
+  const out = new Set<string>();
+  const isMessage = (e: SessionEntry | undefined, role: string) => e?.type === "message" && e.message.role === role;
+  for (const [id, pinned] of naivePins(path)) {
+    const at = path.findIndex((e) => e.id === id);
+    const entry = path[at];
+    if (!pinned || !entry || !(entry.type === "custom_message" || (entry.type === "message" && entry.message.role !== "system"))) continue;
+    out.add(id);
+    let call = at;
+    if (isMessage(entry, "toolResult")) {
+      const prior = path.slice(0, at).findLastIndex((e) => isMessage(e, "assistant"));
+      call = prior >= 0 && toolCallIds(path[prior]).has((entry as { message: { toolCallId: string } }).message.toolCallId) ? prior : -1;
+    }
+    if (call < 0) continue;
+    const calls = toolCallIds(path[call]);
+    if (!calls.size) continue;
+    out.add(path[call].id);
+    for (let i = call + 1; i < path.length && !isMessage(path[i], "user") && !isMessage(path[i], "assistant"); i++) {
+      const e = path[i];
+      if (e.type === "message" && e.message.role === "toolResult" && calls.has(e.message.toolCallId)) out.add(e.id);
+    }
+  }
+  return out;
+}
+
+/**
+ * Ids on `path` that fold rules on `path` hide (pinned entries never). Each rule hides foldable entries strictly after `afterId`
  * (or from the start) through `throughId`, except tool results answering `keepToolResultsOf`'s calls, and, for a
  * tool checkpoint's keepDialogue range, the dialogue.
  */
@@ -107,6 +165,7 @@ export function naiveHiddenIds(path: readonly SessionEntry[]): Set<string> {
   const hidden = new Set<string>();
   const ids = path.map((entry) => entry.id);
   const restores = naiveRestores(path);
+  const pinned = naivePinnedIds(path);
   for (const entry of path) {
     const details = foldDetails(entry);
     if (!details) continue;
@@ -126,6 +185,7 @@ export function naiveHiddenIds(path: readonly SessionEntry[]): Set<string> {
       if (!isFoldableEntry(candidate)) continue;
       if (details.range.keepDialogue && isNaiveDialogue(candidate)) continue;
       if (candidate.type === "message" && candidate.message.role === "toolResult" && kept.has(candidate.message.toolCallId)) continue;
+      if (pinned.has(candidate.id)) continue;
       hidden.add(candidate.id);
     }
   }

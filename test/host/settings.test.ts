@@ -96,6 +96,18 @@ describe("recall settings", () => {
     expect(bad.warnings.join("\n")).toMatch(/digest\.workingSet/);
   });
 
+  it("reads the pin budget share (global file), with its environment override; bad values warn and keep 0.1", () => {
+    expect(DEFAULT_SETTINGS.pins).toEqual({ maxShare: 0.1 });
+    expect(resolveSettings({ pins: { maxShare: 0.25 } }, {}).settings.pins.maxShare).toBe(0.25);
+    expect(resolveSettings({ pins: { maxShare: 1 } }, {}).settings.pins.maxShare).toBe(1);
+    expect(resolveSettings({ pins: { maxShare: 0.25 } }, { PI_CONTEXT_LEDGER_PINS_MAX_SHARE: "0.05" }).settings.pins.maxShare).toBe(0.05);
+    const bad = resolveSettings({ pins: { maxShare: 0 } }, { PI_CONTEXT_LEDGER_PINS_MAX_SHARE: "0x1" });
+    expect(bad.settings.pins.maxShare).toBe(0.1);
+    expect(bad.warnings.join("\n")).toMatch(/pins\.maxShare: invalid value 0/);
+    expect(bad.warnings.join("\n")).toMatch(/PI_CONTEXT_LEDGER_PINS_MAX_SHARE: expected a share above 0, at most 1/);
+    expect(resolveSettings({ pins: "lots" }, {}).warnings.join()).toMatch(/contextLedger\.pins: expected an object/);
+  });
+
   it("reads the budget notice switch and share, with their environment overrides", () => {
     expect(DEFAULT_SETTINGS.budgetNotice).toEqual({ share: 0.8 }); // enabled unset: on unless the strategy is native
     const file = resolveSettings({ budgetNotice: { enabled: false, share: 0.6 } }, {});

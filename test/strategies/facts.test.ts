@@ -27,6 +27,8 @@ const written: Array<[RecordName, SessionEntry]> = [
   ["plannerFailure", customEntry(LedgerType.plannerFailure, failureDetails(new Error("x"), { strategy: "planned", trigger: "threshold", durationMs: 1 }))],
   ["nativeCompaction", customEntry(LedgerType.nativeCompaction, { v: 1, trigger: "threshold", compactionEntryId: "c2", tokensBefore: 9, summaryTokens: 1, after: "planned" })],
   ["restore", customEntry(LedgerType.restore, { v: 1, targetId: "f1", act: "fold" })],
+  ["pin", customEntry(LedgerType.pin, { v: 1, targetId: "m1", pinned: true, note: "the spec" })],
+  ["pin", customEntry(LedgerType.pin, { v: 1, targetId: "m1", pinned: false })],
   ["compaction", { ...base, type: "compaction", summary: "s", firstKeptEntryId: "e0", tokensBefore: 1, details: { v: 1, strategy: "checkpoint" } } as SessionEntry],
 ];
 

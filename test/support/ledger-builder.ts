@@ -165,6 +165,11 @@ export class LedgerBuilder {
     return this.push({ type: "custom", customType: LedgerType.restore, data: { v: 1, targetId, act, ...partial } });
   }
 
+  /** A pin fact: pin (or unpin) one entry. */
+  pin(targetId: string, pinned = true, note?: string): string {
+    return this.push({ type: "custom", customType: LedgerType.pin, data: { v: 1, targetId, pinned, ...(note !== undefined ? { note } : {}) } });
+  }
+
   label(targetId: string, label: string | undefined): string {
     return this.push({ type: "label", targetId, label });
   }

@@ -36,6 +36,7 @@ export function foldView(session: LedgerSessionView, sm: SessionManagerView): Fo
     indexOf: (id) => live.indexOf(id),
     isHidden: (id) => live.isHidden(id),
     revokedBy: (id) => live.state.revoked[id],
+    isPinned: (id) => live.isPinned(id),
     state: live.state,
     labels,
     exists: (id) => sm.getEntry(id) !== undefined,

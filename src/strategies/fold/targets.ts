@@ -19,6 +19,8 @@ export interface FoldView {
   labelledElsewhere(label: string): readonly string[];
   /** The restore that revoked the act with this id, if one did (folds, checkpoints, compactions). */
   revokedBy?(id: string): string | undefined;
+  /** True when a pin keeps the entry in the model view whatever any act hides. */
+  isPinned?(id: string): boolean;
   /** The ledger state at the leaf, when the caller keeps it (else folded from `path`). */
   state?: LedgerState;
 }

@@ -52,6 +52,7 @@ export function timelineRows(view: FoldView): { id: string; line: string }[] {
     if (label) marks.push(`label "${label}"`);
     const revokedBy = view.revokedBy?.(entry.id);
     if (revokedBy) marks.push(`revoked by restore ${revokedBy}`);
+    if (view.isPinned?.(entry.id)) marks.push("pinned");
     // A compaction entry itself stays in context even though it sits after the kept range it starts.
     if (entry.type !== "compaction" && (index < start || view.isHidden(entry.id))) marks.push(NOT_A_TARGET);
     rows.push({ id: entry.id, line: `${entry.id} ${shown.role}: ${oneLine(shown.text)}${marks.length ? ` (${marks.join("; ")})` : ""}` });
