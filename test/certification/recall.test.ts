@@ -80,7 +80,7 @@ describe("certification: recall", () => {
     expect(conversation(requests[2])).not.toContain(NEEDLE);
     // ...and the project-scope grep finds it in the first session, named with its start date.
     const result = requests[3].messages.find((m) => m.role === "toolResult" && m.toolName === "context_grep");
-    expect(result?.role === "toolResult" && result.isError).toBe(false);
+    expect(result?.role === "toolResult" && result.isError, `${callLog(requests)}\n${JSON.stringify(requests[3].messages.filter((m) => m.role !== "system"))}`).toBe(false);
     const text = JSON.stringify(result?.content);
     expect(text).toContain(NEEDLE);
     expect(text).toContain(`session ${first.sessionId} (started ${started})`);

@@ -1,5 +1,6 @@
 // The pure side of the project scope: a source of in-memory sessions stands in for the directory, so paging across
 // sessions, the per-call bounds, cursors and the name and header checks are tested without files.
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import {
@@ -17,6 +18,7 @@ import {
 import { grepTranscript } from "../../src/recall/search.ts";
 import { recallLimits } from "../../src/recall/settings.ts";
 import { buildTranscript, type TranscriptIndex } from "../../src/recall/transcript.ts";
+import { hostileStringArb } from "../arbitraries/hostile.ts";
 import { Branch } from "./fixtures.ts";
 
 const limits = recallLimits({});
@@ -200,5 +202,36 @@ describe("names, headers and branches", () => {
     expect(branchOf([e("a", null), e("b", "a"), e("c", "gone")]).map((x) => x.id)).toEqual(["c"]);
     expect(branchOf([e("a", "b"), e("b", "a")]).map((x) => x.id)).toEqual(["a", "b"]);
     expect(branchOf([])).toEqual([]);
+  });
+});
+
+describe("hostile session names and cursors", () => {
+  it("any string as session is refused with a short error or resolves to a listed session, and a name with a path part never resolves", () => {
+    const sessions = fakeProject(4).source.earlier;
+    fc.assert(
+      fc.property(fc.oneof(hostileStringArb, fc.constantFrom(...sessions.map((s) => s.id)), fc.string().map((x) => `../${x}`), fc.string().map((x) => `${x}/${x}`)), (raw) => {
+        const name = checkSessionName(raw);
+        if (typeof name !== "string") {
+          expect(name.error.length).toBeLessThan(400);
+          return;
+        }
+        expect(name).not.toMatch(/[/\\]|\.\./);
+        const found = resolveSession(sessions, name);
+        if (typeof found === "string") expect(found.length).toBeLessThan(400);
+        else expect(sessions).toContain(found);
+      }),
+    );
+  });
+
+  it("any string as a project cursor gives a bounded page or a short error", async () => {
+    const fake = fakeProject(3);
+    await fc.assert(
+      fc.asyncProperty(hostileStringArb, async (cursor) => {
+        const out = await grepProject(fake.source, { pattern: "NEEDLE", literal: true, cursor }, limits);
+        if (out.ok) expect(out.text.length).toBeLessThanOrEqual(limits.maxChars);
+        else expect(out.error.length).toBeLessThan(400);
+      }),
+      { numRuns: 100 },
+    );
   });
 });
