@@ -237,11 +237,10 @@ function sessionLabel(source: ProjectSource, ordinal: number): string {
   return `${s.id} · started ${s.started} · file ${s.file}`;
 }
 
+/** The count of files left out, for the end of a result (other projects' sessions are counted in details only). */
 function skippedNote(skipped: SkippedFiles, unreadable: number): string {
-  const parts = [
-    ...(skipped.damaged + unreadable ? [`${skipped.damaged + unreadable} file${skipped.damaged + unreadable === 1 ? "" : "s"} of the session directory that are not readable sessions (damaged, too large or not session files)`] : []),
-  ];
-  return parts.length ? `\nSkipped ${parts.join("; ")}.` : "";
+  const n = skipped.damaged + unreadable;
+  return n ? `\nSkipped ${n} file${n === 1 ? "" : "s"} of the session directory that are not readable sessions (damaged, too large or not session files).` : "";
 }
 
 /**

@@ -2,7 +2,9 @@
 // sessions, the per-call bounds, cursors and the name and header checks are tested without files.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import type { AssistantMessage } from "@earendil-works/pi-ai";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+import { LOOKUP_TOOLS, runLookup, type LookupRequest } from "../../src/recall/lookup.ts";
 import {
   branchOf,
   checkSessionName,
@@ -233,5 +235,33 @@ describe("hostile session names and cursors", () => {
       }),
       { numRuns: 100 },
     );
+  });
+});
+
+describe("lookup with the project scope", () => {
+  const reply = (content: AssistantMessage["content"]): AssistantMessage =>
+    ({ role: "assistant", content, api: "x", provider: "x", model: "x", usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: content.some((b) => b.type === "toolCall") ? "toolUse" : "stop", timestamp: 1 }) as AssistantMessage;
+
+  it("offers scope and session only when the project scope is on, and runs such calls through the host", async () => {
+    const index = sessionIndex("NEEDLE here");
+    const seen: LookupRequest[] = [];
+    const script = [reply([{ type: "toolCall", id: "c1", name: "grep", arguments: { pattern: "NEEDLE", literal: true, scope: "project" } }]), reply([{ type: "text", text: "answer" }])];
+    const model = (replies: AssistantMessage[]) => async (request: LookupRequest) => {
+      seen.push(request);
+      return replies.shift()!;
+    };
+    const ran: string[] = [];
+    const project = { run: async (name: string) => (ran.push(name), { ok: true as const, text: "══ session s1 · PROJECT PAGE", details: {} }) };
+    await runLookup({ question: "q", index, callModel: model([...script]), limits, now: 1, project });
+    expect(ran).toEqual(["grep"]);
+    expect(JSON.stringify(seen[0].tools)).toContain('"scope"');
+    expect(seen[0].systemPrompt).toContain('scope: "project"');
+    expect(JSON.stringify(seen[1].messages)).toContain("PROJECT PAGE");
+
+    // Without it, the subagent's request is what it always was.
+    const plain: LookupRequest[] = [];
+    await runLookup({ question: "q", index, callModel: async (request) => (plain.push(request), reply([{ type: "text", text: "answer" }])), limits, now: 1 });
+    expect(plain[0].tools).toBe(LOOKUP_TOOLS);
+    expect(plain[0].systemPrompt).not.toContain("project");
   });
 });
