@@ -312,6 +312,9 @@ export async function grepProject(
     }
     const suffix = s === 0 ? "" : ` · session ${ids[s]} (started ${source.earlier[s - 1].started})`;
     const group: Group = { label: sessionLabel(source, s), lines: [], matches: [], index, ordinal: s };
+    // The session's heading line counts against the page while its matches are added; given back if it has none.
+    const heading = `══ session ${group.label}`.length + 1;
+    run.pageChars += heading;
     for (;;) {
       // Scan in slices and pause between them, so one large session never holds the event loop.
       run.workLimit = Math.min(limits.maxScanWork, run.work + bounds.sliceWork);
@@ -331,6 +334,7 @@ export async function grepProject(
       break;
     }
     if (group.lines.length) groups.push(group);
+    else run.pageChars -= heading;
   }
 
   const nextCursor = resume ? encodeProject("p", key, ids[resume.session], resume) : undefined;

@@ -265,3 +265,21 @@ describe("lookup with the project scope", () => {
     expect(plain[0].systemPrompt).not.toContain("project");
   });
 });
+
+describe("project page bounds", () => {
+  it("keeps a page of many sessions' hits within the character bound, headings included, without cutting a result", async () => {
+    const fake = fakeProject(40);
+    const small = recallLimits({ grepMaxChars: 1_500, grepMaxResults: 50 });
+    let cursor: string | undefined;
+    let seen = 0;
+    do {
+      const out = await grepProject(fake.source, { pattern: "NEEDLE", literal: true, cursor }, small);
+      if (!out.ok) throw new Error(out.error);
+      expect(out.text.length).toBeLessThanOrEqual(1_500);
+      expect(out.text).not.toContain("[result cut at the page limit]");
+      seen += out.details.matches.length;
+      cursor = out.nextCursor;
+    } while (cursor);
+    expect(seen).toBe(41);
+  });
+});
