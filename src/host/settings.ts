@@ -117,6 +117,8 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
     const value = pick<number | undefined>(`recall.${key}`, recall[key], isCount, undefined);
     if (value !== undefined) s.recall[key] = value;
   }
+  const crossSession = pick<boolean | undefined>("recall.crossSession", recall.crossSession, isBool, undefined);
+  if (crossSession !== undefined) s.recall.crossSession = crossSession;
   const plannerModel = pick<string | undefined>("plannerModel", obj.plannerModel, isModel, undefined);
   if (plannerModel) s.plannerModel = plannerModel;
   const isRatio = (v: unknown): v is number => typeof v === "number" && v > 0 && v < 1;
@@ -154,6 +156,7 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
     if (isCount(decimal(v, false))) apply(Number(v));
     else warnings.push(`PI_CONTEXT_LEDGER_${name}: expected a whole number from 1 to 1000000, got ${quoted(v)}; ignored`);
   };
+  if (envValue("RECALL_CROSS_SESSION") !== undefined) s.recall.crossSession = envBool("RECALL_CROSS_SESSION", s.recall.crossSession ?? true);
   envCount("GREP_MAX_RESULTS", (n) => (s.recall.grepMaxResults = n));
   envCount("GREP_MAX_CHARS", (n) => (s.recall.grepMaxChars = n));
   envCount("LOOKUP_TURN_BUDGET", (n) => (s.recall.lookupTurnBudget = n));

@@ -26,6 +26,11 @@ export interface LookupInput {
   signal?: AbortSignal;
   /** Timestamp (ms) stamped on the messages the loop writes itself. */
   now: number;
+  /**
+   * The project scope (`context_lookup { scope: "project" }`): the subagent's tools also take `scope` and
+   * `session`, and a call that uses them runs here (the host reads the other sessions). Absent: this session only.
+   */
+  project?: { run(name: string, args: Record<string, unknown>): Promise<SearchOutcome<unknown>> };
 }
 
 /** Why the search phase ended. */
@@ -91,6 +96,19 @@ export const LOOKUP_TOOLS: Tool[] = [
     },
   },
 ];
+
+/** The subagent's tools when the project scope is on: the same three, able to name the project or a session. */
+export const PROJECT_LOOKUP_TOOLS: Tool[] = LOOKUP_TOOLS.map((tool) => {
+  const extra: Record<string, unknown> = {};
+  if (tool.name !== "show_entry") extra.scope = { type: "string", enum: ["session", "project"], description: tool.name === "grep" ? "project: also search this project's earlier sessions, newest first; each hit names its session" : "project: list this project's sessions (id, start date, first user message, entries)" };
+  if (tool.name !== "grep") extra.session = { type: "string", description: "An earlier session's id, as grep or list_entries with scope project report it" };
+  const parameters = tool.parameters as unknown as { properties: Record<string, unknown> };
+  return { ...tool, parameters: { ...tool.parameters, properties: { ...parameters.properties, ...extra } } as Tool["parameters"] };
+});
+
+const PROJECT_NOTE = `
+
+This lookup may also search the project's earlier sessions (same working directory): grep with scope: "project" searches this session and then the earlier ones, newest first, and names the session of each hit; list_entries with scope: "project" lists the sessions; list_entries and show_entry take session: <id> to read one. Earlier sessions show what was recorded then: errors, decisions, commands. Cite the session id with each ENTRY id from another session.`;
 
 const SYSTEM_PROMPT = `You recover facts from the recorded history of a coding-agent session. Older parts of that conversation were compacted out of the agent's view; the full branch is still recorded, and your tools search it.
 
@@ -208,6 +226,7 @@ export async function runLookup(input: LookupInput): Promise<LookupOutcome> {
       timestamp: input.now,
     },
   ];
+  const systemPrompt = input.project ? SYSTEM_PROMPT + PROJECT_NOTE : SYSTEM_PROMPT;
   const cursors = new CursorLedger();
   let turnsUsed = 0;
   let modelCalls = 0;
@@ -234,7 +253,7 @@ export async function runLookup(input: LookupInput): Promise<LookupOutcome> {
     let reply: AssistantMessage;
     try {
       modelCalls++;
-      reply = await input.callModel({ systemPrompt: SYSTEM_PROMPT, messages: [...messages], tools: LOOKUP_TOOLS }, signal);
+      reply = await input.callModel({ systemPrompt, messages: [...messages], tools: input.project ? PROJECT_LOOKUP_TOOLS : LOOKUP_TOOLS }, signal);
     } catch (err) {
       if (isAbort(signal)) throw err;
       end = "modelError";
@@ -259,7 +278,8 @@ export async function runLookup(input: LookupInput): Promise<LookupOutcome> {
     for (const call of calls) {
       const args = (call.arguments ?? {}) as Record<string, unknown>;
       if (!cursors.isContinuation(call.name, args)) substantive = true;
-      const outcome = runTool(call, input);
+      const outcome =
+        input.project && (args.scope === "project" || typeof args.session === "string") ? await input.project.run(call.name, args) : runTool(call, input);
       toolCalls++;
       cursors.record(call.name, args, outcome.ok ? outcome.nextCursor : undefined);
       const result: ToolResultMessage = {
@@ -280,7 +300,7 @@ export async function runLookup(input: LookupInput): Promise<LookupOutcome> {
     // One tool-free call turns whatever was found into an answer.
     try {
       modelCalls++;
-      const reply = await input.callModel({ systemPrompt: SYSTEM_PROMPT, messages: [...messages, { role: "user", content: WRITE_UP_PROMPT, timestamp: input.now }] }, signal);
+      const reply = await input.callModel({ systemPrompt, messages: [...messages, { role: "user", content: WRITE_UP_PROMPT, timestamp: input.now }] }, signal);
       const text = reply.stopReason === "error" || reply.stopReason === "aborted" ? "" : textContent(reply);
       if (reply.stopReason === "aborted" && isAbort(signal)) throw new Error("lookup aborted");
       if (text) return finish(text, false, "ok", `\n\n(Partial: the search stopped at ${why}. ${FALLBACK_NOTE})`);

@@ -24,6 +24,8 @@ export type SearchOutcome<D> = { ok: true; text: string; details: D; nextCursor?
 export interface ListParams {
   role?: string;
   cursor?: string;
+  /** Another session of the project, by id or file name (see project.ts); part of the cursor's key. */
+  session?: string;
 }
 export interface GrepParams {
   pattern: string;
@@ -34,10 +36,14 @@ export interface GrepParams {
   caseSensitive?: boolean;
   /** Also search the recall tools' own calls and results (default: skipped). */
   includeRecall?: boolean;
+  /** `project` also searches the project's earlier sessions (see project.ts); default this session only. */
+  scope?: "session" | "project";
 }
 export interface ShowParams {
   id: string;
   cursor?: string;
+  /** Another session of the project, by id or file name (see project.ts); part of the cursor's key. */
+  session?: string;
 }
 
 /**
@@ -62,9 +68,12 @@ const KIND_TOOL: Record<SearchKind, string> = { list: "list_entries", grep: "gre
  */
 export function queryKey(kind: SearchKind, params: object): string {
   const p = params as Record<string, unknown>;
+  // Where the call looks: another session by name, or the project scope. Absent for this session, so the keys
+  // (and cursors) of single-session calls read as they always did.
+  const where = [...(p.scope === "project" ? ["project"] : []), ...(typeof p.session === "string" && p.session !== "" ? [`session:${p.session}`] : [])];
   switch (kind) {
     case "list":
-      return JSON.stringify(["list", normalizeRole(p.role) ?? null]);
+      return JSON.stringify(["list", normalizeRole(p.role) ?? null, ...where]);
     case "grep":
       return JSON.stringify([
         "grep",
@@ -73,9 +82,10 @@ export function queryKey(kind: SearchKind, params: object): string {
         typeof p.context === "number" ? Math.floor(p.context) : 0,
         p.caseSensitive === true,
         p.includeRecall === true,
+        ...where,
       ]);
     case "show":
-      return JSON.stringify(["show", String(p.id ?? "")]);
+      return JSON.stringify(["show", String(p.id ?? ""), ...where]);
   }
 }
 
@@ -202,14 +212,15 @@ export interface GrepDetails {
   workPerChar: number;
 }
 
-interface RawMatch {
+/** A match inside one index: entry ordinal, 0-based first and last line, and the column where it starts. */
+export interface RawMatch {
   ordinal: number;
   line: number;
   endLine: number;
   column: number;
 }
 
-function renderGrepPage(index: TranscriptIndex, matches: readonly RawMatch[], context: number, limits: RecallLimits): string[] {
+function renderGrepPage(index: TranscriptIndex, matches: readonly RawMatch[], context: number, limits: RecallLimits, entrySuffix = ""): string[] {
   const out: string[] = [];
   let i = 0;
   while (i < matches.length) {
@@ -228,7 +239,7 @@ function renderGrepPage(index: TranscriptIndex, matches: readonly RawMatch[], co
     const width = String(to + 1).length;
     const focus = new Map<number, number>();
     for (const m of group) for (let l = m.line; l <= m.endLine; l++) if (!focus.has(l)) focus.set(l, l === m.line ? m.column : 0);
-    out.push(`── entry ${describe(entry)} · in ${sectionAt(entry, group[0].line).label}`);
+    out.push(`── entry ${describe(entry)} · in ${sectionAt(entry, group[0].line).label}${entrySuffix}`);
     for (let l = from; l <= to; l++) {
       const hit = focus.has(l);
       out.push(gutter(entry, l, width, hit ? ">" : " ") + cutLine(lineText(entry, l), focus.get(l) ?? 0, limits.maxLineChars));
@@ -256,7 +267,7 @@ function findText(text: string, needle: string, from: number, fold: boolean): nu
 }
 
 /** How a grep finds text: exact text (optionally case-folded) or a compiled regular expression. */
-type Matcher = { kind: "literal"; needle: string; fold: boolean } | { kind: "regex"; re: CompiledRegex; fold: boolean };
+export type Matcher = { kind: "literal"; needle: string; fold: boolean } | { kind: "regex"; re: CompiledRegex; fold: boolean };
 
 function compileMatcher(params: GrepParams): Matcher | string {
   const fold = params.caseSensitive !== true;
@@ -269,53 +280,89 @@ function compileMatcher(params: GrepParams): Matcher | string {
 }
 
 /**
- * Search over the rendered branch. A regex matches within one line, ^ and $ at its ends; exact text
- * (`literal`) matches anywhere in one entry, across lines too. Case is ignored unless `caseSensitive`, and the
- * recall tools' own calls and results are skipped unless `includeRecall`. Each matching line is one result,
- * shown with `context` lines either side (clipped to its entry). Pages stop at `maxResults` matches,
- * `maxChars` characters, `maxScanWork` units of work, or the injected time budget, and return a cursor.
- *
- * Work is counted as characters times the engine's program size (one per character for exact text), since
- * that bounds what a linear-time engine does. Lines are fed to the engine in steps of at most about
- * `STEP_WORK` units, grouped when short, and a line too long for one step is searched in overlapping windows;
- * the budgets are checked between steps.
+ * State shared by every index one grep call scans: the compiled matcher, the page built so far and the budgets
+ * spent so far. The project scope scans several sessions' indexes with one run, so the page and the bounds are
+ * per call, not per index.
  */
-export function grepTranscript(index: TranscriptIndex, params: GrepParams, limits: RecallLimits, budget: ScanBudget = {}): SearchOutcome<GrepDetails> {
-  if (typeof params.pattern !== "string" || params.pattern === "") return { ok: false, error: "pattern must be a non-empty string" };
+export interface GrepRun {
+  readonly matcher: Matcher;
+  readonly context: number;
+  readonly includeRecall: boolean;
+  readonly limits: RecallLimits;
+  /** Characters of page text reserved for the caller's head and foot lines. */
+  readonly headerRoom: number;
+  /** Work at which the scan stops; at most `limits.maxScanWork`, lower when the caller scans in slices. */
+  workLimit: number;
+  /** The time budget's check, if any (true: stop). */
+  readonly overBudget?: () => boolean;
+  /** Matching lines on the page, over every index scanned so far. */
+  results: number;
+  /** Characters of page text rendered by earlier indexes. */
+  pageChars: number;
+  scanned: number;
+  work: number;
+}
+
+/** Start a grep run: validate and compile the pattern. */
+export function startGrepRun(params: GrepParams, limits: RecallLimits, budget: ScanBudget = {}, headerRoom = 400): GrepRun | string {
+  if (typeof params.pattern !== "string" || params.pattern === "") return "pattern must be a non-empty string";
   const context = Math.max(0, Math.min(limits.maxContext, Math.floor(typeof params.context === "number" && Number.isFinite(params.context) ? params.context : 0)));
   const matcher = compileMatcher(params);
-  if (typeof matcher === "string") return { ok: false, error: matcher };
-  const includeRecall = params.includeRecall === true;
-  const key = queryKey("grep", params);
-  let ordinal = 0;
-  let offset = 0;
-  if (params.cursor) {
-    const cursor = resumeAt("grep", key, params.cursor, index);
-    if (typeof cursor === "string") return { ok: false, error: cursor };
-    ordinal = cursor.ordinal;
-    offset = cursor.position;
-  }
+  if (typeof matcher === "string") return matcher;
+  return {
+    matcher,
+    context,
+    includeRecall: params.includeRecall === true,
+    limits,
+    headerRoom,
+    workLimit: limits.maxScanWork,
+    overBudget: budget.startBudget?.(),
+    results: 0,
+    pageChars: 0,
+    scanned: 0,
+    work: 0,
+  };
+}
 
-  const overBudget = budget.startBudget?.();
+/** What one index contributed to a run's page. */
+export interface IndexScan {
+  /** The index's matches on the page, in order. */
+  matches: RawMatch[];
+  /** Rendered lines of those matches (empty when none). */
+  lines: string[];
+  /** Where a next call resumes in this index; absent when the index was scanned to its end. */
+  resume?: { ordinal: number; offset: number };
+  /** True when the scan stopped at the work limit or the time budget, not at a page bound. */
+  capped: boolean;
+}
+
+/** Work units one character costs with this run's matcher. */
+export function runCost(run: GrepRun): number {
+  return run.matcher.kind === "regex" ? run.matcher.re.programSize : 1;
+}
+
+/**
+ * Scan one index from `start` with a run's matcher, adding matches to the run's page until a page bound, the
+ * work limit or the time budget stops it. `entrySuffix` is appended to each entry line of the page (the project
+ * scope names the session there).
+ */
+export function scanIndex(index: TranscriptIndex, run: GrepRun, start: { ordinal: number; offset: number }, entrySuffix = ""): IndexScan {
+  const { matcher, context, limits, includeRecall } = run;
   const page: RawMatch[] = [];
   let rendered: string[] = [];
-  /** Where the next call resumes: an entry and a character offset in it. */
   let resume: { ordinal: number; offset: number } | undefined;
-  let scanned = 0;
-  let work = 0;
-  // Steps taken so far. The budgets may stop a call only after one, so every call makes progress.
-  let steps = 0;
   let scanCapped = false;
-  const headerRoom = 400;
-  const cost = matcher.kind === "regex" ? matcher.re.programSize : 1;
-  const spent = () => steps > 0 && (work >= limits.maxScanWork || overBudget?.() === true);
+  // Steps taken so far. The budgets may stop a scan only after one, so every call makes progress.
+  let steps = 0;
+  const cost = runCost(run);
+  const spent = () => steps > 0 && (run.work >= run.workLimit || run.overBudget?.() === true);
 
   /** Add a match to the page, or report that it belongs to the next page. */
   const accept = (match: RawMatch): boolean => {
-    if (page.length >= limits.maxResults) return false;
-    const candidate = renderGrepPage(index, [...page, match], context, limits);
+    if (run.results + page.length >= limits.maxResults) return false;
+    const candidate = renderGrepPage(index, [...page, match], context, limits, entrySuffix);
     const size = candidate.reduce((n, l) => n + l.length + 1, 0);
-    if (page.length > 0 && size > limits.maxChars - headerRoom) return false;
+    if (run.results + page.length > 0 && run.pageChars + size > limits.maxChars - run.headerRoom) return false;
     page.push(match);
     rendered = candidate;
     return true;
@@ -327,17 +374,19 @@ export function grepTranscript(index: TranscriptIndex, params: GrepParams, limit
   /** Feed `text` to the engine as one step. */
   const engineTest = (re: CompiledRegex, text: string): boolean => {
     steps++;
-    scanned += text.length;
-    work += text.length * cost;
+    run.scanned += text.length;
+    run.work += text.length * cost;
     return re.test(text);
   };
   /** Column of the match in a line the engine said matches; only needed when the display cuts the line. */
   const column = (re: CompiledRegex, text: string): number => {
     if (text.length <= limits.maxLineChars) return 0;
-    work += text.length * cost;
+    run.work += text.length * cost;
     return Math.max(0, re.locate(text));
   };
 
+  let ordinal = start.ordinal;
+  let offset = start.offset;
   scan: for (; ordinal < index.entries.length; ordinal++, offset = 0) {
     if (spent()) {
       stopAt({ ordinal, offset }, true);
@@ -353,8 +402,8 @@ export function grepTranscript(index: TranscriptIndex, params: GrepParams, limit
     if (matcher.kind === "literal") {
       // Exact text: one linear indexOf pass over the entry; a needle may span lines.
       steps++;
-      scanned += text.length - offset;
-      work += text.length - offset;
+      run.scanned += text.length - offset;
+      run.work += text.length - offset;
       let from = offset;
       for (;;) {
         const at = findText(text, matcher.needle, from, matcher.fold);
@@ -377,8 +426,8 @@ export function grepTranscript(index: TranscriptIndex, params: GrepParams, limit
     // Text every match needs: one indexOf pass rules out most entries without running the engine.
     if (re.requirement) {
       const rest = offset > 0 ? text.slice(offset) : text;
-      scanned += rest.length;
-      work += rest.length;
+      run.scanned += rest.length;
+      run.work += rest.length;
       if (!meetsRequirement(re.requirement, matcher.fold ? foldCase(rest) : rest)) {
         steps++;
         continue;
@@ -452,10 +501,52 @@ export function grepTranscript(index: TranscriptIndex, params: GrepParams, limit
       col = 0;
     }
   }
+  run.results += page.length;
+  run.pageChars += rendered.reduce((n, l) => n + l.length + 1, 0);
+  return { matches: page, lines: rendered, ...(resume ? { resume } : {}), capped: scanCapped };
+}
+
+/** How a grep's query is described in its result's first line. */
+export function describeQuery(params: GrepParams, run: GrepRun): string {
+  const how = [run.matcher.fold ? "ignoring case" : "case-sensitive", ...(run.includeRecall ? ["recall traffic included"] : [])].join(", ");
+  return `${params.literal ? "text" : "regex"} ${quoted(params.pattern, 120)} (${how})`;
+}
+
+/** A match as the tool's details report it. */
+export function reportMatch(index: TranscriptIndex, m: RawMatch): GrepMatch {
+  const entry = index.entries[m.ordinal];
+  return { entryId: entry.id, role: entry.role, line: m.line + 1, section: sectionAt(entry, m.line).label };
+}
+
+/**
+ * Search over the rendered branch. A regex matches within one line, ^ and $ at its ends; exact text
+ * (`literal`) matches anywhere in one entry, across lines too. Case is ignored unless `caseSensitive`, and the
+ * recall tools' own calls and results are skipped unless `includeRecall`. Each matching line is one result,
+ * shown with `context` lines either side (clipped to its entry). Pages stop at `maxResults` matches,
+ * `maxChars` characters, `maxScanWork` units of work, or the injected time budget, and return a cursor.
+ *
+ * Work is counted as characters times the engine's program size (one per character for exact text), since
+ * that bounds what a linear-time engine does. Lines are fed to the engine in steps of at most about
+ * `STEP_WORK` units, grouped when short, and a line too long for one step is searched in overlapping windows;
+ * the budgets are checked between steps.
+ */
+export function grepTranscript(index: TranscriptIndex, params: GrepParams, limits: RecallLimits, budget: ScanBudget = {}): SearchOutcome<GrepDetails> {
+  const key = queryKey("grep", params);
+  let ordinal = 0;
+  let offset = 0;
+  const run = startGrepRun(params, limits, budget);
+  if (typeof run === "string") return { ok: false, error: run };
+  if (params.cursor) {
+    const cursor = resumeAt("grep", key, params.cursor, index);
+    if (typeof cursor === "string") return { ok: false, error: cursor };
+    ordinal = cursor.ordinal;
+    offset = cursor.position;
+  }
+  const { matches: page, lines: rendered, resume, capped: scanCapped } = scanIndex(index, run, { ordinal, offset });
 
   const nextCursor = resume ? encodeCursor(KIND_CODE.grep, key, { ordinal: resume.ordinal, position: resume.offset, anchor: index.entries[resume.ordinal].id }) : undefined;
-  const how = [matcher.fold ? "ignoring case" : "case-sensitive", ...(includeRecall ? ["recall traffic included"] : [])].join(", ");
-  const what = `${params.literal ? "text" : "regex"} ${quoted(params.pattern, 120)} (${how})`;
+  const what = describeQuery(params, run);
+  const includeRecall = run.includeRecall;
   const entriesHit = new Set(page.map((m) => m.ordinal)).size;
   const skipped = includeRecall ? "" : " The recall tools' own calls and results are not searched; includeRecall: true adds them.";
   const head = page.length
@@ -463,20 +554,17 @@ export function grepTranscript(index: TranscriptIndex, params: GrepParams, limit
     : `no${params.cursor ? " further" : ""} matches for ${what} on the active branch${scanCapped ? " in this scan window" : ""}.${skipped}`;
   let body = rendered.join("\n");
   // A single oversized result still has to fit the page.
-  if (body.length > limits.maxChars - headerRoom) body = `${body.slice(0, limits.maxChars - headerRoom)}… [result cut at the page limit]`;
+  if (body.length > limits.maxChars - run.headerRoom) body = `${body.slice(0, limits.maxChars - run.headerRoom)}… [result cut at the page limit]`;
   const foot = nextCursor
     ? scanCapped
       ? `\nScan limit (work or time) reached before the end of the branch: call again with the same arguments and cursor "${nextCursor}" to continue.`
       : `\nMore matches may follow: call again with the same arguments and cursor "${nextCursor}".`
     : "";
-  const matches: GrepMatch[] = page.map((m) => {
-    const entry = index.entries[m.ordinal];
-    return { entryId: entry.id, role: entry.role, line: m.line + 1, section: sectionAt(entry, m.line).label };
-  });
+  const matches: GrepMatch[] = page.map((m) => reportMatch(index, m));
   return {
     ok: true,
     text: `${head}${body ? `\n${body}` : ""}${foot}`,
-    details: { matches, scanCapped, scannedChars: scanned, work, workPerChar: cost, ...(nextCursor ? { nextCursor } : {}) },
+    details: { matches, scanCapped, scannedChars: run.scanned, work: run.work, workPerChar: runCost(run), ...(nextCursor ? { nextCursor } : {}) },
     ...(nextCursor ? { nextCursor } : {}),
   };
 }

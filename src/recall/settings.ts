@@ -22,6 +22,8 @@ export interface RecallSettings {
   lookupAnswerChars?: number;
   /** Entries per `context_list_entries` page. */
   listPageSize?: number;
+  /** The project scope (this cwd's earlier sessions); absent means on. Read from global settings only. */
+  crossSession?: boolean;
 }
 
 /** Fully resolved bounds used by the pure search and lookup code. */

@@ -1,5 +1,6 @@
 // Certification of the recall tools through the installed package in the real `pi`: text that an idle `/compact`
-// (default strategy, Pi's default settings, 64k window) took out of the model's view is found again.
+// (default strategy, Pi's default settings, 64k window) took out of the model's view is found again, and a second
+// session of the same project finds the first session's output with the project scope.
 import { afterEach, describe, expect, it } from "vitest";
 import { PiCase } from "./support/pi-case.ts";
 import { call, callLog, conversation, lookupRoute, read, say, textFile } from "./support/content.ts";
@@ -53,6 +54,39 @@ describe("certification: recall", () => {
     expect(JSON.stringify(answer?.content)).toContain("LOOKUP-ANSWER");
     // The subagent's search results stay out of the agent's context.
     expect(conversation(requests[7])).not.toContain(HIDDEN);
+    await c.finish();
+  });
+
+  it("a second session of the project finds the first session's output with scope: project", async () => {
+    const NEEDLE = "CERT-EARLIER-OUTPUT-42";
+    const c = await PiCase.start("recall-project", {
+      script: {
+        models: [MODEL],
+        replies: [call("bash", { command: "echo CERT-EARLIER-OUTPUT-$((40 + 2))" }), say("ran it")],
+      },
+    });
+    await c.prompt("Run the command.");
+    const first = (await c.rpc.send({ type: "get_state" })).data as { sessionId: string; sessionFile: string };
+    const started = (c.entries()[0] as { timestamp?: string }).timestamp;
+    const switched = await c.rpc.request({ type: "new_session" });
+    expect(switched.success, switched.error).toBe(true);
+    const second = (await c.rpc.send({ type: "get_state" })).data as { sessionId: string };
+    expect(second.sessionId).not.toBe(first.sessionId);
+    // The scripted provider starts its queue again in a new session: the second session's own script.
+    c.script({ models: [MODEL], replies: [call("context_grep", { pattern: NEEDLE, literal: true, scope: "project" }), say("found it")] });
+    await c.prompt("What did the command print in the earlier session? Search the project's history.");
+    const requests = c.requests();
+    // Two turns per session; the search itself calls no model.
+    expect(requests, callLog(requests)).toHaveLength(4);
+    // The new session starts without the earlier output in view...
+    expect(conversation(requests[2])).not.toContain(NEEDLE);
+    // ...and the project-scope grep finds it in the first session, named with its start date.
+    const result = requests[3].messages.find((m) => m.role === "toolResult" && m.toolName === "context_grep");
+    expect(result, `${callLog(requests)}\n${JSON.stringify(requests[3].messages.filter((m) => m.role !== "system")).slice(0, 3000)}`).toBeDefined();
+    expect(result?.role === "toolResult" && result.isError).toBe(false);
+    const text = JSON.stringify(result?.content);
+    expect(text).toContain(NEEDLE);
+    expect(text).toContain(`session ${first.sessionId} (started ${started})`);
     await c.finish();
   });
 });

@@ -40,6 +40,8 @@ export interface HarnessOptions {
   sessionFile?: string;
   /** Persist the session to a file in the temp dir (default: in memory). */
   persist?: boolean;
+  /** Persist the session in Pi's default session directory of the cwd, under the agent dir (as a user's `pi` does). */
+  defaultSessionDir?: boolean;
   /** Reuse an existing temp root (to reload a session in the same sandbox). */
   root?: string;
   contextWindow?: number;
@@ -104,7 +106,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
 
   const sessionManager = options.sessionFile
     ? SessionManager.open(options.sessionFile, join(root, "sessions"), cwd)
-    : options.persist
+    : options.defaultSessionDir
+      ? SessionManager.create(cwd)
+      : options.persist
       ? SessionManager.create(cwd, join(root, "sessions"))
       : SessionManager.inMemory(cwd, undefined, options.seedEntries);
 

@@ -22,18 +22,26 @@ describe("recall tool declarations", () => {
       return { keys: Object.keys(schema.properties).sort(), required: [...(schema.required ?? [])].sort() };
     };
     expect([...tools.keys()].sort()).toEqual(["context_grep", "context_list_entries", "context_lookup", "context_show_entry"]);
-    expect(params("context_lookup")).toEqual({ keys: ["question"], required: ["question"] });
-    expect(params("context_list_entries")).toEqual({ keys: ["cursor", "role"], required: [] });
-    // The contract's four, plus two optional switches.
-    expect(params("context_grep")).toEqual({ keys: ["caseSensitive", "context", "cursor", "includeRecall", "literal", "pattern"], required: ["pattern"] });
-    expect(params("context_show_entry")).toEqual({ keys: ["cursor", "id"], required: ["id"] });
+    expect(params("context_lookup")).toEqual({ keys: ["question", "scope"], required: ["question"] });
+    expect(params("context_list_entries")).toEqual({ keys: ["cursor", "role", "scope", "session"], required: [] });
+    // The contract's four and scope, plus two optional switches.
+    expect(params("context_grep")).toEqual({ keys: ["caseSensitive", "context", "cursor", "includeRecall", "literal", "pattern", "scope"], required: ["pattern"] });
+    expect(params("context_show_entry")).toEqual({ keys: ["cursor", "id", "session"], required: ["id"] });
+    // scope is a plain string enum, which every provider's tool schema accepts.
+    const scope = (tools.get("context_grep")!.parameters as unknown as { properties: { scope: unknown } }).properties.scope;
+    expect(scope).toMatchObject({ type: "string", enum: ["session", "project"] });
   });
 
   it("advertises when to recall and when not to", () => {
     const lookup = capture().get("context_lookup")!.description;
     for (const trigger of ["exact text of an earlier output", "where an earlier finding", "contradiction", "slow research"]) expect(lookup).toContain(trigger);
-    for (const notFor of ["current contents of files", "never given", "other sessions"]) expect(lookup).toContain(notFor);
-    expect(capture().get("context_grep")!.description).toContain("other sessions");
+    for (const notFor of ["current contents of files", "never given", "abandoned /tree branches"]) expect(lookup).toContain(notFor);
+    // The project scope: when it helps, and that other projects stay out of reach.
+    for (const name of ["context_lookup", "context_grep"]) {
+      const description = capture().get(name)!.description;
+      for (const phrase of ['scope: "project"', "earlier sessions", "an error, a decision or a command", "Other projects' sessions are never searched", "read them from disk"]) expect(description).toContain(phrase);
+    }
+    expect(capture().get("context_show_entry")!.description).toContain("pass that session's id as session");
   });
 });
 
