@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import { constants as osConstants } from "node:os";
 import { join } from "node:path";
 import { firstLine, InputError } from "./errors.ts";
-import { heapEnv, heapFlags, inputBytes } from "./heap.ts";
+import { heapEnv, heapFlags, inputSize } from "./heap.ts";
 import { terminalSafe } from "./terminal-text.ts";
 
 const USAGE = `Usage: pi-context-ledger <command> [options]
@@ -41,7 +41,8 @@ async function labWithSizedHeap(argv: string[]): Promise<number> {
   // Only --sessions needs Pi's agent directory; the settings module pulls in every strategy, which would
   // cost this waiting parent process tens of megabytes for the whole run.
   const sessionsDir = argv.includes("--sessions") ? join((await import("../host/settings.ts")).agentDir(), "sessions") : "";
-  const flags = heapFlags(await inputBytes(argv, sessionsDir));
+  const size = await inputSize(argv, sessionsDir);
+  const flags = heapFlags(size.bytes, size.largest);
   const child = spawn(process.execPath, [...process.execArgv, ...flags, process.argv[1], "lab", ...argv], {
     stdio: ["inherit", "inherit", "inherit", "ipc"],
     env: { ...heapEnv(process.env), PI_CONTEXT_LEDGER_LAB_CHILD: "1" },

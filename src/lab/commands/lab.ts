@@ -1,11 +1,11 @@
 // `pi-context-ledger lab`: replay sessions through every row and print, write and chart the comparison.
-import { writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { getHeapStatistics } from "node:v8";
 import { loadSessionFile } from "../../host/session-file.ts";
 import { createDump, prepareDumpDir } from "../dump.ts";
 import { firstLine, InputError } from "../errors.ts";
-import { checkOutputPath, sampleInputs, sessionFiles, sessionName, userSessionsDir } from "../inputs.ts";
+import { checkOutputPath, sampleInputs, sessionFiles, sessionName, userSessionsDir, writeOutput } from "../inputs.ts";
+import { LAB_OPTIONS } from "../lab-options.ts";
 import { judgeRun, type JudgeNote, type ResolveJudgeModel } from "../judge.ts";
 import { DEFAULT_PRICES, parsePrices } from "../metrics.ts";
 import { createProgress } from "../progress.ts";
@@ -66,21 +66,7 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
     args = parseArgs({
       args: [...argv],
       allowPositionals: true,
-      options: {
-        sessions: { type: "boolean" },
-        window: { type: "string" },
-        strategies: { type: "string" },
-        json: { type: "string" },
-        report: { type: "string" },
-        "no-report": { type: "boolean" },
-        prices: { type: "string" },
-        weights: { type: "string" },
-        seed: { type: "string" },
-        judge: { type: "string" },
-        dump: { type: "string" },
-        quiet: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
+      options: LAB_OPTIONS,
     });
   } catch (error) {
     out.stderr(`lab: ${terminalSafe(firstLine(error))} (see lab --help)\n`);
@@ -163,12 +149,12 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
 
     out.stdout(renderSummary(result));
     if (jsonPath) {
-      await writeFile(jsonPath, `${JSON.stringify(result, null, 1)}\n`);
+      await writeOutput(jsonPath, `${JSON.stringify(result, null, 1)}\n`);
       out.stdout(`JSON: ${terminalSafe(values.json ?? "")}\n`);
     }
     if (dump) out.stdout(`Dump: ${terminalSafe(values.dump ?? "")} (the model view after every act, one JSON line per act)\n`);
     if (reportPath) {
-      await writeFile(reportPath, await renderReport(result));
+      await writeOutput(reportPath, await renderReport(result));
       out.stdout(`Report: ${terminalSafe(values.report ?? "lab-report.html")}\n`);
     }
     return 0;
