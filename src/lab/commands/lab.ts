@@ -2,9 +2,10 @@
 import { parseArgs } from "node:util";
 import { getHeapStatistics } from "node:v8";
 import { loadSessionFile } from "../../host/session-file.ts";
+import { applySetting, checkApply, pasteText, settingsFile } from "../apply-setting.ts";
 import { createDump, prepareDumpDir } from "../dump.ts";
 import { firstLine, InputError } from "../errors.ts";
-import { checkOutputPath, sampleInputs, sessionFiles, sessionName, userSessionsDir, writeOutput } from "../inputs.ts";
+import { checkOutputPath, newestSessions, recentOptions, sampleInputs, sessionFiles, sessionName, userSessionsDir, writeOutput } from "../inputs.ts";
 import { LAB_OPTIONS } from "../lab-options.ts";
 import { judgeRun, type JudgeNote, type ResolveJudgeModel } from "../judge.ts";
 import { DEFAULT_PRICES, parsePrices } from "../metrics.ts";
@@ -26,6 +27,8 @@ With no path, replays a seeded sample of generated coding sessions.
 
 Options:
   --sessions             replay your own sessions (~/.pi/agent/sessions, or $PI_CODING_AGENT_DIR/sessions)
+  --last <n>             only the n most recently changed session files
+  --since <date>         only session files changed since then (2026-11-01, 2026-11-01T09:00)
   --window <tokens>      context window (default 128000; accepts 200k)
   --strategies <ids>     comma-separated rows (default: all available)
   --json <file>          write every figure as JSON
@@ -35,6 +38,7 @@ Options:
   --seed <n>             sample seed (default ${DEFAULT_SEED})
   --dump <dir>           write the model view right after every act of every row (JSONL per session and row)
   --judge <prov/model>   ask a real model probe questions (skipped without credentials)
+  --apply                merge the recommended setting into Pi's settings file, after asking (--yes: without)
   --quiet                no progress output
 `;
 
@@ -89,12 +93,17 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
     // Output paths are checked before the replay, which can take long on big sessions.
     const jsonPath = values.json ? await checkOutputPath("--json", values.json) : undefined;
     const reportPath = values["no-report"] ? undefined : await checkOutputPath("--report", values.report ?? "lab-report.html");
+    checkApply(values.apply === true, values.yes === true);
+    const recent = recentOptions(values.last, values.since);
     const dump = values.dump ? createDump(await prepareDumpDir(values.dump)) : undefined;
 
     // Inputs: paths, the user's sessions, or the sample. Files load one at a time, so memory follows one session.
     const paths = [...positionals];
     if (values.sessions) paths.push(userSessionsDir());
-    const files = paths.length ? await sessionFiles(paths) : [];
+    if (recent && !paths.length) throw new InputError("--last and --since pick among session files: give --sessions or paths");
+    const found = paths.length ? await sessionFiles(paths) : [];
+    const files = recent ? await newestSessions(found, recent) : found;
+    if (recent && !files.length) throw new InputError(`no session file changed since ${values.since}`);
     const sample = paths.length ? [] : sampleInputs(seed);
     const count = files.length || sample.length;
     const progress = createProgress(process.stderr, values.quiet === true);
@@ -157,6 +166,8 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
       await writeOutput(reportPath, await renderReport(result));
       out.stdout(`Report: ${terminalSafe(values.report ?? "lab-report.html")}\n`);
     }
+    const choice = result.recommendation?.choice;
+    if (values.apply) out.stdout(`${choice ? await applySetting(choice.value, settingsFile(), values.yes === true) : "Nothing applied: no strategy to recommend."}\n`);
     return 0;
   } catch (error) {
     if (error instanceof InputError) {
@@ -168,7 +179,7 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
 }
 
 /** The terminal summary: one table per session, totals when there are several, notes and diagnostics. */
-export function renderSummary(result: LabResult): string {
+export function renderSummary(result: LabResult, settingsPath = settingsFile()): string {
   const lines: string[] = [];
   const { settings } = result;
   const count = result.sessions.length;
@@ -190,6 +201,10 @@ export function renderSummary(result: LabResult): string {
   for (const row of result.unavailable) lines.push(`Not in this run: ${row.id} (${row.reason}).`);
   if (result.judge) lines.push(`Judge: ${result.judge.note}`);
   if (result.recommendation) lines.push(``, `Recommendation for ${count === 1 ? "this session" : `these ${count} sessions`}:`, ...result.recommendation.lines.map((l) => `  ${l}`));
+  const choice = result.recommendation?.choice;
+  if (choice) {
+    lines.push(``, `To use it, merge this into ${settingsPath} (keep your other settings), or run the lab again with --apply:`, ...pasteText(choice.value).split("\n").map((l) => `  ${l}`));
+  }
   lines.push(``);
   return terminalLines(lines.join("\n"));
 }
