@@ -29,6 +29,11 @@ export function heapFlags(bytes: number, largest = 0): string[] {
   return [`--max-old-space-size=${BASE_MB + PER_INPUT_MB * Math.ceil(bytes / 1e6) + PER_LARGEST_MB * Math.ceil(largest / 1e6)}`, `--max-semi-space-size=${SEMI_SPACE_MB}`, `--heap-growing-percent=${GROWING_PERCENT}`, "--expose-gc"];
 }
 
+/** Old-space limit in MB of one parallel worker (parallel.ts), which replays one file of at most `largest` bytes at a time. */
+export function workerHeapMb(largest: number): number {
+  return BASE_MB + (PER_INPUT_MB + PER_LARGEST_MB) * Math.ceil(largest / 1e6);
+}
+
 /**
  * Environment for the lab's child process. glibc gives each thread that allocates its own malloc arena and
  * keeps what it frees there; V8's compiler and collector threads each hold one, which on a long replay is tens

@@ -1,18 +1,22 @@
 // `pi-context-ledger lab`: replay sessions through every row and print, write and chart the comparison.
 import { parseArgs } from "node:util";
 import { getHeapStatistics } from "node:v8";
-import { loadSessionFile } from "../../host/session-file.ts";
+import { availableParallelism } from "node:os";
+import { resolve } from "node:path";
 import { applySetting, checkApply, pasteText, settingsFile } from "../apply-setting.ts";
 import { createDump, prepareDumpDir } from "../dump.ts";
 import { firstLine, InputError } from "../errors.ts";
-import { checkOutputPath, newestSessions, recentOptions, sampleInputs, sessionFiles, sessionName, userSessionsDir, writeOutput } from "../inputs.ts";
+import { checkOutputPath, newestSessions, recentOptions, sampleInputs, sessionFiles, userSessionsDir, writeOutput } from "../inputs.ts";
 import { LAB_OPTIONS } from "../lab-options.ts";
 import { judgeRun, type JudgeNote, type ResolveJudgeModel } from "../judge.ts";
 import { DEFAULT_PRICES, parsePrices } from "../metrics.ts";
-import { createProgress } from "../progress.ts";
+import { workerHeapMb } from "../heap.ts";
+import { replayInWorkers } from "../parallel.ts";
+import { createProgress, createWorkerProgress } from "../progress.ts";
+import { fileInput } from "../session-input.ts";
 import { parseWeights, recommend } from "../recommend.ts";
 import { renderReport } from "../report/html.ts";
-import { type ReplayOptions, replaySession, type SessionInput, type SessionResult } from "../replay.ts";
+import { type ReplayOptions, replaySession, type SessionInput, type SessionResult, yieldToEventLoop } from "../replay.ts";
 import { type LabResult, totalsOf } from "../results.ts";
 import { defaultSettings } from "../row.ts";
 import { selectRows } from "../rows/registry.ts";
@@ -29,6 +33,7 @@ Options:
   --sessions             replay your own sessions (~/.pi/agent/sessions, or $PI_CODING_AGENT_DIR/sessions)
   --last <n>             only the n most recently changed session files
   --since <date>         only session files changed since then (2026-11-01, 2026-11-01T09:00)
+  --jobs <n>             sessions replayed at once, on worker threads (default: the number of cores)
   --window <tokens>      context window (default 128000; accepts 200k)
   --strategies <ids>     comma-separated rows (default: all available)
   --json <file>          write every figure as JSON
@@ -41,6 +46,14 @@ Options:
   --apply                merge the recommended setting into Pi's settings file, after asking (--yes: without)
   --quiet                no progress output
 `;
+
+/** `--jobs`: how many sessions replay at once (default: the machine's cores). */
+export function jobCount(value: string | undefined, cores = availableParallelism()): number {
+  if (value === undefined) return cores;
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) throw new InputError(`bad --jobs "${terminalSafe(value)}" (a count of workers, 1 or more)`);
+  return n;
+}
 
 /** Parse "128000", "128k", "1m". */
 export function parseTokens(value: string): number {
@@ -121,22 +134,27 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
       ...(collect ? { onRowsReleased: () => collect() } : {}),
     };
 
-    const sessions: SessionResult[] = [];
-    for (let i = 0; i < count; i++) {
-      let input: SessionInput;
-      if (files.length) {
-        const loaded = await loadSessionFile(files[i]);
-        input = { name: sessionName(files[i]), path: files[i], cwd: loaded.header?.cwd ?? "", entries: loaded.entries, handOver: true, malformedLines: loaded.diagnostics, unknownTypes: loaded.unknownTypes };
-      } else input = sample[i];
-      progress.start(input.name, i, count);
-      await dump?.session(i, input.name);
-      const t0 = performance.now();
-      const result = await replaySession(input, options);
-      progress.finish(`${result.requests} requests, ${result.probes.total} probes, ${((performance.now() - t0) / 1000).toFixed(1)}s`);
-      sessions.push(result);
-      // The session's recall index and the rest of its replay are garbage now; the next session, or the JSON and
-      // the report, would otherwise be allocated on top of them.
-      collect?.();
+    const jobs = jobCount(values.jobs);
+    let sessions: SessionResult[] = [];
+    // A folder goes to worker threads, one session each at a time; the judge collects final views in this
+    // thread, so a run with it stays serial.
+    if (files.length > 1 && jobs > 1 && !judge) {
+      const workers = createWorkerProgress(Math.min(jobs, files.length), process.stderr, values.quiet === true);
+      sessions = await replayInWorkers(files, jobs, { settings, strategies: values.strategies, prices, ...(dump ? { dumpDir: resolve(values.dump ?? "") } : {}) }, workers, workerHeapMb);
+    } else {
+      for (let i = 0; i < count; i++) {
+        const input: SessionInput = files.length ? await fileInput(files[i]) : sample[i];
+        progress.start(input.name, i, count);
+        await dump?.session(i, input.name);
+        const t0 = performance.now();
+        const result = await replaySession(input, options);
+        progress.finish(`${result.requests} requests, ${result.probes.total} probes, ${((performance.now() - t0) / 1000).toFixed(1)}s`);
+        sessions.push(result);
+        // The session's recall index and the rest of its replay are garbage now; the next session, or the JSON and
+        // the report, would otherwise be allocated on top of them.
+        collect?.();
+        await yieldToEventLoop();
+      }
     }
 
     await dump?.close();
