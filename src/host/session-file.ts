@@ -65,6 +65,21 @@ export function tooLongReason(maxLineBytes = MAX_LINE_BYTES): string {
   return `line longer than ${maxLineBytes} bytes (the longest string JavaScript can hold); skipped`;
 }
 
+/**
+ * Why a message entry's message cannot be read, or undefined when it can: an object with a role, whose content
+ * is text or a list of blocks that are objects with a type. Anything else (`"message": null`, a number or null
+ * among the blocks) is skipped with its line number rather than handed to the projection.
+ */
+function malformedMessage(message: unknown): string | undefined {
+  if (typeof message !== "object" || message === null || Array.isArray(message)) return `message entry whose message is ${message === null ? "null" : Array.isArray(message) ? "a list" : typeof message}`;
+  const { role, content } = message as { role?: unknown; content?: unknown };
+  if (typeof role !== "string") return "message without a role";
+  if (content === undefined || typeof content === "string") return undefined;
+  if (!Array.isArray(content)) return `message content that is ${content === null ? "null" : typeof content}, not text or blocks`;
+  const block = content.findIndex((b) => typeof b !== "object" || b === null || Array.isArray(b) || typeof (b as { type?: unknown }).type !== "string");
+  return block === -1 ? undefined : `content block ${block + 1} is ${content[block] === null ? "null" : typeof content[block] === "object" ? "an object without a type" : typeof content[block]}, not a block`;
+}
+
 /** Read a session file line by line (large files stream; a bad line never costs a good one). */
 export async function loadSessionFile(path: string, maxLineBytes = MAX_LINE_BYTES): Promise<LoadedSession> {
   const all: FileEntry[] = [];
@@ -76,8 +91,11 @@ export async function loadSessionFile(path: string, maxLineBytes = MAX_LINE_BYTE
     }
     const parsed = parseLine(item.text);
     if (!parsed) continue;
-    if ("entry" in parsed) all.push(parsed.entry);
-    else diagnostics.push({ line: item.line, reason: parsed.reason });
+    if ("entry" in parsed) {
+      const bad = parsed.entry.type === "message" ? malformedMessage((parsed.entry as { message?: unknown }).message) : undefined;
+      if (bad) diagnostics.push({ line: item.line, reason: `${bad}; skipped` });
+      else all.push(parsed.entry);
+    } else diagnostics.push({ line: item.line, reason: parsed.reason });
   }
   assignLegacyIds(all);
   migrateSessionEntries(all);

@@ -2,9 +2,10 @@
 // pi-context-ledger: the lab CLI. `lab` compares strategies on sessions, `bench` measures performance,
 // `machines` exports the statecharts, `show` prints a session's ledger as the extension sees it.
 import { spawn } from "node:child_process";
+import { constants as osConstants } from "node:os";
 import { join } from "node:path";
 import { firstLine, InputError } from "./errors.ts";
-import { heapEnv, heapFlags, inputBytes } from "./heap.ts";
+import { heapEnv, heapFlags, inputSize } from "./heap.ts";
 import { terminalSafe } from "./terminal-text.ts";
 
 const USAGE = `Usage: pi-context-ledger <command> [options]
@@ -28,14 +29,71 @@ const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>
   show: async () => (await import("./commands/show.ts")).runShow,
 };
 
-/** Run the lab in a child Node with heap flags for its input; its exit code is ours. */
+/** Signals the parent passes on to the lab's child, so that stopping the command stops the replay. */
+const FORWARDED = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+
+/**
+ * Run the lab in a child Node with heap flags for its input; its exit code is ours. The child is tied to this
+ * process: signals sent here are passed on, and the child leaves when the IPC channel closes, which it does
+ * however this process ends (even on SIGKILL). The channel carries no messages.
+ */
 async function labWithSizedHeap(argv: string[]): Promise<number> {
   // Only --sessions needs Pi's agent directory; the settings module pulls in every strategy, which would
   // cost this waiting parent process tens of megabytes for the whole run.
   const sessionsDir = argv.includes("--sessions") ? join((await import("../host/settings.ts")).agentDir(), "sessions") : "";
-  const flags = heapFlags(await inputBytes(argv, sessionsDir));
-  const child = spawn(process.execPath, [...process.execArgv, ...flags, process.argv[1], "lab", ...argv], { stdio: "inherit", env: { ...heapEnv(process.env), PI_CONTEXT_LEDGER_LAB_CHILD: "1" } });
-  return new Promise((ok) => child.once("exit", (code, signal) => ok(code ?? (signal ? 128 + 2 : 1))));
+  const size = await inputSize(argv, sessionsDir);
+  const flags = heapFlags(size.bytes, size.largest);
+  const child = spawn(process.execPath, [...process.execArgv, ...flags, process.argv[1], "lab", ...argv], {
+    stdio: ["inherit", "inherit", "inherit", "ipc"],
+    env: { ...heapEnv(process.env), PI_CONTEXT_LEDGER_LAB_CHILD: "1" },
+  });
+  let stopped: NodeJS.Signals | undefined;
+  const forward = (signal: NodeJS.Signals) => () => {
+    stopped ??= signal;
+    child.kill(signal);
+  };
+  const handlers = FORWARDED.map((signal) => [signal, forward(signal)] as const);
+  for (const [signal, handler] of handlers) process.on(signal, handler);
+  const limitMb = Number(/--max-old-space-size=(\d+)/.exec(flags.join(" "))?.[1] ?? 0);
+  return new Promise((ok) =>
+    child.once("exit", (code, signal) => {
+      for (const [name, handler] of handlers) process.off(name, handler);
+      ok(childExit(code, signal, stopped, limitMb));
+    }),
+  );
+}
+
+/** The command's exit code for how the lab's child ended, with one line on stderr when it did not end by itself. */
+function childExit(code: number | null, signal: NodeJS.Signals | null, stopped: NodeJS.Signals | undefined, limitMb: number): number {
+  // A progress bar may be half drawn on the terminal: the line is cleared before anything else is written.
+  const clear = process.stderr.isTTY ? "\r\x1b[K" : "";
+  if (stopped) {
+    process.stderr.write(`${clear}lab: stopped (${stopped})\n`);
+    return 128 + (osConstants.signals[stopped] ?? 2);
+  }
+  if (signal) {
+    // V8 aborts when the heap is full (it prints its own "heap out of memory" first); the kernel's OOM killer
+    // sends SIGKILL. Neither is an interruption.
+    const cause = signal === "SIGABRT" ? `ran out of memory (heap limit ${limitMb} MB) or aborted` : signal === "SIGKILL" ? "was killed (SIGKILL: the system may have run out of memory)" : `was stopped by ${signal}`;
+    process.stderr.write(`${clear}lab: the replay ${cause}\n`);
+    return 128 + (osConstants.signals[signal] ?? 0);
+  }
+  return code ?? 1;
+}
+
+/**
+ * In the lab's child: leave when the parent does. The IPC channel closes with the parent; the parent's pid is
+ * watched as well, for a child started without the channel. Neither keeps the process alive on its own.
+ */
+function tieToParent(): void {
+  if (process.channel) {
+    process.once("disconnect", () => process.exit(129));
+    process.channel.unref();
+  }
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) process.exit(129);
+  }, 500).unref();
 }
 
 /** Pi missing from an install without peer dependencies: one line saying what to install, not a stack. */
@@ -53,6 +111,7 @@ if (!command || command === "--help" || command === "-h" || command === "help") 
   process.exitCode = 2;
 } else {
   try {
+    if (command === "lab" && process.env.PI_CONTEXT_LEDGER_LAB_CHILD) tieToParent();
     const sized = command === "lab" && !process.env.PI_CONTEXT_LEDGER_LAB_CHILD && !process.execArgv.some((a) => a.startsWith("--max-old-space-size"));
     process.exitCode = sized ? await labWithSizedHeap(rest) : await (await commands[command]())(rest);
   } catch (error) {

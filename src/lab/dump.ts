@@ -1,25 +1,53 @@
 // `--dump DIR`: the model view right after every act of every row, as the provider would receive it
 // (Pi's convertToLlm), one JSON line per act in DIR/<NN>-<session>/<row>.jsonl, so a user can read exactly
 // what the model would have seen.
-import { createWriteStream, type WriteStream } from "node:fs";
-import { mkdir, stat } from "node:fs/promises";
+import { createWriteStream, rmSync, type WriteStream } from "node:fs";
+import { lstat, mkdir, open, stat, unlink } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { convertToLlm } from "@earendil-works/pi-coding-agent";
 import { InputError } from "./errors.ts";
 import type { ActView } from "./replay.ts";
 
-/** Check (before a run) that DIR can hold the dump: an existing directory, or a new one in an existing parent. */
+/**
+ * Check (before a run) that DIR can hold the dump: an existing directory, or a new one in an existing parent,
+ * in which a file can be created (probed, so that /proc or a read-only mount fails now, not mid-replay). A link
+ * is refused, not followed.
+ */
 export async function prepareDumpDir(raw: string): Promise<string> {
   const dir = resolve(raw);
-  const info = await stat(dir).catch(() => undefined);
+  const info = await lstat(dir).catch(() => undefined);
+  if (info?.isSymbolicLink()) throw new InputError(`cannot write --dump ${raw}: it is a symbolic link (not followed)`);
   if (info && !info.isDirectory()) throw new InputError(`cannot write --dump ${raw}: not a directory`);
   if (!info) {
     const parent = await stat(dirname(dir)).catch(() => undefined);
     if (!parent?.isDirectory()) throw new InputError(`cannot write --dump ${raw}: directory ${dirname(dir)} does not exist`);
-    await mkdir(dir);
+    await mkdir(dir).catch((error: unknown) => {
+      throw new InputError(`cannot write --dump ${raw}: ${(error as { code?: string }).code ?? String(error)}`);
+    });
+  }
+  const probe = join(dir, `.probe-${process.pid}`);
+  try {
+    await (await open(probe, "wx")).close();
+    await unlink(probe);
+  } catch (error) {
+    throw new InputError(`cannot write --dump ${raw}: cannot create a file there (${(error as { code?: string }).code ?? String(error)})`);
   }
   return dir;
+}
+
+/** A folder of the dump, made fresh: whatever a link or a file put there before is removed, never followed. */
+async function freshFolder(path: string): Promise<void> {
+  const info = await lstat(path).catch(() => undefined);
+  if (info?.isDirectory()) return;
+  if (info) await unlink(path);
+  await mkdir(path);
+}
+
+/** A dump file created exclusively: an earlier run's file, or a link planted in its place, is removed first. */
+function exclusiveStream(path: string): WriteStream {
+  rmSync(path, { force: true });
+  return createWriteStream(path, { flags: "wx" });
 }
 
 /** A file-system-safe name: letters, digits, dot, dash and underscore. */
@@ -62,12 +90,12 @@ export function createDump(dir: string) {
     async session(index: number, name: string): Promise<void> {
       await closeAll();
       folder = join(dir, `${String(index + 1).padStart(2, "0")}-${safeName(name)}`);
-      await mkdir(folder, { recursive: true });
+      await freshFolder(folder);
     },
     async act(view: ActView): Promise<void> {
       let stream = files.get(view.row.id);
       if (!stream) {
-        stream = createWriteStream(join(folder, `${safeName(view.row.id)}.jsonl`));
+        stream = exclusiveStream(join(folder, `${safeName(view.row.id)}.jsonl`));
         files.set(view.row.id, stream);
       }
       const line: DumpLine = {

@@ -4,22 +4,34 @@
 // size close to the live data is the growing factor: after each full collection the next one is due once the
 // heap has grown 15% (V8's own factor reaches about 1.5 at these sizes, and 4 on large machines), and the young
 // generation is kept small. Costs more collections, a few percent of CPU.
-import { readdir, stat } from "node:fs/promises";
+import { lstat, readdir, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { LAB_OPTIONS } from "./lab-options.ts";
 
 /** Old-space room beyond the input: Node, Pi's modules, the report, and some slack. */
 const BASE_MB = 256;
 /** Old space per megabyte of session files: the parsed session, the rows' views and facts, the recall index. */
 const PER_INPUT_MB = 4;
+/**
+ * Old space per megabyte of the largest file, on top: one message can be most of a file, and while it is parsed,
+ * copied into every row's view and rendered for the recall index, several copies of it are alive at once.
+ */
+const PER_LARGEST_MB = 8;
 /** Heap growth allowed between full collections, in percent of what the last one left. */
 const GROWING_PERCENT = 15;
 /** Young semi-space size in MB: the planners' short-lived garbage dies there. */
 const SEMI_SPACE_MB = 2;
 
-/** Node flags for a lab run over `bytes` of session files. */
-export function heapFlags(bytes: number): string[] {
+/** Node flags for a lab run over `bytes` of session files, the largest of which has `largest` bytes. */
+export function heapFlags(bytes: number, largest = 0): string[] {
   // --expose-gc: the lab collects once per session, when the rows are dropped (see commands/lab.ts).
-  return [`--max-old-space-size=${BASE_MB + PER_INPUT_MB * Math.ceil(bytes / 1e6)}`, `--max-semi-space-size=${SEMI_SPACE_MB}`, `--heap-growing-percent=${GROWING_PERCENT}`, "--expose-gc"];
+  return [`--max-old-space-size=${BASE_MB + PER_INPUT_MB * Math.ceil(bytes / 1e6) + PER_LARGEST_MB * Math.ceil(largest / 1e6)}`, `--max-semi-space-size=${SEMI_SPACE_MB}`, `--heap-growing-percent=${GROWING_PERCENT}`, "--expose-gc"];
+}
+
+/** Old-space limit in MB of one parallel worker (parallel.ts), which replays one file of at most `largest` bytes at a time. */
+export function workerHeapMb(largest: number): number {
+  return BASE_MB + (PER_INPUT_MB + PER_LARGEST_MB) * Math.ceil(largest / 1e6);
 }
 
 /**
@@ -32,22 +44,52 @@ export function heapEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return { ...env, MALLOC_ARENA_MAX: env.MALLOC_ARENA_MAX ?? "1" };
 }
 
-async function sizeOf(path: string): Promise<number> {
-  const info = await stat(path).catch(() => undefined);
-  if (!info) return 0;
-  if (info.isFile()) return info.size;
-  if (!info.isDirectory()) return 0;
-  let total = 0;
-  for (const item of await readdir(path, { withFileTypes: true }).catch(() => [])) {
-    if (item.isDirectory() || item.name.endsWith(".jsonl")) total += await sizeOf(join(path, item.name));
-  }
-  return total;
+/** What the inputs of a lab run weigh: all their session files, and the largest one. */
+export interface InputSize {
+  bytes: number;
+  largest: number;
 }
 
-/** Bytes of the session files a `lab` command line names (paths that exist; bad ones are the lab's to report). */
+function add(size: InputSize, bytes: number): void {
+  size.bytes += bytes;
+  size.largest = Math.max(size.largest, bytes);
+}
+
+/**
+ * The session files under a path, as the lab walks them (inputs.ts): a file named, or the *.jsonl files in a
+ * directory tree. Only real directories are entered: a link is not followed, so a link to "." cannot loop.
+ */
+async function sizeOf(path: string, size: InputSize, top: boolean): Promise<void> {
+  // The path itself may be a link the user named; links met inside a directory are not followed.
+  const info = await (top ? stat(path) : lstat(path)).catch(() => undefined);
+  if (!info) return;
+  if (info.isFile()) return add(size, info.size);
+  if (!info.isDirectory()) return;
+  for (const item of await readdir(path, { withFileTypes: true }).catch(() => [])) {
+    if (item.isDirectory()) await sizeOf(join(path, item.name), size, false);
+    else if (item.isFile() && item.name.endsWith(".jsonl")) await sizeOf(join(path, item.name), size, false);
+  }
+}
+
+/**
+ * The session files a `lab` command line names: its inputs only, not option values (`--dump /` is no input).
+ * Paths that do not exist count nothing; the lab reports them.
+ */
+export async function inputSize(args: readonly string[], sessionsDir: string): Promise<InputSize> {
+  const size: InputSize = { bytes: 0, largest: 0 };
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...args], allowPositionals: true, options: LAB_OPTIONS });
+  } catch {
+    // A bad command line: the lab will say so; it needs no room.
+    return size;
+  }
+  for (const path of parsed.positionals) await sizeOf(resolve(path), size, true);
+  if (parsed.values.sessions) await sizeOf(sessionsDir, size, true);
+  return size;
+}
+
+/** Bytes of the session files a `lab` command line names. */
 export async function inputBytes(args: readonly string[], sessionsDir: string): Promise<number> {
-  let total = 0;
-  for (const arg of args) if (!arg.startsWith("-")) total += await sizeOf(resolve(arg));
-  if (args.includes("--sessions")) total += await sizeOf(sessionsDir);
-  return total;
+  return (await inputSize(args, sessionsDir)).bytes;
 }

@@ -1,6 +1,5 @@
 // Where the lab's sessions come from: the generated sample, the user's Pi session directory, or paths.
-import { constants as fsConstants } from "node:fs";
-import { access, readdir, stat } from "node:fs/promises";
+import { lstat, open, readdir, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { agentDir } from "../host/settings.ts";
 import type { SessionEntry } from "../log/entries.ts";
@@ -30,7 +29,42 @@ async function jsonlUnder(dir: string): Promise<string[]> {
   return out;
 }
 
-/** Expand files and directories into session files. Missing paths and empty directories are input errors. */
+/** Longest first line read to recognise a session header (Pi's header is a few hundred bytes). */
+const HEADER_BYTES = 64 * 1024;
+
+/**
+ * Refuse a file that is not a Pi session before any replay: its first line must be a JSON object of type
+ * "session". `package.json`, a text file renamed .jsonl or an empty file would otherwise replay as nothing
+ * and print a table of zeros with a recommendation.
+ */
+export async function checkSessionFile(path: string, raw = path): Promise<void> {
+  const handle = await open(path, "r");
+  let head: string;
+  try {
+    const buffer = Buffer.alloc(HEADER_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, HEADER_BYTES, 0);
+    head = buffer.subarray(0, bytesRead).toString("utf8");
+  } finally {
+    await handle.close();
+  }
+  const shown = terminalSafe(raw);
+  if (!head.trim()) throw new InputError(`not a Pi session file: ${shown} is empty`);
+  const newline = head.indexOf("\n");
+  const first = (newline === -1 ? head : head.slice(0, newline)).replace(/^\uFEFF/, "").trim();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(first);
+  } catch {
+    parsed = undefined;
+  }
+  if ((parsed as { type?: unknown } | null)?.type !== "session") throw new InputError(`not a Pi session file: ${shown} (its first line is not a session header)`);
+}
+
+/**
+ * Expand files and directories into session files, each checked to be one. Missing paths, empty directories
+ * and files that are not sessions are input errors. Only real directories and files are walked: a link is not
+ * followed (a link to "." named like a session would make the walk endless).
+ */
 export async function sessionFiles(paths: readonly string[]): Promise<string[]> {
   const files: string[] = [];
   for (const raw of paths) {
@@ -45,7 +79,47 @@ export async function sessionFiles(paths: readonly string[]): Promise<string[]> 
     // A device or a pipe never ends or cannot be read twice; session files are regular files.
     else throw new InputError(`not a regular file: ${raw}`);
   }
+  for (const file of files) await checkSessionFile(file, relativeName(file, paths));
   return files;
+}
+
+/** How to name a found file in a message: as the user gave it when it was given, else its full path. */
+function relativeName(file: string, paths: readonly string[]): string {
+  return paths.find((p) => resolve(p) === file) ?? file;
+}
+
+/** Which recent sessions to keep: the `last` most recently changed, and only those changed at or after `since` (ms). */
+export interface Recent {
+  last?: number;
+  since?: number;
+}
+
+/** Parse `--last` and `--since`; undefined when neither is given. */
+export function recentOptions(last: string | undefined, since: string | undefined): Recent | undefined {
+  if (last === undefined && since === undefined) return undefined;
+  const out: Recent = {};
+  if (last !== undefined) {
+    const n = Number(last);
+    if (!/^\d+$/.test(last.trim()) || !Number.isSafeInteger(n) || n < 1) throw new InputError(`bad --last "${terminalSafe(last)}" (a count of sessions, 1 or more)`);
+    out.last = n;
+  }
+  if (since !== undefined) {
+    const ms = Date.parse(since);
+    if (!Number.isFinite(ms)) throw new InputError(`bad --since "${terminalSafe(since)}" (a date such as 2026-11-01 or 2026-11-01T09:00)`);
+    out.since = ms;
+  }
+  return out;
+}
+
+/**
+ * The session files picked by `recent`, by the time each was last changed (Pi appends to a session as it goes,
+ * so that is its last activity). Kept in the order given, so a run over the same files reads the same.
+ */
+export async function newestSessions(files: readonly string[], recent: Recent): Promise<string[]> {
+  const dated = await Promise.all(files.map(async (file, order) => ({ file, order, mtime: (await stat(file)).mtimeMs })));
+  let kept = dated.filter((d) => recent.since === undefined || d.mtime >= recent.since);
+  if (recent.last !== undefined) kept = kept.sort((a, b) => b.mtime - a.mtime || a.order - b.order).slice(0, recent.last);
+  return kept.sort((a, b) => a.order - b.order).map((d) => d.file);
 }
 
 /** The user's own Pi sessions directory (honours PI_CODING_AGENT_DIR). */
@@ -58,19 +132,55 @@ export function sessionName(path: string): string {
   return terminalSafe(basename(path));
 }
 
+/** A name beside `path` that nothing else uses, for a probe or a file written before it takes `path`'s place. */
+function besidePath(path: string, what: string): string {
+  return join(dirname(path), `.${basename(path)}.${what}-${process.pid}-${Date.now().toString(36)}`);
+}
+
+/** Why creating a file in `dir` fails, or undefined when it works (the probe file is removed again). */
+async function cannotCreateIn(path: string): Promise<string | undefined> {
+  const probe = besidePath(path, "probe");
+  try {
+    await (await open(probe, "wx")).close();
+    await unlink(probe);
+    return undefined;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    return code === "EACCES" || code === "EPERM" || code === "EROFS" ? "permission denied" : `cannot create a file there (${String(code ?? error)})`;
+  }
+}
+
 /**
- * Check before a run that `path` can be written as the output of `flag`: its directory exists and is
- * writable, and the path itself is not a directory. Failing after an hour of replay would lose the run.
+ * Check before a run that `path` can be written as the output of `flag`: a new path, or an existing regular
+ * file (not a link, a device or a directory), in a directory where a file can be created (probed). Failing
+ * after an hour of replay would lose the run; a link planted at the path is refused, not followed.
  */
 export async function checkOutputPath(flag: string, raw: string): Promise<string> {
   const path = resolve(raw);
-  const info = await stat(path).catch(() => undefined);
+  const info = await lstat(path).catch(() => undefined);
+  if (info?.isSymbolicLink()) throw new InputError(`cannot write ${flag} ${raw}: it is a symbolic link (not followed)`);
   if (info?.isDirectory()) throw new InputError(`cannot write ${flag} ${raw}: it is a directory`);
+  if (info && !info.isFile()) throw new InputError(`cannot write ${flag} ${raw}: not a regular file`);
   const dir = dirname(path);
   const parent = await stat(dir).catch(() => undefined);
   if (!parent) throw new InputError(`cannot write ${flag} ${raw}: directory ${dir} does not exist`);
   if (!parent.isDirectory()) throw new InputError(`cannot write ${flag} ${raw}: ${dir} is not a directory`);
-  const writable = await access(info ? path : dir, fsConstants.W_OK).then(() => true, () => false);
-  if (!writable) throw new InputError(`cannot write ${flag} ${raw}: permission denied`);
+  const why = await cannotCreateIn(path);
+  if (why) throw new InputError(`cannot write ${flag} ${raw}: ${why}`);
   return path;
+}
+
+/**
+ * Write an output file checked by checkOutputPath: into a new file created exclusively beside it, then renamed
+ * over the path. A link planted at the path meanwhile is replaced, never followed; a reader never sees half a file.
+ */
+export async function writeOutput(path: string, data: string): Promise<void> {
+  const temp = besidePath(path, "partial");
+  try {
+    await writeFile(temp, data, { flag: "wx" });
+    await rename(temp, path);
+  } catch (error) {
+    await unlink(temp).catch(() => undefined);
+    throw error;
+  }
 }

@@ -25,11 +25,18 @@ const EXTENSIONS =
 
 // One left-to-right scan; the first alternative that matches at a position wins, so an identifier inside a
 // path or a number inside a version is not counted twice.
+//
+// Why this is linear: every alternative stays inside one token, a run of characters that are not TOKEN_BREAK
+// (white space, quotes, brackets, backticks), so an attempt that starts in a token reads at most to its end.
+// The regular expression is only ever given tokens of at most MAX_TOKEN characters (longer ones are data blobs,
+// see extractItems), which bounds the work per character by MAX_TOKEN whatever the text. The relative path
+// alternative also starts only where a run of path characters starts: started later in the same run it would
+// reach the same end and fail the same way, so a long word without a slash is read once, not once per position.
 const ITEM = new RegExp(
   [
     // URLs, then paths: absolute, home, ./ or ../, or relative with at least one slash.
     String.raw`(?<url>https?://[^\s"'<>()\[\]{}\x60]+)`,
-    String.raw`(?<path>(?:~|\.{1,2})?/[\w.@+-]+(?:/[\w.@+-]+)*|[\w.@+-]+(?:/[\w.@+-]+)+|\b[\w-]+(?:\.[\w-]+)*\.(?:${EXTENSIONS})\b)`,
+    String.raw`(?<path>(?:~|\.{1,2})?/[\w.@+-]+(?:/[\w.@+-]+)*|(?<![\w.@+-])[\w.@+-]+(?:/[\w.@+-]+)+|\b[\w-]+(?:\.[\w-]+)*\.(?:${EXTENSIONS})\b)`,
     // Error names and codes: TypeError, AbortException, ENOENT, ERR_MODULE_NOT_FOUND, TS2345.
     String.raw`(?<error>\b[A-Z][A-Za-z]*(?:Error|Exception)\b|\bE[A-Z]{3,}\b|\bERR_[A-Z0-9_]+\b|\bTS\d{4,5}\b)`,
     // Identifiers with inner structure: camelCase, PascalCase with a second capital, snake_case, CONSTANT_CASE.
@@ -46,29 +53,80 @@ const ITEM = new RegExp(
 const MAX_ITEM = 200;
 /** Shortest path or identifier kept. */
 const MIN_ITEM = 4;
+/**
+ * Longest token the item expression reads: an item of MAX_ITEM characters and the punctuation around it. A longer
+ * run without a break (a hash, a base64 blob, a minified line, a thinking signature) is data, not something an
+ * agent carries in mind; it is skipped whole, in one linear scan.
+ */
+export const MAX_TOKEN = 256;
+/** Tokens longer than MAX_TOKEN, found from their first character only (the lookbehind), so each is read once. */
+const LONG_TOKEN = new RegExp(String.raw`(?<![^\s"'<>()\[\]{}\x60])[^\s"'<>()\[\]{}\x60]{${MAX_TOKEN + 1},}`, "g");
 
 /** Trailing punctuation a sentence adds to a path or URL. */
 function trimTrailing(text: string): string {
   return text.replace(/[.,:;!?]+$/, "");
 }
 
-/** Items in a text, in order, duplicates included. */
-export function extractItems(text: string, cwd = ""): Item[] {
+/** What extractItems read, for the linearity check: characters given to the item expression, and in how many pieces. */
+export interface ExtractWork {
+  /** Characters of the text given to the item expression (long tokens left out). */
+  scanned: number;
+  /** Characters of the long tokens skipped. */
+  skipped: number;
+}
+
+/** Items in a text, in order, duplicates included. `work`, when given, adds up what was read. */
+export function extractItems(text: string, cwd = "", work?: ExtractWork): Item[] {
   const out: Item[] = [];
-  for (const match of text.matchAll(ITEM)) {
-    const g = match.groups!;
-    let item: Item | undefined;
-    if (g.url) item = { kind: "path", text: trimTrailing(g.url) };
-    else if (g.path) {
-      const path = trimTrailing(g.path);
-      // A lone "/" or "./" and paths without a letter (dates like 12/05/2024, fractions) carry nothing.
-      if (/[A-Za-z]/.test(path)) item = { kind: "path", text: relativeToCwd(path, cwd) ?? path };
-    } else if (g.error) item = { kind: "error", text: g.error };
-    else if (g.identifier || g.hex) item = { kind: "identifier", text: g.identifier ?? g.hex };
-    else if (g.number) item = { kind: "number", text: g.number };
-    if (item && item.text.length <= MAX_ITEM && (item.kind === "number" || item.kind === "error" || item.text.length >= MIN_ITEM)) out.push(item);
+  let from = 0;
+  // The text between long tokens is given to the item expression as it is: no item crosses a token break, so
+  // leaving a long token out changes nothing on either side of it.
+  for (const long of text.matchAll(LONG_TOKEN)) {
+    itemsIn(text.slice(from, long.index), cwd, out);
+    if (work) {
+      work.scanned += long.index - from;
+      work.skipped += long[0].length;
+    }
+    from = long.index + long[0].length;
   }
+  itemsIn(from === 0 ? text : text.slice(from), cwd, out);
+  if (work) work.scanned += text.length - from;
   return out;
+}
+
+// A relative path right where a name with a `$` ends ("a$bC+x/y"): the one case where the expression's start
+// rule above would skip a position the unbounded scan tried, because the name began before the run of path
+// characters it ends in. Tried there, anchored, the same way the scan did.
+const PATH_AT = new RegExp(String.raw`(?:~|\.{1,2})?/[\w.@+-]+(?:/[\w.@+-]+)*|[\w.@+-]+(?:/[\w.@+-]+)+`, "y");
+
+function itemsIn(text: string, cwd: string, out: Item[]): void {
+  ITEM.lastIndex = 0;
+  for (let match = ITEM.exec(text); match; match = ITEM.exec(text)) {
+    const g = match.groups!;
+    if (g.url) push(out, { kind: "path", text: trimTrailing(g.url) });
+    else if (g.path) pushPath(out, g.path, cwd);
+    else if (g.error) push(out, { kind: "error", text: g.error });
+    else if (g.identifier || g.hex) push(out, { kind: "identifier", text: g.identifier ?? g.hex });
+    else if (g.number) push(out, { kind: "number", text: g.number });
+    if (g.identifier?.includes("$")) {
+      PATH_AT.lastIndex = ITEM.lastIndex;
+      const path = PATH_AT.exec(text);
+      if (path) {
+        pushPath(out, path[0], cwd);
+        ITEM.lastIndex = PATH_AT.lastIndex;
+      }
+    }
+  }
+}
+
+function pushPath(out: Item[], raw: string, cwd: string): void {
+  const path = trimTrailing(raw);
+  // A lone "/" or "./" and paths without a letter (dates like 12/05/2024, fractions) carry nothing.
+  if (/[A-Za-z]/.test(path)) push(out, { kind: "path", text: relativeToCwd(path, cwd) ?? path });
+}
+
+function push(out: Item[], item: Item): void {
+  if (item.text.length <= MAX_ITEM && (item.kind === "number" || item.kind === "error" || item.text.length >= MIN_ITEM)) out.push(item);
 }
 
 /** The commands an assistant message runs (first line of each shell tool call). */

@@ -57,14 +57,17 @@ export function parseWeights(spec: string | undefined): Weights {
   return { quality: quality / sum, cost: cost / sum };
 }
 
-/** The strategies a user can set, by lab row id: the settings that select them, and what the lab ran instead of the real thing. */
-export const SETTABLE: Readonly<Record<string, { setting: string; caveat?: string }>> = {
-  checkpoint: { setting: `"strategy": "checkpoint" (the default)` },
-  planned: { setting: `"strategy": "planned", "planned": { "planner": "heuristic" }` },
-  preserve: { setting: `"strategy": "preserve"`, caveat: "the lab ran its deterministic writer; with a model available, Pi's model writes the tool summaries" },
-  digest: { setting: `"strategy": "digest"` },
-  "digest-ws": { setting: `"strategy": "digest", "digest": { "workingSet": true }` },
-  native: { setting: `"strategy": "native"`, caveat: "simulated: the summary is a stand-in that repeats nothing, so its quality is a floor" },
+/**
+ * The strategies a user can set, by lab row id: the setting as a sentence, the `contextLedger` value that selects
+ * it (what a user merges into Pi's settings file, or `--apply` merges), and what the lab ran instead of the real thing.
+ */
+export const SETTABLE: Readonly<Record<string, { setting: string; value: Readonly<Record<string, unknown>>; caveat?: string }>> = {
+  checkpoint: { setting: `"strategy": "checkpoint" (the default)`, value: { strategy: "checkpoint" } },
+  planned: { setting: `"strategy": "planned", "planned": { "planner": "heuristic" }`, value: { strategy: "planned", planned: { planner: "heuristic" } } },
+  preserve: { setting: `"strategy": "preserve"`, value: { strategy: "preserve" }, caveat: "the lab ran its deterministic writer; with a model available, Pi's model writes the tool summaries" },
+  digest: { setting: `"strategy": "digest"`, value: { strategy: "digest" } },
+  "digest-ws": { setting: `"strategy": "digest", "digest": { "workingSet": true }`, value: { strategy: "digest", digest: { workingSet: true } } },
+  native: { setting: `"strategy": "native"`, value: { strategy: "native" }, caveat: "simulated: the summary is a stand-in that repeats nothing, so its quality is a floor" },
 };
 
 export interface Candidate {
@@ -93,7 +96,7 @@ export interface Recommendation {
   weights: Weights;
   /** Every settable strategy in the run, best first (excluded ones last). */
   candidates: Candidate[];
-  choice?: { id: string; label: string; setting: string; caveat?: string };
+  choice?: { id: string; label: string; setting: string; value: Readonly<Record<string, unknown>>; caveat?: string };
   runnerUp?: { id: string; label: string };
   closeCall: boolean;
   /** The choice loses the working set (below {@link WORKING_SET_FLOOR}, or below the runner-up's): never a clear choice. */
@@ -109,7 +112,8 @@ const pct = (share: number) => `${Math.round(share * 100)}%`;
 /** One candidate's quality in words, naming the measure that decided it and giving the other. */
 function qualityText(c: Candidate): string {
   const workingSet = `showed ${pct(c.workingSet)} of the text later edits replace (working set)`;
-  const needed = `${pct(c.neededLater)} of what the agent used later right after it acted (needed later)`;
+  // A row that never acted kept everything: "right after it acted" would describe acts that did not happen.
+  const needed = c.acts === 0 ? `${pct(c.neededLater)} of what the agent used later, having never had to act (needed later)` : `${pct(c.neededLater)} of what the agent used later right after it acted (needed later)`;
   return c.decidedBy === "working set" ? `quality ${pct(c.quality)}, set by the working set: it ${workingSet}, and ${needed}` : `quality ${pct(c.quality)}, set by needed later: it showed ${needed}, and ${pct(c.workingSet)} of the working set`;
 }
 const usd = (n: number) => `$${n.toFixed(2)}`;
@@ -141,11 +145,15 @@ export function recommend(totals: readonly RowTotals[], weights: Weights = DEFAU
   const ranked = candidates.filter((c) => !c.excluded);
   const [best, second] = ranked;
   if (!best) {
-    return { weights, candidates, closeCall: false, lines: [`No strategy to recommend: none of the settable strategies ran without exceeding the window (${weightText}).`] };
+    // Nothing settable ran at all (--strategies none) is not the same as every settable strategy overflowing.
+    const why = settable.length
+      ? "none of the settable strategies ran without exceeding the window"
+      : `the run included none of the strategies this package can set (${Object.keys(SETTABLE).join(", ")})`;
+    return { weights, candidates, closeCall: false, lines: [`No strategy to recommend: ${why} (${weightText}).`] };
   }
   const info = SETTABLE[best.id];
   const lines: string[] = [];
-  const choice = { id: best.id, label: best.label, setting: info.setting, ...(info.caveat ? { caveat: info.caveat } : {}) };
+  const choice = { id: best.id, label: best.label, setting: info.setting, value: info.value, ...(info.caveat ? { caveat: info.caveat } : {}) };
   if (candidates.every((c) => c.acts === 0)) {
     lines.push(
       `Use ${best.label} (${info.setting}); but it hardly matters here: no strategy had to act in these sessions, so all keep everything and cost about the same.`,
@@ -170,14 +178,16 @@ export function recommend(totals: readonly RowTotals[], weights: Weights = DEFAU
     const gap = best.score - second.score;
     // Close: the scores are near, or the weights are near the point where the order flips. A leader that is at
     // least as good on both counts is a clear choice however near the scores are.
-    closeCall = flipAtCostWeight !== undefined && (gap < CLOSE_POINTS || Math.abs(flipAtCostWeight - weights.cost) < CLOSE_WEIGHT);
+    // A tie is never a clear choice, whatever the weights.
+    const tie = gap < 0.05;
+    closeCall = tie || (flipAtCostWeight !== undefined && (gap < CLOSE_POINTS || Math.abs(flipAtCostWeight - weights.cost) < CLOSE_WEIGHT));
     const side = dq >= 0 ? (dc >= 0 ? "on both quality and cost" : "on quality, not on cost") : "on cost, not on quality";
     const flip =
       flipAtCostWeight === undefined
         ? `no choice of weights makes ${second.label} win`
         : `${second.label} would win with the cost weight ${weights.cost < flipAtCostWeight ? "above" : "below"} ${pct(flipAtCostWeight)}`;
-    const lead = gap < 0.05 ? `${best.label} and ${second.label} tie (${best.label} is ahead ${side})` : `${best.label} leads by ${gap.toFixed(1)} points, ${side}`;
-    const verdict = closeCall ? "A close call" : losesContent ? "Not a clear choice" : "A clear choice";
+    const lead = tie ? `${best.label} and ${second.label} tie (${best.label} is ahead ${side})` : `${best.label} leads by ${gap.toFixed(1)} points, ${side}`;
+    const verdict = tie ? "A tie" : closeCall ? "A close call" : losesContent ? "Not a clear choice" : "A clear choice";
     lines.push(`${verdict}: ${lead}; ${flip}.`);
   }
   if (losesContent && !closeCall) {

@@ -276,6 +276,18 @@ function measureAct(state: RowState, probes: readonly Probe[], items: readonly N
   return { retention, needed: { total: needed.length, visible } };
 }
 
+/**
+ * Longest stretch of replay between two turns of the event loop, in milliseconds. Awaiting the rows' promises
+ * never lets timers or I/O run; an explicit turn does, so a parent that went away (see bin.ts) or a worker's
+ * messages are noticed mid-session.
+ */
+const YIELD_MS = 50;
+
+/** One turn of the event loop: timers, I/O and process events run, then the replay goes on. */
+export function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** Replay one session through every row in one pass over its branch. */
 export async function replaySession(session: SessionInput, options: ReplayOptions): Promise<SessionResult> {
   const { branch, originalCompactions, treeProblems } = replayBranch(session.entries);
@@ -378,6 +390,7 @@ async function replayRows(
     };
   });
   const progressEvery = Math.max(1, Math.floor(branch.length / 100));
+  let lastYield = performance.now();
   let request = 0;
   for (let i = 0; i < branch.length; i++) {
     const entry = branch[i];
@@ -426,6 +439,10 @@ async function replayRows(
       state.newestSource = entry.id;
     }
     if (options.onProgress && ((i + 1) % progressEvery === 0 || i + 1 === branch.length)) options.onProgress(i + 1, branch.length);
+    if (performance.now() - lastYield > YIELD_MS) {
+      await yieldToEventLoop();
+      lastYield = performance.now();
+    }
   }
   return states.map((state) => {
     options.onFinalView?.(sessionName, state.row.info, state.row.view.messages, probes);

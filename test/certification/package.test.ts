@@ -1,12 +1,13 @@
 // Certification of the package as a user receives it: the tarball from `npm pack`, installed by npm into an empty
 // prefix, its CLI run from node_modules on Node 22, and `pi install` of the installed copy shown in a real `pi`.
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { PiCase } from "./support/pi-case.ts";
 import { PI, toolEnv } from "./support/paths.ts";
 import { say } from "./support/content.ts";
+import { readingSession, sessionJsonl } from "../lab/fixtures.ts";
 
 afterEach(() => PiCase.disposeAll());
 
@@ -42,6 +43,19 @@ describe("certification: the packed package", () => {
     expect(lab.status, lab.stderr).toBe(0);
     expect(lab.stdout).toContain("checkpoint");
     expect(readFileSync(join(cwd, "lab-report.html"), "utf8")).toContain("<html");
+  });
+
+  it("the documented command, `npx pi-context-ledger lab --sessions`, replays the user's sessions from the installed copy", () => {
+    const cert = inject("cert");
+    const agentDir = mkdtempSync(join(cert.root, "agent-"));
+    mkdirSync(join(agentDir, "sessions", "--p--"), { recursive: true });
+    writeFileSync(join(agentDir, "sessions", "--p--", "mine.jsonl"), sessionJsonl(readingSession("/p", 3).entries, "/p"));
+    // npx finds the bin in the prefix's node_modules/.bin; --no-install keeps it from asking the registry.
+    const lab = spawnSync("npx", ["--no-install", "pi-context-ledger", "lab", "--sessions", "--no-report"], { cwd: cert.prefix, env: toolEnv({ PI_CODING_AGENT_DIR: agentDir }), encoding: "utf8", timeout: 120_000 });
+    expect(lab.status, lab.stderr).toBe(0);
+    expect(lab.stdout).toContain("■ mine.jsonl");
+    // The installed copy runs the compiled JavaScript: Node strips no types under node_modules.
+    expect(existsSync(join(cert.packageDir, "dist/src/lab/bin.js"))).toBe(true);
   });
 
   it("`pi list` shows the installed copy and Pi's startup banner names the extension pi-context-ledger", async () => {

@@ -125,3 +125,29 @@ describe("parseWeights", () => {
     expect(() => parseWeights("quality=0,cost=0")).toThrow(/at least one must be above 0/);
   });
 });
+
+describe("recommendation wording", () => {
+  it("a chosen row that never acted is not described as 'right after it acted'", () => {
+    const r = recommend([row("checkpoint", 1, 10, { acts: 0 }), row("native", 0.5, 9)]);
+    expect(r.choice?.id).toBe("checkpoint");
+    expect(r.lines.join("\n")).not.toMatch(/right after it acted/);
+    expect(r.lines[1]).toMatch(/^Why: it never had to act, so the view kept everything the agent used later, at \$10\.00; native row showed 50% at \$9\.00/);
+  });
+
+  it("a tie is never a clear choice", () => {
+    const r = recommend([row("checkpoint", 1, 10), row("digest", 1, 10)]);
+    expect(r.closeCall).toBe(true);
+    expect(r.lines.join("\n")).not.toMatch(/clear choice/);
+    expect(r.lines[2]).toMatch(/^A tie: checkpoint row and digest row tie/);
+  });
+
+  it("a run without any settable strategy says so, not that they all exceeded the window", () => {
+    const r = recommend([row("none", 1, 10, { family: "baseline" })]);
+    expect(r.choice).toBeUndefined();
+    expect(r.lines).toEqual([expect.stringMatching(/^No strategy to recommend: the run included none of the strategies this package can set \(checkpoint, planned, preserve, digest, native\)/)]);
+  });
+
+  it("the choice carries the exact contextLedger value to merge", () => {
+    expect(recommend([row("planned", 0.9, 10)]).choice?.value).toEqual({ strategy: "planned", planned: { planner: "heuristic" } });
+  });
+});

@@ -1,17 +1,22 @@
 // `pi-context-ledger lab`: replay sessions through every row and print, write and chart the comparison.
-import { writeFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { getHeapStatistics } from "node:v8";
-import { loadSessionFile } from "../../host/session-file.ts";
+import { availableParallelism } from "node:os";
+import { resolve } from "node:path";
+import { applySetting, checkApply, pasteText, settingsFile } from "../apply-setting.ts";
 import { createDump, prepareDumpDir } from "../dump.ts";
 import { firstLine, InputError } from "../errors.ts";
-import { checkOutputPath, sampleInputs, sessionFiles, sessionName, userSessionsDir } from "../inputs.ts";
+import { checkOutputPath, newestSessions, recentOptions, sampleInputs, sessionFiles, userSessionsDir, writeOutput } from "../inputs.ts";
+import { LAB_OPTIONS } from "../lab-options.ts";
 import { judgeRun, type JudgeNote, type ResolveJudgeModel } from "../judge.ts";
 import { DEFAULT_PRICES, parsePrices } from "../metrics.ts";
-import { createProgress } from "../progress.ts";
+import { workerHeapMb } from "../heap.ts";
+import { replayInWorkers } from "../parallel.ts";
+import { createProgress, createWorkerProgress } from "../progress.ts";
+import { fileInput } from "../session-input.ts";
 import { parseWeights, recommend } from "../recommend.ts";
 import { renderReport } from "../report/html.ts";
-import { type ReplayOptions, replaySession, type SessionInput, type SessionResult } from "../replay.ts";
+import { type ReplayOptions, replaySession, type SessionInput, type SessionResult, yieldToEventLoop } from "../replay.ts";
 import { type LabResult, totalsOf } from "../results.ts";
 import { defaultSettings } from "../row.ts";
 import { selectRows } from "../rows/registry.ts";
@@ -26,6 +31,9 @@ With no path, replays a seeded sample of generated coding sessions.
 
 Options:
   --sessions             replay your own sessions (~/.pi/agent/sessions, or $PI_CODING_AGENT_DIR/sessions)
+  --last <n>             only the n most recently changed session files
+  --since <date>         only session files changed since then (2026-11-01, 2026-11-01T09:00)
+  --jobs <n>             sessions replayed at once, on worker threads (default: the number of cores)
   --window <tokens>      context window (default 128000; accepts 200k)
   --strategies <ids>     comma-separated rows (default: all available)
   --json <file>          write every figure as JSON
@@ -35,8 +43,17 @@ Options:
   --seed <n>             sample seed (default ${DEFAULT_SEED})
   --dump <dir>           write the model view right after every act of every row (JSONL per session and row)
   --judge <prov/model>   ask a real model probe questions (skipped without credentials)
+  --apply                merge the recommended setting into Pi's settings file, after asking (--yes: without)
   --quiet                no progress output
 `;
+
+/** `--jobs`: how many sessions replay at once (default: the machine's cores). */
+export function jobCount(value: string | undefined, cores = availableParallelism()): number {
+  if (value === undefined) return cores;
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) throw new InputError(`bad --jobs "${terminalSafe(value)}" (a count of workers, 1 or more)`);
+  return n;
+}
 
 /** Parse "128000", "128k", "1m". */
 export function parseTokens(value: string): number {
@@ -66,21 +83,7 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
     args = parseArgs({
       args: [...argv],
       allowPositionals: true,
-      options: {
-        sessions: { type: "boolean" },
-        window: { type: "string" },
-        strategies: { type: "string" },
-        json: { type: "string" },
-        report: { type: "string" },
-        "no-report": { type: "boolean" },
-        prices: { type: "string" },
-        weights: { type: "string" },
-        seed: { type: "string" },
-        judge: { type: "string" },
-        dump: { type: "string" },
-        quiet: { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
+      options: LAB_OPTIONS,
     });
   } catch (error) {
     out.stderr(`lab: ${terminalSafe(firstLine(error))} (see lab --help)\n`);
@@ -103,12 +106,17 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
     // Output paths are checked before the replay, which can take long on big sessions.
     const jsonPath = values.json ? await checkOutputPath("--json", values.json) : undefined;
     const reportPath = values["no-report"] ? undefined : await checkOutputPath("--report", values.report ?? "lab-report.html");
+    checkApply(values.apply === true, values.yes === true);
+    const recent = recentOptions(values.last, values.since);
     const dump = values.dump ? createDump(await prepareDumpDir(values.dump)) : undefined;
 
     // Inputs: paths, the user's sessions, or the sample. Files load one at a time, so memory follows one session.
     const paths = [...positionals];
     if (values.sessions) paths.push(userSessionsDir());
-    const files = paths.length ? await sessionFiles(paths) : [];
+    if (recent && !paths.length) throw new InputError("--last and --since pick among session files: give --sessions or paths");
+    const found = paths.length ? await sessionFiles(paths) : [];
+    const files = recent ? await newestSessions(found, recent) : found;
+    if (recent && !files.length) throw new InputError(`no session file changed since ${values.since}`);
     const sample = paths.length ? [] : sampleInputs(seed);
     const count = files.length || sample.length;
     const progress = createProgress(process.stderr, values.quiet === true);
@@ -126,22 +134,27 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
       ...(collect ? { onRowsReleased: () => collect() } : {}),
     };
 
-    const sessions: SessionResult[] = [];
-    for (let i = 0; i < count; i++) {
-      let input: SessionInput;
-      if (files.length) {
-        const loaded = await loadSessionFile(files[i]);
-        input = { name: sessionName(files[i]), path: files[i], cwd: loaded.header?.cwd ?? "", entries: loaded.entries, handOver: true, malformedLines: loaded.diagnostics, unknownTypes: loaded.unknownTypes };
-      } else input = sample[i];
-      progress.start(input.name, i, count);
-      await dump?.session(i, input.name);
-      const t0 = performance.now();
-      const result = await replaySession(input, options);
-      progress.finish(`${result.requests} requests, ${result.probes.total} probes, ${((performance.now() - t0) / 1000).toFixed(1)}s`);
-      sessions.push(result);
-      // The session's recall index and the rest of its replay are garbage now; the next session, or the JSON and
-      // the report, would otherwise be allocated on top of them.
-      collect?.();
+    const jobs = jobCount(values.jobs);
+    let sessions: SessionResult[] = [];
+    // A folder goes to worker threads, one session each at a time; the judge collects final views in this
+    // thread, so a run with it stays serial.
+    if (files.length > 1 && jobs > 1 && !judge) {
+      const workers = createWorkerProgress(Math.min(jobs, files.length), process.stderr, values.quiet === true);
+      sessions = await replayInWorkers(files, jobs, { settings, strategies: values.strategies, prices, ...(dump ? { dumpDir: resolve(values.dump ?? "") } : {}) }, workers, workerHeapMb);
+    } else {
+      for (let i = 0; i < count; i++) {
+        const input: SessionInput = files.length ? await fileInput(files[i]) : sample[i];
+        progress.start(input.name, i, count);
+        await dump?.session(i, input.name);
+        const t0 = performance.now();
+        const result = await replaySession(input, options);
+        progress.finish(`${result.requests} requests, ${result.probes.total} probes, ${((performance.now() - t0) / 1000).toFixed(1)}s`);
+        sessions.push(result);
+        // The session's recall index and the rest of its replay are garbage now; the next session, or the JSON and
+        // the report, would otherwise be allocated on top of them.
+        collect?.();
+        await yieldToEventLoop();
+      }
     }
 
     await dump?.close();
@@ -163,14 +176,16 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
 
     out.stdout(renderSummary(result));
     if (jsonPath) {
-      await writeFile(jsonPath, `${JSON.stringify(result, null, 1)}\n`);
+      await writeOutput(jsonPath, `${JSON.stringify(result, null, 1)}\n`);
       out.stdout(`JSON: ${terminalSafe(values.json ?? "")}\n`);
     }
     if (dump) out.stdout(`Dump: ${terminalSafe(values.dump ?? "")} (the model view after every act, one JSON line per act)\n`);
     if (reportPath) {
-      await writeFile(reportPath, await renderReport(result));
+      await writeOutput(reportPath, await renderReport(result));
       out.stdout(`Report: ${terminalSafe(values.report ?? "lab-report.html")}\n`);
     }
+    const choice = result.recommendation?.choice;
+    if (values.apply) out.stdout(`${choice ? await applySetting(choice.value, settingsFile(), values.yes === true) : "Nothing applied: no strategy to recommend."}\n`);
     return 0;
   } catch (error) {
     if (error instanceof InputError) {
@@ -182,7 +197,7 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
 }
 
 /** The terminal summary: one table per session, totals when there are several, notes and diagnostics. */
-export function renderSummary(result: LabResult): string {
+export function renderSummary(result: LabResult, settingsPath = settingsFile()): string {
   const lines: string[] = [];
   const { settings } = result;
   const count = result.sessions.length;
@@ -204,6 +219,10 @@ export function renderSummary(result: LabResult): string {
   for (const row of result.unavailable) lines.push(`Not in this run: ${row.id} (${row.reason}).`);
   if (result.judge) lines.push(`Judge: ${result.judge.note}`);
   if (result.recommendation) lines.push(``, `Recommendation for ${count === 1 ? "this session" : `these ${count} sessions`}:`, ...result.recommendation.lines.map((l) => `  ${l}`));
+  const choice = result.recommendation?.choice;
+  if (choice) {
+    lines.push(``, `To use it, merge this into ${settingsPath} (keep your other settings), or run the lab again with --apply:`, ...pasteText(choice.value).split("\n").map((l) => `  ${l}`));
+  }
   lines.push(``);
   return terminalLines(lines.join("\n"));
 }

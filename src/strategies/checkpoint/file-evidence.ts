@@ -28,7 +28,9 @@ const READ_TOOLS = new Set(["read"]);
 const MUTATING_TOOLS = new Set(["write", "edit"]);
 
 /** A continuation notice Pi (current and older versions) appends when a read stopped before the end. */
-const CONTINUATION = /Use offset=\d+ to continue|more lines (in file|not shown)|^\[Line \d+ is .* exceeds .* limit/;
+// The notice is matched from its first " exceeds " on: a later one could only find the same " limit" after it, and
+// trying every one on a long last line would be quadratic.
+const CONTINUATION = /Use offset=\d+ to continue|more lines (in file|not shown)|^\[Line \d+ is (?:(?! exceeds ).)* exceeds .* limit/;
 
 /**
  * Classify a successful text read. Offset and limit alone do not make a read partial: Pi reports any
