@@ -149,7 +149,9 @@ export class FoldCoordinator {
     const current = this.pending;
     if (current?.requestEntryId === request.entryId) {
       // A second request in the step voids every request of the step, a refused first one included: folding after
-      // either would discard what the other one meant to keep. The step's run records it.
+      // either would discard what the other one meant to keep. The step's run records it. The model heard why the
+      // first call was refused, not that the step's requests are void: the notice at turn_end says so.
+      current.refused = false;
       void current.run.then((run) => run.send({ type: "tool.compactRequested" }));
       throw new Error("context_compact may be called once per step; this step's requests are all cancelled.");
     }
