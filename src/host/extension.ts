@@ -2,7 +2,7 @@
 // the strategies' hooks in registry order; this file names no strategy. Handlers translate events into ledger syncs
 // and lifecycle-machine events and return Pi's answer; notification handlers only update caches and never block.
 import { fileURLToPath } from "node:url";
-import type { ExtensionAPI, ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { InspectionEvent, Observer } from "xstate";
 import type { ContextFile, MessageFact, StrategyEffects, StrategyHooks, StrategyPlanner } from "../strategies/contract.ts";
@@ -14,6 +14,7 @@ import { renderDashboard } from "./dashboard.ts";
 import { registerFallbackCards } from "./fallback-cards.ts";
 import { LedgerSession } from "./ledger-session.ts";
 import { StrategyLifecycle } from "./lifecycle.ts";
+import { competingExtensions, neighbourWarning } from "./neighbours.ts";
 import { registerRecallTools } from "./recall-tools.ts";
 import { RestoreHost } from "./restore.ts";
 import { loadSettings } from "./settings.ts";
@@ -64,6 +65,14 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
     pi.on("resources_discover", () => ({ skillPaths: [RECALL_SKILL] }));
   }
 
+  /** `/context`: the dashboard, or a restore. Its identity also tells this extension apart from the others loaded. */
+  const contextCommand = async (args: string, ctx: ExtensionCommandContext): Promise<void> => {
+    const [sub, ...rest] = args.trim().split(/\s+/);
+    if (sub === "restore") return restore.command(rest.join(" "), ctx);
+    session.sync(ctx.sessionManager);
+    ctx.ui.notify(renderDashboard(session, ctx, { details: sub === "details" }), "info");
+  };
+
   /** The strategies whose hooks run now: those that always act, and the configured one. */
   const active = (): Running[] => running.filter((r) => r.strategy.scope === "always" || r.strategy.name === session.settings.strategy);
   const configured = (): Running => running.find((r) => r.strategy.name === session.settings.strategy)!;
@@ -71,7 +80,12 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   const warnOnce = (ctx: ExtensionContext) => {
     for (const warning of loaded.warnings) ctx.ui.notify(`context-ledger: ${warning}`, "warning");
     loaded.warnings.length = 0;
+    if (neighboursChecked) return;
+    neighboursChecked = true;
+    const neighbours = neighbourWarning(competingExtensions(pi, "context", contextCommand) ?? []);
+    if (neighbours) ctx.ui.notify(`context-ledger: ${neighbours}`, "warning");
   };
+  let neighboursChecked = false;
 
   // Ledger rebuilds: the branch is the truth, so every session switch folds it again.
   pi.on("session_start", (_event, ctx) => {
@@ -172,11 +186,6 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
 
   pi.registerCommand("context", {
     description: "Context ledger dashboard: usage, labels, folds, tool summaries, digests and compactions on this branch; `/context restore <id|name> [--newest]` undoes one; `/context details` adds estimator figures",
-    handler: async (args, ctx) => {
-      const [sub, ...rest] = args.trim().split(/\s+/);
-      if (sub === "restore") return restore.command(rest.join(" "), ctx);
-      session.sync(ctx.sessionManager);
-      ctx.ui.notify(renderDashboard(session, ctx, { details: sub === "details" }), "info");
-    },
+    handler: contextCommand,
   });
 }
