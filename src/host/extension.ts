@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { InspectionEvent, Observer } from "xstate";
+import { quoted } from "../log/display.ts";
 import type { ContextFile, MessageFact, StrategyEffects, StrategyHooks, StrategyPlanner } from "../strategies/contract.ts";
 import { PLUGINS, type RegisteredStrategy } from "../strategies/registry.ts";
 import type { PlannerFailureDetails } from "../strategies/fallback.ts";
@@ -19,6 +20,9 @@ import { registerRecallTools } from "./recall-tools.ts";
 import { RestoreHost } from "./restore.ts";
 import { loadSettings } from "./settings.ts";
 import { strategyKit } from "./strategy-kit.ts";
+
+/** How `/context` is called, for its description and for a subcommand it does not know. */
+const CONTEXT_USAGE = "Usage: /context (the dashboard), /context details (adds estimator figures), /context restore [<id|name|last> [--newest]] (undo one act, or list them).";
 
 /** The skill that teaches the recall tools; it ships with them rather than in the package manifest. */
 const RECALL_SKILL = fileURLToPath(new URL("../../skills/context-recall/SKILL.md", import.meta.url));
@@ -69,6 +73,7 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   const contextCommand = async (args: string, ctx: ExtensionCommandContext): Promise<void> => {
     const [sub, ...rest] = args.trim().split(/\s+/);
     if (sub === "restore") return restore.command(rest.join(" "), ctx);
+    if (sub !== "" && sub !== "details") return ctx.ui.notify(`context: unknown subcommand ${quoted(sub, 40)}. ${CONTEXT_USAGE}`, "error");
     session.sync(ctx.sessionManager);
     ctx.ui.notify(renderDashboard(session, ctx, { details: sub === "details" }), "info");
   };

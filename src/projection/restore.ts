@@ -126,6 +126,8 @@ export function resolveRestoreTarget(target: string, path: readonly SessionEntry
   let act: ActInfo | undefined;
   if (name === "last" || name === "latest") {
     act = [...acts].reverse().find((a) => !a.revokedBy);
+    const newest = acts[acts.length - 1];
+    if (!act && newest?.revokedBy) return { ok: false, error: `everything on this branch was already undone: the newest, ${newest.title} ${newest.id}, by ${newest.revokedBy}.` };
     if (!act) return { ok: false, error: "there is nothing to restore on this branch." };
   }
   act ??= acts.find((a) => a.id === name);
@@ -150,7 +152,7 @@ export function resolveRestoreTarget(target: string, path: readonly SessionEntry
     }
   }
   if (!act) return { ok: false, error: `"${name}" names no fold, tool summary, digest or compaction on this branch. ${actList(acts)}` };
-  if (act.revokedBy) return { ok: false, error: `${act.title} ${act.id} was already restored (by ${act.revokedBy}); revoking it twice changes nothing.` };
+  if (act.revokedBy) return { ok: false, error: `${act.title} ${act.id} was already undone (by ${act.revokedBy}); restoring it twice changes nothing.` };
   return { ok: true, act };
 }
 

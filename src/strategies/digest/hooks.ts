@@ -22,7 +22,8 @@ export function digestCardLine(details: DigestDetails | undefined): string {
   const t = details.tokens;
   const n = (value: number) => value.toLocaleString("en-US");
   const kept = t.keptRaw ? `, newest ~${n(t.keptRaw)} tok kept raw` : "";
-  return `Context digest #${details.checkpoint}: ${details.steps.steps} tool steps, ~${n(t.hidden)} tok → ~${n(t.digest)} tok (${details.trigger}${kept})`;
+  const steps = `${details.steps.steps} tool step${details.steps.steps === 1 ? "" : "s"}`;
+  return `Context digest #${details.checkpoint}: ${steps}, ~${n(t.hidden)} tok → ~${n(t.digest)} tok (${details.trigger}${kept})`;
 }
 
 export class DigestHost {
