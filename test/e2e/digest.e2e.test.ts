@@ -97,6 +97,13 @@ describe("digest e2e", () => {
     const [d1, d2] = digests(h);
     expect(d2).toBeDefined();
     const calls = h.faux.state.callCount;
+    // The list names a digest once: its number is in its title (issue 24, item 22).
+    const seen: string[] = [];
+    const ui = (h.session as unknown as { _extensionRunner: { uiContext: { notify: (m: string) => void } } })._extensionRunner.uiContext;
+    ui.notify = (m) => void seen.push(m);
+    await h.session.prompt("/context restore");
+    const line = seen.at(-1)!.split("\n").find((l) => l.includes(d1.id))!;
+    expect(line).toBe(`  ${d1.id} digest #1`);
     await h.session.prompt(`/context restore ${d1.id}`);
     expect(h.faux.state.callCount).toBe(calls);
     h.script([fauxAssistantMessage("DONE-3")]);

@@ -25,6 +25,9 @@ describe("/context dashboard", () => {
     // The assistant turn under the fold, and the fold message itself under the preserve range (it is not dialogue).
     expect(text).toMatch(/6 entries, 2 hidden by ranges/);
     expect(text).toContain("(itself folded later)");
+    // One entry is one entry (issue 24, item 22).
+    expect(text).toContain("hid 1 entry (~");
+    expect(text).not.toMatch(/\b1 entries\b/);
   });
 
   it("names a digest as a digest", () => {

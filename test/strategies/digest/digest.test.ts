@@ -226,3 +226,11 @@ describe("tool output is data", () => {
     expect(ids.user1).toBeDefined();
   });
 });
+
+describe("the digest card", () => {
+  it("counts one tool step in the singular (issue 24, item 22)", async () => {
+    const { digestCardLine } = await import("../../../src/strategies/digest/hooks.ts");
+    const details = { checkpoint: 1, trigger: "batch", steps: { steps: 1 }, tokens: { hidden: 1_200, digest: 90, keptRaw: 0 } } as unknown as Parameters<typeof digestCardLine>[0];
+    expect(digestCardLine(details)).toBe("Context digest #1: 1 tool step, ~1,200 tok → ~90 tok (batch)");
+  });
+});
