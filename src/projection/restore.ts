@@ -161,6 +161,7 @@ export interface RestoreEffect {
   /** Entries whose messages come back, oldest first. */
   back: string[];
   messagesBack: number;
+  /** Estimated tokens of the messages that come back, uncalibrated, as acts report what they hid. */
   tokensBack: number;
   /** Messages that leave the view (the act's own summary or checkpoint text). */
   tokensLeaving: number;
@@ -225,7 +226,9 @@ function effectOf(path: readonly SessionEntry[], state: LedgerState, data: Resto
   return {
     back,
     messagesBack: backMessages.length,
-    tokensBack: estimateMessagesTokens(backMessages, calibration),
+    // The figure an act reports for what it hid (a digest's or tool summary's card, the dashboard) is the plain
+    // estimate; what comes back is counted the same way, so the two agree. Only the context's total is calibrated.
+    tokensBack: estimateMessagesTokens(backMessages),
     tokensLeaving: estimateMessagesTokens(leaving, calibration),
     viewBefore: estimateMessagesTokens(before.messages, calibration),
     viewAfter: estimateMessagesTokens(after.messages, calibration),

@@ -106,6 +106,9 @@ describe("digest e2e", () => {
     expect(line).toBe(`  ${d1.id} digest #1`);
     await h.session.prompt(`/context restore ${d1.id}`);
     expect(h.faux.state.callCount).toBe(calls);
+    // One accounting: what the digest said it hid is what the restore says came back (issue 24, item 21).
+    const hidden = (d1.details as DigestDetails).tokens.hidden.toLocaleString("en-US");
+    expect(seen.at(-1)).toContain(`the 4 tool calls and results it hid (~${hidden} tokens) are back`);
     h.script([fauxAssistantMessage("DONE-3")]);
     await h.session.prompt("go on");
     const last = h.requests.at(-1)!;
