@@ -132,6 +132,9 @@ describe("digest e2e", () => {
     expect(d.details as DigestDetails).toMatchObject({ trigger: "manual", checkpoint: 1, tokens: { keptRaw: 0 } });
     const marker = branchOf(h).find((e) => e.type === "compaction");
     expect(marker?.type === "compaction" && marker.details).toEqual({ v: 1, strategy: "digest", checkpoint: 1 });
+    // Pi shows "Compacted from <tokensBefore> tokens" for the marker: the tool steps the digest condensed, not the
+    // whole context, which the marker itself left as it was (issue 24, item 22).
+    expect(marker?.type === "compaction" && marker.tokensBefore).toBe((d.details as DigestDetails).tokens.hidden);
 
     h.script([fauxAssistantMessage("after")]);
     await h.session.prompt("continue");

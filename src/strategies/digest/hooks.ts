@@ -165,6 +165,8 @@ export class DigestHost {
     const message = { customType, content, display, details };
     if (!manual) return { ok: true, plan: { messages: [message], declineCompaction: true } };
     // A marker compaction lets /compact end as a success; it keeps the view from where it starts and hides nothing.
+    // Pi shows it as "Compacted from <tokensBefore> tokens": that is the tool steps the digest condensed, since the
+    // marker left the rest of the context as it was.
     return {
       ok: true,
       plan: {
@@ -172,7 +174,7 @@ export class DigestHost {
         compaction: {
           summary: content,
           firstKeptEntryId: contextStartId(session),
-          tokensBefore: event.preparation.tokensBefore,
+          tokensBefore: details.tokens.hidden,
           details: { v: 1, strategy: "digest", checkpoint: details.checkpoint },
         },
       },
