@@ -2,9 +2,10 @@
 // the strategies' hooks in registry order; this file names no strategy. Handlers translate events into ledger syncs
 // and lifecycle-machine events and return Pi's answer; notification handlers only update caches and never block.
 import { fileURLToPath } from "node:url";
-import type { ExtensionAPI, ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
+import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { InspectionEvent, Observer } from "xstate";
+import { quoted } from "../log/display.ts";
 import type { ContextFile, MessageFact, StrategyEffects, StrategyHooks, StrategyPlanner } from "../strategies/contract.ts";
 import { PLUGINS, type RegisteredStrategy } from "../strategies/registry.ts";
 import type { PlannerFailureDetails } from "../strategies/fallback.ts";
@@ -14,12 +15,16 @@ import { renderDashboard } from "./dashboard.ts";
 import { registerFallbackCards } from "./fallback-cards.ts";
 import { LedgerSession } from "./ledger-session.ts";
 import { StrategyLifecycle } from "./lifecycle.ts";
+import { competingExtensions, neighbourWarning } from "./neighbours.ts";
 import { registerRecallTools } from "./recall-tools.ts";
 import { PinHost } from "./pins.ts";
 import { RestoreHost } from "./restore.ts";
 import { loadSettings } from "./settings.ts";
 import { strategyKit } from "./strategy-kit.ts";
 import type { Sleep } from "./summary-retry.ts";
+
+/** How `/context` is called, for its description and for a subcommand it does not know. */
+const CONTEXT_USAGE = "Usage: /context (the dashboard), /context details (adds estimator figures), /context restore [<id|name|last> [--newest]] (undo one act, or list them), /context pin <id|label|last> [note], /context unpin <target>, /context pins.";
 
 /** The skill that teaches the recall tools; it ships with them rather than in the package manifest. */
 const RECALL_SKILL = fileURLToPath(new URL("../../skills/context-recall/SKILL.md", import.meta.url));
@@ -72,6 +77,16 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
     pi.on("resources_discover", () => ({ skillPaths: [RECALL_SKILL] }));
   }
 
+  /** `/context`: the dashboard, or a restore. Its identity also tells this extension apart from the others loaded. */
+  const contextCommand = async (args: string, ctx: ExtensionCommandContext): Promise<void> => {
+    const [sub, ...rest] = args.trim().split(/\s+/);
+    if (sub === "restore") return restore.command(rest.join(" "), ctx);
+    if (sub === "pin" || sub === "unpin" || sub === "pins") return pins.command(sub, rest.join(" "), ctx);
+    if (sub !== "" && sub !== "details") return ctx.ui.notify(`context: unknown subcommand ${quoted(sub, 40)}. ${CONTEXT_USAGE}`, "error");
+    session.sync(ctx.sessionManager);
+    ctx.ui.notify(renderDashboard(session, ctx, { details: sub === "details" }), "info");
+  };
+
   /** The strategies whose hooks run now: those that always act, and the configured one. */
   const active = (): Running[] => running.filter((r) => r.strategy.scope === "always" || r.strategy.name === session.settings.strategy);
   const configured = (): Running => running.find((r) => r.strategy.name === session.settings.strategy)!;
@@ -79,7 +94,12 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   const warnOnce = (ctx: ExtensionContext) => {
     for (const warning of loaded.warnings) ctx.ui.notify(`context-ledger: ${warning}`, "warning");
     loaded.warnings.length = 0;
+    if (neighboursChecked) return;
+    neighboursChecked = true;
+    const neighbours = neighbourWarning(competingExtensions(pi, "context", contextCommand) ?? []);
+    if (neighbours) ctx.ui.notify(`context-ledger: ${neighbours}`, "warning");
   };
+  let neighboursChecked = false;
 
   // Ledger rebuilds: the branch is the truth, so every session switch folds it again.
   let started = false;
@@ -195,12 +215,6 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
 
   pi.registerCommand("context", {
     description: "Context ledger dashboard: usage, labels, pins, folds, tool summaries, digests and compactions on this branch; `/context restore <id|name> [--newest]` undoes one; `/context pin <id|label|last> [note]`, `/context unpin <target>`, `/context pins`; `/context details` adds estimator figures",
-    handler: async (args, ctx) => {
-      const [sub, ...rest] = args.trim().split(/\s+/);
-      if (sub === "restore") return restore.command(rest.join(" "), ctx);
-      if (sub === "pin" || sub === "unpin" || sub === "pins") return pins.command(sub, rest.join(" "), ctx);
-      session.sync(ctx.sessionManager);
-      ctx.ui.notify(renderDashboard(session, ctx, { details: sub === "details" }), "info");
-    },
+    handler: contextCommand,
   });
 }

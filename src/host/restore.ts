@@ -109,10 +109,12 @@ export class RestoreHost {
     session.sync(ctx.sessionManager);
     const acts = listActs(session.live.entries, session.live.state);
     if (!acts.length) return "context restore: nothing on this branch hid any history.";
-    const lines = ["Restorable acts on this branch (newest last). Use /context restore <id|name> [--newest]:"];
+    const lines = ["What you can bring back on this branch (newest last). Use /context restore <id|name> [--newest]:"];
     for (const act of acts.slice(-20)) {
-      const status = act.revokedBy ? ` — revoked by ${act.revokedBy}` : act.narrowedBy ? ` — newest part restored by ${act.narrowedBy}` : "";
-      lines.push(`  ${act.id} ${act.title}${act.names.length ? ` "${act.names.join('", "')}"` : ""}${status}`);
+      const status = act.revokedBy ? ` (already undone by ${act.revokedBy})` : act.narrowedBy ? ` (newest part brought back by ${act.narrowedBy})` : "";
+      // A name the title already shows (a digest's or tool summary's "#n") is not repeated.
+      const names = act.names.filter((name) => !act.title.endsWith(` ${name}`));
+      lines.push(`  ${act.id} ${act.title}${names.length ? `, also called "${names.join('", "')}"` : ""}${status}`);
     }
     return lines.join("\n");
   }

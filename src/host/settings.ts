@@ -103,7 +103,9 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
     return {};
   };
 
-  s.strategy = pick("strategy", obj.strategy, isStrategy, s.strategy);
+  if (obj.strategy !== undefined && !isStrategy(obj.strategy))
+    warnings.push(`contextLedger.strategy: unknown strategy ${quoted(obj.strategy)} (expected ${STRATEGY_VALUES.join(", ")}); using ${s.strategy}`);
+  else s.strategy = pick("strategy", obj.strategy, isStrategy, s.strategy);
   s.foldTools = pick("foldTools", obj.foldTools, isBool, s.foldTools);
   s.recallTools = pick("recallTools", obj.recallTools, isBool, s.recallTools);
   s.inspect = pick("inspect", obj.inspect, isBool, s.inspect);

@@ -113,7 +113,12 @@ if (!command || command === "--help" || command === "-h" || command === "help") 
   try {
     if (command === "lab" && process.env.PI_CONTEXT_LEDGER_LAB_CHILD) tieToParent();
     const sized = command === "lab" && !process.env.PI_CONTEXT_LEDGER_LAB_CHILD && !process.execArgv.some((a) => a.startsWith("--max-old-space-size"));
-    process.exitCode = sized ? await labWithSizedHeap(rest) : await (await commands[command]())(rest);
+    // The process that runs a command checks Pi first: an older Pi fails later with a missing function.
+    const tooOld = sized || command === "machines" ? undefined : await (await import("../host/pi-version.ts")).checkInstalledPi();
+    if (tooOld) {
+      process.stderr.write(`pi-context-ledger ${command}: ${tooOld}\n`);
+      process.exitCode = 1;
+    } else process.exitCode = sized ? await labWithSizedHeap(rest) : await (await commands[command]())(rest);
   } catch (error) {
     // Bad input is one line and exit 2; anything else is one line too, exit 1, with the stack on request.
     const missing = missingPi(error);

@@ -126,6 +126,8 @@ export function resolveRestoreTarget(target: string, path: readonly SessionEntry
   let act: ActInfo | undefined;
   if (name === "last" || name === "latest") {
     act = [...acts].reverse().find((a) => !a.revokedBy);
+    const newest = acts[acts.length - 1];
+    if (!act && newest?.revokedBy) return { ok: false, error: `everything on this branch was already undone: the newest, ${newest.title} ${newest.id}, by ${newest.revokedBy}.` };
     if (!act) return { ok: false, error: "there is nothing to restore on this branch." };
   }
   act ??= acts.find((a) => a.id === name);
@@ -150,7 +152,7 @@ export function resolveRestoreTarget(target: string, path: readonly SessionEntry
     }
   }
   if (!act) return { ok: false, error: `"${name}" names no fold, tool summary, digest or compaction on this branch. ${actList(acts)}` };
-  if (act.revokedBy) return { ok: false, error: `${act.title} ${act.id} was already restored (by ${act.revokedBy}); revoking it twice changes nothing.` };
+  if (act.revokedBy) return { ok: false, error: `${act.title} ${act.id} was already undone (by ${act.revokedBy}); restoring it twice changes nothing.` };
   return { ok: true, act };
 }
 
@@ -159,6 +161,7 @@ export interface RestoreEffect {
   /** Entries whose messages come back, oldest first. */
   back: string[];
   messagesBack: number;
+  /** Estimated tokens of the messages that come back, uncalibrated, as acts report what they hid. */
   tokensBack: number;
   /** Messages that leave the view (the act's own summary or checkpoint text). */
   tokensLeaving: number;
@@ -223,7 +226,9 @@ function effectOf(path: readonly SessionEntry[], state: LedgerState, data: Resto
   return {
     back,
     messagesBack: backMessages.length,
-    tokensBack: estimateMessagesTokens(backMessages, calibration),
+    // The figure an act reports for what it hid (a digest's or tool summary's card, the dashboard) is the plain
+    // estimate; what comes back is counted the same way, so the two agree. Only the context's total is calibrated.
+    tokensBack: estimateMessagesTokens(backMessages),
     tokensLeaving: estimateMessagesTokens(leaving, calibration),
     viewBefore: estimateMessagesTokens(before.messages, calibration),
     viewAfter: estimateMessagesTokens(after.messages, calibration),

@@ -78,4 +78,28 @@ describe("fold e2e", () => {
     expect(seen).toMatch(/cancelled and nothing was folded/);
     expect(branch().some((e) => e.type === "custom_message" && e.customType === "context-ledger/fold")).toBe(false);
   });
+
+  it("two compacts in one step whose first was refused at the call still append the cancellation notice", async () => {
+    h = await startHarness();
+    h.script([
+      fauxAssistantMessage(
+        [
+          fauxToolCall("context_compact", { target: "no-such-label", summary: "A" }, { id: "c1" }),
+          fauxToolCall("context_compact", { target: "root", summary: "B" }, { id: "c2" }),
+        ],
+        { stopReason: "toolUse" },
+      ),
+      fauxAssistantMessage("ok"),
+    ]);
+    await h.session.prompt("double REFUSED-FIRST");
+    expect(h.faux.state.callCount).toBe(2);
+    expect(toolResultText("c1")).toMatch(/not found/);
+    expect(toolResultText("c2")).toMatch(/once per step/);
+    const notices = branch().filter((e) => e.type === "custom_message" && e.customType === "context-ledger/notice");
+    expect(notices).toHaveLength(1);
+    const seen = text(h.requests[1]);
+    expect(seen).toContain("REFUSED-FIRST");
+    expect(seen).toMatch(/context_compact was cancelled and nothing was folded/);
+    expect(branch().some((e) => e.type === "custom_message" && e.customType === "context-ledger/fold")).toBe(false);
+  });
 });

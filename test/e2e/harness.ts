@@ -17,8 +17,8 @@ import {
   SessionManager,
   SettingsManager,
   type AgentSession,
-  type ExtensionFactory,
   type FileEntry,
+  type InlineExtension,
 } from "@earendil-works/pi-coding-agent";
 import contextLedger from "../../index.ts";
 import { registerContextLedger, type LedgerOptions } from "../../src/host/extension.ts";
@@ -28,10 +28,10 @@ export interface HarnessOptions {
   withLedger?: boolean;
   /** Test-only options of our extension (e.g. an inspection observer of the lifecycle charts). */
   ledgerOptions?: LedgerOptions;
-  /** Test-only extensions loaded after ours. */
-  extensions?: ExtensionFactory[];
+  /** Test-only extensions loaded after ours (a factory, or a named one shown as `<inline:name>`). */
+  extensions?: InlineExtension[];
   /** Test-only extensions loaded before ours, so their handlers for an event run first. */
-  extensionsBefore?: ExtensionFactory[];
+  extensionsBefore?: InlineExtension[];
   /** Pi settings (in memory). `compaction` etc. */
   settings?: Record<string, unknown>;
   /** Our global settings, written to <agentDir>/settings.json under `contextLedger`. */
@@ -97,7 +97,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   runtime.registerNativeProvider(faux.provider);
   await runtime.setRuntimeApiKey(faux.getModel().provider, "test-key");
 
-  const factories: ExtensionFactory[] = [...(options.extensionsBefore ?? [])];
+  const factories: InlineExtension[] = [...(options.extensionsBefore ?? [])];
   const ledgerOptions = options.ledgerOptions;
   if (options.withLedger !== false) factories.push(ledgerOptions ? (pi) => registerContextLedger(pi, ledgerOptions) : contextLedger);
   factories.push(...(options.extensions ?? []));

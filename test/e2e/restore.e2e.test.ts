@@ -125,7 +125,7 @@ describe("restore e2e: fold", () => {
     await h.session.prompt("/context restore pre-fold");
     expect(restores()).toHaveLength(1);
     expect(notices.at(-1)).toMatchObject({ type: "error" });
-    expect(notices.at(-1)!.message).toMatch(/already restored .* twice/);
+    expect(notices.at(-1)!.message).toMatch(/already undone .* twice/);
     // /context and the timeline show the fold as revoked.
     await h.session.prompt("/context");
     expect(notices.at(-1)!.message).toMatch(/fold \S+: revoked by restore \S+/);

@@ -13,6 +13,8 @@ describe("/context dashboard", () => {
     b.fold({ afterId: u, throughId: a }, "folded summary");
     const preserve = b.fold({ afterId: null, throughId: b.leaf!, keepDialogue: true }, "tool context");
     (b.entries.at(-1) as { customType: string }).customType = "context-ledger/preserve";
+    // A response after the ranges: Pi's usage figure describes the view as it now is.
+    b.assistant("next");
     const session = new LedgerSession(DEFAULT_SETTINGS);
     session.sync({ getLeafId: () => b.leaf, getEntry: (id) => b.byId().get(id) });
     const text = renderDashboard(session, { getContextUsage: () => ({ tokens: 1234, contextWindow: 128_000, percent: 1 }) as never });
@@ -21,8 +23,11 @@ describe("/context dashboard", () => {
     expect(text).toMatch(/fold \S+: hides history after/);
     expect(text).toContain(`tool summary ${preserve}: hides tool traffic`);
     // The assistant turn under the fold, and the fold message itself under the preserve range (it is not dialogue).
-    expect(text).toMatch(/5 entries, 2 hidden by ranges/);
+    expect(text).toMatch(/6 entries, 2 hidden by ranges/);
     expect(text).toContain("(itself folded later)");
+    // One entry is one entry (issue 24, item 22).
+    expect(text).toContain("hid 1 entry (~");
+    expect(text).not.toMatch(/\b1 entries\b/);
   });
 
   it("names a digest as a digest", () => {
@@ -49,7 +54,7 @@ describe("/context dashboard", () => {
     session.sync({ getLeafId: () => b.leaf, getEntry: (id) => b.byId().get(id) });
     const text = renderDashboard(session, { getContextUsage: () => undefined });
     expect(text).toContain(`fold ${fold}: revoked by restore ${r1}`);
-    expect(text).toContain(`compaction ${c}: checkpoint, kept from ${u} (newest part restored by ${r2})`);
+    expect(text).toContain(`compaction ${c}: checkpoint, kept from ${u}; summarized 0 entries (~0 tokens), summary ~2 tokens (newest part restored by ${r2})`);
   });
 
   it("shows a preserve marker compaction as a marker that hides nothing", () => {

@@ -253,7 +253,7 @@ describe("restore targets", () => {
     b.restore(fold, "fold");
     const again = resolveRestoreTarget(fold, path(b), reduceBranch(path(b)));
     expect(again.ok).toBe(false);
-    expect(!again.ok && again.error).toMatch(/already restored .*twice/);
+    expect(!again.ok && again.error).toMatch(/already undone .*twice/);
     expect(listActs(path(b), reduceBranch(path(b)))[0].revokedBy).toBe(b.leaf);
   });
 

@@ -4,8 +4,10 @@
 import { parseArgs } from "node:util";
 import { loadSessionFile } from "../../host/session-file.ts";
 import { isFoldEntry, isLedgerCompaction, isLedgerEntry, type SessionEntry, textOf } from "../../log/entries.ts";
-import { reduceBranch } from "../../projection/ledger-state.ts";
-import { entryMessages, projectBranch } from "../../projection/project.ts";
+import { isRevokedMessage, reduceBranch, type LedgerState } from "../../projection/ledger-state.ts";
+import { entryMessages, lookupOf, projectBranch } from "../../projection/project.ts";
+import { RangeMask } from "../../projection/ranges.ts";
+import { PLUGINS } from "../../strategies/registry.ts";
 import { estimateMessagesTokens } from "../../projection/tokens.ts";
 import { firstLine, InputError } from "../errors.ts";
 import { sessionFiles } from "../inputs.ts";
@@ -38,7 +40,26 @@ export interface ShowReport {
   facts: { id: string; type: string; what: string }[];
   timeline: { id: string; timestamp: string; what: string }[];
   visible: { entries: number; tokens: number };
-  hidden: { compacted: number; folded: number; tokens: number };
+  /**
+   * Entries hidden in the file: cut by compactions, hidden by folds, under the other kinds of range (by their name:
+   * tool summaries, digests), and the summaries of acts a restore withdrew.
+   */
+  hidden: { compacted: number; folded: number; ranges: Record<string, number>; withdrawn: number; tokens: number };
+}
+
+/** One mask per kind of range on the branch (fold, tool summary, digest), named as the registry names the fact. */
+function rangeMasks(branch: readonly SessionEntry[], state: LedgerState): { word: string; mask: RangeMask }[] {
+  const byWord = new Map<string, LedgerState["ranges"][number][]>();
+  const index = new Map(branch.map((e) => [e.id, e] as const));
+  for (const rule of state.ranges) {
+    const entry = index.get(rule.entryId);
+    const type = entry?.type === "custom_message" ? entry.customType : undefined;
+    let word = "range";
+    for (const strategy of PLUGINS) if (type !== undefined && strategy.facts?.[type]) word = strategy.facts[type];
+    byWord.set(word, [...(byWord.get(word) ?? []), rule]);
+  }
+  const lookup = lookupOf(branch);
+  return [...byWord].map(([word, rules]) => ({ word, mask: new RangeMask(rules, lookup) }));
 }
 
 /** Build the report from loaded entries (pure apart from the loading done by the caller). */
@@ -52,9 +73,12 @@ export function showReport(path: string, entries: readonly SessionEntry[], malfo
   const labels = state.labels;
   let compacted = 0;
   let folded = 0;
+  let withdrawn = 0;
+  const ranges: Record<string, number> = {};
   let hiddenTokens = 0;
   let visibleEntries = 0;
-  for (const entry of branch) {
+  const masks = rangeMasks(branch, state);
+  branch.forEach((entry, at) => {
     const own = entryMessages(entry);
     const p = projected.get(entry.id);
     if (own.length && entry.type !== "compaction") {
@@ -62,7 +86,11 @@ export function showReport(path: string, entries: readonly SessionEntry[], malfo
         compacted++;
         hiddenTokens += estimateMessagesTokens(own);
       } else if (p.folded) {
-        folded++;
+        // Say what hid it: a fold, another kind of range, or a restore that withdrew the act's own summary.
+        const word = isRevokedMessage(entry, state) ? undefined : masks.find((m) => m.mask.hides(entry, at))?.word;
+        if (word === undefined) withdrawn++;
+        else if (word === "fold") folded++;
+        else ranges[word] = (ranges[word] ?? 0) + 1;
         hiddenTokens += estimateMessagesTokens(own);
       } else visibleEntries++;
     }
@@ -80,7 +108,7 @@ export function showReport(path: string, entries: readonly SessionEntry[], malfo
     else if (entry.type === "compaction" || isFoldEntry(entry)) timeline.push({ id: entry.id, timestamp: entry.timestamp, what: facts[facts.length - 1]?.type ?? entry.type });
     else if (entry.type === "model_change") timeline.push({ id: entry.id, timestamp: entry.timestamp, what: `model: ${entry.provider}/${entry.modelId}` });
     else if (entry.type === "branch_summary") timeline.push({ id: entry.id, timestamp: entry.timestamp, what: `branch summary from ${entry.fromId}` });
-  }
+  });
   return {
     path,
     entries: entries.length,
@@ -92,7 +120,7 @@ export function showReport(path: string, entries: readonly SessionEntry[], malfo
     facts,
     timeline,
     visible: { entries: visibleEntries, tokens: estimateMessagesTokens(projection.messages) },
-    hidden: { compacted, folded, tokens: hiddenTokens },
+    hidden: { compacted, folded, ranges, withdrawn, tokens: hiddenTokens },
   };
 }
 
@@ -112,7 +140,9 @@ export function renderShow(report: ShowReport): string {
   lines.push(
     ``,
     `model view: ${report.visible.entries} entries visible, ${kTokens(report.visible.tokens)} tokens`,
-    `hidden in the file: ${report.hidden.compacted} compacted, ${report.hidden.folded} folded (${kTokens(report.hidden.tokens)} tokens)`,
+    `hidden in the file: ${report.hidden.compacted} compacted, ${report.hidden.folded} folded${Object.entries(report.hidden.ranges)
+      .map(([word, n]) => `, ${n} under ${word}s`)
+      .join("")}${report.hidden.withdrawn ? `, ${report.hidden.withdrawn} withdrawn by restores` : ""} (${kTokens(report.hidden.tokens)} tokens)`,
     ``,
     `facts (${report.facts.length}):`,
   );

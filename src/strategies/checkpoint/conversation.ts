@@ -173,6 +173,17 @@ export function rawEntries(branch: readonly SessionEntry[]): ProjectedEntry[] {
   return branch.map((entry) => ({ sourceEntry: entry, messages: entry.type === "message" ? [entry.message as AgentMessage] : [] }));
 }
 
+/**
+ * Tool-call ids whose pairing is ambiguous anywhere on the branch (see `pairCalls`). A span, the tail or the
+ * startup interval alone may hold only one use of a reused id, so each judges its calls against this set: a call
+ * that is `unknown` in one place is no evidence in another.
+ */
+export function ambiguousCallIds(branch: readonly SessionEntry[]): Set<string> {
+  const ids = new Set<string>();
+  for (const paired of pairCalls(rawEntries(branch))) if (paired.ambiguous) ids.add(paired.call.id);
+  return ids;
+}
+
 /** Outcome of a paired call: `unknown` without a result or when the pairing is ambiguous. */
 export function outcomeOf(paired: PairedCall): Outcome {
   if (!paired.result || paired.ambiguous) return "unknown";

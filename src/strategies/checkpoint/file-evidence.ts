@@ -3,6 +3,7 @@
 import type { SessionEntry } from "../../log/entries.ts";
 import type { ProjectedEntry } from "../../projection/project.ts";
 import {
+  ambiguousCallIds,
   argsObject,
   isTextOnly,
   pairCalls,
@@ -65,16 +66,29 @@ export function mergeFileLists(...lists: readonly Partial<FileLists>[]): FileLis
   return { read: sortedUnique([...read].filter((path) => !modified.has(path))), modified: sortedUnique(modified) };
 }
 
-/** File operations of the calls made in a span. Failed calls read or changed nothing, so they are left out. */
+/**
+ * File operations of the calls made in a span, nested calls included: a codemode script's reads and writes are
+ * recorded on its result (`nestedCalls`), as Pi's own file lists count them. Failed calls read or changed nothing,
+ * so they are left out; a nested call is judged by its own status, since a script that failed later still ran it.
+ */
 export function spanFileOps(calls: readonly PairedCall[], cwd: string): FileLists {
   const read: string[] = [];
   const modified: string[] = [];
+  const add = (name: string, args: unknown) => {
+    const path = pathArgument(args);
+    if (!path) return;
+    if (READ_TOOLS.has(name)) read.push(displayPath(path, cwd));
+    else if (MUTATING_TOOLS.has(name)) modified.push(displayPath(path, cwd));
+  };
   for (const paired of calls) {
+    const nested = (paired.result?.view.nestedCalls as { calls?: unknown } | undefined)?.calls;
+    if (Array.isArray(nested)) {
+      for (const record of nested as { name?: unknown; arguments?: unknown; status?: unknown }[]) {
+        if (typeof record?.name === "string" && record.status !== "error") add(record.name, record.arguments);
+      }
+    }
     if (paired.result?.view.isError) continue;
-    const path = pathArgument(paired.call.arguments);
-    if (!path) continue;
-    if (READ_TOOLS.has(paired.call.name)) read.push(displayPath(path, cwd));
-    else if (MUTATING_TOOLS.has(paired.call.name)) modified.push(displayPath(path, cwd));
+    add(paired.call.name, paired.call.arguments);
   }
   return mergeFileLists({ read, modified });
 }
@@ -112,6 +126,8 @@ export interface EvidenceInput {
   cwd: string;
   lists: FileLists;
   startup: ReadonlyMap<string, StartupEvidence>;
+  /** Call ids ambiguous anywhere on the branch (`ambiguousCallIds`); computed from `branch` when absent. */
+  ambiguous?: ReadonlySet<string>;
 }
 
 function evidenceFor(map: Map<string, PathEvidence>, path: string): PathEvidence {
@@ -160,7 +176,9 @@ function tailEvidence(input: EvidenceInput): Map<string, PathEvidence> {
   const byPath = new Map<string, PathEvidence>();
   const rawIndex = new Map<string, number>();
   input.branch.forEach((entry, i) => rawIndex.set(entry.id, i));
+  const ambiguous = input.ambiguous ?? ambiguousCallIds(input.branch);
   for (const paired of pairCalls(input.entries, input.tailStart)) {
+    if (ambiguous.has(paired.call.id)) continue;
     const name = paired.call.name;
     if (!READ_TOOLS.has(name) && name !== "write") continue;
     const path = pathArgument(paired.call.arguments);

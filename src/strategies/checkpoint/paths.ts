@@ -9,14 +9,16 @@ function trimSlash(path: string): string {
 
 /**
  * The path a checkpoint shows for a file-tool argument: relative to `cwd` when the file lies inside it,
- * absolute otherwise. Relative inputs are normalized (`./a//b` -> `a/b`); `~` paths are kept as written
- * because expanding them would need the home directory.
+ * absolute otherwise. Relative inputs are normalized (`./a//b` -> `a/b`); one that climbs out of the cwd
+ * (`../lib/a.ts`) is resolved against it, so it names the same entry as its absolute spelling. `~` paths are
+ * kept as written because expanding them would need the home directory.
  */
 export function displayPath(path: string, cwd: string): string {
   if (path === "" || path.startsWith("~")) return path;
   const base = trimSlash(cwd);
   if (!path.startsWith("/")) {
     const normalized = trimSlash(posix.normalize(path));
+    if (normalized === ".." || normalized.startsWith("../")) return base.startsWith("/") ? absolutePath(normalized, base) : normalized;
     return normalized === "" ? "." : normalized;
   }
   const absolute = trimSlash(posix.normalize(path));

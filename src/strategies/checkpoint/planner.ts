@@ -128,8 +128,13 @@ export function planCheckpoint(input: CompactionInput, options: CheckpointOption
   // The raw fallback pairs by the same rules over the whole branch, so an id that is ambiguous anywhere on the
   // branch stays unknown instead of borrowing whichever result came last.
   const rawOutcome = new Map<string, Outcome>();
-  for (const paired of pairCalls(rawEntries(branch))) rawOutcome.set(`${paired.entryId}|${paired.call.id}`, outcomeOf(paired));
+  const ambiguous = new Set<string>();
+  for (const paired of pairCalls(rawEntries(branch))) {
+    rawOutcome.set(`${paired.entryId}|${paired.call.id}`, outcomeOf(paired));
+    if (paired.ambiguous) ambiguous.add(paired.call.id);
+  }
   const outcome = (call: ToolCallView, at: number): Outcome => {
+    if (ambiguous.has(call.id)) return "unknown";
     const seen = outcomes.get(`${at}|${call.id}`);
     if (seen && seen !== "unknown") return seen;
     return rawOutcome.get(`${entries[at].sourceEntry.id}|${call.id}`) ?? "unknown";
@@ -173,7 +178,7 @@ export function planCheckpoint(input: CompactionInput, options: CheckpointOption
 
   const replaced = new Set<string>();
   for (const [target, edit] of edits) if (edit.replacement !== null) replaced.add(target);
-  const annotated = annotateFiles({ branch, entries, tailStart, rawTailStart, replaced, cwd, lists: files, startup: startupEvidence });
+  const annotated = annotateFiles({ branch, entries, tailStart, rawTailStart, replaced, cwd, lists: files, startup: startupEvidence, ambiguous });
 
   const baseBlock = base ? { entryId: base.id, summary: base.summary } : undefined;
   const overheadChars = lineChars(headLines(baseBlock)) + lineChars(footLines({ startupReads: retained, ...annotated }));

@@ -1,8 +1,9 @@
 // Selects the startup reads a checkpoint keeps verbatim: successful text reads between the first and second
 // user messages whose path the project instructions name literally. Pure: lexical matching only, no I/O.
+import { posix } from "node:path";
 import type { ContextEditEntry, SessionEntry } from "../../log/entries.ts";
 import type { ContextFile } from "../contract.ts";
-import { argsObject, isTextOnly, pairCalls, pathArgument, rawEntries, roleOf, textBlocks } from "./conversation.ts";
+import { ambiguousCallIds, argsObject, isTextOnly, pairCalls, pathArgument, rawEntries, roleOf, textBlocks } from "./conversation.ts";
 import { classifyRead, type ReadCompleteness } from "./file-evidence.ts";
 import { absolutePath, baseName, displayPath } from "./paths.ts";
 
@@ -79,8 +80,13 @@ function candidates(absolute: string, cwd: string, instructionPath: string): str
   const relative = displayPath(absolute, cwd);
   if (!relative.startsWith("/")) out.add(relative).add(`./${relative}`);
   const instructionDir = absolutePath(instructionPath, cwd).replace(/\/[^/]*$/, "") || "/";
-  const fromInstruction = displayPath(absolute, instructionDir);
-  if (!fromInstruction.startsWith("/")) out.add(fromInstruction).add(`./${fromInstruction}`);
+  // Relative to the instruction file's own folder, climbing out of it where needed: an instruction file in a
+  // subfolder names a sibling folder's file as `../docs/guide.md`.
+  const fromInstruction = posix.relative(instructionDir, absolute);
+  if (fromInstruction !== "" && !fromInstruction.startsWith("/")) {
+    out.add(fromInstruction);
+    if (!fromInstruction.startsWith("../")) out.add(`./${fromInstruction}`);
+  }
   return [...out];
 }
 
@@ -99,9 +105,10 @@ interface IntervalRead {
 function intervalReads(input: StartupScanInput, from: number, to: number): IntervalRead[] {
   const reads: IntervalRead[] = [];
   // Only top-level `read` calls count: nested calls inside a script and shell commands that print files are
-  // not reads the model saw as file contents.
+  // not reads the model saw as file contents. A call id reused anywhere on the branch makes the pairing doubtful.
+  const ambiguous = ambiguousCallIds(input.branch);
   for (const paired of pairCalls(rawEntries(input.branch.slice(from, to)))) {
-    if (paired.call.name !== "read" || !paired.result || paired.ambiguous) continue;
+    if (paired.call.name !== "read" || !paired.result || paired.ambiguous || ambiguous.has(paired.call.id)) continue;
     const { view: result, entryId: resultId } = paired.result;
     const index = from + paired.result.at;
     if (result.isError || !isTextOnly(result.content)) continue;

@@ -22,7 +22,8 @@ export function digestCardLine(details: DigestDetails | undefined): string {
   const t = details.tokens;
   const n = (value: number) => value.toLocaleString("en-US");
   const kept = t.keptRaw ? `, newest ~${n(t.keptRaw)} tok kept raw` : "";
-  return `Context digest #${details.checkpoint}: ${details.steps.steps} tool steps, ~${n(t.hidden)} tok → ~${n(t.digest)} tok (${details.trigger}${kept})`;
+  const steps = `${details.steps.steps} tool step${details.steps.steps === 1 ? "" : "s"}`;
+  return `Context digest #${details.checkpoint}: ${steps}, ~${n(t.hidden)} tok → ~${n(t.digest)} tok (${details.trigger}${kept})`;
 }
 
 export class DigestHost {
@@ -167,6 +168,8 @@ export class DigestHost {
     const message = { customType, content, display, details };
     if (!manual) return { ok: true, plan: { messages: [message], declineCompaction: true } };
     // A marker compaction lets /compact end as a success; it keeps the view from where it starts and hides nothing.
+    // Pi shows it as "Compacted from <tokensBefore> tokens": that is the tool steps the digest condensed, since the
+    // marker left the rest of the context as it was.
     return {
       ok: true,
       plan: {
@@ -174,7 +177,7 @@ export class DigestHost {
         compaction: {
           summary: content,
           firstKeptEntryId: contextStartId(session),
-          tokensBefore: event.preparation.tokensBefore,
+          tokensBefore: details.tokens.hidden,
           details: { v: 1, strategy: "digest", checkpoint: details.checkpoint },
         },
       },

@@ -26,11 +26,31 @@ type SessionManagerView = ExtensionContext["sessionManager"];
 /** Window assumed when no model is selected, as for compaction. */
 const DEFAULT_CONTEXT_WINDOW = 128_000;
 
-/** A read-only view of the branch for the pure fold targeting rules. */
+/**
+ * A read-only view of the branch for the pure fold targeting rules. Labels come from Pi's label store
+ * (`getLabel`), whatever branch the label entry sits on: `/tree` can leave a label entry behind on another branch
+ * (back to the labelled entry, or a label set from the tree view), and the label still holds for its target.
+ */
 export function foldView(session: LedgerSessionView, sm: SessionManagerView): FoldView {
   const live = session.live;
-  const labels: Record<string, string> = {};
-  for (const [id, label] of Object.entries(live.state.labels)) if (live.indexOf(id) >= 0) labels[id] = label;
+  const labels: Record<string, string> = Object.create(null) as Record<string, string>;
+  // Off-path holders per name, newest label entry first.
+  const elsewhere = new Map<string, string[]>();
+  const targets = new Set<string>();
+  const entries = sm.getEntries();
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i];
+    if (entry.type !== "label" || targets.has(entry.targetId)) continue;
+    targets.add(entry.targetId);
+    const label = sm.getLabel(entry.targetId);
+    if (!label) continue;
+    if (live.indexOf(entry.targetId) >= 0) labels[entry.targetId] = label;
+    else {
+      const holders = elsewhere.get(label);
+      if (holders) holders.push(entry.targetId);
+      else elsewhere.set(label, [entry.targetId]);
+    }
+  }
   return {
     path: live.entries,
     indexOf: (id) => live.indexOf(id),
@@ -40,14 +60,7 @@ export function foldView(session: LedgerSessionView, sm: SessionManagerView): Fo
     state: live.state,
     labels,
     exists: (id) => sm.getEntry(id) !== undefined,
-    labelledElsewhere: (name) => {
-      const hits: string[] = [];
-      for (const entry of sm.getEntries()) {
-        if (entry.type === "label" && entry.label === name && live.indexOf(entry.targetId) < 0 && sm.getLabel(entry.targetId) === name)
-          hits.unshift(entry.targetId);
-      }
-      return [...new Set(hits)];
-    },
+    labelledElsewhere: (name) => elsewhere.get(name) ?? [],
   };
 }
 
@@ -137,7 +150,9 @@ export class FoldCoordinator {
     const current = this.pending;
     if (current?.requestEntryId === request.entryId) {
       // A second request in the step voids every request of the step, a refused first one included: folding after
-      // either would discard what the other one meant to keep. The step's run records it.
+      // either would discard what the other one meant to keep. The step's run records it. The model heard why the
+      // first call was refused, not that the step's requests are void: the notice at turn_end says so.
+      current.refused = false;
       void current.run.then((run) => run.send({ type: "tool.compactRequested" }));
       throw new Error("context_compact may be called once per step; this step's requests are all cancelled.");
     }

@@ -13,7 +13,10 @@ describe("display paths", () => {
     expect(displayPath("/home/dev/repo2/x.ts", CWD)).toBe("/home/dev/repo2/x.ts");
     expect(displayPath("/etc/hosts", CWD)).toBe("/etc/hosts");
     expect(displayPath("./src//b.ts", CWD)).toBe("src/b.ts");
-    expect(displayPath("../other/c.ts", CWD)).toBe("../other/c.ts");
+    // A path that climbs out of the cwd is one file with its absolute spelling (issue 24, item 15).
+    expect(displayPath("../other/c.ts", CWD)).toBe("/home/dev/other/c.ts");
+    expect(displayPath("../other/c.ts", CWD)).toBe(displayPath("/home/dev/other/c.ts", CWD));
+    expect(displayPath("src/../../other/c.ts", CWD)).toBe("/home/dev/other/c.ts");
     expect(displayPath("~/notes.md", CWD)).toBe("~/notes.md");
   });
 
