@@ -161,7 +161,7 @@ ${simulated.length ? `<p class="muted">Baselines are simulations of published be
 </section>
 <section id="tradeoff"><h2>Quality against cost</h2>
 <div class="grid">
-<div><h3>What the agent needed later, shown right after acts</h3><div class="chart"><canvas id="chart-needed"></canvas></div>${unmeasured.length ? `<p class="muted">Not plotted (never acted, so nothing to measure): ${escapeHtml(unmeasured.join(", "))}.</p>` : ""}</div>
+<div><h3>Quality: the lower of needed later and the working set</h3><div class="chart"><canvas id="chart-needed"></canvas></div>${unmeasured.length ? `<p class="muted">Not plotted (never acted, so nothing to measure): ${escapeHtml(unmeasured.join(", "))}.</p>` : ""}</div>
 <div><h3>Cache reuse</h3><div class="chart"><canvas id="chart-cache"></canvas></div><p class="muted">Filled circles: our strategies. Hollow diamonds: baselines. Axes fit the data; they do not start at zero.</p></div>
 </div>
 </section>

@@ -137,8 +137,9 @@ export const REPORT_SCRIPT = String.raw`
 
   var measured = data.totals.filter(function (t) { return t.neededLater.needed > 0; });
   if (measured.length) {
-    charts.needed = scatter("chart-needed", measured, function (t) { return Math.round(t.cost.usd * 100) / 100; }, function (t) { return pct(t.neededLater.share); },
-      "estimated cost ($, all sessions)", "needed later, shown right after acts (%)", [0, 100], function (r) { return r.y + "% at $" + r.x; });
+    // The recommendation's quality: the lower of needed later and the working set.
+    charts.needed = scatter("chart-needed", measured, function (t) { return Math.round(t.cost.usd * 100) / 100; }, function (t) { return pct(Math.min(t.neededLater.share, t.workingSet.share)); },
+      "estimated cost ($, all sessions)", "quality: the lower of needed later and working set (%)", [0, 100], function (r) { return r.y + "% at $" + r.x; });
   }
   charts.cache = scatter("chart-cache", data.totals, function (t) { return Math.round(t.cost.usd * 100) / 100; }, function (t) { return pct(t.cache.reuse); },
     "estimated cost ($, all sessions)", "cache reuse (% of prompt tokens)", [0, 100], function (r) { return r.y + "% reuse at $" + r.x; });
