@@ -1,6 +1,7 @@
 // Certification of `preserve` through the installed package in the real `pi`: strategy `preserve`, Pi's default
 // settings. Its trigger is its own reserve curve (64k window: checkpoint from 53,836 tokens; 50k: 41,114; 32k:
-// 24,999); Pi's lower threshold (window − 16,384) fires earlier and preserve cancels it. Each checkpoint costs one
+// 24,999); Pi's lower threshold (window − 16,384) would fire earlier, so Pi's automatic compaction is kept off (in
+// memory) while preserve is active. Each checkpoint costs one
 // model request: the cache-friendly continuation of the live request, or the delta-only request when that cannot fit.
 import { afterEach, describe, expect, it } from "vitest";
 import { PiCase } from "./support/pi-case.ts";
@@ -95,6 +96,7 @@ describe("certification: preserve", () => {
         routes: [
           preserveContinuationRoute([toolContext(1, "CHECKPOINT-ONE")]),
           preserveDeltaRoute([toolContext(2, "CHECKPOINT-TWO: big.txt is 400 lines of B")]),
+          // Never asked: a length stop is not Pi's to compact while preserve is active.
           await nativeSummaryRoute([say("## Goal\nNATIVE-OVERFLOW-SUMMARY")]),
         ],
         replies: [
@@ -111,14 +113,14 @@ describe("certification: preserve", () => {
     await c.prompt("USER-ONE: read a.txt, b.txt and c.txt and explain them at length.");
     expect(checkpoints(c)).toHaveLength(1);
     await c.prompt("USER-TWO: read big.txt and explain it.");
+    await c.prompt("USER-THREE: go on.");
     const requests = c.requests();
     // USER-ONE: four agent turns and checkpoint #1 (continuation). USER-TWO: the read and the truncated answer;
-    // checkpoint #2 cannot continue a prompt larger than the window, so it is one delta-only request; the length
-    // stop then takes Pi's overflow path, which preserve leaves to Pi's native compaction (one summary), and Pi
-    // retries the answer once.
+    // checkpoint #2 cannot continue a prompt larger than the window, so it is one delta-only request, and Pi's own
+    // compaction stays off: no summary of the dialogue. USER-THREE: one normal answer.
     expect(requests.map((r) => r.route), callLog(requests)).toEqual([
       "main", "main", "main", "main", "preserve-continuation",
-      "main", "main", "preserve-delta", "native-summary", "main",
+      "main", "main", "preserve-delta", "main",
     ]);
     const delta = requests.find((r) => r.route === "preserve-delta");
     const prompt = JSON.stringify(delta!.messages);
@@ -129,9 +131,12 @@ describe("certification: preserve", () => {
     for (const absent of ["USER-ONE", "USER-TWO", "ANSWER-ONE", "CHECKPOINT-ONE", "FILE-A", "TRUNCATED-TAIL"]) expect(prompt).not.toContain(absent);
     const cps = checkpoints(c);
     expect(cps.map((e) => e.details?.writer)).toEqual(["model", "delta-only"]);
-    // The retry ends in a normal answer, and the big raw result is out of the model's view.
-    const retry = requests.at(-1)!;
-    expect(conversation(retry)).not.toContain("B".repeat(99));
+    // The next request keeps the dialogue, both tool summaries and the truncated tail raw; the big raw result is out
+    // of the model's view, and the answer is a normal one.
+    const next = requests.at(-1)!;
+    expect(conversation(next)).not.toContain("B".repeat(99));
+    for (const kept of ["USER-ONE", "USER-TWO", "USER-THREE", "ANSWER-ONE", "CHECKPOINT-ONE", "CHECKPOINT-TWO", "TRUNCATED-TAIL"]) expect(conversation(next)).toContain(kept);
+    expect(c.entries().some((e) => (e as Entry).type === "compaction")).toBe(false);
     expect(c.rpc.records.some((r) => r.type === "message_end" && JSON.stringify(r).includes("RECOVERED"))).toBe(true);
     await c.finish();
   });

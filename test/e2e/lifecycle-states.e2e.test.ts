@@ -184,7 +184,9 @@ describe("lifecycle states with real Pi events", () => {
     expect(walks).toEqual([{ strategy: "planned", trigger: "manual", states: ["requested", "planning", "validated", "committed"] }]);
     expect(plannerCalls).toBe(1);
     expect(h.requests.length - before).toBe(1);
-    expect(branch(h).at(-1)).toMatchObject({ type: "compaction", details: { v: 1, strategy: "planned" } });
+    // Pi's compaction entry, then the card the strategy appends once Pi confirmed it.
+    expect(branch(h).at(-2)).toMatchObject({ type: "compaction", details: { v: 1, strategy: "planned" } });
+    expect(branch(h).at(-1)).toMatchObject({ type: "custom", customType: "context-ledger/planned-report" });
   });
 
   it("planned: an abort during planning walks requested → planning → cancelled and writes nothing", async () => {
@@ -241,7 +243,7 @@ describe("lifecycle states with real Pi events", () => {
     expect(h.requests).toHaveLength(6);
   });
 
-  it("preserve: a checkpoint at turn_end commits; Pi's threshold compaction is declined by its route (requested → cancelled)", async () => {
+  it("preserve: a checkpoint at turn_end commits; Pi's automatic compaction is off, so no threshold request reaches the chart", async () => {
     // A common large-model window: preserve's own trigger comes before Pi's, as in the preserve suite.
     const line = (marker: string) => `  '${marker.toLowerCase()} padding padding padding padding',\n`;
     const file = (marker: string) => `// ${marker}\n` + line(marker).repeat(Math.ceil((12_400 * 4) / line(marker).length));
@@ -267,11 +269,10 @@ describe("lifecycle states with real Pi events", () => {
     for (const w of boundary) expect(w.states).toEqual(["requested", "planning", "validated", "committed"]);
     expect(checkpointCalls).toBe(boundary.length);
     expect(h.requests).toHaveLength(4 + checkpointCalls);
-    // The reads still leave the context past Pi's threshold when the run ends: Pi asks to compact, preserve's route
-    // declines without planning (no model call), and the next step boundary checkpoints instead.
-    const threshold = walks.filter((w) => w.trigger === "threshold");
-    expect(threshold.length).toBeGreaterThan(0);
-    for (const w of threshold) expect(w).toEqual({ strategy: "preserve", trigger: "threshold", states: ["requested", "cancelled"], reason: "the strategy manages the window at step boundaries" });
+    // The reads still leave the context past Pi's threshold when the run ends, but Pi's automatic compaction reads as
+    // off while preserve is active: Pi never asks, so nothing is started and cancelled. (Were the switch missing, the
+    // route would decline a threshold request: see the chart's route tests.)
+    expect(walks.filter((w) => w.trigger === "threshold")).toEqual([]);
     expectAllSettled(walks);
   });
 });
