@@ -3,7 +3,7 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { isRangeEntry, isRestoreEntry, textOf } from "../log/entries.ts";
 import { RangeMask } from "../projection/ranges.ts";
 import type { LiveLedger } from "../projection/live-ledger.ts";
-import { keptFrom, type CompactionFact, type RangeRule } from "../projection/ledger-state.ts";
+import { activePins, keptFrom, type CompactionFact, type RangeRule } from "../projection/ledger-state.ts";
 import { entryMessages, viewCut } from "../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../projection/tokens.ts";
 import { PLUGINS } from "../strategies/registry.ts";
@@ -143,11 +143,12 @@ export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionConte
     }
   }
   // Pins: how many, what they hold, and the budget (the listing itself is `/context pins`).
-  if (state.pins.length) {
+  const pins = activePins(state);
+  if (pins.length) {
     let tokens = 0;
     for (const i of live.pinnedIndexes()) tokens += live.entryTokens(i);
     const budget = Math.floor((usage?.contextWindow ?? 0) * session.settings.pins.maxShare);
-    lines.push(`  pins: ${state.pins.length} holding ${count(live.pinnedIndexes().length)} entries (~${count(tokens)} tokens${budget ? ` of ${count(budget)} allowed` : ""}); /context pins lists them`);
+    lines.push(`  pins: ${pins.length} holding ${count(live.pinnedIndexes().length)} entries (~${count(tokens)} tokens${budget ? ` of ${count(budget)} allowed` : ""}); /context pins lists them`);
   } else lines.push("  pins: none");
   for (const strategy of PLUGINS) lines.push(...(strategy.dashboard?.(live.entries) ?? []));
   return lines.join("\n");

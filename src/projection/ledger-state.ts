@@ -2,7 +2,7 @@
 // Pure reducer (immer for nested updates); no clocks, no I/O.
 import { produce } from "immer";
 import { isCheckpointMarker, isLedgerCompaction, isPinEntry, isRangeEntry, isRestoreEntry, isToolCheckpoint, LedgerType, type PinData, type RestoreData, type SessionEntry } from "../log/entries.ts";
-import { keepsContext, type PinFact } from "./pins.ts";
+import { keepsContext, type PinFact, type PinRecord } from "./pins.ts";
 
 /** A fold's range rule, keyed by the summary entry that carries it. */
 export interface RangeRule {
@@ -43,15 +43,41 @@ export interface LedgerState {
    */
   revoked: Record<string, string>;
   /**
-   * Pinned entries, in the order they were pinned (a `<keepContext>` user message pins itself). No act hides them;
-   * the newest fact for a target decides, and an unpin removes the target's pin.
+   * Pin and unpin facts in branch order (a `<keepContext>` user message records its own pin). Kept as a log so folding
+   * stays linear; {@link activePins} reads the pins off it (the newest fact for a target decides).
    */
-  pins: PinFact[];
+  pinFacts: PinRecord[];
 }
 
 /** The state of an empty branch. */
 export function initialLedgerState(): LedgerState {
-  return { ranges: [], labels: {}, compactions: [], revoked: {}, pins: [] };
+  return { ranges: [], labels: {}, compactions: [], revoked: {}, pinFacts: [] };
+}
+
+const ACTIVE = new WeakMap<readonly PinRecord[], PinFact[]>();
+
+/**
+ * The pins in effect, in the order they were (last) pinned: the newest fact for a target decides, and a
+ * `<keepContext>` message pins itself unless a pin already holds it. Computed once per state (the log is immutable and
+ * structurally shared), in O(facts).
+ */
+export function activePins(state: LedgerState): readonly PinFact[] {
+  const log = state.pinFacts;
+  if (!log.length) return [];
+  const cached = ACTIVE.get(log);
+  if (cached) return cached;
+  const pins = new Map<string, PinFact>();
+  for (const record of log) {
+    if (record.implicit) {
+      if (!pins.has(record.targetId)) pins.set(record.targetId, { targetId: record.targetId, factId: record.factId, implicit: true });
+      continue;
+    }
+    pins.delete(record.targetId);
+    if (record.pinned) pins.set(record.targetId, { targetId: record.targetId, factId: record.factId, ...(record.note !== undefined ? { note: record.note } : {}) });
+  }
+  const out = [...pins.values()];
+  ACTIVE.set(log, out);
+  return out;
 }
 
 /**
@@ -111,11 +137,9 @@ function applyRestore(draft: LedgerState, restoreId: string, data: RestoreData):
   } else Object.assign(draft.ranges[at], { throughId: data.throughId, narrowedBy: restoreId });
 }
 
-/** Apply a pin fact: the target's previous pin (if any) gives way to this one, or to none. */
+/** Record a pin fact (appended: the log keeps folding linear). */
 function applyPin(draft: LedgerState, factId: string, data: PinData): void {
-  const at = draft.pins.findIndex((p) => p.targetId === data.targetId);
-  if (at >= 0) draft.pins.splice(at, 1);
-  if (data.pinned) draft.pins.push({ targetId: data.targetId, factId, ...(data.note !== undefined ? { note: data.note } : {}) });
+  draft.pinFacts.push({ targetId: data.targetId, factId, pinned: data.pinned, ...(data.note !== undefined ? { note: data.note } : {}) });
 }
 
 /** True for the entries that can change the ledger state: our range messages, compactions, labels, restores, pins. */
@@ -172,8 +196,7 @@ function apply(draft: LedgerState, entry: SessionEntry): void {
     } else if (draft.labels[entry.targetId] !== entry.label) draft.labels[entry.targetId] = entry.label;
   } else if (entry.type === "custom" && isRestoreEntry(entry)) applyRestore(draft, entry.id, entry.data);
   else if (entry.type === "custom" && isPinEntry(entry)) applyPin(draft, entry.id, entry.data);
-  else if (entry.type === "message" && keepsContext(entry) && !draft.pins.some((p) => p.targetId === entry.id))
-    draft.pins.push({ targetId: entry.id, factId: entry.id, implicit: true });
+  else if (entry.type === "message" && keepsContext(entry)) draft.pinFacts.push({ targetId: entry.id, factId: entry.id, pinned: true, implicit: true });
 }
 
 /** Apply one branch entry. Entries that say nothing to the ledger (or change nothing) return the same state object. */

@@ -189,7 +189,7 @@ export class LiveLedger {
     }
     // Pinned entries are sent whatever hides them: those a cut left behind count again, those in a range are not hidden.
     let k = 0;
-    for (const i of state.pins.length ? this.pinnedIndexes() : []) {
+    for (const i of state.pinFacts.length ? this.pinnedIndexes() : []) {
       if (i < from) tokens -= this.entryTokens(i);
       else {
         while (k < merged.length && merged[k][1] < i) k++;
@@ -281,7 +281,7 @@ export class LiveLedger {
       if (c.keptFromId) referenced.add(c.keptFromId);
     }
     // A pin can name an entry before it exists (a damaged or hand-made file): its arrival changes the view.
-    for (const p of state.pins) referenced.add(p.targetId);
+    for (const p of state.pinFacts) referenced.add(p.targetId);
     const cut = this.viewCut();
     // Pinned entries the cut left behind sit right after the summary, where Pi's request has none: the view supplies
     // that region itself, as for a moved cut.

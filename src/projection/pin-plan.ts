@@ -3,7 +3,7 @@
 // and the budget come in; no clocks, no I/O.
 import { LedgerType, type PinData, type SessionEntry } from "../log/entries.ts";
 import { quoted } from "../log/display.ts";
-import type { LedgerState } from "./ledger-state.ts";
+import { activePins, type LedgerState } from "./ledger-state.ts";
 import { isPinnable, pinGroup, PinSet, type PinFact, type PinLookup } from "./pins.ts";
 
 /** What pin decisions read: the path with its positions, the ledger state, and each entry's tokens in the view. */
@@ -70,7 +70,7 @@ export interface PinFigures {
 
 /** Pinned tokens now (with `extra` pins as if written) and the budget. */
 export function pinFigures(context: PinContext, window: number, maxShare: number, extra: readonly PinFact[] = []): PinFigures {
-  const set = new PinSet([...context.state.pins, ...extra], context);
+  const set = new PinSet([...activePins(context.state), ...extra], context);
   return { pinned: tokensOf(set.sorted, context), budget: Math.floor(window * maxShare) };
 }
 
@@ -85,10 +85,10 @@ export type PinPlan =
  */
 export function planPin(id: string, note: string | undefined, context: PinContext, window: number, maxShare: number, pending: readonly PinFact[] = []): PinPlan {
   const cleanNote = note?.trim() ? note.trim().slice(0, MAX_NOTE_CHARS) : undefined;
-  const existing = [...context.state.pins, ...pending].find((p) => p.targetId === id);
+  const existing = [...activePins(context.state), ...pending].find((p) => p.targetId === id);
   const figures = pinFigures(context, window, maxShare, pending);
   const group = pinGroup(id, context).indexes;
-  const held = new PinSet([...context.state.pins, ...pending], context);
+  const held = new PinSet([...activePins(context.state), ...pending], context);
   if (existing && existing.note === cleanNote) return { ok: false, error: `${id} is already pinned${existing.implicit ? " (by <keepContext> in the message)" : ""}; nothing changed` };
   const tokens = tokensOf(group, context);
   const added = tokensOf(group.filter((i) => !held.has(i)), context);
@@ -120,7 +120,7 @@ export function planUnpin(id: string, context: PinContext, pending: readonly Pin
   const at = context.indexOf(id);
   const facts: PinData[] = [];
   const seen = new Set<string>();
-  for (const pin of [...context.state.pins, ...pending]) {
+  for (const pin of [...activePins(context.state), ...pending]) {
     if (seen.has(pin.targetId)) continue;
     if (pin.targetId === id || pinGroup(pin.targetId, context).indexes.includes(at)) {
       seen.add(pin.targetId);
@@ -143,7 +143,7 @@ export interface PinRow {
 
 /** Every pin of the state with what it holds on this path, oldest first. */
 export function listPins(context: PinContext): PinRow[] {
-  return context.state.pins.map((pin) => {
+  return activePins(context.state).map((pin) => {
     const group = pinGroup(pin.targetId, context).indexes;
     return {
       targetId: pin.targetId,

@@ -16,6 +16,15 @@ export interface PinFact {
 /** Default share of the context window all pins together may take (`contextLedger.pins.maxShare`). */
 export const DEFAULT_PIN_SHARE = 0.1;
 
+/** One entry of the state's pin log: a pin fact as read, or a `<keepContext>` message's own pin. */
+export interface PinRecord {
+  targetId: string;
+  factId: string;
+  pinned: boolean;
+  note?: string;
+  implicit?: true;
+}
+
 const OPEN = "<keepContext>";
 const CLOSE = "</keepContext>";
 

@@ -3,7 +3,7 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { ContextEditEntry, SessionEntry } from "../log/entries.ts";
 import { RangeMask, withoutReasoning, type PathLookup } from "./ranges.ts";
-import { effectiveCompaction, reduceBranch, headCompaction, isRevokedMessage, keptFrom, type LedgerState } from "./ledger-state.ts";
+import { activePins, effectiveCompaction, reduceBranch, headCompaction, isRevokedMessage, keptFrom, type LedgerState } from "./ledger-state.ts";
 import { PinSet } from "./pins.ts";
 
 /** One branch entry and what it contributes to the model view (nothing, for state entries and hidden ones). */
@@ -177,9 +177,10 @@ export function lookupOf(path: readonly SessionEntry[]): PathLookup & { at(index
 
 /** The state's pins resolved against a path, or undefined when there are none. */
 export function pinsOf(state: LedgerState, path: readonly SessionEntry[], lookup: () => PathLookup): PinSet | undefined {
-  if (!state.pins.length) return undefined;
+  const pins = activePins(state);
+  if (!pins.length) return undefined;
   const positions = lookup();
-  return new PinSet(state.pins, { indexOf: (id) => positions.indexOf(id), get: (id) => positions.get(id), at: (i) => path[i] });
+  return new PinSet(pins, { indexOf: (id) => positions.indexOf(id), get: (id) => positions.get(id), at: (i) => path[i] });
 }
 
 /** What {@link projectEntries} needs besides the selected entries: positions and entries of the whole path. */

@@ -230,7 +230,8 @@ export class LedgerFolder {
   }
 
   private user(command: Extract<LedgerCommand, { kind: "user" }>): void {
-    const text = command.keep ? `${command.text}\n<keepContext>\nkept ${command.text.slice(0, 40)}\n</keepContext>` : command.text;
+    // The span's word follows the `PIN-…` convention the planned invariants read protected words by.
+    const text = command.keep ? `${command.text}\n<keepContext>\nPIN-kept-by-user\n</keepContext>` : command.text;
     const blocks: (TextContent | ImageContent)[] = [{ type: "text", text }];
     if (command.image) blocks.push({ type: "image", data: command.image, mimeType: "image/png" });
     const message: UserMessage = {

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { buildSessionProjection } from "@earendil-works/pi-coding-agent";
 import { branchTo } from "../../src/log/branch.ts";
 import { LedgerType, type SessionEntry } from "../../src/log/entries.ts";
-import { reduceBranch } from "../../src/projection/ledger-state.ts";
+import { activePins, reduceBranch } from "../../src/projection/ledger-state.ts";
 import { LiveLedger } from "../../src/projection/live-ledger.ts";
 import { keepsContext, pinGroup } from "../../src/projection/pins.ts";
 import { renderPins } from "../../src/projection/pin-plan.ts";
@@ -70,7 +70,7 @@ describe("pins in the projection", () => {
     b.pin(reads[0].call, false);
     expect(view(b)).not.toContain("OUT-1");
     expect(live(b)).toBe(conversation(b));
-    expect(reduceBranch(path(b)).pins).toEqual([]);
+    expect(activePins(reduceBranch(path(b)))).toEqual([]);
   });
 
   it("pins cut off by a compaction come right after its summary, in path order, before what it kept", () => {
@@ -158,7 +158,7 @@ describe("pins in the projection", () => {
     const act = fold();
     b.restore(act, "fold");
     expect(view(b)).toBe(before);
-    expect(reduceBranch(path(b)).pins.map((p) => p.targetId)).toEqual([reads[2].result]);
+    expect(activePins(reduceBranch(path(b))).map((p) => p.targetId)).toEqual([reads[2].result]);
     b.pin(reads[2].result, false);
     expect(reduceBranch(path(b)).revoked[act]).toBeDefined();
   });
@@ -201,12 +201,12 @@ describe("pins in the projection", () => {
     const c = b.compaction(kept, "NATIVE");
     for (const target of ["__proto__", "constructor", "toString", "", "x".repeat(10_000), c, label, "nope"]) b.pin(target);
     const state = reduceBranch(path(b));
-    expect(state.pins).toHaveLength(8);
+    expect(activePins(state)).toHaveLength(8);
     expect(view(b)).toBe(JSON.stringify(buildSessionProjection(b.entries, b.leaf).messages));
     expect(live(b)).toBe(conversation(b));
     // A damaged pin fact is no pin.
     b.append({ type: "custom", id: "bad", parentId: b.leaf, timestamp: new Date(0).toISOString(), customType: LedgerType.pin, data: { v: 2, targetId: kept, pinned: "yes" } } as unknown as SessionEntry);
-    expect(reduceBranch(path(b)).pins).toHaveLength(8);
+    expect(activePins(reduceBranch(path(b)))).toHaveLength(8);
   });
 
   it("a result's group is its call and every result of that call; a result without its call pins alone", () => {

@@ -6,7 +6,7 @@ import fc from "fast-check";
 import { buildSessionProjection, type SessionEntry } from "@earendil-works/pi-coding-agent";
 import { branchTo, indexById } from "../../src/log/branch.ts";
 import { LedgerType } from "../../src/log/entries.ts";
-import { reduceBranch } from "../../src/projection/ledger-state.ts";
+import { activePins, reduceBranch } from "../../src/projection/ledger-state.ts";
 import { LiveLedger } from "../../src/projection/live-ledger.ts";
 import { isPinnable } from "../../src/projection/pins.ts";
 import { projectBranch } from "../../src/projection/project.ts";
@@ -72,7 +72,7 @@ describe("pins (properties)", () => {
 
       const byId = indexById(all);
       const branch = branchTo(all, parentId, byId);
-      expect(reduceBranch(branch).pins.length).toBe(new Set(targets).size);
+      expect(activePins(reduceBranch(branch)).length).toBe(new Set(targets).size);
       const pure = projectBranch(branch);
       const shown = new Set(pure.entries.filter((e) => e.messages.length).map((e) => e.sourceEntry.id));
       for (const id of targets) expect(shown.has(id)).toBe(true);
