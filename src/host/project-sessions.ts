@@ -114,6 +114,8 @@ async function readHeaderLine(path: string): Promise<string | undefined> {
 export class ProjectSessionStore {
   private readonly headers = new Map<string, CachedHeader>();
   private readonly indexes = new Map<string, CachedIndex>();
+  /** Builds under way, so parallel calls that open one file read it once. */
+  private readonly building = new Map<string, Promise<TranscriptIndex | string>>();
   private cachedChars = 0;
 
   /** What a project-scope call searches, or why it cannot run. */
@@ -211,10 +213,19 @@ export class ProjectSessionStore {
       this.indexes.set(path, hit);
       return hit.index;
     }
-    const built = await buildFileIndex(path, session, cwd);
-    if (typeof built === "string") return built;
-    this.remember(path, { size: stat.size, mtimeMs: stat.mtimeMs, index: built });
-    return built;
+    const key = `${path}\u0000${stat.size}\u0000${stat.mtimeMs}`;
+    const pending = this.building.get(key);
+    if (pending) return pending;
+    const build = buildFileIndex(path, session, cwd).then((built) => {
+      if (typeof built !== "string") this.remember(path, { size: stat.size, mtimeMs: stat.mtimeMs, index: built });
+      return built;
+    });
+    this.building.set(key, build);
+    try {
+      return await build;
+    } finally {
+      this.building.delete(key);
+    }
   }
 
   private remember(path: string, entry: CachedIndex): void {

@@ -129,3 +129,16 @@ describe("crossSession setting", () => {
     expect(bad.warnings.join("\n")).toContain("recall.crossSession");
   });
 });
+
+describe("parallel calls", () => {
+  it("read a file once when two calls open it at the same time", async () => {
+    const { cwd, dir, env } = setup();
+    writeFileSync(join(dir, "2025_mine.jsonl"), sessionFile(cwd, "mine", "ONCE"));
+    const store = new ProjectSessionStore();
+    const source = await store.source(fakeSm(cwd, dir), createTranscript(), env);
+    if ("refused" in source) throw new Error(source.refused);
+    const [a, b] = await Promise.all([source.open(source.earlier[0]), source.open(source.earlier[0])]);
+    expect(typeof a).toBe("object");
+    expect(a).toBe(b);
+  });
+});
