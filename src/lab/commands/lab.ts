@@ -43,7 +43,8 @@ Options:
   --seed <n>             sample seed (default ${DEFAULT_SEED})
   --dump <dir>           write the model view right after every act of every row (JSONL per session and row)
   --judge <prov/model>   ask a real model probe questions (skipped without credentials)
-  --apply                merge the recommended setting into Pi's settings file, after asking (--yes: without)
+  --apply                merge the recommended setting into Pi's settings file, after asking
+  --yes, -y              with --apply: merge without asking (needed without a terminal)
   --quiet                no progress output
 `;
 

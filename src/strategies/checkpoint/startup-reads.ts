@@ -46,9 +46,17 @@ export function isInstructionFile(path: string): boolean {
 /** Project-instruction blocks of a rendered system prompt, the fallback when no context files are supplied. */
 export function instructionBlocks(systemPrompt: string): ContextFile[] {
   const blocks: ContextFile[] = [];
-  const pattern = /<project_instructions path="([^"]*)">\n([\s\S]*?)\n<\/project_instructions>/g;
-  for (let match = pattern.exec(systemPrompt); match; match = pattern.exec(systemPrompt)) {
-    blocks.push({ path: match[1], content: match[2] });
+  // Each block runs from its opening tag to the first closing tag after it. The closing tag is found with indexOf,
+  // not a lazy regex: with openers and no closer, a lazy match would rescan the rest of the prompt per opener.
+  const opener = /<project_instructions path="([^"]*)">\n/g;
+  const closer = "\n</project_instructions>";
+  for (let match = opener.exec(systemPrompt); match; match = opener.exec(systemPrompt)) {
+    const start = match.index + match[0].length;
+    const end = systemPrompt.indexOf(closer, start);
+    // No closer after this opener means none after any later one either.
+    if (end === -1) break;
+    blocks.push({ path: match[1], content: systemPrompt.slice(start, end) });
+    opener.lastIndex = end + closer.length;
   }
   return blocks;
 }
