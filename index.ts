@@ -1,13 +1,15 @@
 // pi-context-ledger: the extension entry Pi loads from the package manifest. It sits at the package root so
 // Pi's startup banner names it after the package ("pi-context-ledger") rather than after its folder.
-// The rest loads only once Pi's version is known to be recent enough: an older Pi lacks exports the extension
-// imports, and would fail with an error naming one of them instead of the version it needs.
+// Pi's version is checked before anything is registered: an older Pi lacks functions the extension calls, and would
+// fail later with an error naming one of them instead of the version it needs. (Pi loads extensions through its
+// module loader, where a name an older Pi does not export imports as undefined rather than failing the import.)
+import * as piPackage from "@earendil-works/pi-coding-agent";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { checkInstalledPi } from "./src/host/pi-version.ts";
+import { registerContextLedger } from "./src/host/extension.ts";
+import { piVersionProblem } from "./src/host/pi-version.ts";
 
-export default async function contextLedger(pi: ExtensionAPI): Promise<void> {
-  const problem = await checkInstalledPi();
+export default function contextLedger(pi: ExtensionAPI): void {
+  const problem = piVersionProblem(Reflect.get(piPackage, "VERSION"));
   if (problem) throw new Error(`pi-context-ledger ${problem}`);
-  const { registerContextLedger } = await import("./src/host/extension.ts");
   registerContextLedger(pi);
 }

@@ -90,4 +90,22 @@ describe("real pi CLI install", () => {
     await rpc.close();
     expect(await rpc.exited).toBe(0);
   });
+
+  it("in the real `pi`, another loaded compaction extension is named in one warning at startup", async () => {
+    const rival = join(repo, "test/e2e/fixtures/rival-compactor.ts");
+    rpc = RpcChild.spawn(
+      join(bin, "pi"),
+      ["--mode", "rpc", "--no-session", "--offline", "--provider", "scripted", "--model", "scripted-1", "--api-key", "test", "-e", fixture, "-e", rival],
+      { cwd, env },
+    );
+    await rpc.send({ type: "get_commands" });
+    const isWarning = (r: { type?: unknown; method?: unknown; message?: unknown }) =>
+      r.type === "extension_ui_request" && r.method === "notify" && typeof r.message === "string" && r.message.includes("other extensions also compact or rewrite");
+    const warning = (await rpc.waitFor(isWarning, "the other-compactor warning")) as unknown as { message: string };
+    expect(warning.message).toContain("rival-compactor.ts");
+    expect(warning.message).toContain("(session_before_compact)");
+    expect(rpc.records.filter(isWarning)).toHaveLength(1);
+    await rpc.close();
+    expect(await rpc.exited).toBe(0);
+  });
 });

@@ -26,12 +26,12 @@ describe("Pi's version", () => {
   });
 
   it("the extension entry refuses an old Pi with that sentence, before registering anything", async () => {
-    vi.doMock("@earendil-works/pi-coding-agent", () => ({ VERSION: "0.74.2" }));
+    vi.doMock("@earendil-works/pi-coding-agent", async (original) => ({ ...(await original<Record<string, unknown>>()), VERSION: "0.74.2" }));
     const { default: contextLedger } = await import("../../index.ts");
     const on = vi.fn();
     const registerTool = vi.fn();
     const pi = { on, registerTool, registerCommand: vi.fn(), registerMessageRenderer: vi.fn() } as unknown as ExtensionAPI;
-    await expect(contextLedger(pi)).rejects.toThrow("pi-context-ledger needs Pi 1.6 or newer (found 0.74.2)");
+    expect(() => contextLedger(pi)).toThrow("pi-context-ledger needs Pi 1.6 or newer (found 0.74.2)");
     expect(on).not.toHaveBeenCalled();
     expect(registerTool).not.toHaveBeenCalled();
   });
