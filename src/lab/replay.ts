@@ -98,7 +98,7 @@ export interface SessionResult {
   /** Distinct items the agent used again after they first appeared. */
   neededItems: number;
   /** Replaced texts of the agent's edits (of at least 8 characters), and those it had seen before the call: every row's denominator. */
-  workingSet: { texts: number; counted: number };
+  workingSet: { texts: number; seen: number };
   /** Compaction entries already in the file; the replay drops them so every row starts from the raw history. */
   originalCompactions: number;
   malformedLines: { line: number; reason: string }[];
@@ -327,7 +327,7 @@ export async function replaySession(session: SessionInput, options: ReplayOption
     requests: requestPoints,
     probes: { total: probes.length, byKind },
     neededItems: items.length,
-    workingSet: { texts: workingSet.texts.length, counted: workingSet.counted.length },
+    workingSet: { texts: workingSet.texts.length, seen: workingSet.seen.length },
     originalCompactions,
     malformedLines: session.malformedLines ?? [],
     unknownTypes: session.unknownTypes ?? {},
@@ -374,8 +374,8 @@ async function replayRows(
   const states: RowState[] = options.rows.map((factory) => {
     const row = factory({ ...options.settings, cwd });
     const held = workingSet.tracker();
-    // Without a counted text there is nothing to look for, and no message needs scanning.
-    if (workingSet.counted.length) row.view.observe(held);
+    // Without a seen text there is nothing to look for, and no message needs scanning.
+    if (workingSet.seen.length) row.view.observe(held);
     return {
       row,
       totals: new RequestTotals(options.prices),

@@ -57,13 +57,13 @@ export const COLUMNS: readonly Column[] = [
   {
     short: "w.set",
     title: "Working set, shown",
-    help: "of the texts the agent's later edits replace (8+ characters, seen before the call), the share the view showed verbatim at the edit's request; no compaction is the ceiling",
+    help: "of all the texts the agent's later edits replace (8+ characters), the share the view showed verbatim at the edit's request; a text the agent never saw is a miss for every row, so no compaction, the ceiling, is below 100%",
     cell: (r) => (!r.workingSet.total ? "—" : r.info.id === "none" ? `${pct(r.workingSet.share)} (ceiling)` : pct(r.workingSet.share)),
   },
   {
     short: "w@act",
     title: "Working set, worst act",
-    help: "the lowest share of the next 10 edits' replaced texts shown, over the row's acts",
+    help: "the lowest share of the next 10 replaced texts shown (never-seen ones are misses), over the row's acts",
     cell: (r) => pct(r.workingSet.minAfterAct),
   },
   { short: "cache", title: "Cache reuse", help: "share of prompt tokens that repeat the previous request's prefix byte for byte", cell: (r) => pct(r.cache.reuse) },

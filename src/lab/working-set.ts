@@ -17,7 +17,7 @@ import type { ViewObserver } from "./view.ts";
 
 /** Shortest replaced text counted (after trimming): shorter ones (`}`, `return x;`) occur everywhere and prove nothing. */
 export const MIN_REPLACED = 8;
-/** The worst-act figure judges each act on this many counted edits from the act on (fewer at the session's end). */
+/** The worst-act figure judges each act on this many replaced texts from the act on (fewer at the session's end). */
 export const AFTER_ACT = 10;
 
 /**
@@ -98,8 +98,9 @@ export interface ReplacedText {
   /** Pattern id of the text (equal texts share one). */
   pattern: number;
   /**
-   * The agent had the text in view before the call, in the uncompacted session. Only these count, for every row:
-   * a text it never saw (it typed it from memory or got it wrong) says nothing about any row's view.
+   * The agent had the text in view before the call, in the uncompacted session. A text it never saw (it typed it
+   * from memory, or got it wrong) still counts, as a miss for every row, the ceiling included: every row shares one
+   * denominator. It forces no re-read: no view could have kept it, so it costs every row the same, nothing.
    */
   seen: boolean;
   /** Tokens a re-read would bring back: the newest earlier read of the file, else the newest earlier message that held the text. */
@@ -131,14 +132,14 @@ function resolvePath(path: string, cwd: string): string {
   return posix.join(cwd, path);
 }
 
-/** A session's replaced texts, counted or not, and what they need to be measured. */
+/** A session's replaced texts, seen or not, and what they need to be measured. */
 export class WorkingSet {
-  /** Every replaced text of at least {@link MIN_REPLACED} characters, in request order. */
+  /** Every replaced text of at least {@link MIN_REPLACED} characters, in request order: every row's denominator. */
   readonly texts: readonly ReplacedText[];
-  /** The counted ones (seen before the call), in request order. */
-  readonly counted: readonly ReplacedText[];
+  /** The ones the agent had seen before the call, in request order: the most any row can show. */
+  readonly seen: readonly ReplacedText[];
   private readonly finder: Finder | undefined;
-  /** The counted texts of each request that has some. */
+  /** The texts of each request that has some. */
   private readonly byRequest = new Map<number, ReplacedText[]>();
 
   /** Scan the replayed branch once: the edits, and which of their texts the agent had seen before each call. */
@@ -160,7 +161,7 @@ export class WorkingSet {
     }
     if (!found.length) {
       this.texts = [];
-      this.counted = [];
+      this.seen = [];
       return;
     }
     const finder = new Finder([...patternOf.keys()], workingText);
@@ -190,15 +191,15 @@ export class WorkingSet {
       }
     }
     this.texts = texts;
-    this.counted = texts.filter((t) => t.seen);
-    for (const text of this.counted) {
+    this.seen = texts.filter((t) => t.seen);
+    for (const text of texts) {
       let list = this.byRequest.get(text.request);
       if (!list) this.byRequest.set(text.request, (list = []));
       list.push(text);
     }
   }
 
-  /** The counted replaced texts of the edits made at request `request`. */
+  /** The replaced texts (seen or not) of the edits made at request `request`. */
   at(request: number): readonly ReplacedText[] {
     return this.byRequest.get(request) ?? [];
   }
@@ -253,28 +254,34 @@ export class ViewPresence implements ViewObserver {
 
 /** What a row's views kept of the working set. */
 export interface WorkingSetFigures {
-  /** Counted replaced texts (the same for every row of a session), and how many the row's view showed at their request. */
+  /** Replaced texts (the same for every row of a session), and how many the row's view showed at their request. */
   total: number;
   visible: number;
-  /** visible / total (1 when nothing counted). */
+  /** visible / total (1 when there is none): the figure the table, the report and the recommendation use. */
   share: number;
   /**
-   * Lowest share, over the row's acts, of the next {@link AFTER_ACT} counted texts from the act on (each judged on
-   * the view at its own request). Absent when the row never acted before a counted edit.
+   * Lowest share, over the row's acts, of the next {@link AFTER_ACT} replaced texts from the act on (each judged on
+   * the view at its own request; a never-seen text is a miss here too). Absent when the row never acted before an edit.
    */
   minAfterAct?: number;
-  /** Texts not shown. */
+  /** Texts not shown, the never-seen ones included. */
   misses: number;
+  /**
+   * The texts the agent had seen before the call (what the ceiling shows), and the share of those the row showed
+   * (visible / seen total, 1 when none): the share with never-seen texts left out, for reference only.
+   */
+  seen: { total: number; share: number };
   /** The re-reads the misses force (one per file and request), in tokens. */
   rereads: { calls: number; readTokens: number; contextTokens: number };
 }
 
-/** One row's tally over a session: the requests it acted before, and each counted text shown or missed. */
+/** One row's tally over a session: the requests it acted before, and each replaced text shown or missed. */
 export class WorkingSetTally {
   private readonly acts: number[] = [];
   private readonly shown: number[] = [];
   private readonly requests: number[] = [];
   private visible = 0;
+  private seen = 0;
   private calls = 0;
   private readTokens = 0;
   private contextTokens = 0;
@@ -285,15 +292,20 @@ export class WorkingSetTally {
   }
 
   /**
-   * The counted texts of one request, against the view the row sends there (`holds`), whose size is `contextTokens`.
-   * A missed text forces one re-read of its file: the read's tokens come back, and the row's context goes out again.
+   * The replaced texts of one request, against the view the row sends there (`holds`), whose size is `contextTokens`.
+   * A missed text the agent had seen forces one re-read of its file: the read's tokens come back, and the row's
+   * context goes out again. A never-seen text is a miss without a re-read: no row could have kept it.
    */
   request(request: number, texts: readonly ReplacedText[], holds: (text: ReplacedText) => boolean, contextTokens: number): void {
     let reread: Set<string> | undefined;
     for (const text of texts) {
-      const shown = holds(text);
+      // A never-seen text is not asked about: a strategy's own lines could join into it by chance, but the agent
+      // never had it, so no view kept it for the agent.
+      const shown = text.seen && holds(text);
       this.requests.push(request);
       this.shown.push(shown ? 1 : 0);
+      if (!text.seen) continue;
+      this.seen++;
       if (shown) {
         this.visible++;
         continue;
@@ -329,15 +341,17 @@ export class WorkingSetTally {
       share: total ? this.visible / total : 1,
       ...(min !== undefined ? { minAfterAct: min } : {}),
       misses: total - this.visible,
+      seen: { total: this.seen, share: this.seen ? this.visible / this.seen : 1 },
       rereads: { calls: this.calls, readTokens: this.readTokens, contextTokens: this.contextTokens },
     };
   }
 }
 
-/** Working-set figures pooled over sessions: every counted text once, the lowest worst act. */
+/** Working-set figures pooled over sessions: every replaced text once, the lowest worst act. */
 export function poolWorkingSet(parts: readonly WorkingSetFigures[]): WorkingSetFigures {
   const total = parts.reduce((s, p) => s + p.total, 0);
   const visible = parts.reduce((s, p) => s + p.visible, 0);
+  const seen = parts.reduce((s, p) => s + p.seen.total, 0);
   const mins = parts.map((p) => p.minAfterAct).filter((m) => m !== undefined);
   return {
     total,
@@ -345,6 +359,7 @@ export function poolWorkingSet(parts: readonly WorkingSetFigures[]): WorkingSetF
     share: total ? visible / total : 1,
     ...(mins.length ? { minAfterAct: Math.min(...mins) } : {}),
     misses: total - visible,
+    seen: { total: seen, share: seen ? visible / seen : 1 },
     rereads: {
       calls: parts.reduce((s, p) => s + p.rereads.calls, 0),
       readTokens: parts.reduce((s, p) => s + p.rereads.readTokens, 0),

@@ -19,13 +19,23 @@ function row(id: string, quality: number, usd: number, extra: { overWindow?: num
     retention: { share: 1, kept: 1, total: 1, byKind: {} as RowTotals["retention"]["byKind"] },
     neededLater: { acts, needed: acts ? 100 : 0, visible: acts ? Math.round(quality * 100) : 0, share: acts ? quality : 1, byKind: {} as RowTotals["neededLater"]["byKind"] },
     cache: { reuse: 0.9, promptTokens: 1, cachedTokens: 1 },
-    workingSet: { total: ws === undefined ? 0 : 100, visible: ws === undefined ? 0 : Math.round(ws * 100), share: ws ?? 1, misses: ws === undefined ? 0 : 100 - Math.round(ws * 100), rereads: { calls: 0, readTokens: 0, contextTokens: 0 } },
+    workingSet: { total: ws === undefined ? 0 : 100, visible: ws === undefined ? 0 : Math.round(ws * 100), share: ws ?? 1, misses: ws === undefined ? 0 : 100 - Math.round(ws * 100), seen: { total: ws === undefined ? 0 : 100, share: ws ?? 1 }, rereads: { calls: 0, readTokens: 0, contextTokens: 0 } },
     cost: { units: usd * 1e6, usd, reread: { units: 0, usd: 0 } },
     overWindow: extra.overWindow ?? 0,
   };
 }
 
 describe("recommend", () => {
+  it("scores the working set over every replaced text, not only the ones the agent had seen", () => {
+    const t = row("digest", 0.98, 10, { workingSet: 0.8 });
+    // 100 texts, 90 seen: the row showed 80, so 89% of the seen ones, but 80% of all.
+    t.workingSet.seen = { total: 90, share: 80 / 90 };
+    const [c] = recommend([t]).candidates;
+    expect(c.workingSet).toBe(0.8);
+    expect(c.quality).toBe(0.8);
+    expect(c.decidedBy).toBe("working set");
+  });
+
   it("picks the best score under the default weights and says why, with the setting to use", () => {
     const r = recommend([row("checkpoint", 0.82, 10), row("native", 0.7, 9.5), row("masking", 0.99, 8, { family: "baseline", overWindow: 3 })]);
     expect(r.weights).toEqual({ quality: 0.7, cost: 0.3 });

@@ -1,4 +1,5 @@
-// The working set on hand-made sessions: which replaced texts count (seen before the call, at least 8 characters),
+// The working set on hand-made sessions: which replaced texts count (at least 8 characters; a never-seen one is a
+// miss for every row),
 // when a view shows one (verbatim, a quoted line as the text it quotes, whitespace as Pi's edit tool forgives it), the
 // worst act, the re-reads a miss forces, and the figures the replay reports for real rows.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
@@ -54,16 +55,29 @@ describe("which replaced texts count", () => {
     expect(measureWorkingSet(l.entries, fullViews(l.entries), CWD)).toMatchObject({ total: 1, visible: 1, share: 1, misses: 0, rereads: { calls: 0 } });
   });
 
-  it("an edit whose text the agent never saw counts for no row, the ceiling included", () => {
+  it("an edit whose text the agent never saw is a miss for every row, the ceiling included, and forces no re-read", () => {
     const l = new Ledger();
     l.user("Fix it.");
     l.call(FILE, { path: "src/a.ts" });
+    edit(l, { oldText: "\treturn x * 2;", newText: "\treturn x * 4;" });
     edit(l, { oldText: "return computeGamma(7);", newText: "return 1;" });
     const set = new WorkingSet(l.entries, CWD);
-    expect(set.texts).toHaveLength(1);
-    expect(set.counted).toHaveLength(0);
-    expect(measureWorkingSet(l.entries, fullViews(l.entries), CWD)).toMatchObject({ total: 0, visible: 0, share: 1 });
-    expect(measureWorkingSet(l.entries, fullViews(l.entries, () => []), CWD)).toMatchObject({ total: 0, share: 1, misses: 0 });
+    expect(set.texts.map((t) => t.seen)).toEqual([true, false]);
+    expect(set.seen).toHaveLength(1);
+    // No compaction (the ceiling) shows the seen text and misses the other; the miss costs it nothing.
+    expect(measureWorkingSet(l.entries, fullViews(l.entries), CWD)).toEqual({
+      total: 2,
+      visible: 1,
+      share: 0.5,
+      misses: 1,
+      seen: { total: 1, share: 1 },
+      rereads: { calls: 0, readTokens: 0, contextTokens: 0 },
+    });
+    // A view holding the never-seen text by chance (a strategy's own line) still misses it: the agent never had it.
+    const lucky = fullViews(l.entries, (m) => [...m, custom("return computeGamma(7);")]);
+    expect(measureWorkingSet(l.entries, lucky, CWD)).toMatchObject({ total: 2, visible: 1, misses: 1, rereads: { calls: 0 } });
+    // An empty view misses both, and re-reads only for the one the agent had seen.
+    expect(measureWorkingSet(l.entries, fullViews(l.entries, () => []), CWD)).toMatchObject({ total: 2, visible: 0, share: 0, misses: 2, seen: { total: 1, share: 0 }, rereads: { calls: 1 } });
   });
 
   it("an edit's own replaced text is no sighting: a retry with the same text is not seen through the earlier call", () => {
@@ -93,7 +107,7 @@ describe("which replaced texts count", () => {
     l.call("export const other = 1;\n", { path: "src/b.ts" });
     edit(l, { edits: [{ oldText: "\treturn x * 2;", newText: "\treturn x;" }, { oldText: "export const other = 1;", newText: "" }] });
     const set = new WorkingSet(l.entries, CWD);
-    expect(set.counted.map((t) => t.text)).toEqual(["\treturn x * 2;", "export const other = 1;"]);
+    expect(set.seen.map((t) => t.text)).toEqual(["\treturn x * 2;", "export const other = 1;"]);
     // A view that lost b.ts's read but kept a.ts's shows one of the two.
     const views = fullViews(l.entries, replacing("export const other", custom("- e003 read ok, 1 line: src/b.ts\n  mentions: other")));
     expect(measureWorkingSet(l.entries, views, CWD)).toMatchObject({ total: 2, visible: 1, share: 0.5, misses: 1 });
@@ -159,7 +173,7 @@ describe("when a view shows a replaced text", () => {
       // The agent wrote spaces where the file has a tab: Pi's edit would not match it, and no view showed it.
       [`${CWD}/src/two.ts`, false],
     ]);
-    expect(measureWorkingSet(l.entries, fullViews(l.entries), CWD)).toMatchObject({ total: 1, visible: 1 });
+    expect(measureWorkingSet(l.entries, fullViews(l.entries), CWD)).toMatchObject({ total: 2, visible: 1, seen: { total: 1 }, rereads: { calls: 0 } });
     expect(normalizeWhitespace("a  \r\nb\t\rc")).toBe("a\nb\nc");
   });
 
@@ -173,7 +187,7 @@ describe("when a view shows a replaced text", () => {
 });
 
 describe("the worst act and the re-reads", () => {
-  it("judges each act on the next counted edits from it on, and takes the lowest share", () => {
+  it("judges each act on the next replaced texts from it on, and takes the lowest share", () => {
     const tally = new WorkingSetTally();
     const text = (request: number, pattern: number) => ({ request, position: request, path: `/f${pattern}`, text: "", pattern, seen: true, rereadTokens: 100 });
     tally.act(0);
@@ -213,7 +227,7 @@ describe("in the replay", () => {
   it("reports the working set per row: the ceiling keeps it all, digest loses the file it outlined and keeps the one it quoted", async () => {
     const rows: RowFactory[] = ["none", "digest"].map((id) => (settings) => labRow(id, settings));
     const result = await replaySession({ name: "hand", cwd: CWD, entries: session().entries }, { settings: defaultSettings(128_000), rows, prices: DEFAULT_PRICES });
-    expect(result.workingSet).toEqual({ texts: 2, counted: 2 });
+    expect(result.workingSet).toEqual({ texts: 2, seen: 2 });
     const [none, digest] = result.rows;
     expect(none.workingSet).toMatchObject({ total: 2, visible: 2, share: 1, misses: 0 });
     expect(none.cost.reread.usd).toBe(0);
@@ -238,7 +252,7 @@ describe("in the replay", () => {
     const html = await renderReport({ v: 1, tool: "pi-context-ledger lab", input: { kind: "files", paths: [] }, settings: defaultSettings(128_000), prices: DEFAULT_PRICES, unavailable: [], sessions: [replayed], totals }, "");
     expect(html).toContain("<th title=");
     expect(html).toMatch(/>Working set, shown<\/th>.*>Working set, worst act<\/th>.*>Re-reads \(\$\)<\/th>/s);
-    expect(html).toContain("2 replaced texts counted (of 2 edited)");
+    expect(html).toContain("2 replaced texts (2 seen before their edit: the ceiling)");
   });
 
   it("the pure function and the replay agree on the branch the replay walks", async () => {
@@ -311,8 +325,12 @@ describe("the replay's running counts (property)", () => {
         const rows: RowFactory[] = [(s) => labRow("none", s), churnRow(choices, seen)];
         const result = await replaySession({ name: "p", cwd: CWD, entries }, { settings: defaultSettings(128_000), rows, prices: DEFAULT_PRICES });
         const [none, churn] = result.rows;
-        expect(none.workingSet.share).toBe(1);
-        expect(none.workingSet.total).toBe(result.workingSet.counted);
+        // Every row has every text as its denominator; the ceiling shows exactly the seen ones, and re-reads none.
+        expect(none.workingSet.total).toBe(result.workingSet.texts);
+        expect(churn.workingSet.total).toBe(result.workingSet.texts);
+        expect(none.workingSet.visible).toBe(result.workingSet.seen);
+        expect(none.workingSet.rereads.calls).toBe(0);
+        expect(churn.workingSet.visible).toBeLessThanOrEqual(none.workingSet.visible);
         expect(churn.workingSet).toEqual(measureWorkingSet(replayBranch(entries).branch, seen, CWD));
         expect(churn.workingSet.visible).toBeLessThanOrEqual(churn.workingSet.total);
       }),

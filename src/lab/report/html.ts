@@ -73,7 +73,7 @@ function sessionBlock(session: SessionResult, weightsNote: string): string {
   const own = session.recommendation;
   const verdict = own?.choice ? `<p class="verdict">For this session alone: <b>${escapeHtml(own.choice.label)}</b>${own.closeCall ? " (a close call)" : ""}. ${escapeHtml(weightsNote)}</p>` : "";
   const ws = session.workingSet;
-  return `<h3>${escapeHtml(session.name)}: ${session.requests} requests, ${session.probes.total} probes, ${session.neededItems} items needed later, ${ws.counted} replaced texts counted (of ${ws.texts} edited)</h3>
+  return `<h3>${escapeHtml(session.name)}: ${session.requests} requests, ${session.probes.total} probes, ${session.neededItems} items needed later, ${ws.texts} replaced texts (${ws.seen} seen before their edit: the ceiling)</h3>
 ${verdict}${htmlTable(totalsOf([session]))}
 <h4>By kind</h4>
 <p class="muted">Left: probes kept at the end, per kind. Right: needed-later items shown right after acts, per kind (pairs of act and item). Redder is worse.</p>
