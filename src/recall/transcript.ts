@@ -4,6 +4,7 @@
 // The index is a mutable, append-only structure rather than an immer value: it grows by one block per session
 // entry (50k+ on long sessions) and is rebuilt from the branch whenever in doubt, so copy-on-write would only
 // add cost. Only this module mutates it.
+import { walkParents } from "../log/branch.ts";
 import type { SessionEntry } from "../log/entries.ts";
 import { RECALL_TOOL_NAMES } from "./attempts.ts";
 
@@ -175,18 +176,14 @@ export function syncTranscript(
 ): SyncResult {
   const fresh: SessionEntry[] = [];
   let anchor: string | null = null;
-  let id = leafId;
-  while (id !== null) {
-    if (index.pathPos.has(id)) {
-      anchor = id;
-      break;
+  // A broken parent chain (a missing entry, an id-less line, a cycle) ends the branch, as Pi's own walk does.
+  walkParents(leafId, getEntry, (entry) => {
+    if (index.pathPos.has(entry.id)) {
+      anchor = entry.id;
+      return false;
     }
-    const entry = getEntry(id);
-    // A broken parent chain ends the branch, as Pi's own branch walk does.
-    if (!entry) break;
     fresh.push(entry);
-    id = entry.parentId;
-  }
+  });
   const before = index.path.length;
   truncateTo(index, anchor);
   const dropped = before - index.path.length;

@@ -1,0 +1,92 @@
+// Hostile input inside a user's Pi, second round: odd session lines, terminal controls and forged structure in
+// stored strings, prototype-named ids, arguments changed after validation. Each case drives a real AgentSession on
+// the faux provider and asserts what reaches the model (tool results) or the user (`ctx.ui.notify`).
+import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { fauxAssistantMessage, fauxToolCall, type Message } from "@earendil-works/pi-ai";
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { hasRawControl } from "../arbitraries/hostile.ts";
+import { startHarness, type Harness } from "./harness.ts";
+
+let h: Harness | undefined;
+let root: string | undefined;
+afterEach(async () => {
+  await h?.dispose();
+  h = undefined;
+  if (root) rmSync(root, { recursive: true, force: true });
+  root = undefined;
+});
+
+const textOf = (m: { content: unknown }): string =>
+  typeof m.content === "string" ? m.content : (m.content as { type: string; text?: string }[]).map((b) => (b.type === "text" ? b.text : "")).join("\n");
+const toolResults = (name: string) =>
+  h!.session.sessionManager
+    .getBranch()
+    .flatMap((e) => (e.type === "message" && e.message.role === "toolResult" && e.message.toolName === name ? [e.message] : []));
+
+/** A persisted session with one exchange, closed; returns its file. */
+async function persistedSession(): Promise<string> {
+  root = mkdtempSync(join(tmpdir(), "ctx-ledger-hostile-"));
+  const first = await startHarness({ persist: true, root });
+  first.script([fauxAssistantMessage("hello back")]);
+  await first.session.prompt("hello");
+  const file = first.sessionFile()!;
+  await first.dispose();
+  return file;
+}
+
+describe("an odd last line in the session file (item 1)", () => {
+  for (const [name, line] of [
+    ["{}", "{}"],
+    ["[1]", "[1]"],
+    ["42", "42"],
+    ["a label without target", '{"type":"label"}'],
+    ["a message without an id", '{"type":"message","message":{"role":"user","content":"x"}}'],
+  ] as const) {
+    it(`${name}: context_grep and context_list_entries answer at once`, async () => {
+      const file = await persistedSession();
+      appendFileSync(file, `${line}\n`);
+      h = await startHarness({ sessionFile: file, root });
+      h.script([
+        fauxAssistantMessage([fauxToolCall("context_grep", { pattern: "hello" }), fauxToolCall("context_list_entries", {})], { stopReason: "toolUse" }),
+        fauxAssistantMessage("done"),
+      ]);
+      await h.session.prompt("search");
+      expect(h.requests).toHaveLength(2);
+      const grep = toolResults("context_grep")[0];
+      const list = toolResults("context_list_entries")[0];
+      expect(grep.isError, textOf(grep)).toBe(false);
+      expect(list.isError, textOf(list)).toBe(false);
+      // The same branch Pi itself walks: the new prompt is on it.
+      expect(textOf(list)).toContain("search");
+    });
+  }
+});
+
+/** An extension that rewrites a tool's arguments after Pi validated them (Pi passes the same object on). */
+const rewriter = (tool: string, change: (input: Record<string, unknown>) => void) => (pi: ExtensionAPI) => {
+  pi.on("tool_call", (event) => {
+    if (event.toolName === tool) change(event.input as Record<string, unknown>);
+  });
+};
+
+describe("arguments another extension changes after validation (item 10)", () => {
+  for (const tool of ["context_compact", "context_restore", "context_checkpoint", "context_grep"] as const) {
+    it(`${tool} with its string argument set to undefined fails with a clean error`, async () => {
+      const field = tool === "context_checkpoint" ? "name" : tool === "context_grep" ? "pattern" : "target";
+      h = await startHarness({ extensions: [rewriter(tool, (input) => (input[field] = undefined))] });
+      const args: Record<string, string> = tool === "context_compact" ? { target: "root", summary: "s" } : { [field]: "x" };
+      h.script([fauxAssistantMessage([fauxToolCall(tool, args)], { stopReason: "toolUse" }), fauxAssistantMessage("ok")]);
+      await h.session.prompt("go");
+      const result = toolResults(tool)[0];
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).not.toMatch(/Cannot read properties|is not a function|undefined \(reading/);
+      expect(textOf(result)).toContain(field);
+    });
+  }
+});
+
+export type { Message };
+export { hasRawControl };
