@@ -43,9 +43,17 @@ export interface LedgerState {
   revoked: Record<string, string>;
 }
 
+/**
+ * A record keyed by entry ids. It has no prototype, so an id from a crafted file (`constructor`, `toString`,
+ * `__proto__`) is an ordinary key: a lookup never finds `Object`'s members and an assignment never changes a prototype.
+ */
+export function idRecord<V>(): Record<string, V> {
+  return Object.create(null) as Record<string, V>;
+}
+
 /** The state of an empty branch. */
 export function initialLedgerState(): LedgerState {
-  return { ranges: [], labels: {}, compactions: [], revoked: {} };
+  return { ranges: [], labels: idRecord(), compactions: [], revoked: idRecord() };
 }
 
 /**
@@ -55,7 +63,7 @@ export function initialLedgerState(): LedgerState {
 export function effectiveCompaction(state: LedgerState): CompactionFact | undefined {
   for (let i = state.compactions.length - 1; i >= 0; i--) {
     const c = state.compactions[i];
-    if (!c.marker && !(c.entryId in state.revoked)) return c;
+    if (!c.marker && !Object.hasOwn(state.revoked, c.entryId)) return c;
   }
   return undefined;
 }
@@ -65,7 +73,7 @@ export function effectiveCompaction(state: LedgerState): CompactionFact | undefi
  * Either the effective compaction, or a later checkpoint marker standing in for it (markers are never revoked).
  */
 export function headCompaction(state: LedgerState): CompactionFact | undefined {
-  for (let i = state.compactions.length - 1; i >= 0; i--) if (!(state.compactions[i].entryId in state.revoked)) return state.compactions[i];
+  for (let i = state.compactions.length - 1; i >= 0; i--) if (!Object.hasOwn(state.revoked, state.compactions[i].entryId)) return state.compactions[i];
   return undefined;
 }
 
@@ -80,15 +88,15 @@ export function keptFrom(compaction: CompactionFact): string {
  */
 export function isRevokedMessage(entry: SessionEntry, state: LedgerState): boolean {
   if (entry.type !== "custom_message") return false;
-  if (entry.id in state.revoked) return true;
+  if (Object.hasOwn(state.revoked, entry.id)) return true;
   if (entry.customType !== LedgerType.recap) return false;
   const compactionId = (entry.details as { compactionId?: unknown } | undefined)?.compactionId;
-  return typeof compactionId === "string" && compactionId in state.revoked;
+  return typeof compactionId === "string" && Object.hasOwn(state.revoked, compactionId);
 }
 
 /** Apply a restore fact. A target that is not an active act on this branch changes nothing. */
 function applyRestore(draft: LedgerState, restoreId: string, data: RestoreData): void {
-  if (data.targetId in draft.revoked) return;
+  if (Object.hasOwn(draft.revoked, data.targetId)) return;
   if (data.act === "compaction") {
     // A checkpoint marker is no act: it hides nothing, so there is nothing to revoke (the checkpoint itself is one).
     const at = draft.compactions.findIndex((c) => c.entryId === data.targetId && !c.marker);
@@ -153,7 +161,7 @@ function apply(draft: LedgerState, entry: SessionEntry): void {
     });
   } else if (entry.type === "label") {
     if (entry.label === undefined) {
-      if (entry.targetId in draft.labels) delete draft.labels[entry.targetId];
+      if (Object.hasOwn(draft.labels, entry.targetId)) delete draft.labels[entry.targetId];
     } else if (draft.labels[entry.targetId] !== entry.label) draft.labels[entry.targetId] = entry.label;
   } else if (entry.type === "custom" && isRestoreEntry(entry)) applyRestore(draft, entry.id, entry.data);
 }

@@ -177,13 +177,13 @@ export function syncTranscript(
   const fresh: SessionEntry[] = [];
   let anchor: string | null = null;
   // A broken parent chain (a missing entry, an id-less line, a cycle) ends the branch, as Pi's own walk does.
-  walkParents(leafId, getEntry, (entry) => {
-    if (index.pathPos.has(entry.id)) {
-      anchor = entry.id;
-      return false;
-    }
-    fresh.push(entry);
-  });
+  // An id already on the indexed path is the anchor: the walk ends there without reading it.
+  const lookup = (id: string): SessionEntry | undefined => {
+    if (!index.pathPos.has(id)) return getEntry(id);
+    anchor = id;
+    return undefined;
+  };
+  walkParents(leafId, lookup, (entry) => void fresh.push(entry));
   const before = index.path.length;
   truncateTo(index, anchor);
   const dropped = before - index.path.length;

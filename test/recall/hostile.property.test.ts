@@ -6,7 +6,7 @@ import { grepTranscript, listEntries, showEntry, type SearchOutcome } from "../.
 import { DEFAULT_RECALL_LIMITS as L } from "../../src/recall/settings.ts";
 import { STEP_WORK } from "../../src/recall/regex.ts";
 import { buildTranscript } from "../../src/recall/transcript.ts";
-import { assertBounded, hostileStringArb, regexArb } from "../arbitraries/hostile.ts";
+import { assertBounded, hostileStringArb, prototypeKeyArb, regexArb } from "../arbitraries/hostile.ts";
 import { Branch, toolCall } from "./fixtures.ts";
 
 const RUNS = Number(process.env.FC_RUNS ?? 200);
@@ -38,6 +38,17 @@ describe("recall under hostile arguments (fast-check)", () => {
         bounded(showEntry(index, { id: "e3", cursor: value }, L));
         bounded(listEntries(index, { role: value }, L));
         bounded(listEntries(index, { cursor: value }, L));
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it("a role named like a prototype member is refused as an unknown role (item 8)", async () => {
+    await assertBounded(
+      fc.property(prototypeKeyArb, fc.constantFrom("", " ", "  "), (name, pad) => {
+        const outcome = listEntries(index, { role: `${pad}${name}${pad}` }, L);
+        expect(outcome.ok).toBe(false);
+        if (!outcome.ok) expect(outcome.error).toMatch(/^unknown role /);
       }),
       { numRuns: RUNS },
     );

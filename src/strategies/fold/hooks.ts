@@ -6,6 +6,7 @@ import type { ExtensionContext, TurnEndEvent, TurnEndEventResult } from "@earend
 import { Type } from "typebox";
 import { quoted } from "../../log/display.ts";
 import { LedgerType, type SessionEntry } from "../../log/entries.ts";
+import { idRecord } from "../../projection/ledger-state.ts";
 import type { ChartRun, FoldCall, LedgerSessionView, StrategyEffects, StrategyKit } from "../contract.ts";
 import { foldDraft, noticeDraft, summarySizeError, type StepOutput } from "./fold-message.ts";
 import { assistantAtOrBefore, checkName, validateTarget, type FoldView } from "./targets.ts";
@@ -29,7 +30,7 @@ const DEFAULT_CONTEXT_WINDOW = 128_000;
 /** A read-only view of the branch for the pure fold targeting rules. */
 export function foldView(session: LedgerSessionView, sm: SessionManagerView): FoldView {
   const live = session.live;
-  const labels: Record<string, string> = {};
+  const labels = idRecord<string>();
   for (const [id, label] of Object.entries(live.state.labels)) if (live.indexOf(id) >= 0) labels[id] = label;
   return {
     path: live.entries,

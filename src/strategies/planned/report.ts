@@ -121,7 +121,8 @@ export interface PlannedUsage {
 
 /** Fold the branch's planned compactions and failure records into counts. */
 export function plannedUsage(branch: Iterable<SessionEntry>): PlannedUsage {
-  const usage: PlannedUsage = { compactions: 0, byPlanner: {}, trimmed: 0, modelInput: 0, modelOutput: 0, fallbacks: 0, byCategory: {} };
+  // Categories come from the session file: a record without a prototype counts "constructor" like any other name.
+  const usage: PlannedUsage = { compactions: 0, byPlanner: {}, trimmed: 0, modelInput: 0, modelOutput: 0, fallbacks: 0, byCategory: Object.create(null) as Record<string, number> };
   for (const entry of branch) {
     if (isLedgerCompaction(entry) && entry.details?.strategy === "planned") {
       const details = entry.details as Partial<PlannedDetails>;
