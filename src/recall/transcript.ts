@@ -5,7 +5,7 @@
 // entry (50k+ on long sessions) and is rebuilt from the branch whenever in doubt, so copy-on-write would only
 // add cost. Only this module mutates it.
 import { walkParents } from "../log/branch.ts";
-import type { SessionEntry } from "../log/entries.ts";
+import { textField, type SessionEntry } from "../log/entries.ts";
 import { RECALL_TOOL_NAMES } from "./attempts.ts";
 
 /** Roles a transcript entry can have (the `role` filter of `context_list_entries`). */
@@ -407,7 +407,7 @@ export function renderEntry(entry: SessionEntry, pathPos = 0): TranscriptEntry |
         case "branchSummary":
           header(message.role === "compactionSummary" ? "compaction" : "branchSummary");
           open(b, "summary", "[summary]");
-          body(b, String(message.summary ?? ""));
+          body(b, textField(message.summary));
           break;
         default:
           // System messages are prompt state, not conversation; unknown roles carry nothing we can render.
@@ -423,12 +423,12 @@ export function renderEntry(entry: SessionEntry, pathPos = 0): TranscriptEntry |
     case "compaction":
       header("compaction");
       open(b, "summary", "[summary]");
-      body(b, entry.summary ?? "");
+      body(b, textField(entry.summary));
       break;
     case "branch_summary":
       header("branchSummary");
       open(b, "summary", "[summary]");
-      body(b, entry.summary ?? "");
+      body(b, textField(entry.summary));
       break;
     default:
       return undefined;

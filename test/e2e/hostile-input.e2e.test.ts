@@ -1,7 +1,7 @@
 // Hostile input inside a user's Pi, second round: odd session lines, terminal controls and forged structure in
 // stored strings, prototype-named ids, arguments changed after validation. Each case drives a real AgentSession on
 // the faux provider and asserts what reaches the model (tool results) or the user (`ctx.ui.notify`).
-import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -61,6 +61,47 @@ describe("an odd last line in the session file (item 1)", () => {
       expect(list.isError, textOf(list)).toBe(false);
       // The same branch Pi itself walks: the new prompt is on it.
       expect(textOf(list)).toContain("search");
+    });
+  }
+});
+
+/** Append a line to a closed session file, as a parent of nothing new: a child of the file's last entry. */
+function appendChild(file: string, body: Record<string, unknown>): string {
+  const lines = readFileSync(file, "utf8").trim().split("\n");
+  const last = JSON.parse(lines[lines.length - 1]) as { id: string };
+  const id = `e${(lines.length + 1000).toString(16)}`;
+  appendFileSync(file, `${JSON.stringify({ ...body, id, parentId: last.id, timestamp: "2026-01-01T00:00:00.000Z" })}\n`);
+  return id;
+}
+
+const firstUserId = (file: string) =>
+  (readFileSync(file, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { id: string; type: string; message?: { role: string } })
+    .find((e) => e.type === "message" && e.message?.role === "user") as { id: string }).id;
+
+describe("a compaction whose summary is not a string (item 5)", () => {
+  for (const [name, summary] of [
+    ["an object", { text: "forged" }],
+    ["a number", 42],
+    ["null", null],
+    ["an array", ["a", 1]],
+  ] as const) {
+    it(`${name}: context_timeline, context_grep and context_list_entries still answer`, async () => {
+      const file = await persistedSession();
+      appendChild(file, { type: "compaction", summary, firstKeptEntryId: firstUserId(file), tokensBefore: 100 });
+      h = await startHarness({ sessionFile: file, root });
+      h.script([
+        fauxAssistantMessage(
+          [fauxToolCall("context_timeline", {}), fauxToolCall("context_grep", { pattern: "hello" }), fauxToolCall("context_list_entries", { role: "compaction" })],
+          { stopReason: "toolUse" },
+        ),
+        fauxAssistantMessage("done"),
+      ]);
+      await h.session.prompt("look back");
+      for (const tool of ["context_timeline", "context_grep", "context_list_entries"]) {
+        const result = toolResults(tool)[0];
+        expect(result.isError, `${tool}: ${textOf(result)}`).toBe(false);
+      }
+      expect(textOf(toolResults("context_list_entries")[0])).toContain("1 of 1 compaction entries");
     });
   }
 });

@@ -1,6 +1,6 @@
 // The model-visible timeline behind `context_timeline`: entries in context order with ids, roles, labels and
 // a marker on entries that can no longer be fold targets. Pure: no I/O.
-import { textOf, type SessionEntry } from "../../log/entries.ts";
+import { textField, textOf, type SessionEntry } from "../../log/entries.ts";
 import { decodeCursor, encodeCursor } from "../../recall/cursor.ts";
 import { contextOrder, contextStartIndex, type FoldView } from "./targets.ts";
 
@@ -25,9 +25,9 @@ function preview(entry: SessionEntry): { role: string; text: string } | undefine
     case "custom_message":
       return { role: `custom(${entry.customType})`, text: textOf(entry.content) };
     case "compaction":
-      return { role: "compaction", text: entry.summary };
+      return { role: "compaction", text: textField(entry.summary) };
     case "branch_summary":
-      return { role: "branchSummary", text: entry.summary };
+      return { role: "branchSummary", text: textField(entry.summary) };
     default:
       return undefined;
   }
