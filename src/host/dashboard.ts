@@ -1,5 +1,6 @@
 // The /context dashboard: a plain-text report of the branch as the ledger sees it.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { quoted, shownName } from "../log/display.ts";
 import { textOf } from "../log/entries.ts";
 import { RangeMask } from "../projection/ranges.ts";
 import type { LiveLedger } from "../projection/live-ledger.ts";
@@ -21,7 +22,7 @@ function factWord(customType: string | undefined): string | undefined {
 function nameOf(live: LiveLedger, id: string | null): string {
   if (id === null) return "root";
   const label = live.state.labels[id];
-  return label ? `"${label}" (${id})` : id;
+  return label ? `${quoted(label)} (${shownName(id)})` : shownName(id);
 }
 
 /** Entries one range hides on the path, and their estimated tokens (exemptions honoured). */
@@ -61,7 +62,7 @@ export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionConte
   });
   lines.push(`  branch: ${live.entries.length} entries, ${hidden} hidden by ranges`);
   const labels = Object.entries(state.labels);
-  lines.push(`  labels: ${labels.length ? labels.map(([id, l]) => `${l} (${id})`).join(", ") : "none"}`);
+  lines.push(`  labels: ${labels.length ? labels.map(([id, l]) => `${shownName(l)} (${shownName(id)})`).join(", ") : "none"}`);
   for (const rule of state.ranges) {
     const entry = live.getEntry(rule.entryId);
     const size = entry?.type === "custom_message" ? estimateTextTokens(textOf(entry.content)) : 0;
@@ -76,8 +77,8 @@ export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionConte
   }
   for (const c of state.compactions) {
     const status = state.revoked[c.entryId] ? ` (revoked by restore ${state.revoked[c.entryId]})` : c.narrowedBy ? ` (newest part restored by ${c.narrowedBy})` : "";
-    if (c.marker) lines.push(`  compaction ${c.entryId}: ${c.strategy} marker (manual /compact; hides nothing)`);
-    else lines.push(`  compaction ${c.entryId}: ${c.strategy}, kept from ${nameOf(live, keptFrom(c))}${status}`);
+    if (c.marker) lines.push(`  compaction ${c.entryId}: ${shownName(c.strategy)} marker (manual /compact; hides nothing)`);
+    else lines.push(`  compaction ${c.entryId}: ${shownName(c.strategy)}, kept from ${nameOf(live, keptFrom(c))}${status}`);
   }
   // Revoked folds, tool summaries and digests have left the ranges; they are listed so the undo stays visible.
   for (const [act, by] of Object.entries(state.revoked)) {

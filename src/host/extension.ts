@@ -18,6 +18,7 @@ import { registerRecallTools } from "./recall-tools.ts";
 import { RestoreHost } from "./restore.ts";
 import { loadSettings } from "./settings.ts";
 import { strategyKit } from "./strategy-kit.ts";
+import { forTerminal } from "../log/display.ts";
 
 /** The skill that teaches the recall tools; it ships with them rather than in the package manifest. */
 const RECALL_SKILL = fileURLToPath(new URL("../../skills/context-recall/SKILL.md", import.meta.url));
@@ -69,7 +70,7 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   const configured = (): Running => running.find((r) => r.strategy.name === session.settings.strategy)!;
 
   const warnOnce = (ctx: ExtensionContext) => {
-    for (const warning of loaded.warnings) ctx.ui.notify(`context-ledger: ${warning}`, "warning");
+    for (const warning of loaded.warnings) ctx.ui.notify(forTerminal(`context-ledger: ${warning}`), "warning");
     loaded.warnings.length = 0;
   };
 
@@ -176,7 +177,7 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
       const [sub, ...rest] = args.trim().split(/\s+/);
       if (sub === "restore") return restore.command(rest.join(" "), ctx);
       session.sync(ctx.sessionManager);
-      ctx.ui.notify(renderDashboard(session, ctx, { details: sub === "details" }), "info");
+      ctx.ui.notify(forTerminal(renderDashboard(session, ctx, { details: sub === "details" })), "info");
     },
   });
 }

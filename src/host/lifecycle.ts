@@ -15,6 +15,7 @@ import {
 import type { StrategyName } from "../strategies/registry.ts";
 import type { LifecycleRequest, PlannedFacts } from "../strategies/contract.ts";
 import { getInspector } from "./inspector.ts";
+import { forTerminal } from "../log/display.ts";
 
 /** What a strategy plugs into its chart. */
 export interface LifecycleEffects {
@@ -89,7 +90,7 @@ export class StrategyLifecycle {
    * active model (`applies: false`) leaves Pi's compaction to Pi (see the chart).
    */
   async start(trigger: Trigger, request: LifecycleRequest, refused?: string, applies = true): Promise<LifecycleRun> {
-    const warn = (message: string) => request.ctx.ui.notify(message, "warning");
+    const warn = (message: string) => request.ctx.ui.notify(forTerminal(message), "warning");
     // The chart's context holds the request, and inspectors serialize that context by walking its keys: Pi's live
     // extension context must not be walked (its getters throw outside the TUI, and it reaches the whole session).
     Object.defineProperty(request, "ctx", { value: request.ctx, enumerable: false, writable: false, configurable: true });

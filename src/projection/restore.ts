@@ -12,6 +12,7 @@ import {
   type RestoreData,
   type SessionEntry,
 } from "../log/entries.ts";
+import { quoted, shownName } from "../log/display.ts";
 import { RangeMask } from "./ranges.ts";
 import { effectiveCompaction, evolve, keptFrom, type LedgerState } from "./ledger-state.ts";
 import { entryMessages, lookupOf, projectBranch } from "./project.ts";
@@ -65,7 +66,8 @@ export function listActs(path: readonly SessionEntry[], state: LedgerState): Act
       // A checkpoint marker hides nothing of its own; the checkpoint it reports is the act.
       kind = "compaction";
       const strategy = (entry.details as { strategy?: unknown } | undefined)?.strategy;
-      title = `${typeof strategy === "string" ? strategy : "native"} compaction`;
+      // The strategy field is the file's: shown plain or quoted, it cannot break the line it is listed on.
+      title = `${strategy === undefined ? "native" : shownName(strategy, 40)} compaction`;
     } else return;
     const label = state.labels[entry.id];
     if (label) names.unshift(label);
@@ -88,7 +90,7 @@ export type Resolved = { ok: true; act: ActInfo } | { ok: false; error: string }
 function actList(acts: readonly ActInfo[]): string {
   const live = acts.filter((a) => !a.revokedBy).slice(-6);
   if (!live.length) return "There is nothing to restore on this branch.";
-  return `Acts on this branch: ${live.map((a) => `${a.id} (${a.title}${a.names.length ? `, "${a.names[0]}"` : ""})`).join(", ")}.`;
+  return `Acts on this branch: ${live.map((a) => `${shownName(a.id)} (${a.title}${a.names.length ? `, ${quoted(a.names[0], 60)}` : ""})`).join(", ")}.`;
 }
 
 /** Why a checkpoint marker cannot be restored, and what to name instead. */
@@ -134,7 +136,7 @@ export function resolveRestoreTarget(target: string, path: readonly SessionEntry
     if (index >= 0 && isCheckpointMarker(path[index])) return { ok: false, error: markerRefusal(path[index]) };
     if (index >= 0) {
       act = actHiding(path, state, index, acts);
-      if (!act) return { ok: false, error: `entry ${name} is not hidden by a fold, tool summary, digest or compaction; there is nothing to restore for it.` };
+      if (!act) return { ok: false, error: `entry ${shownName(name)} is not hidden by a fold, tool summary, digest or compaction; there is nothing to restore for it.` };
     }
   }
   if (!act) {
@@ -149,7 +151,7 @@ export function resolveRestoreTarget(target: string, path: readonly SessionEntry
       }
     }
   }
-  if (!act) return { ok: false, error: `"${name}" names no fold, tool summary, digest or compaction on this branch. ${actList(acts)}` };
+  if (!act) return { ok: false, error: `${quoted(name)} names no fold, tool summary, digest or compaction on this branch. ${actList(acts)}` };
   if (act.revokedBy) return { ok: false, error: `${act.title} ${act.id} was already restored (by ${act.revokedBy}); revoking it twice changes nothing.` };
   return { ok: true, act };
 }

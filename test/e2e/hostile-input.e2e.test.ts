@@ -1,13 +1,13 @@
 // Hostile input inside a user's Pi, second round: odd session lines, terminal controls and forged structure in
 // stored strings, prototype-named ids, arguments changed after validation. Each case drives a real AgentSession on
 // the faux provider and asserts what reaches the model (tool results) or the user (`ctx.ui.notify`).
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { fauxAssistantMessage, fauxToolCall, type Message } from "@earendil-works/pi-ai";
+import { fauxAssistantMessage, fauxToolCall } from "@earendil-works/pi-ai";
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
-import { hasRawControl } from "../arbitraries/hostile.ts";
+import { hasRawTerminalControl } from "../arbitraries/hostile.ts";
 import { startHarness, type Harness } from "./harness.ts";
 
 let h: Harness | undefined;
@@ -129,5 +129,101 @@ describe("arguments another extension changes after validation (item 10)", () =>
   }
 });
 
-export type { Message };
-export { hasRawControl };
+/** Notices made so far, joined. */
+const shown = () => h!.notices.map((n) => n.message).join("\n");
+const OSC52 = "\u001b]52;c;aGk=\u0007";
+
+describe("terminal controls in stored strings reach the user escaped (items 3, 11)", () => {
+  it("/context and the /context restore listing escape a label and a compaction's strategy (ESC, OSC 52, BEL, newline)", async () => {
+    const file = await persistedSession();
+    const target = firstUserId(file);
+    appendChild(file, { type: "label", targetId: target, label: `${OSC52}evil\n  labels: forged` });
+    appendChild(file, { type: "compaction", summary: "s", firstKeptEntryId: target, tokensBefore: 100, details: { v: 1, strategy: `x${OSC52}\n  compaction forged: native` } });
+    h = await startHarness({ sessionFile: file, root });
+    await h.session.prompt("/context");
+    await h.session.prompt("/context restore");
+    expect(h.notices.length).toBe(2);
+    for (const notice of h.notices) expect(hasRawTerminalControl(notice.message), notice.message).toBe(false);
+    // The stored newline does not start a line of the report.
+    expect(shown()).not.toMatch(/^\s*labels: forged/m);
+    expect(shown()).not.toMatch(/^\s*compaction forged/m);
+    expect(shown()).toContain("\\u001b]52");
+    expect(h.requests).toHaveLength(0);
+  });
+
+  it("/context restore with a 100k-character target, or typed ESC and BEL, answers bounded and escaped", async () => {
+    h = await startHarness();
+    await h.session.prompt(`/context restore ${"x".repeat(100_000)}`);
+    await h.session.prompt(`/context restore a\u001b[2J\u0007b`);
+    await h.session.prompt(`/context restore --x\u001b]0;t\u0007`);
+    expect(h.notices).toHaveLength(3);
+    for (const notice of h.notices) {
+      expect(notice.message.length).toBeLessThan(1_000);
+      expect(hasRawTerminalControl(notice.message), notice.message).toBe(false);
+    }
+    expect(h.notices[0].message).toMatch(/cut: 100000 chars/);
+  });
+
+  it("the planner model's error text is shown escaped and bounded", async () => {
+    h = await startHarness({ ledgerSettings: { strategy: "planned", planned: { minSavedTokens: 1, minRetainedTokens: 1 } }, settings: { compaction: { keepRecentTokens: 60 } } });
+    h.script([fauxAssistantMessage("first answer " + "pad ".repeat(200)), fauxAssistantMessage("second answer " + "pad ".repeat(200))]);
+    await h.session.prompt("first");
+    await h.session.prompt("second");
+    const error = fauxAssistantMessage("", { stopReason: "error", errorMessage: `${OSC52}provider broke\n${"y".repeat(5_000)}` });
+    h.script([error, fauxAssistantMessage("native summary")]);
+    await h.session.compact().catch(() => undefined);
+    const warning = h.notices.find((n) => n.message.includes("the planner model"));
+    expect(warning, shown()).toBeDefined();
+    expect(hasRawTerminalControl(warning!.message)).toBe(false);
+    expect(warning!.message).not.toContain("\n");
+    expect(warning!.message.length).toBeLessThan(400);
+  });
+});
+
+describe("labels with bidi controls (item 9)", () => {
+  for (const mark of ["\u202e", "\u2066", "\u200f"]) {
+    it(`context_checkpoint refuses a name with U+${mark.charCodeAt(0).toString(16).toUpperCase()} and says why`, async () => {
+      h = await startHarness();
+      h.script([fauxAssistantMessage([fauxToolCall("context_checkpoint", { name: `safe${mark}txt.exe` })], { stopReason: "toolUse" }), fauxAssistantMessage("ok")]);
+      await h.session.prompt("label it");
+      const result = toolResults("context_checkpoint")[0];
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toMatch(/bidirectional controls/);
+      expect(hasRawTerminalControl(textOf(result))).toBe(false);
+      expect(h.session.sessionManager.getBranch().some((e) => e.type === "label")).toBe(false);
+    });
+  }
+
+  it("a bidi label already in the file shows escaped in /context and in context_timeline", async () => {
+    const file = await persistedSession();
+    appendChild(file, { type: "label", targetId: firstUserId(file), label: "abc\u202edcba" });
+    h = await startHarness({ sessionFile: file, root });
+    await h.session.prompt("/context");
+    expect(hasRawTerminalControl(shown())).toBe(false);
+    expect(shown()).toContain("abc\\u202edcba");
+    h.script([fauxAssistantMessage([fauxToolCall("context_timeline", {})], { stopReason: "toolUse" }), fauxAssistantMessage("ok")]);
+    await h.session.prompt("timeline");
+    expect(hasRawTerminalControl(textOf(toolResults("context_timeline")[0]))).toBe(false);
+  });
+});
+
+describe("a binary settings.json (item 12)", () => {
+  it("warns with V8's JSON error escaped and bounded", async () => {
+    root = mkdtempSync(join(tmpdir(), "ctx-ledger-hostile-"));
+    mkdirSync(join(root, "agent"), { recursive: true });
+    const bytes = Buffer.from([0x1b, 0x5d, 0x35, 0x32, 0x3b, 0x63, 0x3b, 0x07, 0x00, 0xff, 0x9b, 0x32, 0x4a, ...Buffer.from("\u202e".repeat(400))]);
+    writeFileSync(join(root, "agent", "settings.json"), bytes);
+    // The warning is shown at session start, before the harness records notices: an extension loaded first records it.
+    const early: { message: string }[] = [];
+    const recorder = (pi: ExtensionAPI) => {
+      pi.on("session_start", (_event, ctx) => {
+        (ctx.ui as { notify: (message: string) => void }).notify = (message) => void early.push({ message });
+      });
+    };
+    h = await startHarness({ root, extensionsBefore: [recorder] });
+    const warning = early.find((n) => n.message.includes("not valid JSON"));
+    expect(warning, JSON.stringify(early)).toBeDefined();
+    expect(hasRawTerminalControl(warning!.message), warning!.message).toBe(false);
+    expect(warning!.message.length).toBeLessThan(600);
+  });
+});

@@ -1,5 +1,6 @@
 // The model-visible timeline behind `context_timeline`: entries in context order with ids, roles, labels and
 // a marker on entries that can no longer be fold targets. Pure: no I/O.
+import { quoted } from "../../log/display.ts";
 import { textField, textOf, type SessionEntry } from "../../log/entries.ts";
 import { decodeCursor, encodeCursor } from "../../recall/cursor.ts";
 import { contextOrder, contextStartIndex, type FoldView } from "./targets.ts";
@@ -49,7 +50,7 @@ export function timelineRows(view: FoldView): { id: string; line: string }[] {
     if (!shown) continue;
     const label = view.labels[entry.id];
     const marks: string[] = [];
-    if (label) marks.push(`label "${label}"`);
+    if (label) marks.push(`label ${quoted(label)}`);
     const revokedBy = view.revokedBy?.(entry.id);
     if (revokedBy) marks.push(`revoked by restore ${revokedBy}`);
     // A compaction entry itself stays in context even though it sits after the kept range it starts.
