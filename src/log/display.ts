@@ -18,8 +18,22 @@ export const BIDI_CONTROL = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
  * all of them, or the text after one can pose as a line of ours.
  */
 export const LINE_BREAK = /\r\n|[\n\r\u000b\u000c\u0085\u2028\u2029]/;
-/** A line break other than `\n` (see {@link LINE_BREAK}). */
-export const OTHER_LINE_BREAK = /[\r\u000b\u000c\u0085\u2028\u2029]/;
+/**
+ * A line break inside a line already split at `\n` (see {@link LINE_BREAK}): anything but the `\r` that ends a
+ * CRLF line, after which a reader sees nothing more.
+ */
+export const BREAK_IN_LINE = /[\u000b\u000c\u0085\u2028\u2029]|\r(?!$)/;
+
+/** What `JSON.stringify` leaves raw that a reader may take for a line break or a control: DEL, C1 (NEL), U+2028/9. */
+const RAW_IN_JSON = /[\u007f-\u009f\u2028\u2029]/g;
+
+/**
+ * JSON text with the characters `JSON.stringify` leaves raw (NEL, U+2028, U+2029, DEL, C1) written as `\uXXXX`, so
+ * the encoded value stays on one line for every reader and still parses to the same value.
+ */
+export function lineSafeJson(json: string): string {
+  return json.replace(RAW_IN_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
 
 /** `text` split at every line break a reader may see (see {@link LINE_BREAK}). */
 export function splitLines(text: string): string[] {
