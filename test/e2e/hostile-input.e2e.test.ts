@@ -153,6 +153,25 @@ describe("forged structure through Unicode line breaks reaches the model quoted 
   });
 });
 
+describe("a summary larger than the window (item 4)", () => {
+  it("an uncapped checkpoint of a 600k-character message is refused by the validator and Pi compacts natively", async () => {
+    h = await startHarness({ ledgerSettings: { strategy: "checkpoint", checkpoint: { capPercent: "off" } } });
+    h.script([fauxAssistantMessage("read it"), ...[1, 2, 3].map((i) => fauxAssistantMessage(`answer ${i} ${"pad ".repeat(8_000)}`))]);
+    await h.session.prompt(`HUGE-START ${"word ".repeat(120_000)}`);
+    for (const i of [1, 2, 3]) await h.session.prompt(`turn ${i}`);
+    const before = h.requests.length;
+    h.script([fauxAssistantMessage("NATIVE-SUMMARY of the session"), fauxAssistantMessage("NATIVE-PREFIX summary")]);
+    await h.session.compact();
+    // Pi's own two summary calls (the history, and the turn the cut splits), after the checkpoint was refused.
+    expect(h.requests.length - before).toBe(2);
+    const compaction = h.session.sessionManager.getBranch().find((e) => e.type === "compaction")!;
+    expect(compaction.type === "compaction" && compaction.summary).toContain("NATIVE-SUMMARY");
+    expect((compaction as { details?: { strategy?: string } }).details?.strategy).toBeUndefined();
+    const warning = h.notices.find((n) => n.message.includes("fell back to Pi's native compaction"));
+    expect(warning?.message, shown()).toMatch(/more than the 128000-token window holds/);
+  });
+});
+
 /** Notices made so far, joined. */
 const shown = () => h!.notices.map((n) => n.message).join("\n");
 const OSC52 = "\u001b]52;c;aGk=\u0007";
