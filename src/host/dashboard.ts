@@ -4,7 +4,7 @@ import { quoted, shownName } from "../log/display.ts";
 import { textOf } from "../log/entries.ts";
 import { RangeMask } from "../projection/ranges.ts";
 import type { LiveLedger } from "../projection/live-ledger.ts";
-import { keptFrom, type RangeRule } from "../projection/ledger-state.ts";
+import { isUnreadableRestore, keptFrom, type RangeRule } from "../projection/ledger-state.ts";
 import { entryMessages } from "../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../projection/tokens.ts";
 import { PLUGINS } from "../strategies/registry.ts";
@@ -76,9 +76,16 @@ export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionConte
     );
   }
   for (const c of state.compactions) {
-    const status = state.revoked[c.entryId] ? ` (revoked by restore ${state.revoked[c.entryId]})` : c.narrowedBy ? ` (newest part restored by ${c.narrowedBy})` : "";
+    const unreadable = isUnreadableRestore(c, (id) => live.indexOf(id));
+    const status = state.revoked[c.entryId]
+      ? ` (revoked by restore ${state.revoked[c.entryId]})`
+      : unreadable
+        ? ` (restore ${c.narrowedBy} names no earlier entry ${shownName(c.keptFromId)}; ignored, the view keeps from Pi's cut)`
+        : c.narrowedBy
+          ? ` (newest part restored by ${c.narrowedBy})`
+          : "";
     if (c.marker) lines.push(`  compaction ${c.entryId}: ${shownName(c.strategy)} marker (manual /compact; hides nothing)`);
-    else lines.push(`  compaction ${c.entryId}: ${shownName(c.strategy)}, kept from ${nameOf(live, keptFrom(c))}${status}`);
+    else lines.push(`  compaction ${c.entryId}: ${shownName(c.strategy)}, kept from ${nameOf(live, unreadable ? c.firstKeptEntryId : keptFrom(c))}${status}`);
   }
   // Revoked folds, tool summaries and digests have left the ranges; they are listed so the undo stays visible.
   for (const [act, by] of Object.entries(state.revoked)) {

@@ -77,6 +77,21 @@ export function headCompaction(state: LedgerState): CompactionFact | undefined {
   return undefined;
 }
 
+/**
+ * True when a partial restore moved this compaction's start to an entry that is not on the path before it (a damaged
+ * or crafted fact): the view ignores that restore and keeps from Pi's own start, as before it.
+ */
+export function isUnreadableRestore(compaction: CompactionFact, indexOf: (id: string) => number): boolean {
+  if (compaction.keptFromId === undefined) return false;
+  const kept = indexOf(compaction.keptFromId);
+  return kept < 0 || kept >= indexOf(compaction.entryId);
+}
+
+/** Path index where a compaction's kept range starts in our view (see {@link keptFrom}), or -1. */
+export function keptIndex(compaction: CompactionFact, indexOf: (id: string) => number): number {
+  return indexOf(isUnreadableRestore(compaction, indexOf) ? compaction.firstKeptEntryId : keptFrom(compaction));
+}
+
 /** Where a compaction's kept range starts in our view (a partial restore may have moved it back). */
 export function keptFrom(compaction: CompactionFact): string {
   return compaction.keptFromId ?? compaction.firstKeptEntryId;

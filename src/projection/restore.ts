@@ -14,7 +14,7 @@ import {
 } from "../log/entries.ts";
 import { quoted, shownName } from "../log/display.ts";
 import { RangeMask } from "./ranges.ts";
-import { effectiveCompaction, evolve, keptFrom, type LedgerState } from "./ledger-state.ts";
+import { effectiveCompaction, evolve, keptIndex, type LedgerState } from "./ledger-state.ts";
 import { entryMessages, lookupOf, projectBranch } from "./project.ts";
 import { type Calibration, estimateMessagesTokens, UNCALIBRATED } from "./tokens.ts";
 
@@ -112,7 +112,7 @@ function actHiding(path: readonly SessionEntry[], state: LedgerState, index: num
   const cut = effectiveCompaction(state);
   if (!cut) return undefined;
   const at = lookup.indexOf(cut.entryId);
-  const kept = lookup.indexOf(keptFrom(cut));
+  const kept = keptIndex(cut, lookup.indexOf);
   const start = kept >= 0 && kept < at ? kept : at;
   return index < start ? acts.find((a) => a.id === cut.entryId) : undefined;
 }
@@ -276,7 +276,7 @@ function partialCuts(act: ActInfo, path: readonly SessionEntry[], state: LedgerS
   const lookup = lookupOf(path);
   if (act.kind === "compaction") {
     const fact = state.compactions.find((c) => c.entryId === act.id)!;
-    const kept = lookup.indexOf(keptFrom(fact));
+    const kept = keptIndex(fact, lookup.indexOf);
     const end = kept >= 0 && kept < act.index ? kept : act.index;
     let previous = -1;
     for (let i = 0; i < act.index; i++) if (path[i].type === "compaction" && !isCheckpointMarker(path[i])) previous = i;

@@ -172,6 +172,23 @@ describe("a summary larger than the window (item 4)", () => {
   });
 });
 
+describe("a partial restore that names no entry (item 6)", () => {
+  it("leaves the summary and the kept entries in the request, and /context says the restore was ignored", async () => {
+    const file = await persistedSession();
+    const kept = firstUserId(file);
+    const compaction = appendChild(file, { type: "compaction", summary: "CUT-SUMMARY", firstKeptEntryId: kept, tokensBefore: 100, details: { v: 1, strategy: "checkpoint" } });
+    appendChild(file, { type: "custom", customType: "context-ledger/restore", data: { v: 1, targetId: compaction, act: "compaction", firstKeptEntryId: "no-such-entry" } });
+    h = await startHarness({ sessionFile: file, root });
+    h.script([fauxAssistantMessage("ok")]);
+    await h.session.prompt("next");
+    const sent = JSON.stringify(h.requests[0]);
+    expect(sent).toContain("CUT-SUMMARY");
+    expect(sent).toContain("hello back");
+    await h.session.prompt("/context");
+    expect(shown()).toMatch(/restore \S+ names no earlier entry no-such-entry; ignored/);
+  });
+});
+
 /** Notices made so far, joined. */
 const shown = () => h!.notices.map((n) => n.message).join("\n");
 const OSC52 = "\u001b]52;c;aGk=\u0007";
