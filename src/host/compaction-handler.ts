@@ -6,6 +6,7 @@ import type { LifecycleRequest, MessageFact } from "../strategies/contract.ts";
 import { failureDetails, type PlannerFailureDetails } from "../strategies/fallback.ts";
 import type { LedgerSession } from "./ledger-session.ts";
 import type { StrategyLifecycle } from "./lifecycle.ts";
+import { forTerminal } from "../log/display.ts";
 
 /**
  * `session_before_compact` for every strategy: the strategy's chart routes the trigger (plan, decline, or Pi's own
@@ -49,7 +50,7 @@ export async function answerCompaction(
         usage: request.trace.usage,
         reason: failure === undefined ? decision.reason : undefined,
       });
-      ctx.ui.notify(`context-ledger: ${lifecycle.strategy} compaction fell back to Pi's native compaction (${details.category}: ${details.reason}).`, "warning");
+      ctx.ui.notify(forTerminal(`context-ledger: ${lifecycle.strategy} compaction fell back to Pi's native compaction (${details.category}: ${details.reason}).`), "warning");
       host.recordFallback(details);
       return undefined;
     }

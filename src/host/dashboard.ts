@@ -1,9 +1,10 @@
 // The /context dashboard: a plain-text report of the branch as the ledger sees it.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
+import { quoted, shownName } from "../log/display.ts";
 import { isRangeEntry, isRestoreEntry, textOf } from "../log/entries.ts";
 import { RangeMask } from "../projection/ranges.ts";
 import type { LiveLedger } from "../projection/live-ledger.ts";
-import { activePins, keptFrom, type CompactionFact, type RangeRule } from "../projection/ledger-state.ts";
+import { activePins, isUnreadableRestore, keptFrom, type CompactionFact, type RangeRule } from "../projection/ledger-state.ts";
 import { entryMessages, viewCut } from "../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../projection/tokens.ts";
 import { PLUGINS } from "../strategies/registry.ts";
@@ -24,7 +25,7 @@ function factWord(customType: string | undefined): string | undefined {
 function nameOf(live: LiveLedger, id: string | null): string {
   if (id === null) return "root";
   const label = live.state.labels[id];
-  return label ? `"${label}" (${id})` : id;
+  return label ? `${quoted(label)} (${shownName(id)})` : shownName(id);
 }
 
 /** Entries one range hides on the path, and their estimated tokens (exemptions honoured). */
@@ -104,7 +105,7 @@ export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionConte
   for (let i = 0; cut.head >= 0 && i < cut.from; i++) if (live.entries[i].type !== "compaction" && entryMessages(live.entries[i]).length) summarized++;
   lines.push(`  branch: ${entries(live.entries.length)}, ${count(hidden)} hidden by ranges, ${count(summarized)} summarized by compactions`);
   const labels = Object.entries(state.labels);
-  lines.push(`  labels: ${labels.length ? labels.map(([id, l]) => `${l} (${id})`).join(", ") : "none"}`);
+  lines.push(`  labels: ${labels.length ? labels.map(([id, l]) => `${shownName(l)} (${shownName(id)})`).join(", ") : "none"}`);
   for (const rule of state.ranges) {
     const entry = live.getEntry(rule.entryId);
     const size = entry?.type === "custom_message" ? estimateTextTokens(textOf(entry.content)) : 0;
@@ -119,20 +120,28 @@ export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionConte
   }
   let summarizedFrom = 0;
   for (const c of state.compactions) {
-    const status = state.revoked[c.entryId] ? ` (revoked by restore ${state.revoked[c.entryId]})` : c.narrowedBy ? ` (newest part restored by ${c.narrowedBy})` : "";
+    const unreadable = isUnreadableRestore(c, (id) => live.indexOf(id));
+    const status = state.revoked[c.entryId]
+      ? ` (revoked by restore ${state.revoked[c.entryId]})`
+      : unreadable
+        ? ` (restore ${c.narrowedBy} names no earlier entry ${shownName(c.keptFromId)}; ignored, the view keeps from Pi's cut)`
+        : c.narrowedBy
+          ? ` (newest part restored by ${c.narrowedBy})`
+          : "";
     if (c.marker) {
-      lines.push(`  compaction ${c.entryId}: ${c.strategy} marker (manual /compact; hides nothing)`);
+      lines.push(`  compaction ${c.entryId}: ${shownName(c.strategy)} marker (manual /compact; hides nothing)`);
       continue;
     }
     const entry = live.getEntry(c.entryId);
     const summary = entry?.type === "compaction" ? estimateTextTokens(entry.summary) : 0;
+    const keptName = nameOf(live, unreadable ? c.firstKeptEntryId : keptFrom(c));
     if (state.revoked[c.entryId]) {
-      lines.push(`  compaction ${c.entryId}: ${c.strategy}, kept from ${nameOf(live, keptFrom(c))}${status}`);
+      lines.push(`  compaction ${c.entryId}: ${shownName(c.strategy)}, kept from ${keptName}${status}`);
       continue;
     }
     const hid = cutBy(live, c, summarizedFrom);
     summarizedFrom = hid.through;
-    lines.push(`  compaction ${c.entryId}: ${c.strategy}, kept from ${nameOf(live, keptFrom(c))}; summarized ${entries(hid.entries)} (~${count(hid.tokens)} tokens), summary ~${count(summary)} tokens${status}`);
+    lines.push(`  compaction ${c.entryId}: ${shownName(c.strategy)}, kept from ${keptName}; summarized ${entries(hid.entries)} (~${count(hid.tokens)} tokens), summary ~${count(summary)} tokens${status}`);
   }
   // Revoked folds, tool summaries and digests have left the ranges; they are listed so the undo stays visible.
   for (const [act, by] of Object.entries(state.revoked)) {

@@ -25,6 +25,7 @@ import type { Sleep } from "./summary-retry.ts";
 
 /** How `/context` is called, for its description and for a subcommand it does not know. */
 const CONTEXT_USAGE = "Usage: /context (the dashboard), /context details (adds estimator figures), /context restore [<id|name|last> [--newest]] (undo one act, or list them), /context pin <id|label|last> [note], /context unpin <target>, /context pins.";
+import { forTerminal } from "../log/display.ts";
 
 /** The skill that teaches the recall tools; it ships with them rather than in the package manifest. */
 const RECALL_SKILL = fileURLToPath(new URL("../../skills/context-recall/SKILL.md", import.meta.url));
@@ -84,7 +85,7 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
     if (sub === "pin" || sub === "unpin" || sub === "pins") return pins.command(sub, rest.join(" "), ctx);
     if (sub !== "" && sub !== "details") return ctx.ui.notify(`context: unknown subcommand ${quoted(sub, 40)}. ${CONTEXT_USAGE}`, "error");
     session.sync(ctx.sessionManager);
-    ctx.ui.notify(renderDashboard(session, ctx, { details: sub === "details" }), "info");
+    ctx.ui.notify(forTerminal(renderDashboard(session, ctx, { details: sub === "details" })), "info");
   };
 
   /** The strategies whose hooks run now: those that always act, and the configured one. */
@@ -92,12 +93,12 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   const configured = (): Running => running.find((r) => r.strategy.name === session.settings.strategy)!;
 
   const warnOnce = (ctx: ExtensionContext) => {
-    for (const warning of loaded.warnings) ctx.ui.notify(`context-ledger: ${warning}`, "warning");
+    for (const warning of loaded.warnings) ctx.ui.notify(forTerminal(`context-ledger: ${warning}`), "warning");
     loaded.warnings.length = 0;
     if (neighboursChecked) return;
     neighboursChecked = true;
     const neighbours = neighbourWarning(competingExtensions(pi, "context", contextCommand) ?? []);
-    if (neighbours) ctx.ui.notify(`context-ledger: ${neighbours}`, "warning");
+    if (neighbours) ctx.ui.notify(forTerminal(`context-ledger: ${neighbours}`), "warning");
   };
   let neighboursChecked = false;
 

@@ -3,7 +3,7 @@
 // never sent to the model.
 import type { ExtensionAPI, SessionCompactEvent } from "@earendil-works/pi-coding-agent";
 import { Text } from "@earendil-works/pi-tui";
-import { LedgerType } from "../log/entries.ts";
+import { LedgerType, textField } from "../log/entries.ts";
 import { estimateTextTokens } from "../projection/tokens.ts";
 import { failureCardLines, nativeCardLines, type NativeCompactionDetails, type PlannerFailureDetails } from "../strategies/fallback.ts";
 
@@ -44,7 +44,7 @@ export function registerFallbackCards(pi: ExtensionAPI): FallbackCards {
         trigger: event.reason,
         compactionEntryId: entry.id,
         tokensBefore: entry.tokensBefore,
-        summaryTokens: estimateTextTokens(entry.summary),
+        summaryTokens: estimateTextTokens(textField(entry.summary)),
         after: failed.strategy,
       };
       pi.appendEntry(LedgerType.nativeCompaction, card);

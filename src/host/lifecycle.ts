@@ -15,6 +15,36 @@ import {
 import type { StrategyName } from "../strategies/registry.ts";
 import type { LifecycleRequest, PlannedFacts } from "../strategies/contract.ts";
 import { getInspector } from "./inspector.ts";
+import { forTerminal } from "../log/display.ts";
+import { textOf } from "../log/entries.ts";
+import { estimateTextTokens } from "../projection/tokens.ts";
+
+/** Pi's default reserve, for requests that carry no compaction settings (a step boundary). */
+const DEFAULT_RESERVE_TOKENS = 16_384;
+
+/**
+ * Why a plan's texts cannot fit the model's window, or undefined. The summary and messages a plan stores lead every
+ * later request: past the window minus Pi's reserve (where Pi compacts again) they make every request overflow, so
+ * the plan is refused and Pi compacts natively. Whole texts are counted in one pass, so a 10 MB summary costs one
+ * estimate. (A fold's summary has its own, tighter bound at the tool.)
+ */
+export function oversizedFacts(request: Pick<LifecycleRequest, "moment" | "ctx">, plan: PlannedFacts): string | undefined {
+  const window = request.ctx.model?.contextWindow ?? 128_000;
+  const reserve = request.moment.type === "session_before_compact" ? request.moment.event.preparation.settings.reserveTokens : DEFAULT_RESERVE_TOKENS;
+  const limit = Math.max(Math.floor(window / 2), window - reserve);
+  const texts: unknown[] = [plan.compaction?.summary];
+  for (const message of plan.messages ?? []) texts.push(textOf(message.content));
+  for (const draft of plan.entries ?? []) if (draft.type === "custom_message") texts.push(textOf(draft.content));
+  let chars = 0;
+  let tokens = 0;
+  for (const text of texts) {
+    if (typeof text !== "string") continue;
+    chars += text.length;
+    tokens += estimateTextTokens(text);
+  }
+  if (tokens <= limit) return undefined;
+  return `the summary is about ${tokens} tokens (${chars} characters), more than the ${window}-token window holds before Pi compacts again (${limit} tokens)`;
+}
 
 /** What a strategy plugs into its chart. */
 export interface LifecycleEffects {
@@ -74,7 +104,9 @@ export class StrategyLifecycle {
     this.routes = routes;
     this.inspect = inspect;
     this.observer = observer;
-    this.machine = lifecycleMachine(effects.validate ?? (() => undefined)).provide({
+    const own = effects.validate;
+    // Every strategy's facts are bounded against the window before the strategy's own check.
+    this.machine = lifecycleMachine((request, plan) => oversizedFacts(request, plan) ?? own?.(request, plan)).provide({
       actors: {
         plan: fromPromise<PlanResult, LifecycleRequest>(({ input, signal }) => {
           input.trace.attempted = true;
@@ -89,7 +121,7 @@ export class StrategyLifecycle {
    * active model (`applies: false`) leaves Pi's compaction to Pi (see the chart).
    */
   async start(trigger: Trigger, request: LifecycleRequest, refused?: string, applies = true): Promise<LifecycleRun> {
-    const warn = (message: string) => request.ctx.ui.notify(message, "warning");
+    const warn = (message: string) => request.ctx.ui.notify(forTerminal(message), "warning");
     // The chart's context holds the request, and inspectors serialize that context by walking its keys: Pi's live
     // extension context must not be walked (its getters throw outside the TUI, and it reaches the whole session).
     Object.defineProperty(request, "ctx", { value: request.ctx, enumerable: false, writable: false, configurable: true });

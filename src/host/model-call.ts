@@ -3,6 +3,7 @@
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { ModelCall, ModelReply } from "../strategies/contract.ts";
 import { PlanError } from "../strategies/fallback.ts";
+import { forTerminal, quoted } from "../log/display.ts";
 
 /**
  * Model access on the active model, or on `provider/model` from the global settings (split at the first slash, so
@@ -44,7 +45,7 @@ export function modelCall(ctx: ExtensionContext, configured: string | undefined)
     if (reply.stopReason === "aborted" && signal.aborted) throw abortReason(signal);
     if (reply.stopReason === "error" || reply.stopReason === "aborted") {
       // The provider's words are shown once, bounded, and never persisted: they may quote the request.
-      if (reply.errorMessage) ctx.ui.notify(`context-ledger: the planner model ${call.model} reported: ${reply.errorMessage.slice(0, 200)}`, "warning");
+      if (reply.errorMessage) ctx.ui.notify(forTerminal(`context-ledger: the planner model ${call.model} reported: ${quoted(reply.errorMessage, 200)}`), "warning");
       throw new PlanError("model-error", `the planner call ended with ${reply.stopReason}`, { stopReason: reply.stopReason });
     }
     const answer: ModelReply = {

@@ -10,6 +10,7 @@ import { isStrategyFact } from "../strategies/registry.ts";
 import { currentThreshold } from "./budget.ts";
 import { guardedTool } from "./tool-boundary.ts";
 import type { LedgerSession } from "./ledger-session.ts";
+import { forTerminal, quoted, shownName } from "../log/display.ts";
 
 interface PendingRestore {
   actId: string;
@@ -32,7 +33,7 @@ export function parseRestoreArgs(args: string): { target: string; newest: boolea
   const newest = words.includes("--newest");
   const rest = words.filter((w) => w !== "--newest");
   const unknown = rest.find((w) => w.startsWith("--"));
-  if (unknown) return { error: `unknown option ${unknown.slice(0, 40)} (only --newest)` };
+  if (unknown) return { error: `unknown option ${quoted(unknown, 40)} (only --newest)` };
   if (rest.length > 1) return { error: "give one target: an act's id, a label, the id of a hidden entry, or last" };
   return { target: rest[0] ?? "", newest };
 }
@@ -88,19 +89,19 @@ export class RestoreHost {
   /** `/context restore <target> [--newest]`, or the list of acts when no target is given. */
   async command(args: string, ctx: ExtensionCommandContext): Promise<void> {
     const parsed = parseRestoreArgs(args);
-    if ("error" in parsed) return ctx.ui.notify(`context restore: ${parsed.error}`, "error");
+    if ("error" in parsed) return ctx.ui.notify(forTerminal(`context restore: ${parsed.error}`), "error");
     // The fact must not land between a step's tool call and its result.
     if (!ctx.isIdle()) await ctx.waitForIdle();
-    if (!parsed.target) return ctx.ui.notify(this.listing(ctx), "info");
+    if (!parsed.target) return ctx.ui.notify(forTerminal(this.listing(ctx)), "info");
     const result = this.plan(parsed.target, parsed.newest, ctx);
     if (!result.ok) {
-      const hint = !parsed.newest && /above the limit/.test(result.error) ? ` Run /context restore ${parsed.target} --newest to bring back the newest part that fits.` : "";
-      return ctx.ui.notify(`context restore: ${result.error}${hint}`, "error");
+      const hint = !parsed.newest && /above the limit/.test(result.error) ? ` Run /context restore ${shownName(parsed.target)} --newest to bring back the newest part that fits.` : "";
+      return ctx.ui.notify(forTerminal(`context restore: ${result.error}${hint}`), "error");
     }
     const text = renderRestored(result.plan, result.limit ?? 0);
     this.pi.appendEntry(LedgerType.restore, result.plan.data);
     this.pi.sendMessage({ customType: LedgerType.notice, content: text, display: false, details: { v: 1, kind: "restored", targetId: result.plan.act.id } }, { triggerTurn: false });
-    ctx.ui.notify(text, "info");
+    ctx.ui.notify(forTerminal(text), "info");
   }
 
   /** The acts a user can restore on this branch. */
@@ -114,7 +115,7 @@ export class RestoreHost {
       const status = act.revokedBy ? ` (already undone by ${act.revokedBy})` : act.narrowedBy ? ` (newest part brought back by ${act.narrowedBy})` : "";
       // A name the title already shows (a digest's or tool summary's "#n") is not repeated.
       const names = act.names.filter((name) => !act.title.endsWith(` ${name}`));
-      lines.push(`  ${act.id} ${act.title}${names.length ? `, also called "${names.join('", "')}"` : ""}${status}`);
+      lines.push(`  ${shownName(act.id)} ${act.title}${names.length ? `, also called ${names.map((n) => quoted(n, 80)).join(", ")}` : ""}${status}`);
     }
     return lines.join("\n");
   }

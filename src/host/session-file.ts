@@ -100,7 +100,7 @@ export async function loadSessionFile(path: string, maxLineBytes = MAX_LINE_BYTE
   assignLegacyIds(all);
   migrateSessionEntries(all);
   const header = all.find((e): e is SessionHeader => e.type === "session");
-  const unknownTypes: Record<string, number> = {};
+  const unknownTypes: Record<string, number> = Object.create(null) as Record<string, number>;
   const entries: SessionEntry[] = [];
   for (const entry of all) {
     if (entry.type === "session") continue;

@@ -73,7 +73,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): LoadedSettin
     try {
       raw = (JSON.parse(readFileSync(file, "utf8")) as { contextLedger?: unknown }).contextLedger;
     } catch (error) {
-      warnings.push(`${file}: not valid JSON (${error instanceof Error ? error.message : error}); using defaults`);
+      // V8's message quotes the bytes around the error: a binary file would put them raw into the warning.
+      const reason = error instanceof Error ? error.message : String(error);
+      warnings.push(`${file}: not valid JSON: ${quoted(reason, 160)}; using defaults`);
     }
   }
   return resolveSettings(raw, env, warnings);

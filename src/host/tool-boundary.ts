@@ -24,6 +24,17 @@ function quotable(value: unknown, depth = 0): unknown {
   );
 }
 
+/** Throw a clean error when `params` no longer match the tool's schema. */
+function recheckArguments(def: { name: string; parameters: TSchema }, id: string, params: unknown): void {
+  try {
+    validateToolArguments(def as never, { type: "toolCall", id, name: def.name, arguments: params as ToolCall["arguments"] });
+  } catch (error) {
+    // Pi's message ends with the arguments in full; what failed is said before them.
+    const reason = (error instanceof Error ? error.message : String(error)).split("\n\nReceived arguments")[0];
+    throw new Error(`${def.name}: its arguments were changed after Pi validated them (by another extension) and no longer fit the tool. ${bounded(reason, 600)}`);
+  }
+}
+
 /**
  * Wrap a tool definition: arguments that will fail Pi's schema check are first reduced (so the error quoting them
  * stays short), and every result or error text is escaped and bounded.
@@ -45,6 +56,9 @@ export function guardedTool<P extends TSchema, D, S>(def: ToolDefinition<P, D, S
     },
     execute: async (...args: Parameters<typeof def.execute>) => {
       try {
+        // Pi validates before its tool_call handlers run, and they may change the arguments in place; check again so
+        // a changed argument gets an answer naming it, not a TypeError from deep inside the tool.
+        recheckArguments(def, args[0], args[1]);
         const result = await def.execute(...args);
         return { ...result, content: result.content.map((c) => (c.type === "text" ? { ...c, text: bounded(printable(c.text), TOOL_RESULT_MAX_CHARS) } : c)) };
       } catch (error) {

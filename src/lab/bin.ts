@@ -106,7 +106,7 @@ function missingPi(error: unknown): string | undefined {
 if (!command || command === "--help" || command === "-h" || command === "help") {
   process.stdout.write(USAGE);
   process.exitCode = command ? 0 : 2;
-} else if (!commands[command]) {
+} else if (!Object.hasOwn(commands, command)) {
   process.stderr.write(`pi-context-ledger: unknown command ${JSON.stringify(terminalSafe(command))} (see pi-context-ledger --help)\n`);
   process.exitCode = 2;
 } else {

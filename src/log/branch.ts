@@ -21,12 +21,30 @@ export function branchTo(
   if (leafId === null) return [];
   const leaf = (leafId ? byId.get(leafId) : undefined) ?? entries[entries.length - 1];
   const path: SessionEntry[] = [];
-  // A corrupt file could contain a parent cycle; a path can never be longer than the entry count.
-  for (let current: SessionEntry | undefined = leaf; current && path.length <= byId.size; ) {
-    path.push(current);
-    current = current.parentId ? byId.get(current.parentId) : undefined;
-  }
+  if (!leaf) return path;
+  // A corrupt file could contain a parent cycle or an id-less line: the walk ends on both.
+  path.push(leaf);
+  walkParents(leaf.parentId, (id) => byId.get(id), (entry) => {
+    if (entry === leaf) return false;
+    path.push(entry);
+  });
   return path.reverse();
+}
+
+/**
+ * Walk parent links from `leafId` towards the root, visiting each entry leaf-side first; `visit` returns false to stop.
+ * The walk ends at a root (`parentId: null`), at a link that is not an entry id (`undefined` or another type, as a
+ * damaged line gives), at an id with no entry, and at an entry met before (a parent cycle). So it visits each entry at
+ * most once, and never more entries than the branch holds, whatever the file says.
+ */
+export function walkParents(leafId: unknown, getEntry: (id: string) => SessionEntry | undefined, visit: (entry: SessionEntry) => boolean | void): void {
+  const seen = new Set<string>();
+  for (let id = leafId; typeof id === "string" && !seen.has(id); ) {
+    seen.add(id);
+    const entry = getEntry(id);
+    if (!entry || visit(entry) === false) return;
+    id = (entry as { parentId?: unknown }).parentId;
+  }
 }
 
 /** Result of moving an {@link ActivePath} to a new leaf. */
@@ -64,19 +82,15 @@ export class ActivePath {
   /** Move the path to end at `leafId`. */
   moveTo(leafId: string | null, getEntry: (id: string) => SessionEntry | undefined): PathChange {
     const fresh: SessionEntry[] = [];
-    const seen = new Set<string>();
     let kept = 0;
-    let current = leafId ? getEntry(leafId) : undefined;
-    while (current && !seen.has(current.id)) {
+    walkParents(leafId, getEntry, (current) => {
       const at = this.position.get(current.id);
       if (at !== undefined && this.entries[at] === current) {
         kept = at + 1;
-        break;
+        return false;
       }
-      seen.add(current.id);
       fresh.push(current);
-      current = current.parentId ? getEntry(current.parentId) : undefined;
-    }
+    });
     const removed = this.truncate(kept);
     fresh.reverse();
     for (const entry of fresh) this.push(entry);

@@ -197,3 +197,18 @@ export function textOf(content: unknown): string {
   }
   return out;
 }
+
+/**
+ * A text field as a string, whatever a damaged or crafted file stored in it (`summary` as an object, a number, null):
+ * a string is returned as is, a missing value as "", anything else as its JSON, so it stays searchable and never
+ * reaches string code as a non-string.
+ */
+export function textField(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (value === undefined || value === null) return "";
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

@@ -49,9 +49,17 @@ export interface LedgerState {
   pinFacts: PinRecord[];
 }
 
+/**
+ * A record keyed by entry ids. It has no prototype, so an id from a crafted file (`constructor`, `toString`,
+ * `__proto__`) is an ordinary key: a lookup never finds `Object`'s members and an assignment never changes a prototype.
+ */
+export function idRecord<V>(): Record<string, V> {
+  return Object.create(null) as Record<string, V>;
+}
+
 /** The state of an empty branch. */
 export function initialLedgerState(): LedgerState {
-  return { ranges: [], labels: {}, compactions: [], revoked: {}, pinFacts: [] };
+  return { ranges: [], labels: idRecord(), compactions: [], revoked: idRecord(), pinFacts: [] };
 }
 
 const ACTIVE = new WeakMap<readonly PinRecord[], PinFact[]>();
@@ -87,7 +95,7 @@ export function activePins(state: LedgerState): readonly PinFact[] {
 export function effectiveCompaction(state: LedgerState): CompactionFact | undefined {
   for (let i = state.compactions.length - 1; i >= 0; i--) {
     const c = state.compactions[i];
-    if (!c.marker && !(c.entryId in state.revoked)) return c;
+    if (!c.marker && !Object.hasOwn(state.revoked, c.entryId)) return c;
   }
   return undefined;
 }
@@ -97,8 +105,23 @@ export function effectiveCompaction(state: LedgerState): CompactionFact | undefi
  * Either the effective compaction, or a later checkpoint marker standing in for it (markers are never revoked).
  */
 export function headCompaction(state: LedgerState): CompactionFact | undefined {
-  for (let i = state.compactions.length - 1; i >= 0; i--) if (!(state.compactions[i].entryId in state.revoked)) return state.compactions[i];
+  for (let i = state.compactions.length - 1; i >= 0; i--) if (!Object.hasOwn(state.revoked, state.compactions[i].entryId)) return state.compactions[i];
   return undefined;
+}
+
+/**
+ * True when a partial restore moved this compaction's start to an entry that is not on the path before it (a damaged
+ * or crafted fact): the view ignores that restore and keeps from Pi's own start, as before it.
+ */
+export function isUnreadableRestore(compaction: CompactionFact, indexOf: (id: string) => number): boolean {
+  if (compaction.keptFromId === undefined) return false;
+  const kept = indexOf(compaction.keptFromId);
+  return kept < 0 || kept >= indexOf(compaction.entryId);
+}
+
+/** Path index where a compaction's kept range starts in our view (see {@link keptFrom}), or -1. */
+export function keptIndex(compaction: CompactionFact, indexOf: (id: string) => number): number {
+  return indexOf(isUnreadableRestore(compaction, indexOf) ? compaction.firstKeptEntryId : keptFrom(compaction));
 }
 
 /** Where a compaction's kept range starts in our view (a partial restore may have moved it back). */
@@ -112,15 +135,15 @@ export function keptFrom(compaction: CompactionFact): string {
  */
 export function isRevokedMessage(entry: SessionEntry, state: LedgerState): boolean {
   if (entry.type !== "custom_message") return false;
-  if (entry.id in state.revoked) return true;
+  if (Object.hasOwn(state.revoked, entry.id)) return true;
   if (entry.customType !== LedgerType.recap) return false;
   const compactionId = (entry.details as { compactionId?: unknown } | undefined)?.compactionId;
-  return typeof compactionId === "string" && compactionId in state.revoked;
+  return typeof compactionId === "string" && Object.hasOwn(state.revoked, compactionId);
 }
 
 /** Apply a restore fact. A target that is not an active act on this branch changes nothing. */
 function applyRestore(draft: LedgerState, restoreId: string, data: RestoreData): void {
-  if (data.targetId in draft.revoked) return;
+  if (Object.hasOwn(draft.revoked, data.targetId)) return;
   if (data.act === "compaction") {
     // A checkpoint marker is no act: it hides nothing, so there is nothing to revoke (the checkpoint itself is one).
     const at = draft.compactions.findIndex((c) => c.entryId === data.targetId && !c.marker);
@@ -192,7 +215,7 @@ function apply(draft: LedgerState, entry: SessionEntry): void {
     });
   } else if (entry.type === "label") {
     if (entry.label === undefined) {
-      if (entry.targetId in draft.labels) delete draft.labels[entry.targetId];
+      if (Object.hasOwn(draft.labels, entry.targetId)) delete draft.labels[entry.targetId];
     } else if (draft.labels[entry.targetId] !== entry.label) draft.labels[entry.targetId] = entry.label;
   } else if (entry.type === "custom" && isRestoreEntry(entry)) applyRestore(draft, entry.id, entry.data);
   else if (entry.type === "custom" && isPinEntry(entry)) applyPin(draft, entry.id, entry.data);

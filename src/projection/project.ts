@@ -3,7 +3,7 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { ContextEditEntry, SessionEntry } from "../log/entries.ts";
 import { RangeMask, withoutReasoning, type PathLookup } from "./ranges.ts";
-import { activePins, effectiveCompaction, reduceBranch, headCompaction, isRevokedMessage, keptFrom, type LedgerState } from "./ledger-state.ts";
+import { activePins, effectiveCompaction, reduceBranch, headCompaction, isRevokedMessage, keptFrom, keptIndex, type LedgerState } from "./ledger-state.ts";
 import { PinSet } from "./pins.ts";
 
 /** One branch entry and what it contributes to the model view (nothing, for state entries and hidden ones). */
@@ -126,7 +126,8 @@ export function viewCut(state: LedgerState, indexOf: (id: string) => number): Vi
     return { head, from: indexOf(headFact!.firstKeptEntryId) >= 0 ? 0 : head };
   }
   const at = indexOf(effective.entryId);
-  const kept = indexOf(keptFrom(effective));
+  // A partial restore that names no earlier entry is unreadable: the view stays as it was before it.
+  const kept = keptIndex(effective, indexOf);
   // Pi keeps nothing before a compaction whose kept entry is not on the path.
   return { head, from: kept >= 0 && kept < at ? kept : at };
 }

@@ -12,8 +12,9 @@ import {
   type RestoreData,
   type SessionEntry,
 } from "../log/entries.ts";
+import { quoted, shownName } from "../log/display.ts";
 import { RangeMask } from "./ranges.ts";
-import { effectiveCompaction, evolve, keptFrom, type LedgerState } from "./ledger-state.ts";
+import { effectiveCompaction, evolve, keptIndex, type LedgerState } from "./ledger-state.ts";
 import { entryMessages, lookupOf, projectBranch } from "./project.ts";
 import { type Calibration, estimateMessagesTokens, UNCALIBRATED } from "./tokens.ts";
 
@@ -65,7 +66,8 @@ export function listActs(path: readonly SessionEntry[], state: LedgerState): Act
       // A checkpoint marker hides nothing of its own; the checkpoint it reports is the act.
       kind = "compaction";
       const strategy = (entry.details as { strategy?: unknown } | undefined)?.strategy;
-      title = `${typeof strategy === "string" ? strategy : "native"} compaction`;
+      // The strategy field is the file's: shown plain or quoted, it cannot break the line it is listed on.
+      title = `${strategy === undefined ? "native" : shownName(strategy, 40)} compaction`;
     } else return;
     const label = state.labels[entry.id];
     if (label) names.unshift(label);
@@ -88,7 +90,7 @@ export type Resolved = { ok: true; act: ActInfo } | { ok: false; error: string }
 function actList(acts: readonly ActInfo[]): string {
   const live = acts.filter((a) => !a.revokedBy).slice(-6);
   if (!live.length) return "There is nothing to restore on this branch.";
-  return `Acts on this branch: ${live.map((a) => `${a.id} (${a.title}${a.names.length ? `, "${a.names[0]}"` : ""})`).join(", ")}.`;
+  return `Acts on this branch: ${live.map((a) => `${shownName(a.id)} (${a.title}${a.names.length ? `, ${quoted(a.names[0], 60)}` : ""})`).join(", ")}.`;
 }
 
 /** Why a checkpoint marker cannot be restored, and what to name instead. */
@@ -110,7 +112,7 @@ function actHiding(path: readonly SessionEntry[], state: LedgerState, index: num
   const cut = effectiveCompaction(state);
   if (!cut) return undefined;
   const at = lookup.indexOf(cut.entryId);
-  const kept = lookup.indexOf(keptFrom(cut));
+  const kept = keptIndex(cut, lookup.indexOf);
   const start = kept >= 0 && kept < at ? kept : at;
   return index < start ? acts.find((a) => a.id === cut.entryId) : undefined;
 }
@@ -136,7 +138,7 @@ export function resolveRestoreTarget(target: string, path: readonly SessionEntry
     if (index >= 0 && isCheckpointMarker(path[index])) return { ok: false, error: markerRefusal(path[index]) };
     if (index >= 0) {
       act = actHiding(path, state, index, acts);
-      if (!act) return { ok: false, error: `entry ${name} is not hidden by a fold, tool summary, digest or compaction; there is nothing to restore for it.` };
+      if (!act) return { ok: false, error: `entry ${shownName(name)} is not hidden by a fold, tool summary, digest or compaction; there is nothing to restore for it.` };
     }
   }
   if (!act) {
@@ -151,7 +153,7 @@ export function resolveRestoreTarget(target: string, path: readonly SessionEntry
       }
     }
   }
-  if (!act) return { ok: false, error: `"${name}" names no fold, tool summary, digest or compaction on this branch. ${actList(acts)}` };
+  if (!act) return { ok: false, error: `${quoted(name)} names no fold, tool summary, digest or compaction on this branch. ${actList(acts)}` };
   if (act.revokedBy) return { ok: false, error: `${act.title} ${act.id} was already undone (by ${act.revokedBy}); restoring it twice changes nothing.` };
   return { ok: true, act };
 }
@@ -279,7 +281,7 @@ function partialCuts(act: ActInfo, path: readonly SessionEntry[], state: LedgerS
   const lookup = lookupOf(path);
   if (act.kind === "compaction") {
     const fact = state.compactions.find((c) => c.entryId === act.id)!;
-    const kept = lookup.indexOf(keptFrom(fact));
+    const kept = keptIndex(fact, lookup.indexOf);
     const end = kept >= 0 && kept < act.index ? kept : act.index;
     let previous = -1;
     for (let i = 0; i < act.index; i++) if (path[i].type === "compaction" && !isCheckpointMarker(path[i])) previous = i;

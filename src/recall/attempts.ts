@@ -1,5 +1,6 @@
 // The one-attempt rule of context_lookup as a reducer over branch entries: lookup calls since the last reset
 // (user message, bash run, result of a non-recall tool), counting calls pending in the same batch. Pure: no I/O.
+import { walkParents } from "../log/branch.ts";
 import type { SessionEntry } from "../log/entries.ts";
 import { MAX_QUESTION_LENGTH } from "./input.ts";
 
@@ -108,20 +109,16 @@ export function attemptWindow(leafId: string | null, getEntry: (id: string) => S
   // assistant entry did not issue the call, so it is not on the branch and the leaf's own window applies.
   let mode: "seeking" | "found" | "absent" = "seeking";
   let resetSeen = false;
-  let id = leafId;
-  while (id !== null) {
-    const entry = getEntry(id);
-    if (!entry) break;
+  walkParents(leafId, getEntry, (entry) => {
     walked.push(entry);
     const reset = isAttemptReset(entry);
     if (mode === "seeking") {
       if (issues(entry, toolCallId)) mode = "found";
       else if (messageOf(entry)?.role === "assistant") {
         mode = "absent";
-        if (resetSeen) break;
+        if (resetSeen) return false;
       } else if (reset) resetSeen = true;
-    } else if (reset) break;
-    id = entry.parentId;
-  }
+    } else if (reset) return false;
+  });
   return walked.reverse();
 }

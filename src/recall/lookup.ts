@@ -191,7 +191,7 @@ export class CursorLedger {
 
   /** Classify a call before running it. */
   isContinuation(name: string, args: Record<string, unknown>): boolean {
-    const kind = TOOL_KIND[name];
+    const kind = Object.hasOwn(TOOL_KIND, name) ? TOOL_KIND[name] : undefined;
     const cursor = args.cursor;
     if (!kind || typeof cursor !== "string") return false;
     return this.issued.get(cursor) === queryKey(kind, args) && !this.used.has(cursor);
@@ -199,7 +199,7 @@ export class CursorLedger {
 
   /** Record a call and the cursor its result issued. */
   record(name: string, args: Record<string, unknown>, nextCursor: string | undefined): void {
-    const kind = TOOL_KIND[name];
+    const kind = Object.hasOwn(TOOL_KIND, name) ? TOOL_KIND[name] : undefined;
     if (typeof args.cursor === "string") this.used.add(args.cursor);
     if (kind && nextCursor) this.issued.set(nextCursor, queryKey(kind, args));
   }

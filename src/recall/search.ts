@@ -136,7 +136,8 @@ function normalizeRole(role: unknown): TranscriptRole | undefined {
   if (typeof role !== "string" || role.trim() === "") return undefined;
   const r = role.trim();
   const exact = TRANSCRIPT_ROLES.find((known) => known.toLowerCase() === r.toLowerCase());
-  return exact ?? ROLE_ALIASES[r.toLowerCase()];
+  // Own keys only: "constructor" or "__proto__" is no role.
+  return exact ?? (Object.hasOwn(ROLE_ALIASES, r.toLowerCase()) ? ROLE_ALIASES[r.toLowerCase()] : undefined);
 }
 
 // ---------------------------------------------------------------------------------------------------------

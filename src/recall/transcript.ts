@@ -4,7 +4,8 @@
 // The index is a mutable, append-only structure rather than an immer value: it grows by one block per session
 // entry (50k+ on long sessions) and is rebuilt from the branch whenever in doubt, so copy-on-write would only
 // add cost. Only this module mutates it.
-import type { SessionEntry } from "../log/entries.ts";
+import { walkParents } from "../log/branch.ts";
+import { textField, type SessionEntry } from "../log/entries.ts";
 import { RECALL_TOOL_NAMES } from "./attempts.ts";
 
 /** Roles a transcript entry can have (the `role` filter of `context_list_entries`). */
@@ -175,18 +176,14 @@ export function syncTranscript(
 ): SyncResult {
   const fresh: SessionEntry[] = [];
   let anchor: string | null = null;
-  let id = leafId;
-  while (id !== null) {
-    if (index.pathPos.has(id)) {
-      anchor = id;
-      break;
-    }
-    const entry = getEntry(id);
-    // A broken parent chain ends the branch, as Pi's own branch walk does.
-    if (!entry) break;
-    fresh.push(entry);
-    id = entry.parentId;
-  }
+  // A broken parent chain (a missing entry, an id-less line, a cycle) ends the branch, as Pi's own walk does.
+  // An id already on the indexed path is the anchor: the walk ends there without reading it.
+  const lookup = (id: string): SessionEntry | undefined => {
+    if (!index.pathPos.has(id)) return getEntry(id);
+    anchor = id;
+    return undefined;
+  };
+  walkParents(leafId, lookup, (entry) => void fresh.push(entry));
   const before = index.path.length;
   truncateTo(index, anchor);
   const dropped = before - index.path.length;
@@ -410,7 +407,7 @@ export function renderEntry(entry: SessionEntry, pathPos = 0): TranscriptEntry |
         case "branchSummary":
           header(message.role === "compactionSummary" ? "compaction" : "branchSummary");
           open(b, "summary", "[summary]");
-          body(b, String(message.summary ?? ""));
+          body(b, textField(message.summary));
           break;
         default:
           // System messages are prompt state, not conversation; unknown roles carry nothing we can render.
@@ -426,12 +423,12 @@ export function renderEntry(entry: SessionEntry, pathPos = 0): TranscriptEntry |
     case "compaction":
       header("compaction");
       open(b, "summary", "[summary]");
-      body(b, entry.summary ?? "");
+      body(b, textField(entry.summary));
       break;
     case "branch_summary":
       header("branchSummary");
       open(b, "summary", "[summary]");
-      body(b, entry.summary ?? "");
+      body(b, textField(entry.summary));
       break;
     default:
       return undefined;

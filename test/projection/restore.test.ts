@@ -355,3 +355,28 @@ describe("regression: a preserve marker whose stored start is off a damaged path
     expect(messages.some((m) => m.role === "user")).toBe(true);
   });
 });
+
+describe("a partial restore that names no earlier entry (item 6)", () => {
+  for (const [name, kept] of [
+    ["an id on no entry", () => "no-such-entry"],
+    ["an entry after the compaction", (after: string) => after],
+  ] as const) {
+    it(`${name}: the view stays as it was, summary and kept entries included`, () => {
+      const b = new LedgerBuilder();
+      b.user("OLD-USER");
+      b.assistant("OLD-ANSWER");
+      const k = b.user("KEPT-USER");
+      b.assistant("KEPT-ANSWER");
+      const c = b.compaction(k, "CUT-SUMMARY", { v: 1, strategy: "checkpoint" });
+      const after = b.user("AFTER");
+      const prior = view(b);
+      const priorLive = liveView(b);
+      b.restore(c, "compaction", { firstKeptEntryId: kept(after) });
+      expect(view(b)).toBe(prior);
+      expect(liveView(b)).toBe(priorLive);
+      expect(text(b)).toContain("CUT-SUMMARY");
+      expect(text(b)).toContain("KEPT-USER");
+      expect(text(b)).not.toContain("OLD-USER");
+    });
+  }
+});

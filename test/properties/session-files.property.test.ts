@@ -1,5 +1,6 @@
 // Damaged session files opened by a real Pi AgentSession with the package loaded: a truncated last line, garbage
-// spliced anywhere, a duplicated id, a dangling parent, a megabyte line. Pi decides what it can read; the package
+// spliced anywhere, a duplicated id, a dangling parent, a megabyte line, a last line that is JSON but no entry, an id
+// named like a prototype member. Pi decides what it can read; the package
 // must then rebuild its state without an exception, answer the next prompt adding no tool result without its call
 // (Pi's own view may already hold one, when the damage cut a step in two), and leave the earlier bytes of the file untouched. Parent cycles are left out: Pi 1.6 itself
 // fails inside `createAgentSession` (its `buildSessionPath` loops until an array overflows) before any extension
@@ -9,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { fauxAssistantMessage, type Message } from "@earendil-works/pi-ai";
+import { fauxAssistantMessage, fauxToolCall, type Message } from "@earendil-works/pi-ai";
 import { damageSessionFile, fileDamageArb } from "../arbitraries/hostile.ts";
 import { ledgerArb, toJsonl } from "../arbitraries/index.ts";
 import { startHarness } from "../e2e/harness.ts";
@@ -20,7 +21,7 @@ const runs = Math.max(10, Math.round(Number(process.env.FC_RUNS ?? 200) / 10));
 describe("damaged session files in a real Pi session", () => {
   it("the package loads whatever Pi reads, answers the next prompt adding no orphaned result, and appends only", async () => {
     await fc.assert(
-      fc.asyncProperty(ledgerArb({ minCommands: 2, maxCommands: 25 }), fileDamageArb(["truncate", "garbage", "duplicate", "dangling", "huge"]), async (ledger, d) => {
+      fc.asyncProperty(ledgerArb({ minCommands: 2, maxCommands: 25 }), fileDamageArb(["truncate", "garbage", "duplicate", "dangling", "huge", "oddLast", "prototypeIds"]), async (ledger, d) => {
         const root = mkdtempSync(join(tmpdir(), "ctx-ledger-damaged-"));
         mkdirSync(join(root, "sessions"), { recursive: true });
         const file = join(root, "sessions", "damaged.jsonl");
@@ -28,8 +29,15 @@ describe("damaged session files in a real Pi session", () => {
         const before = readFileSync(file);
         const h = await startHarness({ root, sessionFile: file });
         try {
-          h.script([fauxAssistantMessage("ok")]);
+          // The recall tools walk the branch from the leaf: whatever the damage, they answer (an odd last line once made
+          // that walk run until memory ran out).
+          h.script([
+            fauxAssistantMessage([fauxToolCall("context_list_entries", {}), fauxToolCall("context_grep", { pattern: "after the damage" })], { stopReason: "toolUse" }),
+            fauxAssistantMessage("ok"),
+          ]);
           await h.session.prompt("after the damage");
+          const results = h.session.sessionManager.getBranch().flatMap((e) => (e.type === "message" && e.message.role === "toolResult" && e.message.toolName.startsWith("context_") ? [e.message] : []));
+          expect(results.slice(-2).map((r) => [r.toolName, r.isError])).toEqual([["context_list_entries", false], ["context_grep", false]]);
           // A damaged file can cut a turn in two (a dangling parent in the middle of a step), and Pi's own view then
           // starts with a result whose call is lost. The package must add no such orphan of its own.
           const piOrphans = orphanResults(h.session.sessionManager.buildSessionContext().messages as Message[]);

@@ -6,7 +6,8 @@ import { grepTranscript, listEntries, showEntry, type SearchOutcome } from "../.
 import { DEFAULT_RECALL_LIMITS as L } from "../../src/recall/settings.ts";
 import { STEP_WORK } from "../../src/recall/regex.ts";
 import { buildTranscript } from "../../src/recall/transcript.ts";
-import { assertBounded, hostileStringArb, regexArb } from "../arbitraries/hostile.ts";
+import { anyJsonArb, assertBounded, hostileStringArb, prototypeKeyArb, regexArb } from "../arbitraries/hostile.ts";
+import type { SessionEntry } from "../../src/log/entries.ts";
 import { Branch, toolCall } from "./fixtures.ts";
 
 const RUNS = Number(process.env.FC_RUNS ?? 200);
@@ -38,6 +39,33 @@ describe("recall under hostile arguments (fast-check)", () => {
         bounded(showEntry(index, { id: "e3", cursor: value }, L));
         bounded(listEntries(index, { role: value }, L));
         bounded(listEntries(index, { cursor: value }, L));
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it("a role named like a prototype member is refused as an unknown role (item 8)", async () => {
+    await assertBounded(
+      fc.property(prototypeKeyArb, fc.constantFrom("", " ", "  "), (name, pad) => {
+        const outcome = listEntries(index, { role: `${pad}${name}${pad}` }, L);
+        expect(outcome.ok).toBe(false);
+        if (!outcome.ok) expect(outcome.error).toMatch(/^unknown role /);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it("a summary of any JSON value (object, number, null) renders, lists and greps (item 5)", async () => {
+    await assertBounded(
+      fc.property(anyJsonArb, fc.constantFrom("compaction", "branch_summary"), (summary, type) => {
+        const b = new Branch();
+        b.user("before");
+        const last = b.entries[b.entries.length - 1];
+        const odd = { type, id: "odd00001", parentId: last.id, timestamp: "2026-01-01T00:00:00.000Z", summary, firstKeptEntryId: last.id, fromId: last.id, tokensBefore: 1 } as unknown as SessionEntry;
+        const index = buildTranscript([...b.entries, odd]);
+        bounded(listEntries(index, {}, L));
+        bounded(grepTranscript(index, { pattern: "." }, L));
+        bounded(showEntry(index, { id: "odd00001" }, L));
       }),
       { numRuns: RUNS },
     );

@@ -7,6 +7,7 @@ import type { CompactionEntry } from "../../log/entries.ts";
 import type { StrategyKit } from "../contract.ts";
 import { isCheckpointCompaction, type CheckpointDetails } from "./planner.ts";
 import { isRecapDetails, RECAP_TYPE, renderRecap, type RecapDetails } from "./recap.ts";
+import { forTerminal } from "../../log/display.ts";
 
 /** Recap settings; read on every event so a settings change applies without reload. */
 export interface RecapSettings {
@@ -185,7 +186,7 @@ export function recapHooks(kit: Pick<StrategyKit<unknown>, "sendMessage" | "regi
     compacted(event: SessionCompactEvent, ctx: ExtensionContext): void {
       if (!isCheckpointCompaction(event.compactionEntry)) return;
       // The planner is pure, so its warnings (startup reads over the cap) surface here.
-      for (const warning of event.compactionEntry.details?.warnings ?? []) ctx.ui.notify(`context-ledger: ${warning}`, "warning");
+      for (const warning of event.compactionEntry.details?.warnings ?? []) ctx.ui.notify(forTerminal(`context-ledger: ${warning}`), "warning");
       if (!getSettings().enabled) return;
       // Steer only into a run that goes on: mid-run, or the overflow retry Pi is about to start. A steered message
       // after the final answer would make Pi continue the run, a model turn nobody asked for. Idle and post-run

@@ -1,6 +1,7 @@
 // Renders the checkpoint summary: introduction, opaque base, spans oldest first, retained startup reads,
 // annotated file lists, and the evidence boundary before Pi's verbatim tail. Pure string work; no I/O.
 import type { CheckpointSpan, SpanItem } from "./spans.ts";
+import { lineSafeJson, BREAK_IN_LINE } from "../../log/display.ts";
 
 /**
  * The introduction, identical in every checkpoint so the prefix up to each span stays byte-stable.
@@ -69,9 +70,14 @@ const ESCAPED_START = '\\"';
  * reversible ({@link unescapeLine}): lines that already start with a backslash and a quote are escaped too.
  */
 export function escapeLine(line: string): string {
+  // A line holding another line break (U+2028, NEL, VT, FF, a lone CR) reads as two lines: the second could pose as structure.
   const unsafe =
-    line.startsWith(ESCAPED_START) || STRUCTURE_TAG.test(line) || STRUCTURE_MARKER.test(line) || (line !== "" && TEMPLATE_LINES.has(line));
-  return unsafe ? `\\${JSON.stringify(line).replace(/</g, "\\u003c")}` : line;
+    line.startsWith(ESCAPED_START) ||
+    STRUCTURE_TAG.test(line) ||
+    STRUCTURE_MARKER.test(line) ||
+    BREAK_IN_LINE.test(line) ||
+    (line !== "" && TEMPLATE_LINES.has(line));
+  return unsafe ? `\\${lineSafeJson(JSON.stringify(line)).replace(/</g, "\\u003c")}` : line;
 }
 
 /** The original of a copied line: the inverse of {@link escapeLine}. */

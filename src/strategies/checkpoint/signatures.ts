@@ -2,6 +2,7 @@
 // sizes, every other argument a capped JSON prefix. Pure string work; no I/O.
 import { argsObject, PATH_KEYS, type Outcome, type ToolCallView } from "./conversation.ts";
 import { abbreviateCwd, displayPath } from "./paths.ts";
+import { lineSafeJson } from "../../log/display.ts";
 
 /** Longest JSON prefix an argument keeps before the ellipsis. */
 export const ARGUMENT_PREFIX_CHARS = 160;
@@ -47,10 +48,10 @@ export function capEncoded(encoded: string, max = ARGUMENT_PREFIX_CHARS): string
 export function jsonPrefix(value: unknown, max = ARGUMENT_PREFIX_CHARS): string {
   let encoded: string;
   try {
-    encoded = JSON.stringify(value) ?? "null";
+    encoded = lineSafeJson(JSON.stringify(value) ?? "null");
   } catch {
     // Cyclic or BigInt values cannot come from JSONL, but a live message could carry one.
-    encoded = JSON.stringify(String(value));
+    encoded = lineSafeJson(JSON.stringify(String(value)));
   }
   return capEncoded(encoded, max);
 }
@@ -84,7 +85,7 @@ export function formatArguments(name: string, args: unknown, cwd: string): strin
     const value = object[key];
     const label = displayName(key);
     if (fileTool && (PATH_KEYS as readonly string[]).includes(key) && typeof value === "string") {
-      parts.push(`${label}=${JSON.stringify(displayPath(value, cwd))}`);
+      parts.push(`${label}=${lineSafeJson(JSON.stringify(displayPath(value, cwd)))}`);
     } else if (name === "write" && key === "content") {
       parts.push(`${label}=${chars(value)}`);
     } else if (name === "edit" && key === "edits") {

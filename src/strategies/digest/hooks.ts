@@ -15,6 +15,7 @@ import { entryBefore } from "../preserve/delta.ts";
 import { contextStartId } from "../preserve/hooks.ts";
 import { digestDue, planDigest, type DigestDetails, type DigestInput } from "./plan.ts";
 import { digestPolicy, type DigestOptions } from "./policy.ts";
+import { forTerminal } from "../../log/display.ts";
 
 /** The one-line card of a digest: number, what it covered and its size. */
 export function digestCardLine(details: DigestDetails | undefined): string {
@@ -44,7 +45,7 @@ export class DigestHost {
 
   /** session_start (called only while digest is the configured strategy): install the manual /compact shim. */
   onSessionStart(ctx: ExtensionContext): void {
-    if (!this.shim.install(() => true)) ctx.ui.notify("context-ledger: digest could not adjust Pi's compaction settings; /compact on a short session keeps Pi's answer.", "warning");
+    if (!this.shim.install(() => true)) ctx.ui.notify(forTerminal("context-ledger: digest could not adjust Pi's compaction settings; /compact on a short session keeps Pi's answer."), "warning");
   }
 
   /** session_shutdown: Pi's own compaction settings apply again. */
@@ -161,7 +162,7 @@ export class DigestHost {
     const outcome = planDigest(this.input(session.live.entries, limitId, ctx, { force: manual ? "manual" : "window" }));
     if (!outcome.ok) {
       if (!(manual && lowered)) return { ok: false, reason: outcome.reason };
-      ctx.ui.notify(`context-ledger: no digest (${outcome.reason}); the conversation stays verbatim.`, "info");
+      ctx.ui.notify(forTerminal(`context-ledger: no digest (${outcome.reason}); the conversation stays verbatim.`), "info");
       return { ok: true, plan: { declineCompaction: true } };
     }
     const { customType, content, display, details } = outcome.draft;

@@ -1,6 +1,7 @@
 // Builds the one summary message a fold appends: the model's handoff summary plus the outputs of the other
 // tool calls of the same step, and the constant-size range rule. Pure: no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import { lineSafeJson, splitLines } from "../../log/display.ts";
 import { LedgerType, textOf, type FoldDetails, type HiddenRange } from "../../log/entries.ts";
 import { CHARS_PER_TOKEN, estimateTextTokens } from "../../projection/tokens.ts";
 
@@ -42,15 +43,19 @@ export const OUTPUTS_END = "--- end of tool outputs";
 
 function labelFor(output: StepOutput): string {
   // Codemode contributes its output only: the script source is bulky and says nothing the output does not.
-  if (output.toolName === "codemode" || output.toolName === "code") return JSON.stringify(output.toolName).slice(1, -1);
-  let args = JSON.stringify(output.args ?? {});
+  const name = lineSafeJson(JSON.stringify(String(output.toolName))).slice(1, -1);
+  if (output.toolName === "codemode" || output.toolName === "code") return name;
+  let args = lineSafeJson(JSON.stringify(output.args ?? {}) ?? "{}");
   if (args.length > ARG_PREVIEW) args = `${args.slice(0, ARG_PREVIEW)}…`;
-  return `${JSON.stringify(output.toolName).slice(1, -1)} ${args}`;
+  return `${name} ${args}`;
 }
 
-/** Tool output as quoted lines; every line break (`\r\n`, `\r`, `\n`) starts a new quoted line. */
+/**
+ * Tool output as quoted lines. Every character a reader may take for a line break (`\r\n`, `\r`, `\n`, VT, FF, NEL,
+ * U+2028, U+2029) starts a new quoted line, so no text after one can pose as a line of ours.
+ */
 function quoted(body: string): string[] {
-  return body.split(/\r\n|\r|\n/).map((line) => `${OUTPUT_QUOTE}${line}`);
+  return splitLines(body).map((line) => `${OUTPUT_QUOTE}${line}`);
 }
 
 /** The model-visible text of the fold summary message. */

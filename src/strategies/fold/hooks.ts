@@ -6,6 +6,7 @@ import type { ExtensionContext, TurnEndEvent, TurnEndEventResult } from "@earend
 import { Type } from "typebox";
 import { quoted } from "../../log/display.ts";
 import { LedgerType, type SessionEntry } from "../../log/entries.ts";
+import { idRecord } from "../../projection/ledger-state.ts";
 import type { ChartRun, FoldCall, LedgerSessionView, StrategyEffects, StrategyKit } from "../contract.ts";
 import { foldDraft, noticeDraft, summarySizeError, type StepOutput } from "./fold-message.ts";
 import { assistantAtOrBefore, checkName, validateTarget, type FoldView } from "./targets.ts";
@@ -33,7 +34,7 @@ const DEFAULT_CONTEXT_WINDOW = 128_000;
  */
 export function foldView(session: LedgerSessionView, sm: SessionManagerView): FoldView {
   const live = session.live;
-  const labels: Record<string, string> = Object.create(null) as Record<string, string>;
+  const labels = idRecord<string>();
   // Off-path holders per name, newest label entry first.
   const elsewhere = new Map<string, string[]>();
   const targets = new Set<string>();

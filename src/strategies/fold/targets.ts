@@ -1,6 +1,6 @@
 // Target and checkpoint-name rules of the fold strategy: what `context_compact` may fold after, and what
 // `context_checkpoint` may be called. Pure: decisions over a read-only view of the branch; no I/O.
-import { quoted } from "../../log/display.ts";
+import { BIDI_CONTROL, quoted } from "../../log/display.ts";
 import type { SessionEntry } from "../../log/entries.ts";
 import { reduceBranch, type LedgerState } from "../../projection/ledger-state.ts";
 import { viewCut, type ViewCut } from "../../projection/project.ts";
@@ -118,6 +118,8 @@ export function checkName(name: string, view: FoldView, pendingNames: ReadonlySe
   if (name.length > MAX_NAME_CHARS) return `label must be at most ${MAX_NAME_CHARS} characters (got ${name.length})`;
   // A newline would forge a line in context_timeline; escapes and NUL would reach terminals and logs.
   if (CONTROL.test(name)) return `label must not contain control characters (newlines, tabs, escapes, NUL): ${quoted(name)}`;
+  // A bidi control reorders what is displayed around it, so a label could pose as other text in /tree and the timeline.
+  if (BIDI_CONTROL.test(name)) return `label must not contain bidirectional controls (such as U+202E, right-to-left override): ${quoted(name)}`;
   if (trimmed !== name) return "label must not start or end with whitespace";
   if (name === "root") return `"root" is reserved for the start of the context`;
   if (view.exists(name)) return `"${name}" is already an entry id; choose another label`;

@@ -1,6 +1,7 @@
 // The model-visible timeline behind `context_timeline`: entries in context order with ids, roles, labels and
 // a marker on entries that can no longer be fold targets. Pure: no I/O.
-import { textOf, type SessionEntry } from "../../log/entries.ts";
+import { quoted } from "../../log/display.ts";
+import { textField, textOf, type SessionEntry } from "../../log/entries.ts";
 import { decodeCursor, encodeCursor } from "../../recall/cursor.ts";
 import { contextOrder, contextStartIndex, type FoldView } from "./targets.ts";
 
@@ -25,9 +26,9 @@ function preview(entry: SessionEntry): { role: string; text: string } | undefine
     case "custom_message":
       return { role: `custom(${entry.customType})`, text: textOf(entry.content) };
     case "compaction":
-      return { role: "compaction", text: entry.summary };
+      return { role: "compaction", text: textField(entry.summary) };
     case "branch_summary":
-      return { role: "branchSummary", text: entry.summary };
+      return { role: "branchSummary", text: textField(entry.summary) };
     default:
       return undefined;
   }
@@ -49,7 +50,7 @@ export function timelineRows(view: FoldView): { id: string; line: string }[] {
     if (!shown) continue;
     const label = view.labels[entry.id];
     const marks: string[] = [];
-    if (label) marks.push(`label "${label}"`);
+    if (label) marks.push(`label ${quoted(label)}`);
     const revokedBy = view.revokedBy?.(entry.id);
     if (revokedBy) marks.push(`revoked by restore ${revokedBy}`);
     if (view.isPinned?.(entry.id)) marks.push("pinned");

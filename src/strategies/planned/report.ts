@@ -207,7 +207,8 @@ export interface PlannedUsage {
 
 /** Fold the branch's planned compactions and failure records into counts. */
 export function plannedUsage(branch: Iterable<SessionEntry>): PlannedUsage {
-  const usage: PlannedUsage = { compactions: 0, byPlanner: {}, trimmed: 0, modelInput: 0, modelOutput: 0, fallbacks: 0, byCategory: {}, byModel: {} };
+  // Categories and models come from the session file: records without a prototype count "constructor" like any other name.
+  const usage: PlannedUsage = { compactions: 0, byPlanner: {}, trimmed: 0, modelInput: 0, modelOutput: 0, fallbacks: 0, byCategory: Object.create(null) as Record<string, number>, byModel: Object.create(null) as PlannedUsage["byModel"] };
   const perModel = (model: unknown) => {
     const key = typeof model === "string" && model ? model.slice(0, 100) : undefined;
     if (!key) return undefined;

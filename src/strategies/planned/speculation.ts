@@ -7,6 +7,7 @@ import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { filterPreparation, strategyInput } from "../compaction-effects.ts";
 import type { CompleteText, CutSettings, ModelReply, ModelRequest, PrepareCompaction, StrategyKit } from "../contract.ts";
 import { planPlanned, type PlannedOptions } from "./planner.ts";
+import { forTerminal } from "../../log/display.ts";
 
 interface Candidate {
   key: string;
@@ -57,7 +58,7 @@ export class PlannerSpeculation {
     const usage = ctx.getContextUsage();
     if (!usage?.tokens || usage.tokens < (planned.speculationRatio ?? 0.7) * usage.contextWindow) return;
     if (this.prepareFn === null) {
-      ctx.ui.notify("context-ledger: speculative planning is unavailable (Pi's compaction preparation was not found); planning happens at compaction time.", "warning");
+      ctx.ui.notify(forTerminal("context-ledger: speculative planning is unavailable (Pi's compaction preparation was not found); planning happens at compaction time."), "warning");
       this.prepareFn = undefined;
       return;
     }

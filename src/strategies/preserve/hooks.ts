@@ -33,6 +33,7 @@ import { liveRequestOptions } from "./request-options.ts";
 import { checkpointDue } from "./due.ts";
 import { reserveTokens } from "./reserve.ts";
 import { preserveAppliesTo, type PreserveOptions } from "./settings.ts";
+import { forTerminal } from "../../log/display.ts";
 
 type AnyModel = Model<Api>;
 
@@ -107,7 +108,7 @@ export class PreserveHost {
   private warnOnce(ctx: ExtensionContext, key: string, message: string): void {
     if (this.warned.has(key)) return;
     this.warned.add(key);
-    ctx.ui.notify(message, "warning");
+    ctx.ui.notify(forTerminal(message), "warning");
   }
 
   /** session_start: install the manual /compact shim while the strategy is preserve. */
@@ -179,7 +180,7 @@ export class PreserveHost {
     run.abortOn(ctx.signal);
     const decision = await run.decided();
     if (decision.state !== "validated") {
-      if (decision.reason && !ctx.signal?.aborted) ctx.ui.notify(`context-ledger: preserve: tool summary skipped: ${decision.reason}`, "warning");
+      if (decision.reason && !ctx.signal?.aborted) ctx.ui.notify(forTerminal(`context-ledger: preserve: tool summary skipped: ${decision.reason}`), "warning");
       return undefined;
     }
     session.expectStored(run, decision.facts);
@@ -250,7 +251,7 @@ export class PreserveHost {
     const delta = selectDelta(branch, limitId);
     if (!delta?.units.length) {
       if (!lowered) return { ok: false, reason: "no raw tool state since the last tool summary" };
-      ctx.ui.notify("context-ledger: no tool summary: no raw tool state since the last one, and preserve keeps the dialogue verbatim.", "info");
+      ctx.ui.notify(forTerminal("context-ledger: no tool summary: no raw tool state since the last one, and preserve keeps the dialogue verbatim."), "info");
       return { ok: true, plan: { declineCompaction: true } };
     }
     const usage = ctx.getContextUsage();
@@ -353,7 +354,7 @@ export class PreserveHost {
       if (!delta.units.length) return { ok: false, error: fitted.error };
       const first = delta.units[0];
       const note = `one tool step (~${unitFitCost(first).toLocaleString("en-US")} tokens) is larger than any summary request (~${Math.max(0, fitBudget).toLocaleString("en-US")} tokens), so this tool summary was written without a model`;
-      ctx.ui.notify(`context-ledger: ${note}; its raw output stays recoverable with context_grep and context_show_entry.`, "warning");
+      ctx.ui.notify(forTerminal(`context-ledger: ${note}; its raw output stays recoverable with context_grep and context_show_entry.`), "warning");
       return { ok: true, draft: draftOf(delta.units, [], delta.limitId, writeExtractiveCheckpoint(delta.units), "extractive", 0, note) };
     }
     if (model) {
