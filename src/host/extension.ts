@@ -83,7 +83,7 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
     const [sub, ...rest] = args.trim().split(/\s+/);
     if (sub === "restore") return restore.command(rest.join(" "), ctx);
     if (sub === "pin" || sub === "unpin" || sub === "pins") return pins.command(sub, rest.join(" "), ctx);
-    if (sub !== "" && sub !== "details") return ctx.ui.notify(`context: unknown subcommand ${quoted(sub, 40)}. ${CONTEXT_USAGE}`, "error");
+    if (sub !== "" && sub !== "details") return ctx.ui.notify(forTerminal(`context: unknown subcommand ${quoted(sub, 40)}. ${CONTEXT_USAGE}`), "error");
     session.sync(ctx.sessionManager);
     ctx.ui.notify(forTerminal(renderDashboard(session, ctx, { details: sub === "details" })), "info");
   };

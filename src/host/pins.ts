@@ -2,6 +2,7 @@
 // Each appends `context-ledger/pin` facts; the projection keeps pinned entries in view under every strategy. The tools
 // record their request in execute() and commit at turn_end (a fact never lands between a tool call and its result);
 // the commands append at once, once the agent is idle. Pins never call a model.
+import { forTerminal } from "../log/display.ts";
 import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { LEDGER_PREFIX, LedgerType, type PinData, type SessionEntry } from "../log/entries.ts";
@@ -139,23 +140,23 @@ export class PinHost {
     if (!ctx.isIdle()) await ctx.waitForIdle();
     if (sub === "pins") {
       const { window, share } = this.budget(ctx);
-      return ctx.ui.notify(renderPins(this.context(ctx), window, share), "info");
+      return ctx.ui.notify(forTerminal(renderPins(this.context(ctx), window, share)), "info");
     }
     const { target, note } = parsePinArgs(args);
-    if (!target) return ctx.ui.notify(`context ${sub}: give a target: an entry id, a label, or last`, "error");
+    if (!target) return ctx.ui.notify(forTerminal(`context ${sub}: give a target: an entry id, a label, or last`), "error");
     try {
       if (sub === "pin") {
         const { data, text } = this.pin(target, note, ctx, isOwnTraffic);
         this.pi.appendEntry(LedgerType.pin, data);
-        ctx.ui.notify(text, "info");
+        ctx.ui.notify(forTerminal(text), "info");
       } else {
-        if (note) return ctx.ui.notify("context unpin: give one target (an unpin takes no note)", "error");
+        if (note) return ctx.ui.notify(forTerminal("context unpin: give one target (an unpin takes no note)"), "error");
         const { facts, text } = this.unpin(target, ctx);
         for (const data of facts) this.pi.appendEntry(LedgerType.pin, data);
-        ctx.ui.notify(text, "info");
+        ctx.ui.notify(forTerminal(text), "info");
       }
     } catch (error) {
-      ctx.ui.notify(`context ${sub}: ${error instanceof Error ? error.message : String(error)}`, "error");
+      ctx.ui.notify(forTerminal(`context ${sub}: ${error instanceof Error ? error.message : String(error)}`), "error");
     }
   }
 

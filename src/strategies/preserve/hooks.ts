@@ -33,7 +33,7 @@ import { liveRequestOptions } from "./request-options.ts";
 import { checkpointDue } from "./due.ts";
 import { reserveTokens } from "./reserve.ts";
 import { preserveAppliesTo, type PreserveOptions } from "./settings.ts";
-import { forTerminal } from "../../log/display.ts";
+import { forTerminal, quoted } from "../../log/display.ts";
 
 type AnyModel = Model<Api>;
 
@@ -309,14 +309,14 @@ export class PreserveHost {
       let result = await this.ask(ctx, writer, context, this.requestOptions(ctx, maxTokens, signal));
       if (!result.ok && result.textOnlyRetry && textOnlyRetry && !aborted()) {
         textOnlyRetry = false;
-        ctx.ui.notify(`context-ledger: preserve: ${result.reason}; asking once more with tools off.`, "info");
+        ctx.ui.notify(forTerminal(`context-ledger: preserve: ${result.reason}; asking once more with tools off.`), "info");
         result = await this.ask(ctx, writer, context, this.requestOptions(ctx, maxTokens, signal, "none"));
       }
       return result;
     };
     // Every switch to the delta-only request is told: it re-sends the delta uncached, and a long compaction should not
     // look stuck.
-    const toDeltaOnly = (why: string) => ctx.ui.notify(`context-ledger: preserve: ${why}; writing tool summary #${delta.checkpoint} from its tool activity only (delta-only).`, "info");
+    const toDeltaOnly = (why: string) => ctx.ui.notify(forTerminal(`context-ledger: preserve: ${why}; writing tool summary #${delta.checkpoint} from its tool activity only (delta-only).`), "info");
 
     // 1. Cache-friendly: the previous request's exact messages (system message with prompt and tools first), then one
     // ask. It covers the whole delta, since that prefix shows all of it and the ask names its ordinals. Only the live
@@ -399,7 +399,8 @@ export class PreserveHost {
         options.signal,
         (n) =>
           ctx.ui.notify(
-            `context-ledger: preserve: the tool summary request failed (${n.error}); retry ${n.attempt}/${n.maxRetries} in ${(n.delayMs / 1000).toFixed(1)}s.`,
+            // The provider's words are data: escaped and bounded before they reach the terminal.
+            forTerminal(`context-ledger: preserve: the tool summary request failed (${quoted(n.error, 200)}); retry ${n.attempt}/${n.maxRetries} in ${(n.delayMs / 1000).toFixed(1)}s.`),
             "warning",
           ),
       );
