@@ -237,6 +237,39 @@ function sessionLabel(source: ProjectSource, ordinal: number): string {
   return `${s.id} · started ${s.started} · file ${s.file}`;
 }
 
+/**
+ * Opens the earlier sessions of one call under its per-call bounds (sessions opened, bytes read from files whose
+ * index is not cached). The first session a call reaches is always opened, so every call makes progress.
+ */
+class SessionOpener {
+  private opened = 0;
+  private read = 0;
+  readonly unreadable: string[] = [];
+  private readonly source: ProjectSource;
+  private readonly bounds: ProjectBounds;
+  constructor(source: ProjectSource, bounds: ProjectBounds) {
+    this.source = source;
+    this.bounds = bounds;
+  }
+
+  /** The index of earlier session `ordinal` (1-based), "bound" when a per-call bound stops the call here, or "unreadable". */
+  async open(ordinal: number, mayStop: boolean): Promise<TranscriptIndex | "bound" | "unreadable"> {
+    const session = this.source.earlier[ordinal - 1];
+    const cached = this.source.isCached(session);
+    const overRead = !cached && this.read > 0 && this.read + session.size > this.bounds.readBytesPerCall;
+    if (mayStop && (this.opened >= this.bounds.sessionsPerCall || overRead)) return "bound";
+    await this.source.pause();
+    const got = await this.source.open(session);
+    this.opened++;
+    if (!cached) this.read += session.size;
+    if (typeof got === "string") {
+      this.unreadable.push(session.id);
+      return "unreadable";
+    }
+    return got;
+  }
+}
+
 /** The count of files left out, for the end of a result (other projects' sessions are counted in details only). */
 function skippedNote(skipped: SkippedFiles, unreadable: number): string {
   const n = skipped.damaged + unreadable;
@@ -267,11 +300,10 @@ export async function grepProject(
   }
 
   const groups: Group[] = [];
-  const unreadable: string[] = [];
+  const opener = new SessionOpener(source, bounds);
+  const unreadable = opener.unreadable;
   let resume: ProjectCursor | undefined;
   let capped = false;
-  let opened = 0;
-  let read = 0;
   let searched = 0;
   const overCaps = () => run.work >= limits.maxScanWork || run.overBudget?.() === true;
 
@@ -285,21 +317,13 @@ export async function grepProject(
     let index: TranscriptIndex;
     if (s === 0) index = source.current.index;
     else {
-      const session = source.earlier[s - 1];
-      const cached = source.isCached(session);
-      if (!first && (opened >= bounds.sessionsPerCall || (!cached && read > 0 && read + session.size > bounds.readBytesPerCall))) {
+      const got = await opener.open(s, !first);
+      if (got === "bound") {
         resume = { session: s, entry: 0, offset: 0, entryId: "" };
         capped = true;
         break;
       }
-      await source.pause();
-      const got = await source.open(session);
-      opened++;
-      if (!cached) read += session.size;
-      if (typeof got === "string") {
-        unreadable.push(session.id);
-        continue;
-      }
+      if (got === "unreadable") continue;
       index = got;
     }
     searched++;
@@ -421,10 +445,9 @@ export async function listProjectSessions(
   }
   const rows: string[] = [];
   const listed: ProjectListDetails["sessions"] = [];
-  const unreadable: string[] = [];
+  const opener = new SessionOpener(source, bounds);
+  const unreadable = opener.unreadable;
   let chars = 0;
-  let opened = 0;
-  let read = 0;
   let next: number | undefined;
   for (let s = from; s < ids.length; s++) {
     let index: TranscriptIndex;
@@ -434,19 +457,12 @@ export async function listProjectSessions(
       row = `${s + 1}. ${source.current.id} (this session) · started ${source.current.started}`;
     } else {
       const session = source.earlier[s - 1];
-      const cached = source.isCached(session);
-      if (s > from && (opened >= bounds.sessionsPerCall || (!cached && read > 0 && read + session.size > bounds.readBytesPerCall))) {
+      const got = await opener.open(s, s > from);
+      if (got === "bound") {
         next = s;
         break;
       }
-      await source.pause();
-      const got = await source.open(session);
-      opened++;
-      if (!cached) read += session.size;
-      if (typeof got === "string") {
-        unreadable.push(session.id);
-        continue;
-      }
+      if (got === "unreadable") continue;
       index = got;
       row = `${s + 1}. ${session.id} · started ${session.started} · file ${session.file}`;
     }
