@@ -10,7 +10,7 @@ const quotedId = (value: string | null) => quoted(value, MAX_ID);
 /** Duplicate ids listed by name before the rest are only counted. */
 const MAX_LISTED = 5;
 
-/** The active branch, cut where a parent cycle would repeat an entry, and one line per tree problem. */
+/** The active branch (a parent cycle is cut where it would repeat an entry), and one line per tree problem. */
 export function checkedBranch(entries: readonly SessionEntry[]): { branch: SessionEntry[]; problems: string[] } {
   const problems: string[] = [];
   const byId = indexById(entries);
@@ -21,19 +21,18 @@ export function checkedBranch(entries: readonly SessionEntry[]): { branch: Sessi
     for (const [id, n] of duplicated.slice(0, MAX_LISTED)) problems.push(`duplicate id ${quotedId(id)} (${n} entries; the last one wins)`);
     if (duplicated.length > MAX_LISTED) problems.push(`${duplicated.length - MAX_LISTED} more duplicate ids`);
   }
-  const path = branchTo(entries, undefined, byId);
-  // `branchTo` stops a cycle only by length; walking back from the leaf, the first repeat closes it.
-  const seen = new Set<SessionEntry>();
-  let start = path.length;
-  while (start > 0 && !seen.has(path[start - 1])) seen.add(path[--start]);
-  const branch = start ? path.slice(start) : path;
-  if (start) {
+  const branch = branchTo(entries, undefined, byId);
+  const first = branch[0];
+  const parent = first?.parentId;
+  // The walk from the leaf ends at a link that is not an id, at an id with no entry, or at an entry it met before.
+  // When the root-most entry's parent is in the file, only the last can have stopped it: a parent cycle.
+  if (first && typeof parent === "string" && byId.has(parent)) {
     // Parent ids followed from the leaf, up to the entry they lead back to.
     const walk = branch.slice().reverse().map((e) => quotedId(e.id));
     const shown = walk.length > 6 ? [...walk.slice(0, 5), "…"] : walk;
-    problems.push(`parent cycle: ${[...shown, quotedId(path[start - 1].id)].join(" → ")} (parent ids followed from the leaf); the active branch starts at ${quotedId(branch[0].id)}`);
-  } else if (branch.length && branch[0].parentId && !byId.has(branch[0].parentId)) {
-    problems.push(`dangling parent: entry ${quotedId(branch[0].id)} names parent ${quotedId(branch[0].parentId)}, which is not in the file; the active branch starts at ${quotedId(branch[0].id)}`);
+    problems.push(`parent cycle: ${[...shown, quotedId(parent)].join(" → ")} (parent ids followed from the leaf); the active branch starts at ${quotedId(first.id)}`);
+  } else if (first && parent && !byId.has(parent)) {
+    problems.push(`dangling parent: entry ${quotedId(first.id)} names parent ${quotedId(parent)}, which is not in the file; the active branch starts at ${quotedId(first.id)}`);
   }
   return { branch, problems };
 }
