@@ -113,7 +113,7 @@ const pct = (share: number) => `${Math.round(share * 100)}%`;
 function qualityText(c: Candidate): string {
   const workingSet = `showed ${pct(c.workingSet)} of the text later edits replace (working set)`;
   // A row that never acted kept everything: "right after it acted" would describe acts that did not happen.
-  const needed = c.acts === 0 ? `${pct(c.neededLater)} of what the agent used later, having never had to act (needed later)` : `${pct(c.neededLater)} of what the agent used later right after it acted (needed later)`;
+  const needed = c.acts === 0 ? `${pct(c.neededLater)} of what the agent used later (it never had to act)` : `${pct(c.neededLater)} of what the agent used later right after it acted (needed later)`;
   return c.decidedBy === "working set" ? `quality ${pct(c.quality)}, set by the working set: it ${workingSet}, and ${needed}` : `quality ${pct(c.quality)}, set by needed later: it showed ${needed}, and ${pct(c.workingSet)} of the working set`;
 }
 const usd = (n: number) => `$${n.toFixed(2)}`;
@@ -161,7 +161,9 @@ export function recommend(totals: readonly RowTotals[], weights: Weights = DEFAU
     return { weights, candidates, choice, closeCall: true, lines };
   }
   lines.push(`Use ${best.label}: ${info.setting}. Score ${best.score.toFixed(1)} of 100 (${weightText}).`);
-  lines.push(`Why: ${qualityText(best)}, at ${usd(best.usd)}` + (second ? `; ${second.label}: ${qualityText(second)}, at ${usd(second.usd)} (score ${second.score.toFixed(1)}).` : "."));
+  // A row that never acted kept everything the agent used later: say so rather than describe acts that did not happen.
+  const bestText = best.acts === 0 ? `it never had to act, so the view kept everything the agent used later, and ${pct(best.workingSet)} of the text later edits replace (working set)` : qualityText(best);
+  lines.push(`Why: ${bestText}, at ${usd(best.usd)}` + (second ? `; ${second.label}: ${qualityText(second)}, at ${usd(second.usd)} (score ${second.score.toFixed(1)}).` : "."));
   let closeCall = false;
   // Names alone do not make a clear choice: a leader that shows less of the text the agent edits than the runner-up,
   // or loses much of it, is not one.

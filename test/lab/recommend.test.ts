@@ -140,8 +140,9 @@ describe("recommendation wording", () => {
   it("a chosen row that never acted is not described as 'right after it acted'", () => {
     const r = recommend([row("checkpoint", 1, 10, { acts: 0 }), row("native", 0.5, 9)]);
     expect(r.choice?.id).toBe("checkpoint");
-    expect(r.lines.join("\n")).not.toMatch(/right after it acted/);
-    expect(r.lines[1]).toMatch(/^Why: it never had to act, so the view kept everything the agent used later, at \$10\.00; native row showed 50% at \$9\.00/);
+    // Only the chosen row never acted; the runner-up did, and is described as such.
+    expect(r.lines[1].split("; ")[0]).not.toMatch(/right after it acted/);
+    expect(r.lines[1]).toMatch(/^Why: it never had to act, so the view kept everything the agent used later, and 100% of the text later edits replace \(working set\), at \$10\.00; native row: quality 50%/);
   });
 
   it("a tie is never a clear choice", () => {
@@ -154,7 +155,7 @@ describe("recommendation wording", () => {
   it("a run without any settable strategy says so, not that they all exceeded the window", () => {
     const r = recommend([row("none", 1, 10, { family: "baseline" })]);
     expect(r.choice).toBeUndefined();
-    expect(r.lines).toEqual([expect.stringMatching(/^No strategy to recommend: the run included none of the strategies this package can set \(checkpoint, planned, preserve, digest, native\)/)]);
+    expect(r.lines).toEqual([expect.stringMatching(/^No strategy to recommend: the run included none of the strategies this package can set \(checkpoint, planned, preserve, digest, digest-ws, native\)/)]);
   });
 
   it("the choice carries the exact contextLedger value to merge", () => {
