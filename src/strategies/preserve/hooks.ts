@@ -33,7 +33,7 @@ import { liveRequestOptions } from "./request-options.ts";
 import { checkpointDue } from "./due.ts";
 import { reserveTokens } from "./reserve.ts";
 import { preserveAppliesTo, type PreserveOptions } from "./settings.ts";
-import { forTerminal, quoted } from "../../log/display.ts";
+import { forTerminal } from "../../log/display.ts";
 
 type AnyModel = Model<Api>;
 
@@ -399,8 +399,8 @@ export class PreserveHost {
         options.signal,
         (n) =>
           ctx.ui.notify(
-            // The provider's words are data: escaped and bounded before they reach the terminal.
-            forTerminal(`context-ledger: preserve: the tool summary request failed (${quoted(n.error, 200)}); retry ${n.attempt}/${n.maxRetries} in ${(n.delayMs / 1000).toFixed(1)}s.`),
+            // The provider's words (cut to 200 characters by the retry loop) are escaped before they reach the terminal.
+            forTerminal(`context-ledger: preserve: the tool summary request failed (${n.error}); retry ${n.attempt}/${n.maxRetries} in ${(n.delayMs / 1000).toFixed(1)}s.`),
             "warning",
           ),
       );
