@@ -81,7 +81,7 @@ describe("certification: native", () => {
       if (pi[i].route !== "main") continue;
       expect(ours[i].tools.slice(0, pi[i].tools.length)).toEqual(pi[i].tools);
       expect(ours[i].tools.slice(pi[i].tools.length).sort()).toEqual(
-        ["context_checkpoint", "context_compact", "context_grep", "context_list_entries", "context_lookup", "context_restore", "context_show_entry", "context_timeline"].sort(),
+        ["context_checkpoint", "context_compact", "context_grep", "context_list_entries", "context_lookup", "context_pin", "context_restore", "context_show_entry", "context_timeline", "context_unpin"].sort(),
       );
     }
   });
