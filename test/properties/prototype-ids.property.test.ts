@@ -31,7 +31,11 @@ function rename(ledger: GeneratedLedger, names: readonly string[], picks: readon
   const keyed = path.filter((e) => e.type === "compaction" || e.type === "custom_message" || path.some((l) => l.type === "label" && l.targetId === e.id));
   const pool = [...keyed, ...ledger.entries].map((e) => e.id);
   const map = new Map<string, string>();
+  // A name the ledger already holds (a pin fact's stray target is `__proto__` or `constructor` on purpose) is not a
+  // rename: giving an entry that id would aim the stray fact at it and change the session, not just its names.
+  const text = JSON.stringify(ledger.entries);
   names.forEach((name, i) => {
+    if (text.includes(JSON.stringify(name))) return;
     const free = pool.filter((id) => !map.has(id));
     if (free.length) map.set(free[picks[i] % Math.min(free.length, keyed.length || free.length)], name);
   });
