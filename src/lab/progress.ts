@@ -86,13 +86,15 @@ export function createWorkerProgress(workers: number, stream: NodeJS.WriteStream
     const percent = totalBytes ? Math.floor((done / totalBytes) * 100) : 100;
     return `${percent}% of ${count} session${count === 1 ? "" : "s"}${done > 0 && elapsed > 1 ? `, about ${duration((elapsed * (totalBytes - done)) / done)} left` : ""}`;
   };
+  // Both displays learn the run's size the same way; only how they show it differs.
+  const begin = (sessions: number, bytes: number) => {
+    count = sessions;
+    totalBytes = bytes;
+    started = now();
+  };
   if (!stream.isTTY) {
     return {
-      begin(sessions, bytes) {
-        count = sessions;
-        totalBytes = bytes;
-        started = now();
-      },
+      begin,
       start(worker, label, index, bytes) {
         Object.assign(slots[worker], { label, prefix: `[${index + 1}/${count}]`, bytes, share: 0, lastQuarter: 0 });
         stream.write(`${slots[worker].prefix} worker ${worker + 1} replaying ${label}\n`);
@@ -133,11 +135,7 @@ export function createWorkerProgress(workers: number, stream: NodeJS.WriteStream
     drawn = lines.length;
   };
   return {
-    begin(sessions, bytes) {
-      count = sessions;
-      totalBytes = bytes;
-      started = now();
-    },
+    begin,
     start(worker, label, index, bytes) {
       Object.assign(slots[worker], { label, prefix: `[${index + 1}/${count}]`, bytes, share: 0 });
       draw(true);
