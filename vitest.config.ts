@@ -8,12 +8,23 @@ export default defineConfig({
     pool: "forks",
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: "unit", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, "test/certification/**"] } },
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: ["test/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, "test/certification/**"],
+        },
+      },
       // The certification suite packs and installs the package once per run; its setup runs only when one of
       // its files is selected.
       {
         extends: true,
-        test: { name: "certification", include: ["test/certification/**/*.test.ts"], globalSetup: ["test/certification/support/global-setup.ts"] },
+        test: {
+          name: "certification",
+          include: ["test/certification/**/*.test.ts"],
+          globalSetup: ["test/certification/support/global-setup.ts"],
+        },
       },
     ],
   },

@@ -96,7 +96,8 @@ export function lifecycleMachine(validate: Validate) {
     },
     guards: {
       isToolRequest: ({ context }) => context.trigger === "tool",
-      routedTo: ({ context }, params: { route: Route }) => context.trigger !== "tool" && context.routes[context.trigger] === params.route,
+      routedTo: ({ context }, params: { route: Route }) =>
+        context.trigger !== "tool" && context.routes[context.trigger] === params.route,
       isRefused: ({ context }) => context.refused !== undefined,
       isInapplicable: ({ context }) => context.applies === false && context.trigger !== "tool",
       isInvalidated: ({ context }) => context.invalidated,
@@ -108,7 +109,9 @@ export function lifecycleMachine(validate: Validate) {
     actions: {
       invalidate: assign({ invalidated: true }),
       recordReason: assign({ reason: (_, params: { reason: string }) => params.reason }),
-      recordVerdict: assign((_, params: { verdict: Verdict }) => (params.verdict.ok ? { plan: params.verdict.plan } : { reason: params.verdict.reason })),
+      recordVerdict: assign((_, params: { verdict: Verdict }) =>
+        params.verdict.ok ? { plan: params.verdict.plan } : { reason: params.verdict.reason },
+      ),
       settle: assign({ outcome: (_, outcome: Outcome) => outcome }),
     },
   }).createMachine({
@@ -122,9 +125,21 @@ export function lifecycleMachine(validate: Validate) {
           "A request arrived. The trigger and the strategy's route table decide: a tool request waits for the end of its step; a strategy that does not manage the active model, a route to Pi's own compaction or a declined trigger ends here; anything else is planned now.",
         always: [
           { guard: "isToolRequest", target: "pendingAtTurnEnd" },
-          { guard: "isInapplicable", target: "nativeFallback", actions: { type: "recordReason", params: { reason: "the strategy does not manage the active model" } } },
-          { guard: { type: "routedTo", params: { route: "native" } }, target: "nativeFallback", actions: { type: "recordReason", params: { reason: "the strategy leaves this trigger to Pi" } } },
-          { guard: { type: "routedTo", params: { route: "cancel" } }, target: "cancelled", actions: { type: "recordReason", params: { reason: "the strategy manages the window at step boundaries" } } },
+          {
+            guard: "isInapplicable",
+            target: "nativeFallback",
+            actions: { type: "recordReason", params: { reason: "the strategy does not manage the active model" } },
+          },
+          {
+            guard: { type: "routedTo", params: { route: "native" } },
+            target: "nativeFallback",
+            actions: { type: "recordReason", params: { reason: "the strategy leaves this trigger to Pi" } },
+          },
+          {
+            guard: { type: "routedTo", params: { route: "cancel" } },
+            target: "cancelled",
+            actions: { type: "recordReason", params: { reason: "the strategy manages the window at step boundaries" } },
+          },
           { target: "planning" },
         ],
       },
@@ -134,14 +149,37 @@ export function lifecycleMachine(validate: Validate) {
         on: {
           "tool.compactRequested": { actions: "invalidate" },
           "host.turnEnded": [
-            { guard: "isInvalidated", target: "cancelled", actions: { type: "recordReason", params: { reason: "more than one context_compact call in the same step" } } },
-            { guard: "isRefused", target: "cancelled", actions: { type: "recordReason", params: ({ context }) => ({ reason: context.refused ?? "refused" }) } },
+            {
+              guard: "isInvalidated",
+              target: "cancelled",
+              actions: {
+                type: "recordReason",
+                params: { reason: "more than one context_compact call in the same step" },
+              },
+            },
+            {
+              guard: "isRefused",
+              target: "cancelled",
+              actions: { type: "recordReason", params: ({ context }) => ({ reason: context.refused ?? "refused" }) },
+            },
             { guard: "isStepIntact", target: "planning" },
-            { target: "cancelled", actions: { type: "recordReason", params: { reason: "the step was interrupted or ended elsewhere" } } },
+            {
+              target: "cancelled",
+              actions: { type: "recordReason", params: { reason: "the step was interrupted or ended elsewhere" } },
+            },
           ],
-          "host.aborted": { target: "cancelled", actions: { type: "recordReason", params: { reason: "the step was aborted" } } },
-          "host.runEnded": { target: "cancelled", actions: { type: "recordReason", params: { reason: "the request never reached the end of its step" } } },
-          "host.sessionReplaced": { target: "cancelled", actions: { type: "recordReason", params: { reason: "the session was replaced" } } },
+          "host.aborted": {
+            target: "cancelled",
+            actions: { type: "recordReason", params: { reason: "the step was aborted" } },
+          },
+          "host.runEnded": {
+            target: "cancelled",
+            actions: { type: "recordReason", params: { reason: "the request never reached the end of its step" } },
+          },
+          "host.sessionReplaced": {
+            target: "cancelled",
+            actions: { type: "recordReason", params: { reason: "the session was replaced" } },
+          },
         },
       },
       planning: {
@@ -160,26 +198,50 @@ export function lifecycleMachine(validate: Validate) {
             { target: "nativeFallback", actions: { type: "recordVerdict", params: judged } },
           ],
           onError: [
-            { guard: "isInRun", target: "cancelled", actions: { type: "recordReason", params: ({ event }) => ({ reason: errorText(event.error) }) } },
-            { target: "nativeFallback", actions: { type: "recordReason", params: ({ event }) => ({ reason: errorText(event.error) }) } },
+            {
+              guard: "isInRun",
+              target: "cancelled",
+              actions: { type: "recordReason", params: ({ event }) => ({ reason: errorText(event.error) }) },
+            },
+            {
+              target: "nativeFallback",
+              actions: { type: "recordReason", params: ({ event }) => ({ reason: errorText(event.error) }) },
+            },
           ],
         },
         on: {
-          "host.aborted": { target: "cancelled", actions: { type: "recordReason", params: ({ event }) => ({ reason: event.reason ?? "aborted while planning" }) } },
-          "host.sessionReplaced": { target: "cancelled", actions: { type: "recordReason", params: { reason: "the session was replaced" } } },
+          "host.aborted": {
+            target: "cancelled",
+            actions: {
+              type: "recordReason",
+              params: ({ event }) => ({ reason: event.reason ?? "aborted while planning" }),
+            },
+          },
+          "host.sessionReplaced": {
+            target: "cancelled",
+            actions: { type: "recordReason", params: { reason: "the session was replaced" } },
+          },
         },
       },
       validated: {
-        description: "The plan passed the strategy's validator and was handed to Pi to store. It commits once Pi confirms the fact is on the branch.",
+        description:
+          "The plan passed the strategy's validator and was handed to Pi to store. It commits once Pi confirms the fact is on the branch.",
         on: {
           "pi.appended": { target: "committed" },
-          "pi.notAppended": { target: "cancelled", actions: { type: "recordReason", params: ({ event }) => ({ reason: event.reason }) } },
-          "host.sessionReplaced": { target: "cancelled", actions: { type: "recordReason", params: { reason: "the session was replaced before Pi stored the fact" } } },
+          "pi.notAppended": {
+            target: "cancelled",
+            actions: { type: "recordReason", params: ({ event }) => ({ reason: event.reason }) },
+          },
+          "host.sessionReplaced": {
+            target: "cancelled",
+            actions: { type: "recordReason", params: { reason: "the session was replaced before Pi stored the fact" } },
+          },
         },
       },
       committed: {
         entry: { type: "settle", params: "committed" },
-        description: "The fact is in the ledger (fold summary, boundary fact or compaction entry); the model view is recomputed from it.",
+        description:
+          "The fact is in the ledger (fold summary, boundary fact or compaction entry); the model view is recomputed from it.",
         type: "final",
       },
       cancelled: {
@@ -189,7 +251,8 @@ export function lifecycleMachine(validate: Validate) {
       },
       nativeFallback: {
         entry: { type: "settle", params: "nativeFallback" },
-        description: "The strategy left this compaction to Pi, or could not plan it: Pi's own compaction runs unchanged, so the user is never left without one.",
+        description:
+          "The strategy left this compaction to Pi, or could not plan it: Pi's own compaction runs unchanged, so the user is never left without one.",
         type: "final",
       },
     },

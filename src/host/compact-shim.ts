@@ -40,7 +40,8 @@ export class ManualCompactShim implements ManualCompactSwitch {
       const settings = real.call(manager, model);
       if (!isActive(active)) return settings;
       const adjusted = { ...settings, keepRecentTokens: this.runOpen ? settings.keepRecentTokens : 1 };
-      if (options.autoCompactionOff && !rejectedAsTooLong(options.autoCompactionOff.lastResponse())) adjusted.enabled = false;
+      if (options.autoCompactionOff && !rejectedAsTooLong(options.autoCompactionOff.lastResponse()))
+        adjusted.enabled = false;
       return adjusted;
     };
     Object.defineProperty(manager, "getCompactionSettings", { value: override, configurable: true, writable: true });

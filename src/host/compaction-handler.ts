@@ -1,6 +1,10 @@
 // `session_before_compact`: Pi prepared a compaction (manual /compact, threshold or overflow). The request runs
 // through the lifecycle machine with the configured strategy; anything unexpected falls back to Pi's native path.
-import type { ExtensionContext, SessionBeforeCompactEvent, SessionBeforeCompactResult } from "@earendil-works/pi-coding-agent";
+import type {
+  ExtensionContext,
+  SessionBeforeCompactEvent,
+  SessionBeforeCompactResult,
+} from "@earendil-works/pi-coding-agent";
 import { filterPreparation } from "../strategies/compaction-effects.ts";
 import type { LifecycleRequest, MessageFact } from "../strategies/contract.ts";
 import { failureDetails, type PlannerFailureDetails } from "../strategies/fallback.ts";
@@ -17,12 +21,20 @@ export async function answerCompaction(
   ctx: ExtensionContext,
   session: LedgerSession,
   lifecycle: StrategyLifecycle,
-  host: { recordFallback(details: PlannerFailureDetails): void; sendMessage(message: MessageFact): void; now(): number },
+  host: {
+    recordFallback(details: PlannerFailureDetails): void;
+    sendMessage(message: MessageFact): void;
+    now(): number;
+  },
   applies = true,
 ): Promise<SessionBeforeCompactResult | undefined> {
   session.sync(ctx.sessionManager);
   filterPreparation(event, session);
-  const request: LifecycleRequest = { moment: { type: "session_before_compact", event }, ctx, trace: { startedAt: host.now() } };
+  const request: LifecycleRequest = {
+    moment: { type: "session_before_compact", event },
+    ctx,
+    trace: { startedAt: host.now() },
+  };
   const run = await lifecycle.start(event.reason, request, undefined, applies);
   run.abortOn(event.signal, "compaction aborted");
   const decision = await run.decided();
@@ -50,7 +62,12 @@ export async function answerCompaction(
         usage: request.trace.usage,
         reason: failure === undefined ? decision.reason : undefined,
       });
-      ctx.ui.notify(forTerminal(`context-ledger: ${lifecycle.strategy} compaction fell back to Pi's native compaction (${details.category}: ${details.reason}).`), "warning");
+      ctx.ui.notify(
+        forTerminal(
+          `context-ledger: ${lifecycle.strategy} compaction fell back to Pi's native compaction (${details.category}: ${details.reason}).`,
+        ),
+        "warning",
+      );
       host.recordFallback(details);
       return undefined;
     }

@@ -4,7 +4,13 @@ import { quoted, shownName } from "../log/display.ts";
 import { isRangeEntry, isRestoreEntry, textOf } from "../log/entries.ts";
 import { RangeMask } from "../projection/ranges.ts";
 import type { LiveLedger } from "../projection/live-ledger.ts";
-import { activePins, isUnreadableRestore, keptFrom, type CompactionFact, type RangeRule } from "../projection/ledger-state.ts";
+import {
+  activePins,
+  isUnreadableRestore,
+  keptFrom,
+  type CompactionFact,
+  type RangeRule,
+} from "../projection/ledger-state.ts";
 import { entryMessages, viewCut } from "../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../projection/tokens.ts";
 import { PLUGINS } from "../strategies/registry.ts";
@@ -17,7 +23,8 @@ const entries = (n: number) => counted(n, "entry", "entries");
 
 /** The word each strategy's facts go by, from the registry: a custom message's customType, or a strategy's name. */
 function factWord(customType: string | undefined): string | undefined {
-  for (const strategy of PLUGINS) if (customType !== undefined && strategy.facts?.[customType]) return strategy.facts[customType];
+  for (const strategy of PLUGINS)
+    if (customType !== undefined && strategy.facts?.[customType]) return strategy.facts[customType];
   return undefined;
 }
 
@@ -48,7 +55,11 @@ function hiddenBy(live: LiveLedger, rule: RangeRule): { entries: number; tokens:
  * Entries a compaction summarized, by the same accounting as a range's: the entries carrying messages from the start
  * the compaction before it kept (the root for the first) up to its own kept start, with their estimated tokens.
  */
-function cutBy(live: LiveLedger, compaction: CompactionFact, from: number): { entries: number; tokens: number; through: number } {
+function cutBy(
+  live: LiveLedger,
+  compaction: CompactionFact,
+  from: number,
+): { entries: number; tokens: number; through: number } {
   const at = live.indexOf(compaction.entryId);
   const kept = live.indexOf(keptFrom(compaction));
   const through = kept >= 0 && kept < at ? kept : at;
@@ -81,20 +92,35 @@ function viewChangedSinceResponse(live: LiveLedger): boolean {
 /**
  * The `/context` report. `details` adds what only a maintainer needs (the token estimator's calibration).
  */
-export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionContext, "getContextUsage">, options: { details?: boolean } = {}): string {
+export function renderDashboard(
+  session: LedgerSession,
+  ctx: Pick<ExtensionContext, "getContextUsage">,
+  options: { details?: boolean } = {},
+): string {
   const live = session.live;
   const state = live.state;
   const usage = ctx.getContextUsage();
   const lines: string[] = ["Context ledger"];
   if (usage) {
     // Right after a compaction Pi knows no usage until the next response; the ledger's own estimate stands in.
-    if (usage.tokens === null) lines.push(`  usage: ~${count(live.estimateViewTokens())} / ${count(usage.contextWindow)} tokens (estimated; Pi reports usage after the next response)`);
+    if (usage.tokens === null)
+      lines.push(
+        `  usage: ~${count(live.estimateViewTokens())} / ${count(usage.contextWindow)} tokens (estimated; Pi reports usage after the next response)`,
+      );
     else if (viewChangedSinceResponse(live))
-      lines.push(`  usage: ~${count(live.estimateViewTokens())} / ${count(usage.contextWindow)} tokens (estimated: the context changed after Pi's last figure, ${count(usage.tokens)}; Pi reports usage after the next response)`);
-    else lines.push(`  usage: ${count(usage.tokens)} / ${count(usage.contextWindow)} tokens (${usage.percent === null ? "share unknown" : `${Math.round(usage.percent)}%`})`);
+      lines.push(
+        `  usage: ~${count(live.estimateViewTokens())} / ${count(usage.contextWindow)} tokens (estimated: the context changed after Pi's last figure, ${count(usage.tokens)}; Pi reports usage after the next response)`,
+      );
+    else
+      lines.push(
+        `  usage: ${count(usage.tokens)} / ${count(usage.contextWindow)} tokens (${usage.percent === null ? "share unknown" : `${Math.round(usage.percent)}%`})`,
+      );
   }
   lines.push(`  strategy: ${session.settings.strategy}`);
-  if (options.details) lines.push(`  estimator calibration x${session.calibration.ratio.toFixed(2)} (${session.calibration.samples} samples)`);
+  if (options.details)
+    lines.push(
+      `  estimator calibration x${session.calibration.ratio.toFixed(2)} (${session.calibration.samples} samples)`,
+    );
   let hidden = 0;
   live.entries.forEach((entry) => {
     if (live.isHidden(entry.id)) hidden++;
@@ -102,10 +128,15 @@ export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionConte
   // What the newest compaction in effect left out of the view, counted like the compaction lines below.
   const cut = viewCut(state, (id) => live.indexOf(id));
   let summarized = 0;
-  for (let i = 0; cut.head >= 0 && i < cut.from; i++) if (live.entries[i].type !== "compaction" && entryMessages(live.entries[i]).length) summarized++;
-  lines.push(`  branch: ${entries(live.entries.length)}, ${count(hidden)} hidden by ranges, ${count(summarized)} summarized by compactions`);
+  for (let i = 0; cut.head >= 0 && i < cut.from; i++)
+    if (live.entries[i].type !== "compaction" && entryMessages(live.entries[i]).length) summarized++;
+  lines.push(
+    `  branch: ${entries(live.entries.length)}, ${count(hidden)} hidden by ranges, ${count(summarized)} summarized by compactions`,
+  );
   const labels = Object.entries(state.labels);
-  lines.push(`  labels: ${labels.length ? labels.map(([id, l]) => `${shownName(l)} (${shownName(id)})`).join(", ") : "none"}`);
+  lines.push(
+    `  labels: ${labels.length ? labels.map(([id, l]) => `${shownName(l)} (${shownName(id)})`).join(", ") : "none"}`,
+  );
   for (const rule of state.ranges) {
     const entry = live.getEntry(rule.entryId);
     const size = entry?.type === "custom_message" ? estimateTextTokens(textOf(entry.content)) : 0;
@@ -141,7 +172,9 @@ export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionConte
     }
     const hid = cutBy(live, c, summarizedFrom);
     summarizedFrom = hid.through;
-    lines.push(`  compaction ${c.entryId}: ${shownName(c.strategy)}, kept from ${keptName}; summarized ${entries(hid.entries)} (~${count(hid.tokens)} tokens), summary ~${count(summary)} tokens${status}`);
+    lines.push(
+      `  compaction ${c.entryId}: ${shownName(c.strategy)}, kept from ${keptName}; summarized ${entries(hid.entries)} (~${count(hid.tokens)} tokens), summary ~${count(summary)} tokens${status}`,
+    );
   }
   // Revoked folds, tool summaries and digests have left the ranges; they are listed so the undo stays visible.
   for (const [act, by] of Object.entries(state.revoked)) {
@@ -157,7 +190,9 @@ export function renderDashboard(session: LedgerSession, ctx: Pick<ExtensionConte
     let tokens = 0;
     for (const i of live.pinnedIndexes()) tokens += live.entryTokens(i);
     const budget = Math.floor((usage?.contextWindow ?? 0) * session.settings.pins.maxShare);
-    lines.push(`  pins: ${pins.length} holding ${count(live.pinnedIndexes().length)} entries (~${count(tokens)} tokens${budget ? ` of ${count(budget)} allowed` : ""}); /context pins lists them`);
+    lines.push(
+      `  pins: ${pins.length} holding ${count(live.pinnedIndexes().length)} entries (~${count(tokens)} tokens${budget ? ` of ${count(budget)} allowed` : ""}); /context pins lists them`,
+    );
   } else lines.push("  pins: none");
   for (const strategy of PLUGINS) lines.push(...(strategy.dashboard?.(live.entries) ?? []));
   return lines.join("\n");

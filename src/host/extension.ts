@@ -2,11 +2,22 @@
 // the strategies' hooks in registry order; this file names no strategy. Handlers translate events into ledger syncs
 // and lifecycle-machine events and return Pi's answer; notification handlers only update caches and never block.
 import { fileURLToPath } from "node:url";
-import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
+import type {
+  ExtensionAPI,
+  ExtensionCommandContext,
+  ExtensionContext,
+  SessionBoundaryDraft,
+} from "@earendil-works/pi-coding-agent";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { InspectionEvent, Observer } from "xstate";
 import { quoted } from "../log/display.ts";
-import type { ContextFile, MessageFact, StrategyEffects, StrategyHooks, StrategyPlanner } from "../strategies/contract.ts";
+import type {
+  ContextFile,
+  MessageFact,
+  StrategyEffects,
+  StrategyHooks,
+  StrategyPlanner,
+} from "../strategies/contract.ts";
 import { PLUGINS, type RegisteredStrategy } from "../strategies/registry.ts";
 import type { PlannerFailureDetails } from "../strategies/fallback.ts";
 import { BudgetNotices } from "./budget.ts";
@@ -24,7 +35,8 @@ import { strategyKit } from "./strategy-kit.ts";
 import type { Sleep } from "./summary-retry.ts";
 
 /** How `/context` is called, for its description and for a subcommand it does not know. */
-const CONTEXT_USAGE = "Usage: /context (the dashboard), /context details (adds estimator figures), /context restore [<id|name|last> [--newest]] (undo one act, or list them), /context pin <id|label|last> [note], /context unpin <target>, /context pins.";
+const CONTEXT_USAGE =
+  "Usage: /context (the dashboard), /context details (adds estimator figures), /context restore [<id|name|last> [--newest]] (undo one act, or list them), /context pin <id|label|last> [note], /context unpin <target>, /context pins.";
 import { forTerminal } from "../log/display.ts";
 
 /** The skill that teaches the recall tools; it ships with them rather than in the package manifest. */
@@ -51,13 +63,22 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   let session = new LedgerSession(loaded.settings);
   let contextFiles: readonly ContextFile[] = [];
   const inspect = () => session.settings.inspect;
-  const host = { pi, session: () => session, contextFiles: () => contextFiles, wrapPlanner: options.wrapPlanner ?? ((p: StrategyPlanner) => p), sleep: options.sleep };
+  const host = {
+    pi,
+    session: () => session,
+    contextFiles: () => contextFiles,
+    wrapPlanner: options.wrapPlanner ?? ((p: StrategyPlanner) => p),
+    sleep: options.sleep,
+  };
   // One chart per strategy and extension instance, its effects provided once; the kit closes over the chart.
   const running: Running[] = PLUGINS.map((strategy) => {
     // The chart exists before the hooks (the kit hands it to them), so its effects reach the hooks once they exist.
     let hooks: StrategyHooks | undefined;
     const effects: StrategyEffects = {
-      plan: (request, signal) => (hooks ? hooks.effects.plan(request, signal) : Promise.resolve({ ok: false, reason: "the strategy is not ready" })),
+      plan: (request, signal) =>
+        hooks
+          ? hooks.effects.plan(request, signal)
+          : Promise.resolve({ ok: false, reason: "the strategy is not ready" }),
       validate: (request, plan) => hooks?.effects.validate?.(request, plan),
     };
     const chart = new StrategyLifecycle(strategy.name, strategy.routes, effects, inspect, options.inspect);
@@ -83,13 +104,15 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
     const [sub, ...rest] = args.trim().split(/\s+/);
     if (sub === "restore") return restore.command(rest.join(" "), ctx);
     if (sub === "pin" || sub === "unpin" || sub === "pins") return pins.command(sub, rest.join(" "), ctx);
-    if (sub !== "" && sub !== "details") return ctx.ui.notify(forTerminal(`context: unknown subcommand ${quoted(sub, 40)}. ${CONTEXT_USAGE}`), "error");
+    if (sub !== "" && sub !== "details")
+      return ctx.ui.notify(forTerminal(`context: unknown subcommand ${quoted(sub, 40)}. ${CONTEXT_USAGE}`), "error");
     session.sync(ctx.sessionManager);
     ctx.ui.notify(forTerminal(renderDashboard(session, ctx, { details: sub === "details" })), "info");
   };
 
   /** The strategies whose hooks run now: those that always act, and the configured one. */
-  const active = (): Running[] => running.filter((r) => r.strategy.scope === "always" || r.strategy.name === session.settings.strategy);
+  const active = (): Running[] =>
+    running.filter((r) => r.strategy.scope === "always" || r.strategy.name === session.settings.strategy);
   const configured = (): Running => running.find((r) => r.strategy.name === session.settings.strategy)!;
 
   const warnOnce = (ctx: ExtensionContext) => {
@@ -198,7 +221,11 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   // the compaction to Pi.
   pi.on("session_before_compact", async (event, ctx) => {
     const r = configured();
-    const host = { recordFallback: (details: PlannerFailureDetails) => cards.recordFailure(details), sendMessage: (message: MessageFact) => pi.sendMessage(message), now: () => Date.now() };
+    const host = {
+      recordFallback: (details: PlannerFailureDetails) => cards.recordFailure(details),
+      sendMessage: (message: MessageFact) => pi.sendMessage(message),
+      now: () => Date.now(),
+    };
     return answerCompaction(event, ctx, session, r.chart, host, r.hooks.appliesTo?.(ctx) !== false);
   });
   // Pi stored a compaction (ours or its own), or could not: the chart that handed it over commits or cancels.
@@ -215,7 +242,8 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   });
 
   pi.registerCommand("context", {
-    description: "Context ledger dashboard: usage, labels, pins, folds, tool summaries, digests and compactions on this branch; `/context restore <id|name> [--newest]` undoes one; `/context pin <id|label|last> [note]`, `/context unpin <target>`, `/context pins`; `/context details` adds estimator figures",
+    description:
+      "Context ledger dashboard: usage, labels, pins, folds, tool summaries, digests and compactions on this branch; `/context restore <id|name> [--newest]` undoes one; `/context pin <id|label|last> [note]`, `/context unpin <target>`, `/context pins`; `/context details` adds estimator figures",
     handler: contextCommand,
   });
 }

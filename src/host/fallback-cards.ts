@@ -5,7 +5,12 @@ import type { ExtensionAPI, SessionCompactEvent } from "@earendil-works/pi-codin
 import { Text } from "@earendil-works/pi-tui";
 import { LedgerType, textField } from "../log/entries.ts";
 import { estimateTextTokens } from "../projection/tokens.ts";
-import { failureCardLines, nativeCardLines, type NativeCompactionDetails, type PlannerFailureDetails } from "../strategies/fallback.ts";
+import {
+  failureCardLines,
+  nativeCardLines,
+  type NativeCompactionDetails,
+  type PlannerFailureDetails,
+} from "../strategies/fallback.ts";
 
 export interface FallbackCards {
   /** Persist a failure record; the next native compaction of this session gets its own card. */

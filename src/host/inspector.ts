@@ -19,7 +19,18 @@ export function redactText(value: unknown, depth = 0): unknown {
 }
 
 /** Fields of the inspection protocol that never carry transcript text: ids, timestamps, the machine definition. */
-const PROTOCOL_FIELDS = new Set(["type", "_version", "createdAt", "id", "rootId", "parentId", "sessionId", "sourceId", "name", "definition"]);
+const PROTOCOL_FIELDS = new Set([
+  "type",
+  "_version",
+  "createdAt",
+  "id",
+  "rootId",
+  "parentId",
+  "sessionId",
+  "sourceId",
+  "name",
+  "definition",
+]);
 
 /**
  * Redact one serialized inspection event. State names (`snapshot.value`), status, tags and event types are
@@ -29,7 +40,8 @@ export function redactInspectionEvent(event: Record<string, unknown>): Record<st
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(event)) {
     if (PROTOCOL_FIELDS.has(key)) out[key] = value;
-    else if (key === "snapshot" && value && typeof value === "object") out[key] = redactSnapshot(value as Record<string, unknown>);
+    else if (key === "snapshot" && value && typeof value === "object")
+      out[key] = redactSnapshot(value as Record<string, unknown>);
     else if (key === "event" && value && typeof value === "object") {
       const { type, ...rest } = value as Record<string, unknown>;
       out[key] = { type: typeof type === "string" ? type : "[unknown]", ...(redactText(rest) as object) };
@@ -69,7 +81,9 @@ function webSocketAdapter(url: string, warn: () => (message: string) => void): A
     open = false;
     if (warned) return;
     warned = true;
-    warn()(`context-ledger: inspector is on (PI_CONTEXT_LEDGER_INSPECT) but nothing is listening at ${url} (${why}); start a receiver (docs/machines/README.md) or unset the variable`);
+    warn()(
+      `context-ledger: inspector is on (PI_CONTEXT_LEDGER_INSPECT) but nothing is listening at ${url} (${why}); start a receiver (docs/machines/README.md) or unset the variable`,
+    );
   };
   return {
     start() {
@@ -106,18 +120,28 @@ let inspector: Promise<{ observer: Observer<InspectionEvent>; adapter: Adapter }
 let currentWarn: (message: string) => void = () => {};
 
 /** The inspection observer, created once per process; undefined when `@statelyai/inspect` is not installed. */
-export async function getInspector(onWarning: (message: string) => void): Promise<Observer<InspectionEvent> | undefined> {
+export async function getInspector(
+  onWarning: (message: string) => void,
+): Promise<Observer<InspectionEvent> | undefined> {
   currentWarn = onWarning;
   inspector ??= import("@statelyai/inspect")
     .then(({ createInspector }) => {
-      const adapter = webSocketAdapter(process.env.PI_CONTEXT_LEDGER_INSPECT_URL || "ws://localhost:8080", () => currentWarn);
-      const created = createInspector(adapter, { serialize: (event) => redactInspectionEvent(event as unknown as Record<string, unknown>) as unknown as typeof event });
+      const adapter = webSocketAdapter(
+        process.env.PI_CONTEXT_LEDGER_INSPECT_URL || "ws://localhost:8080",
+        () => currentWarn,
+      );
+      const created = createInspector(adapter, {
+        serialize: (event) =>
+          redactInspectionEvent(event as unknown as Record<string, unknown>) as unknown as typeof event,
+      });
       created.start();
       return { observer: created.inspect as Observer<InspectionEvent>, adapter };
     })
     .catch((error: unknown) => {
       const why = error instanceof Error ? error.message.slice(0, 160) : "unknown error";
-      currentWarn(`context-ledger: inspector unavailable (${why}); install @statelyai/inspect next to the package to use it`);
+      currentWarn(
+        `context-ledger: inspector unavailable (${why}); install @statelyai/inspect next to the package to use it`,
+      );
       return undefined;
     });
   return (await inspector)?.observer;

@@ -20,7 +20,10 @@ interface AwaitingStore {
 /** One recogniser per fact a plan asks Pi to store (content equality: ids are Pi's to assign). */
 function storedFacts(facts: PlannedFacts): Stored[] {
   const out: Stored[] = [];
-  const message = (customType: string, content: unknown): Stored => (e) => e.type === "custom_message" && e.customType === customType && e.content === content;
+  const message =
+    (customType: string, content: unknown): Stored =>
+    (e) =>
+      e.type === "custom_message" && e.customType === customType && e.content === content;
   for (const draft of facts.entries ?? []) {
     if (draft.type === "custom_message") out.push(message(draft.customType, draft.content));
     else if (draft.type === "custom") out.push((e) => e.type === "custom" && e.customType === draft.customType);
@@ -57,7 +60,10 @@ export class LedgerSession {
 
   /** Bring the live ledger to the current leaf; costs O(entries since the last sync). */
   sync(sessionManager: SessionView): void {
-    const change = this.live.sync(sessionManager.getLeafId(), (id) => sessionManager.getEntry(id) as SessionEntry | undefined);
+    const change = this.live.sync(
+      sessionManager.getLeafId(),
+      (id) => sessionManager.getEntry(id) as SessionEntry | undefined,
+    );
     if (this.awaiting.length && change.appended.length) this.confirm(change.appended);
   }
 

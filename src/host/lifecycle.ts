@@ -28,9 +28,15 @@ const DEFAULT_RESERVE_TOKENS = 16_384;
  * the plan is refused and Pi compacts natively. Whole texts are counted in one pass, so a 10 MB summary costs one
  * estimate. (A fold's summary has its own, tighter bound at the tool.)
  */
-export function oversizedFacts(request: Pick<LifecycleRequest, "moment" | "ctx">, plan: PlannedFacts): string | undefined {
+export function oversizedFacts(
+  request: Pick<LifecycleRequest, "moment" | "ctx">,
+  plan: PlannedFacts,
+): string | undefined {
   const window = request.ctx.model?.contextWindow ?? 128_000;
-  const reserve = request.moment.type === "session_before_compact" ? request.moment.event.preparation.settings.reserveTokens : DEFAULT_RESERVE_TOKENS;
+  const reserve =
+    request.moment.type === "session_before_compact"
+      ? request.moment.event.preparation.settings.reserveTokens
+      : DEFAULT_RESERVE_TOKENS;
   const limit = Math.max(Math.floor(window / 2), window - reserve);
   const texts: unknown[] = [plan.compaction?.summary];
   for (const message of plan.messages ?? []) texts.push(textOf(message.content));
@@ -53,7 +59,9 @@ export interface LifecycleEffects {
 }
 
 /** The chart's decision: facts to hand to Pi, or a final state reached without any. */
-export type Decision = { state: "validated"; facts: PlannedFacts } | { state: Exclude<Outcome, "committed">; reason?: string };
+export type Decision =
+  | { state: "validated"; facts: PlannedFacts }
+  | { state: Exclude<Outcome, "committed">; reason?: string };
 
 type LifecycleActor = Actor<ReturnType<typeof lifecycleMachine>>;
 
@@ -73,7 +81,9 @@ export class LifecycleRun {
 
   /** Resolves once the chart validated a plan or ended without one. */
   async decided(): Promise<Decision> {
-    const snapshot = await waitFor(this.actor, (s) => s.value === "validated" || s.status === "done", { timeout: Number.POSITIVE_INFINITY });
+    const snapshot = await waitFor(this.actor, (s) => s.value === "validated" || s.status === "done", {
+      timeout: Number.POSITIVE_INFINITY,
+    });
     const { context } = snapshot;
     if (snapshot.value === "validated" && context.plan) return { state: "validated", facts: context.plan };
     const outcome = context.outcome === "nativeFallback" ? "nativeFallback" : "cancelled";
@@ -99,7 +109,13 @@ export class StrategyLifecycle {
   private readonly observer: Observer<InspectionEvent> | undefined;
 
   /** `inspect` turns the Stately inspector on; `observer` (tests) sees every run as well. */
-  constructor(strategy: StrategyName, routes: Routes, effects: LifecycleEffects, inspect: () => boolean, observer?: Observer<InspectionEvent>) {
+  constructor(
+    strategy: StrategyName,
+    routes: Routes,
+    effects: LifecycleEffects,
+    inspect: () => boolean,
+    observer?: Observer<InspectionEvent>,
+  ) {
     this.strategy = strategy;
     this.routes = routes;
     this.inspect = inspect;
@@ -124,10 +140,27 @@ export class StrategyLifecycle {
     const warn = (message: string) => request.ctx.ui.notify(forTerminal(message), "warning");
     // The chart's context holds the request, and inspectors serialize that context by walking its keys: Pi's live
     // extension context must not be walked (its getters throw outside the TUI, and it reaches the whole session).
-    Object.defineProperty(request, "ctx", { value: request.ctx, enumerable: false, writable: false, configurable: true });
-    const observers = [this.inspect() ? await getInspector(warn) : undefined, this.observer].filter((o) => o !== undefined);
-    const inspect = observers.length > 1 ? { next: (event: InspectionEvent) => observers.forEach((o) => o.next?.(event)) } : observers[0];
-    const input = { strategy: this.strategy, trigger, routes: this.routes, request, ...(refused !== undefined ? { refused } : {}), ...(applies ? {} : { applies }) };
+    Object.defineProperty(request, "ctx", {
+      value: request.ctx,
+      enumerable: false,
+      writable: false,
+      configurable: true,
+    });
+    const observers = [this.inspect() ? await getInspector(warn) : undefined, this.observer].filter(
+      (o) => o !== undefined,
+    );
+    const inspect =
+      observers.length > 1
+        ? { next: (event: InspectionEvent) => observers.forEach((o) => o.next?.(event)) }
+        : observers[0];
+    const input = {
+      strategy: this.strategy,
+      trigger,
+      routes: this.routes,
+      request,
+      ...(refused !== undefined ? { refused } : {}),
+      ...(applies ? {} : { applies }),
+    };
     const actor = createActor(this.machine, { input, ...(inspect ? { inspect } : {}) });
     const run = new LifecycleRun(actor);
     actor.start();

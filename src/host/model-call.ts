@@ -45,12 +45,20 @@ export function modelCall(ctx: ExtensionContext, configured: string | undefined)
     if (reply.stopReason === "aborted" && signal.aborted) throw abortReason(signal);
     if (reply.stopReason === "error" || reply.stopReason === "aborted") {
       // The provider's words are shown once, bounded, and never persisted: they may quote the request.
-      if (reply.errorMessage) ctx.ui.notify(forTerminal(`context-ledger: the planner model ${call.model} reported: ${quoted(reply.errorMessage, 200)}`), "warning");
-      throw new PlanError("model-error", `the planner call ended with ${reply.stopReason}`, { stopReason: reply.stopReason });
+      if (reply.errorMessage)
+        ctx.ui.notify(
+          forTerminal(`context-ledger: the planner model ${call.model} reported: ${quoted(reply.errorMessage, 200)}`),
+          "warning",
+        );
+      throw new PlanError("model-error", `the planner call ended with ${reply.stopReason}`, {
+        stopReason: reply.stopReason,
+      });
     }
     const answer: ModelReply = {
       text: reply.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join(""),
-      toolCalls: reply.content.flatMap((b) => (b.type === "toolCall" ? [{ name: b.name, arguments: b.arguments }] : [])),
+      toolCalls: reply.content.flatMap((b) =>
+        b.type === "toolCall" ? [{ name: b.name, arguments: b.arguments }] : [],
+      ),
       model: call.model,
       usage: call.usage,
       stopReason: reply.stopReason,
@@ -68,10 +76,17 @@ function abortReason(signal: AbortSignal): Error {
  * Run a model call under a deadline. The call gets a signal that aborts on the caller's abort or at the deadline,
  * and the result also races both, so a provider that ignores its signal cannot hold the compaction.
  */
-export function withDeadline<T>(work: (signal: AbortSignal) => Promise<T>, signal: AbortSignal, timeoutMs: number | undefined): Promise<T> {
+export function withDeadline<T>(
+  work: (signal: AbortSignal) => Promise<T>,
+  signal: AbortSignal,
+  timeoutMs: number | undefined,
+): Promise<T> {
   const deadline = new AbortController();
   const timer = timeoutMs
-    ? setTimeout(() => deadline.abort(new PlanError("timeout", `the planner gave no answer within ${timeoutMs} ms`)), timeoutMs)
+    ? setTimeout(
+        () => deadline.abort(new PlanError("timeout", `the planner gave no answer within ${timeoutMs} ms`)),
+        timeoutMs,
+      )
     : undefined;
   const both = AbortSignal.any([signal, deadline.signal]);
   return new Promise<T>((resolve, reject) => {
@@ -88,7 +103,9 @@ export function withDeadline<T>(work: (signal: AbortSignal) => Promise<T>, signa
     both.addEventListener("abort", onAbort, { once: true });
     work(both).then(
       (value) => (done(), resolve(value)),
-      (error: unknown) => (done(), reject(both.aborted ? (signal.aborted ? abortReason(signal) : abortReason(deadline.signal)) : error)),
+      (error: unknown) => (
+        done(), reject(both.aborted ? (signal.aborted ? abortReason(signal) : abortReason(deadline.signal)) : error)
+      ),
     );
   });
 }
@@ -96,5 +113,7 @@ export function withDeadline<T>(work: (signal: AbortSignal) => Promise<T>, signa
 /** The model a strategy may call: `provider/model` from the global settings, else the active model. */
 export function resolveModel(ctx: ExtensionContext, configured: string | undefined): ExtensionContext["model"] {
   const slash = configured ? configured.indexOf("/") : -1;
-  return configured && slash > 0 ? ctx.modelRegistry.find(configured.slice(0, slash), configured.slice(slash + 1)) : ctx.model;
+  return configured && slash > 0
+    ? ctx.modelRegistry.find(configured.slice(0, slash), configured.slice(slash + 1))
+    : ctx.model;
 }

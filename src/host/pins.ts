@@ -3,7 +3,12 @@
 // record their request in execute() and commit at turn_end (a fact never lands between a tool call and its result);
 // the commands append at once, once the agent is idle. Pins never call a model.
 import { forTerminal } from "../log/display.ts";
-import type { ExtensionAPI, ExtensionCommandContext, ExtensionContext, SessionBoundaryDraft } from "@earendil-works/pi-coding-agent";
+import type {
+  ExtensionAPI,
+  ExtensionCommandContext,
+  ExtensionContext,
+  SessionBoundaryDraft,
+} from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { LEDGER_PREFIX, LedgerType, type PinData, type SessionEntry } from "../log/entries.ts";
 import { planPin, planUnpin, renderPins, resolvePinTarget, type PinContext } from "../projection/pin-plan.ts";
@@ -71,13 +76,23 @@ export class PinHost {
     for (const data of this.pending) {
       const at = pins.findIndex((p) => p.targetId === data.targetId);
       if (at >= 0) pins.splice(at, 1);
-      if (data.pinned) pins.push({ targetId: data.targetId, factId: "pending", ...(data.note !== undefined ? { note: data.note } : {}) });
+      if (data.pinned)
+        pins.push({
+          targetId: data.targetId,
+          factId: "pending",
+          ...(data.note !== undefined ? { note: data.note } : {}),
+        });
     }
     return pins;
   }
 
   /** Plan a pin; on success returns the fact and the sentence that reports it. */
-  private pin(target: string, note: string | undefined, ctx: ExtensionContext, skip: (e: SessionEntry) => boolean): { data: PinData; text: string } {
+  private pin(
+    target: string,
+    note: string | undefined,
+    ctx: ExtensionContext,
+    skip: (e: SessionEntry) => boolean,
+  ): { data: PinData; text: string } {
     const context = this.context(ctx);
     const resolved = resolvePinTarget(target, context, skip);
     if (!resolved.ok) throw new Error(resolved.error);
@@ -95,43 +110,56 @@ export class PinHost {
     if (!resolved.ok) throw new Error(resolved.error);
     const plan = planUnpin(resolved.id, context, this.pendingPins());
     if (!plan.ok) throw new Error(plan.error);
-    return { facts: plan.facts, text: `Unpinned ${resolved.id}. If a fold or compaction already covers it, it leaves the context; otherwise the next one may hide it like any other entry.` };
+    return {
+      facts: plan.facts,
+      text: `Unpinned ${resolved.id}. If a fold or compaction already covers it, it leaves the context; otherwise the next one may hide it like any other entry.`,
+    };
   }
 
   registerTools(): void {
-    this.pi.registerTool(guardedTool({
-      name: "context_pin",
-      label: "Pin context",
-      description:
-        "Pin an entry so it stays in your context verbatim through every compaction and fold: a spec you read, a constraint, a decision. " +
-        "`target` is an entry id (context_timeline, context_list_entries and context_grep show them), a label, or `last` for the newest message before this call. " +
-        "Pinning a tool call pins its result and the reverse. Pins share a budget (a tenth of the window by default); a pin past it is refused with the figures. " +
-        "It applies when this step ends; pinning makes no model call.",
-      promptSnippet: "Pin an entry so every compaction keeps it verbatim",
-      parameters: Type.Object({
-        target: Type.String({ description: "Entry id, label, or last" }),
-        note: Type.Optional(Type.String({ description: "Why it is pinned (shown to the user in /context pins)" })),
+    this.pi.registerTool(
+      guardedTool({
+        name: "context_pin",
+        label: "Pin context",
+        description:
+          "Pin an entry so it stays in your context verbatim through every compaction and fold: a spec you read, a constraint, a decision. " +
+          "`target` is an entry id (context_timeline, context_list_entries and context_grep show them), a label, or `last` for the newest message before this call. " +
+          "Pinning a tool call pins its result and the reverse. Pins share a budget (a tenth of the window by default); a pin past it is refused with the figures. " +
+          "It applies when this step ends; pinning makes no model call.",
+        promptSnippet: "Pin an entry so every compaction keeps it verbatim",
+        parameters: Type.Object({
+          target: Type.String({ description: "Entry id, label, or last" }),
+          note: Type.Optional(Type.String({ description: "Why it is pinned (shown to the user in /context pins)" })),
+        }),
+        execute: async (_toolCallId, params, _signal, _onUpdate, ctx) => {
+          const { data, text } = this.pin(params.target, params.note, ctx, isOwnTraffic);
+          this.pending.push(data);
+          return {
+            content: [{ type: "text" as const, text: `${text} (applies when this step ends)` }],
+            details: { targetId: data.targetId },
+          };
+        },
       }),
-      execute: async (_toolCallId, params, _signal, _onUpdate, ctx) => {
-        const { data, text } = this.pin(params.target, params.note, ctx, isOwnTraffic);
-        this.pending.push(data);
-        return { content: [{ type: "text" as const, text: `${text} (applies when this step ends)` }], details: { targetId: data.targetId } };
-      },
-    }));
-    this.pi.registerTool(guardedTool({
-      name: "context_unpin",
-      label: "Unpin context",
-      description:
-        "Let go of a pin made with context_pin or <keepContext>. `target` is the pinned entry's id (either side of a pinned tool call), a label, or `last`. " +
-        "If a fold or compaction already covers the entry, it leaves your context; otherwise later ones may hide it like any other. It applies when this step ends.",
-      promptSnippet: "Let go of a pin",
-      parameters: Type.Object({ target: Type.String({ description: "Pinned entry id, label, or last" }) }),
-      execute: async (_toolCallId, params, _signal, _onUpdate, ctx) => {
-        const { facts, text } = this.unpin(params.target, ctx);
-        this.pending.push(...facts);
-        return { content: [{ type: "text" as const, text: `${text} (applies when this step ends)` }], details: { targetIds: facts.map((f) => f.targetId) } };
-      },
-    }));
+    );
+    this.pi.registerTool(
+      guardedTool({
+        name: "context_unpin",
+        label: "Unpin context",
+        description:
+          "Let go of a pin made with context_pin or <keepContext>. `target` is the pinned entry's id (either side of a pinned tool call), a label, or `last`. " +
+          "If a fold or compaction already covers the entry, it leaves your context; otherwise later ones may hide it like any other. It applies when this step ends.",
+        promptSnippet: "Let go of a pin",
+        parameters: Type.Object({ target: Type.String({ description: "Pinned entry id, label, or last" }) }),
+        execute: async (_toolCallId, params, _signal, _onUpdate, ctx) => {
+          const { facts, text } = this.unpin(params.target, ctx);
+          this.pending.push(...facts);
+          return {
+            content: [{ type: "text" as const, text: `${text} (applies when this step ends)` }],
+            details: { targetIds: facts.map((f) => f.targetId) },
+          };
+        },
+      }),
+    );
   }
 
   /** `/context pin <target> [note]`, `/context unpin <target>`, `/context pins`. */
@@ -143,7 +171,8 @@ export class PinHost {
       return ctx.ui.notify(forTerminal(renderPins(this.context(ctx), window, share)), "info");
     }
     const { target, note } = parsePinArgs(args);
-    if (!target) return ctx.ui.notify(forTerminal(`context ${sub}: give a target: an entry id, a label, or last`), "error");
+    if (!target)
+      return ctx.ui.notify(forTerminal(`context ${sub}: give a target: an entry id, a label, or last`), "error");
     try {
       if (sub === "pin") {
         const { data, text } = this.pin(target, note, ctx, isOwnTraffic);
@@ -163,7 +192,9 @@ export class PinHost {
   /** turn_end: write the step's pin facts. */
   onTurnEnd(entries: SessionBoundaryDraft[]): { entries: SessionBoundaryDraft[] } | undefined {
     if (!this.pending.length) return undefined;
-    const facts = this.pending.map((data): SessionBoundaryDraft => ({ type: "custom", customType: LedgerType.pin, data }));
+    const facts = this.pending.map(
+      (data): SessionBoundaryDraft => ({ type: "custom", customType: LedgerType.pin, data }),
+    );
     this.pending = [];
     return { entries: [...entries, ...facts] };
   }

@@ -2,8 +2,23 @@
 // and `context_show_entry { id, session }`, and the same calls made by the lookup subagent. Trust is decided here:
 // the switch from the global settings, the session directory (project-sessions.ts) and names, never paths.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { CROSS_SESSION_OFF, checkSessionName, grepProject, listProjectSessions, resolveSession, type ProjectSource } from "../recall/project.ts";
-import { listEntries, showEntry, type GrepParams, type ListParams, type ScanBudget, type SearchOutcome, type ShowParams } from "../recall/search.ts";
+import {
+  CROSS_SESSION_OFF,
+  checkSessionName,
+  grepProject,
+  listProjectSessions,
+  resolveSession,
+  type ProjectSource,
+} from "../recall/project.ts";
+import {
+  listEntries,
+  showEntry,
+  type GrepParams,
+  type ListParams,
+  type ScanBudget,
+  type SearchOutcome,
+  type ShowParams,
+} from "../recall/search.ts";
 import { recallLimits, type RecallSettings } from "../recall/settings.ts";
 import type { TranscriptIndex } from "../recall/transcript.ts";
 import { ProjectSessionStore } from "./project-sessions.ts";
@@ -39,7 +54,11 @@ export class ProjectRecall {
   }
 
   /** The index a `session` argument names: this session's own id, or an earlier session of the project. */
-  private async sessionIndex(ctx: ExtensionContext, raw: string, settings: RecallSettings): Promise<TranscriptIndex | Refusal> {
+  private async sessionIndex(
+    ctx: ExtensionContext,
+    raw: string,
+    settings: RecallSettings,
+  ): Promise<TranscriptIndex | Refusal> {
     const name = checkSessionName(raw);
     if (typeof name !== "string") return refuse(name.error);
     const sm = ctx.sessionManager;
@@ -60,7 +79,11 @@ export class ProjectRecall {
   }
 
   /** `context_list_entries` with `scope: "project"` (the sessions) or `session` (one session's entries). */
-  async list(ctx: ExtensionContext, params: ListParams & { scope?: string }, settings: RecallSettings): Promise<SearchOutcome<unknown>> {
+  async list(
+    ctx: ExtensionContext,
+    params: ListParams & { scope?: string },
+    settings: RecallSettings,
+  ): Promise<SearchOutcome<unknown>> {
     const limits = recallLimits(settings);
     if (params.session !== undefined && params.session !== "") {
       const index = await this.sessionIndex(ctx, params.session, settings);
@@ -69,7 +92,10 @@ export class ProjectRecall {
     }
     const source = await this.source(ctx, settings);
     if ("ok" in source) return source;
-    if (params.role !== undefined && params.role.trim() !== "") return refuse('role lists one session\'s entries: pass it with session, or omit it to list the project\'s sessions');
+    if (params.role !== undefined && params.role.trim() !== "")
+      return refuse(
+        "role lists one session's entries: pass it with session, or omit it to list the project's sessions",
+      );
     return listProjectSessions(source, params, limits);
   }
 
@@ -82,7 +108,12 @@ export class ProjectRecall {
   }
 
   /** A lookup subagent's call that names a scope or a session; plain calls stay on the live index. */
-  async lookupCall(ctx: ExtensionContext, name: string, args: Record<string, unknown>, settings: RecallSettings): Promise<SearchOutcome<unknown>> {
+  async lookupCall(
+    ctx: ExtensionContext,
+    name: string,
+    args: Record<string, unknown>,
+    settings: RecallSettings,
+  ): Promise<SearchOutcome<unknown>> {
     const str = (v: unknown) => (typeof v === "string" ? v : undefined);
     switch (name) {
       case "grep": {
@@ -96,10 +127,16 @@ export class ProjectRecall {
           includeRecall: args.includeRecall === true,
         };
         if (args.scope === "project") return this.grep(ctx, params, settings);
-        return refuse('grep searches this session, or with scope: "project" this project\'s sessions; it takes no session argument');
+        return refuse(
+          'grep searches this session, or with scope: "project" this project\'s sessions; it takes no session argument',
+        );
       }
       case "list_entries":
-        return this.list(ctx, { role: str(args.role), cursor: str(args.cursor), session: str(args.session), scope: str(args.scope) }, settings);
+        return this.list(
+          ctx,
+          { role: str(args.role), cursor: str(args.cursor), session: str(args.session), scope: str(args.scope) },
+          settings,
+        );
       case "show_entry":
         if (typeof args.id !== "string") return refuse("show_entry needs a string id");
         return this.show(ctx, { id: args.id, cursor: str(args.cursor), session: str(args.session) }, settings);

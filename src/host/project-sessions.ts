@@ -7,7 +7,16 @@ import { join, resolve } from "node:path";
 import { CONFIG_DIR_NAME, migrateSessionEntries, type ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { FileEntry, SessionEntry } from "../log/entries.ts";
 import { assignLegacyIds, parseLine } from "../log/jsonl.ts";
-import { branchOf, orderSessions, parseSessionHeader, type CurrentSession, type ProjectSession, type ProjectSource, type SessionHeaderInfo, type SkippedFiles } from "../recall/project.ts";
+import {
+  branchOf,
+  orderSessions,
+  parseSessionHeader,
+  type CurrentSession,
+  type ProjectSession,
+  type ProjectSource,
+  type SessionHeaderInfo,
+  type SkippedFiles,
+} from "../recall/project.ts";
 import { appendEntry, createTranscript, type TranscriptIndex } from "../recall/transcript.ts";
 import { agentDir } from "./settings.ts";
 import { fileLines } from "./session-file.ts";
@@ -33,10 +42,17 @@ type SessionManagerView = ExtensionContext["sessionManager"];
  * name the cwd with separators turned into dashes, between `--` marks (docs/session-format.md).
  */
 export function defaultSessionDir(cwd: string, agent: string): string {
-  return join(resolve(agent), "sessions", `--${resolve(cwd).replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`);
+  return join(
+    resolve(agent),
+    "sessions",
+    `--${resolve(cwd)
+      .replace(/^[/\\]/, "")
+      .replace(/[/\\:]/g, "-")}--`,
+  );
 }
 
-const expandHome = (path: string): string => (path === "~" ? homedir() : path.startsWith("~/") ? join(homedir(), path.slice(2)) : path);
+const expandHome = (path: string): string =>
+  path === "~" ? homedir() : path.startsWith("~/") ? join(homedir(), path.slice(2)) : path;
 
 async function settingsSessionDir(file: string, base: string): Promise<string | undefined> {
   try {
@@ -56,10 +72,15 @@ export type SessionDirChoice = { dir: string } | { refused: string };
  * kept in memory the directory Pi would use. A directory that only the project's own `.pi/settings.json` names is
  * refused: a repository must not point recall at files it supplies.
  */
-export async function projectSessionDir(sm: SessionManagerView, env: NodeJS.ProcessEnv = process.env): Promise<SessionDirChoice> {
+export async function projectSessionDir(
+  sm: SessionManagerView,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<SessionDirChoice> {
   const cwd = resolve(sm.getCwd());
   const agent = agentDir(env);
-  const fromEnv = env.PI_CODING_AGENT_SESSION_DIR ? resolve(cwd, expandHome(env.PI_CODING_AGENT_SESSION_DIR)) : undefined;
+  const fromEnv = env.PI_CODING_AGENT_SESSION_DIR
+    ? resolve(cwd, expandHome(env.PI_CODING_AGENT_SESSION_DIR))
+    : undefined;
   const fromGlobal = await settingsSessionDir(join(agent, "settings.json"), cwd);
   const inUse = sm.getSessionDir();
   const defaultDir = resolve(agent, "sessions");
@@ -67,7 +88,9 @@ export async function projectSessionDir(sm: SessionManagerView, env: NodeJS.Proc
   const fromProject = await settingsSessionDir(join(cwd, CONFIG_DIR_NAME, "settings.json"), cwd);
   const isDefault = dir.startsWith(`${defaultDir}/`) || dir === defaultDir;
   if (fromProject === dir && !isDefault && dir !== fromEnv && dir !== fromGlobal) {
-    return { refused: `the session directory in use was chosen by this project's ${CONFIG_DIR_NAME}/settings.json; the project scope reads only a session directory you chose (the default, --session-dir, PI_CODING_AGENT_SESSION_DIR or the global sessionDir setting)` };
+    return {
+      refused: `the session directory in use was chosen by this project's ${CONFIG_DIR_NAME}/settings.json; the project scope reads only a session directory you chose (the default, --session-dir, PI_CODING_AGENT_SESSION_DIR or the global sessionDir setting)`,
+    };
   }
   return { dir };
 }
@@ -101,7 +124,10 @@ async function readHeaderLine(path: string): Promise<string | undefined> {
     const text = buffer.subarray(0, bytesRead);
     const nl = text.indexOf(10);
     if (nl < 0 && bytesRead === HEADER_BYTES) return undefined;
-    return text.subarray(0, nl < 0 ? bytesRead : nl).toString("utf8").replace(/\r$/, "");
+    return text
+      .subarray(0, nl < 0 ? bytesRead : nl)
+      .toString("utf8")
+      .replace(/\r$/, "");
   } finally {
     await handle.close();
   }
@@ -119,7 +145,11 @@ export class ProjectSessionStore {
   private cachedChars = 0;
 
   /** What a project-scope call searches, or why it cannot run. */
-  async source(sm: SessionManagerView, current: TranscriptIndex, env: NodeJS.ProcessEnv = process.env): Promise<ProjectSource | { refused: string }> {
+  async source(
+    sm: SessionManagerView,
+    current: TranscriptIndex,
+    env: NodeJS.ProcessEnv = process.env,
+  ): Promise<ProjectSource | { refused: string }> {
     const choice = await projectSessionDir(sm, env);
     if ("refused" in choice) return choice;
     const listing = await this.list(choice.dir, sm);
@@ -249,7 +279,11 @@ export class ProjectSessionStore {
  * session that was listed, and index the branch it resumes on. Bad lines are skipped; a file that is not the listed
  * session any more is reported, not indexed.
  */
-export async function buildFileIndex(path: string, session: ProjectSession, cwd: string): Promise<TranscriptIndex | string> {
+export async function buildFileIndex(
+  path: string,
+  session: ProjectSession,
+  cwd: string,
+): Promise<TranscriptIndex | string> {
   const all: FileEntry[] = [];
   try {
     let first = true;
@@ -273,7 +307,9 @@ export async function buildFileIndex(path: string, session: ProjectSession, cwd:
   } catch {
     return "the file's entries could not be migrated";
   }
-  const entries = all.filter((e): e is SessionEntry => e.type !== "session" && typeof (e as { id?: unknown }).id === "string");
+  const entries = all.filter(
+    (e): e is SessionEntry => e.type !== "session" && typeof (e as { id?: unknown }).id === "string",
+  );
   const index = createTranscript();
   const branch = branchOf(entries);
   for (let i = 0; i < branch.length; i++) {

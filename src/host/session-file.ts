@@ -16,8 +16,17 @@ export interface LoadedSession {
 }
 
 const KNOWN_TYPES = new Set([
-  "message", "thinking_level_change", "model_change", "usage", "compaction", "branch_summary",
-  "custom", "custom_message", "context_edit", "label", "session_info",
+  "message",
+  "thinking_level_change",
+  "model_change",
+  "usage",
+  "compaction",
+  "branch_summary",
+  "custom",
+  "custom_message",
+  "context_edit",
+  "label",
+  "session_info",
 ]);
 
 /** One line of a file: its 1-based number and its text, or only its length when it was too long to hold. */
@@ -71,13 +80,20 @@ export function tooLongReason(maxLineBytes = MAX_LINE_BYTES): string {
  * among the blocks) is skipped with its line number rather than handed to the projection.
  */
 function malformedMessage(message: unknown): string | undefined {
-  if (typeof message !== "object" || message === null || Array.isArray(message)) return `message entry whose message is ${message === null ? "null" : Array.isArray(message) ? "a list" : typeof message}`;
+  if (typeof message !== "object" || message === null || Array.isArray(message))
+    return `message entry whose message is ${message === null ? "null" : Array.isArray(message) ? "a list" : typeof message}`;
   const { role, content } = message as { role?: unknown; content?: unknown };
   if (typeof role !== "string") return "message without a role";
   if (content === undefined || typeof content === "string") return undefined;
-  if (!Array.isArray(content)) return `message content that is ${content === null ? "null" : typeof content}, not text or blocks`;
-  const block = content.findIndex((b) => typeof b !== "object" || b === null || Array.isArray(b) || typeof (b as { type?: unknown }).type !== "string");
-  return block === -1 ? undefined : `content block ${block + 1} is ${content[block] === null ? "null" : typeof content[block] === "object" ? "an object without a type" : typeof content[block]}, not a block`;
+  if (!Array.isArray(content))
+    return `message content that is ${content === null ? "null" : typeof content}, not text or blocks`;
+  const block = content.findIndex(
+    (b) =>
+      typeof b !== "object" || b === null || Array.isArray(b) || typeof (b as { type?: unknown }).type !== "string",
+  );
+  return block === -1
+    ? undefined
+    : `content block ${block + 1} is ${content[block] === null ? "null" : typeof content[block] === "object" ? "an object without a type" : typeof content[block]}, not a block`;
 }
 
 /** Read a session file line by line (large files stream; a bad line never costs a good one). */
@@ -92,7 +108,8 @@ export async function loadSessionFile(path: string, maxLineBytes = MAX_LINE_BYTE
     const parsed = parseLine(item.text);
     if (!parsed) continue;
     if ("entry" in parsed) {
-      const bad = parsed.entry.type === "message" ? malformedMessage((parsed.entry as { message?: unknown }).message) : undefined;
+      const bad =
+        parsed.entry.type === "message" ? malformedMessage((parsed.entry as { message?: unknown }).message) : undefined;
       if (bad) diagnostics.push({ line: item.line, reason: `${bad}; skipped` });
       else all.push(parsed.entry);
     } else diagnostics.push({ line: item.line, reason: parsed.reason });

@@ -9,7 +9,14 @@ import { DEFAULT_NOTICE_SHARE } from "../projection/budget.ts";
 import { DEFAULT_PIN_SHARE } from "../projection/pins.ts";
 import type { RecallSettings } from "../recall/settings.ts";
 import type { SettingsReader } from "../strategies/contract.ts";
-import { CONFIGURABLE, DEFAULT_STRATEGY, isConfigurable, PLUGINS, type ConfigurableName, type StrategyOptions } from "../strategies/registry.ts";
+import {
+  CONFIGURABLE,
+  DEFAULT_STRATEGY,
+  isConfigurable,
+  PLUGINS,
+  type ConfigurableName,
+  type StrategyOptions,
+} from "../strategies/registry.ts";
 
 /** Settings of the package itself; each strategy's own section is declared by the strategy (see the registry). */
 export interface CoreSettings {
@@ -36,7 +43,9 @@ export type LedgerSettings = CoreSettings & StrategyOptions;
 
 /** Every strategy's defaults, under its name (the mapped type is the registry's, so the shape is right by construction). */
 function strategyDefaults(): StrategyOptions {
-  return Object.fromEntries(PLUGINS.flatMap((s) => (s.settings ? [[s.name, structuredClone(s.settings.defaults)]] : []))) as StrategyOptions;
+  return Object.fromEntries(
+    PLUGINS.flatMap((s) => (s.settings ? [[s.name, structuredClone(s.settings.defaults)]] : [])),
+  ) as StrategyOptions;
 }
 
 export const DEFAULT_SETTINGS: LedgerSettings = {
@@ -85,7 +94,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): LoadedSettin
 export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: string[] = []): LoadedSettings {
   const s: LedgerSettings = structuredClone(DEFAULT_SETTINGS);
   const obj = raw && typeof raw === "object" && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
-  if (raw !== undefined && !(raw && typeof raw === "object" && !Array.isArray(raw))) warnings.push("contextLedger must be an object; using defaults");
+  if (raw !== undefined && !(raw && typeof raw === "object" && !Array.isArray(raw)))
+    warnings.push("contextLedger must be an object; using defaults");
 
   const pick = <T>(name: string, value: unknown, check: (v: unknown) => v is T, fallback: T): T => {
     if (value === undefined) return fallback;
@@ -106,7 +116,9 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   };
 
   if (obj.strategy !== undefined && !isStrategy(obj.strategy))
-    warnings.push(`contextLedger.strategy: unknown strategy ${quoted(obj.strategy)} (expected ${STRATEGY_VALUES.join(", ")}); using ${s.strategy}`);
+    warnings.push(
+      `contextLedger.strategy: unknown strategy ${quoted(obj.strategy)} (expected ${STRATEGY_VALUES.join(", ")}); using ${s.strategy}`,
+    );
   else s.strategy = pick("strategy", obj.strategy, isStrategy, s.strategy);
   s.foldTools = pick("foldTools", obj.foldTools, isBool, s.foldTools);
   s.recallTools = pick("recallTools", obj.recallTools, isBool, s.recallTools);
@@ -114,7 +126,12 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   const recall = sub("recall");
   s.recall.grepMaxResults = pick("recall.grepMaxResults", recall.grepMaxResults, isCount, s.recall.grepMaxResults);
   s.recall.grepMaxChars = pick("recall.grepMaxChars", recall.grepMaxChars, isCount, s.recall.grepMaxChars);
-  s.recall.lookupTurnBudget = pick("recall.lookupTurnBudget", recall.lookupTurnBudget, isCount, s.recall.lookupTurnBudget);
+  s.recall.lookupTurnBudget = pick(
+    "recall.lookupTurnBudget",
+    recall.lookupTurnBudget,
+    isCount,
+    s.recall.lookupTurnBudget,
+  );
   const model = pick<string | undefined>("recall.lookupModel", recall.lookupModel, isModel, undefined);
   if (model) s.recall.lookupModel = model;
   for (const key of ["lookupAttempts", "lookupResultChars", "lookupAnswerChars", "listPageSize"] as const) {
@@ -147,20 +164,26 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   const strategy = envValue("STRATEGY");
   if (strategy !== undefined) {
     if (isStrategy(strategy)) s.strategy = strategy;
-    else warnings.push(`PI_CONTEXT_LEDGER_STRATEGY: unknown strategy ${quoted(strategy)} (expected ${STRATEGY_VALUES.join(", ")}); using ${s.strategy}`);
+    else
+      warnings.push(
+        `PI_CONTEXT_LEDGER_STRATEGY: unknown strategy ${quoted(strategy)} (expected ${STRATEGY_VALUES.join(", ")}); using ${s.strategy}`,
+      );
   }
   s.foldTools = envBool("FOLD_TOOLS", s.foldTools);
   s.recallTools = envBool("RECALL_TOOLS", s.recallTools);
   s.inspect = envBool("INSPECT", s.inspect);
   // Decimal digits only: Number() would also take hex, binary, exponents, blanks and the empty string.
-  const decimal = (v: string, fraction: boolean): number => ((fraction ? /^\d{1,12}(\.\d{1,6})?$/ : /^\d{1,12}$/).test(v) ? Number(v) : Number.NaN);
+  const decimal = (v: string, fraction: boolean): number =>
+    (fraction ? /^\d{1,12}(\.\d{1,6})?$/ : /^\d{1,12}$/).test(v) ? Number(v) : Number.NaN;
   const envCount = (name: string, apply: (n: number) => void) => {
     const v = envValue(name);
     if (v === undefined) return;
     if (isCount(decimal(v, false))) apply(Number(v));
-    else warnings.push(`PI_CONTEXT_LEDGER_${name}: expected a whole number from 1 to 1000000, got ${quoted(v)}; ignored`);
+    else
+      warnings.push(`PI_CONTEXT_LEDGER_${name}: expected a whole number from 1 to 1000000, got ${quoted(v)}; ignored`);
   };
-  if (envValue("RECALL_CROSS_SESSION") !== undefined) s.recall.crossSession = envBool("RECALL_CROSS_SESSION", s.recall.crossSession ?? true);
+  if (envValue("RECALL_CROSS_SESSION") !== undefined)
+    s.recall.crossSession = envBool("RECALL_CROSS_SESSION", s.recall.crossSession ?? true);
   envCount("GREP_MAX_RESULTS", (n) => (s.recall.grepMaxResults = n));
   envCount("GREP_MAX_CHARS", (n) => (s.recall.grepMaxChars = n));
   envCount("LOOKUP_TURN_BUDGET", (n) => (s.recall.lookupTurnBudget = n));
@@ -180,7 +203,8 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
   const text = (v: string) => v;
   const num = (v: string) => decimal(v, true);
   envSetting("PLANNER_MODEL", text, isModel, "provider/model", (v) => (s.plannerModel = v));
-  if (envValue("BUDGET_NOTICE") !== undefined) s.budgetNotice.enabled = envBool("BUDGET_NOTICE", s.budgetNotice.enabled ?? true);
+  if (envValue("BUDGET_NOTICE") !== undefined)
+    s.budgetNotice.enabled = envBool("BUDGET_NOTICE", s.budgetNotice.enabled ?? true);
   envSetting("BUDGET_NOTICE_SHARE", num, isRatio, "a ratio between 0 and 1", (v) => (s.budgetNotice.share = v));
   envSetting("PINS_MAX_SHARE", num, isShare, "a share above 0, at most 1", (v) => (s.pins.maxShare = v));
   // Each strategy's own section, as the strategy declares it.
@@ -197,9 +221,17 @@ export function resolveSettings(raw: unknown, env: NodeJS.ProcessEnv, warnings: 
     isCount,
     isRatio,
   };
-  for (const strategy of PLUGINS) if (strategy.settings) strategy.settings.resolve(Reflect.get(s, strategy.name) as unknown, sub(strategy.name), read);
+  for (const strategy of PLUGINS)
+    if (strategy.settings)
+      strategy.settings.resolve(Reflect.get(s, strategy.name) as unknown, sub(strategy.name), read);
   return { settings: s, warnings };
 }
 
 /** Read one PI_CONTEXT_LEDGER_<name> override: parsed, checked, applied, or a bounded warning. */
-type EnvSetting = <T>(name: string, parse: (v: string) => unknown, check: (v: unknown) => v is T, expected: string, apply: (v: T) => void) => void;
+type EnvSetting = <T>(
+  name: string,
+  parse: (v: string) => unknown,
+  check: (v: unknown) => v is T,
+  expected: string,
+  apply: (v: T) => void,
+) => void;

@@ -3,7 +3,16 @@
 // is injected here, so strategy folders import Pi only for types.
 import { convertToLlm, DEFAULT_COMPACTION_SETTINGS, type ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { Text } from "@earendil-works/pi-tui";
-import type { ContextFile, EntryCard, LedgerSessionView, MessageCard, PrepareCompaction, StrategyChart, StrategyKit, StrategyPlanner } from "../strategies/contract.ts";
+import type {
+  ContextFile,
+  EntryCard,
+  LedgerSessionView,
+  MessageCard,
+  PrepareCompaction,
+  StrategyChart,
+  StrategyKit,
+  StrategyPlanner,
+} from "../strategies/contract.ts";
 import { ManualCompactShim } from "./compact-shim.ts";
 import { modelCall, resolveModel, withDeadline } from "./model-call.ts";
 import { retrying, retryPolicyOf, type Sleep } from "./summary-retry.ts";
@@ -16,7 +25,9 @@ function loadPrepare(): Promise<PrepareCompaction | undefined> {
   prepareLoaded ??= (async () => {
     try {
       const root = import.meta.resolve("@earendil-works/pi-coding-agent");
-      const mod = (await import(new URL("./core/compaction/compaction.js", root).href)) as { prepareCompaction?: unknown };
+      const mod = (await import(new URL("./core/compaction/compaction.js", root).href)) as {
+        prepareCompaction?: unknown;
+      };
       return typeof mod.prepareCompaction === "function" ? (mod.prepareCompaction as PrepareCompaction) : undefined;
     } catch {
       return undefined;
@@ -64,7 +75,8 @@ export function strategyKit(host: KitHost, options: () => unknown, chart: Strate
     sendMessage: (message, options) => pi.sendMessage(message, options),
     appendEntry: (customType, data) => pi.appendEntry(customType, data),
     setLabel: (entryId, name) => pi.setLabel(entryId, name),
-    retrying: (produce, signal, onRetry) => retrying(produce, retryPolicyOf(pi.getSettings()), signal, onRetry, host.sleep),
+    retrying: (produce, signal, onRetry) =>
+      retrying(produce, retryPolicyOf(pi.getSettings()), signal, onRetry, host.sleep),
     piSettings: () => pi.getSettings(),
     thinkingLevel: () => pi.getThinkingLevel(),
     wrapPlanner: host.wrapPlanner,

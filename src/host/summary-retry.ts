@@ -1,7 +1,12 @@
 // Retries of a strategy's side request (preserve's tool-summary request) under Pi's own `settings.retry` policy and
 // Pi's own transient-error rules, the way Pi retries its compaction and branch-summary requests. The wait between
 // attempts is injectable, so tests never sleep.
-import { isContextOverflow, isRetryableAssistantError, retryDelayMs, type AssistantMessage } from "@earendil-works/pi-ai";
+import {
+  isContextOverflow,
+  isRetryableAssistantError,
+  retryDelayMs,
+  type AssistantMessage,
+} from "@earendil-works/pi-ai";
 import type { RetryNotice, RetryPolicyView } from "../strategies/contract.ts";
 
 /** Pi's defaults for `settings.retry` (Pi 1.6 `SETTINGS_DEFAULTS.retry`). */
@@ -25,10 +30,13 @@ export const sleep: Sleep = (ms, signal) =>
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 
-const count = (v: unknown, fallback: number): number => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.floor(v) : fallback);
+const count = (v: unknown, fallback: number): number =>
+  typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.floor(v) : fallback;
 
 /** Pi's effective retry policy from its settings, with Pi's defaults where a value is unset. */
-export function retryPolicyOf(settings: { retry?: { enabled?: unknown; maxRetries?: unknown; baseDelayMs?: unknown; maxAgentDelayMs?: unknown } }): RetryPolicyView {
+export function retryPolicyOf(settings: {
+  retry?: { enabled?: unknown; maxRetries?: unknown; baseDelayMs?: unknown; maxAgentDelayMs?: unknown };
+}): RetryPolicyView {
   const r = settings.retry ?? {};
   return {
     enabled: typeof r.enabled === "boolean" ? r.enabled : PI_RETRY_DEFAULTS.enabled,
@@ -52,9 +60,20 @@ export async function retrying(
 ): Promise<AssistantMessage> {
   let reply = await produce();
   for (let attempt = 1; policy.enabled && attempt <= policy.maxRetries; attempt++) {
-    if (signal?.aborted || reply.stopReason !== "error" || isContextOverflow(reply) || !isRetryableAssistantError(reply)) return reply;
+    if (
+      signal?.aborted ||
+      reply.stopReason !== "error" ||
+      isContextOverflow(reply) ||
+      !isRetryableAssistantError(reply)
+    )
+      return reply;
     const delayMs = retryDelayMs(policy, attempt);
-    onRetry({ attempt, maxRetries: policy.maxRetries, delayMs, error: (reply.errorMessage ?? "provider error").slice(0, 200) });
+    onRetry({
+      attempt,
+      maxRetries: policy.maxRetries,
+      delayMs,
+      error: (reply.errorMessage ?? "provider error").slice(0, 200),
+    });
     try {
       await wait(delayMs, signal);
     } catch {

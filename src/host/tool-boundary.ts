@@ -27,11 +27,18 @@ function quotable(value: unknown, depth = 0): unknown {
 /** Throw a clean error when `params` no longer match the tool's schema. */
 function recheckArguments(def: { name: string; parameters: TSchema }, id: string, params: unknown): void {
   try {
-    validateToolArguments(def as never, { type: "toolCall", id, name: def.name, arguments: params as ToolCall["arguments"] });
+    validateToolArguments(def as never, {
+      type: "toolCall",
+      id,
+      name: def.name,
+      arguments: params as ToolCall["arguments"],
+    });
   } catch (error) {
     // Pi's message ends with the arguments in full; what failed is said before them.
     const reason = (error instanceof Error ? error.message : String(error)).split("\n\nReceived arguments")[0];
-    throw new Error(`${def.name}: its arguments were changed after Pi validated them (by another extension) and no longer fit the tool. ${bounded(reason, 600)}`);
+    throw new Error(
+      `${def.name}: its arguments were changed after Pi validated them (by another extension) and no longer fit the tool. ${bounded(reason, 600)}`,
+    );
   }
 }
 
@@ -46,7 +53,12 @@ export function guardedTool<P extends TSchema, D, S>(def: ToolDefinition<P, D, S
     prepareArguments: (args: unknown) => {
       const prepared = prepare ? prepare(args) : args;
       try {
-        const call: ToolCall = { type: "toolCall", id: "check", name: def.name, arguments: prepared as ToolCall["arguments"] };
+        const call: ToolCall = {
+          type: "toolCall",
+          id: "check",
+          name: def.name,
+          arguments: prepared as ToolCall["arguments"],
+        };
         validateToolArguments(def as never, call);
         return prepared as never;
       } catch {
@@ -60,7 +72,12 @@ export function guardedTool<P extends TSchema, D, S>(def: ToolDefinition<P, D, S
         // a changed argument gets an answer naming it, not a TypeError from deep inside the tool.
         recheckArguments(def, args[0], args[1]);
         const result = await def.execute(...args);
-        return { ...result, content: result.content.map((c) => (c.type === "text" ? { ...c, text: bounded(printable(c.text), TOOL_RESULT_MAX_CHARS) } : c)) };
+        return {
+          ...result,
+          content: result.content.map((c) =>
+            c.type === "text" ? { ...c, text: bounded(printable(c.text), TOOL_RESULT_MAX_CHARS) } : c,
+          ),
+        };
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         throw new Error(bounded(printable(message), ERROR_MAX_CHARS));

@@ -23,13 +23,19 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "obj
  * The settings file's text with `value` merged into its `contextLedger` object: every other key of the file, and
  * every other key of `contextLedger` and of its nested objects, stays as it was. `existing` undefined is no file.
  */
-export function mergeSetting(existing: string | undefined, value: Readonly<Record<string, unknown>>, file = "settings.json"): string {
+export function mergeSetting(
+  existing: string | undefined,
+  value: Readonly<Record<string, unknown>>,
+  file = "settings.json",
+): string {
   let root: unknown = {};
-  if (existing !== undefined && existing.trim()) {
+  if (existing?.trim()) {
     try {
       root = JSON.parse(existing);
     } catch (error) {
-      throw new InputError(`cannot apply: ${file} is not valid JSON (${error instanceof Error ? error.message : String(error)}); fix it or merge by hand`);
+      throw new InputError(
+        `cannot apply: ${file} is not valid JSON (${error instanceof Error ? error.message : String(error)}); fix it or merge by hand`,
+      );
     }
   }
   if (!isObject(root)) throw new InputError(`cannot apply: ${file} does not hold a JSON object; merge by hand`);
@@ -43,7 +49,10 @@ export function mergeSetting(existing: string | undefined, value: Readonly<Recor
 
 /** Before a replay: `--apply` asks on a terminal; without one it needs `--yes`, or it would wait for no one. */
 export function checkApply(apply: boolean, yes: boolean, stdin: { isTTY?: boolean } = process.stdin): void {
-  if (apply && !yes && !stdin.isTTY) throw new InputError("--apply asks before it changes your settings, and there is no terminal to ask on: add --yes to apply without asking");
+  if (apply && !yes && !stdin.isTTY)
+    throw new InputError(
+      "--apply asks before it changes your settings, and there is no terminal to ask on: add --yes to apply without asking",
+    );
 }
 
 /**
@@ -51,9 +60,16 @@ export function checkApply(apply: boolean, yes: boolean, stdin: { isTTY?: boolea
  * written where it points; the new text goes to a file beside it first, then takes its place.
  * Returns a line saying what happened.
  */
-export async function applySetting(value: Readonly<Record<string, unknown>>, file: string, yes: boolean, ask: (question: string) => Promise<string> = askOnTerminal): Promise<string> {
+export async function applySetting(
+  value: Readonly<Record<string, unknown>>,
+  file: string,
+  yes: boolean,
+  ask: (question: string) => Promise<string> = askOnTerminal,
+): Promise<string> {
   if (!yes) {
-    const answer = (await ask(`Merge ${JSON.stringify({ contextLedger: value })} into ${file}? [y/N] `)).trim().toLowerCase();
+    const answer = (await ask(`Merge ${JSON.stringify({ contextLedger: value })} into ${file}? [y/N] `))
+      .trim()
+      .toLowerCase();
     if (answer !== "y" && answer !== "yes") return `Not applied; ${file} is unchanged.`;
   }
   const target = (await lstat(file).catch(() => undefined))?.isSymbolicLink() ? await realpath(file) : file;

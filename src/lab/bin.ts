@@ -40,7 +40,9 @@ const FORWARDED = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 async function labWithSizedHeap(argv: string[]): Promise<number> {
   // Only --sessions needs Pi's agent directory; the settings module pulls in every strategy, which would
   // cost this waiting parent process tens of megabytes for the whole run.
-  const sessionsDir = argv.includes("--sessions") ? join((await import("../host/settings.ts")).agentDir(), "sessions") : "";
+  const sessionsDir = argv.includes("--sessions")
+    ? join((await import("../host/settings.ts")).agentDir(), "sessions")
+    : "";
   const size = await inputSize(argv, sessionsDir);
   const flags = heapFlags(size.bytes, size.largest);
   const child = spawn(process.execPath, [...process.execArgv, ...flags, process.argv[1], "lab", ...argv], {
@@ -64,7 +66,12 @@ async function labWithSizedHeap(argv: string[]): Promise<number> {
 }
 
 /** The command's exit code for how the lab's child ended, with one line on stderr when it did not end by itself. */
-function childExit(code: number | null, signal: NodeJS.Signals | null, stopped: NodeJS.Signals | undefined, limitMb: number): number {
+function childExit(
+  code: number | null,
+  signal: NodeJS.Signals | null,
+  stopped: NodeJS.Signals | undefined,
+  limitMb: number,
+): number {
   // A progress bar may be half drawn on the terminal: the line is cleared before anything else is written.
   const clear = process.stderr.isTTY ? "\r\x1b[K" : "";
   if (stopped) {
@@ -74,7 +81,12 @@ function childExit(code: number | null, signal: NodeJS.Signals | null, stopped: 
   if (signal) {
     // V8 aborts when the heap is full (it prints its own "heap out of memory" first); the kernel's OOM killer
     // sends SIGKILL. Neither is an interruption.
-    const cause = signal === "SIGABRT" ? `ran out of memory (heap limit ${limitMb} MB) or aborted` : signal === "SIGKILL" ? "was killed (SIGKILL: the system may have run out of memory)" : `was stopped by ${signal}`;
+    const cause =
+      signal === "SIGABRT"
+        ? `ran out of memory (heap limit ${limitMb} MB) or aborted`
+        : signal === "SIGKILL"
+          ? "was killed (SIGKILL: the system may have run out of memory)"
+          : `was stopped by ${signal}`;
     process.stderr.write(`${clear}lab: the replay ${cause}\n`);
     return 128 + (osConstants.signals[signal] ?? 0);
   }
@@ -99,22 +111,33 @@ function tieToParent(): void {
 /** Pi missing from an install without peer dependencies: one line saying what to install, not a stack. */
 function missingPi(error: unknown): string | undefined {
   const code = (error as { code?: unknown } | null)?.code;
-  const match = error instanceof Error && code === "ERR_MODULE_NOT_FOUND" ? /'(@earendil-works\/[^/']+|typebox)'/.exec(error.message) : null;
-  return match ? `needs ${match[1]}, a peer dependency that is not installed (npm install @earendil-works/pi-coding-agent)` : undefined;
+  const match =
+    error instanceof Error && code === "ERR_MODULE_NOT_FOUND"
+      ? /'(@earendil-works\/[^/']+|typebox)'/.exec(error.message)
+      : null;
+  return match
+    ? `needs ${match[1]}, a peer dependency that is not installed (npm install @earendil-works/pi-coding-agent)`
+    : undefined;
 }
 
 if (!command || command === "--help" || command === "-h" || command === "help") {
   process.stdout.write(USAGE);
   process.exitCode = command ? 0 : 2;
 } else if (!Object.hasOwn(commands, command)) {
-  process.stderr.write(`pi-context-ledger: unknown command ${JSON.stringify(terminalSafe(command))} (see pi-context-ledger --help)\n`);
+  process.stderr.write(
+    `pi-context-ledger: unknown command ${JSON.stringify(terminalSafe(command))} (see pi-context-ledger --help)\n`,
+  );
   process.exitCode = 2;
 } else {
   try {
     if (command === "lab" && process.env.PI_CONTEXT_LEDGER_LAB_CHILD) tieToParent();
-    const sized = command === "lab" && !process.env.PI_CONTEXT_LEDGER_LAB_CHILD && !process.execArgv.some((a) => a.startsWith("--max-old-space-size"));
+    const sized =
+      command === "lab" &&
+      !process.env.PI_CONTEXT_LEDGER_LAB_CHILD &&
+      !process.execArgv.some((a) => a.startsWith("--max-old-space-size"));
     // The process that runs a command checks Pi first: an older Pi fails later with a missing function.
-    const tooOld = sized || command === "machines" ? undefined : await (await import("../host/pi-version.ts")).checkInstalledPi();
+    const tooOld =
+      sized || command === "machines" ? undefined : await (await import("../host/pi-version.ts")).checkInstalledPi();
     if (tooOld) {
       process.stderr.write(`pi-context-ledger ${command}: ${tooOld}\n`);
       process.exitCode = 1;
@@ -129,7 +152,10 @@ if (!command || command === "--help" || command === "-h" || command === "help") 
       process.stderr.write(`pi-context-ledger ${command}: ${missing}\n`);
       process.exitCode = 1;
     } else {
-      const stack = process.env.PI_CONTEXT_LEDGER_DEBUG && error instanceof Error ? `\n${error.stack}` : " (PI_CONTEXT_LEDGER_DEBUG=1 shows the stack)";
+      const stack =
+        process.env.PI_CONTEXT_LEDGER_DEBUG && error instanceof Error
+          ? `\n${error.stack}`
+          : " (PI_CONTEXT_LEDGER_DEBUG=1 shows the stack)";
       process.stderr.write(`pi-context-ledger ${command}: internal error: ${terminalSafe(firstLine(error))}${stack}\n`);
       process.exitCode = 1;
     }

@@ -21,7 +21,8 @@ export async function prepareDumpDir(raw: string): Promise<string> {
   if (info && !info.isDirectory()) throw new InputError(`cannot write --dump ${raw}: not a directory`);
   if (!info) {
     const parent = await stat(dirname(dir)).catch(() => undefined);
-    if (!parent?.isDirectory()) throw new InputError(`cannot write --dump ${raw}: directory ${dirname(dir)} does not exist`);
+    if (!parent?.isDirectory())
+      throw new InputError(`cannot write --dump ${raw}: directory ${dirname(dir)} does not exist`);
     await mkdir(dir).catch((error: unknown) => {
       throw new InputError(`cannot write --dump ${raw}: ${(error as { code?: string }).code ?? String(error)}`);
     });
@@ -31,7 +32,9 @@ export async function prepareDumpDir(raw: string): Promise<string> {
     await (await open(probe, "wx")).close();
     await unlink(probe);
   } catch (error) {
-    throw new InputError(`cannot write --dump ${raw}: cannot create a file there (${(error as { code?: string }).code ?? String(error)})`);
+    throw new InputError(
+      `cannot write --dump ${raw}: cannot create a file there (${(error as { code?: string }).code ?? String(error)})`,
+    );
   }
   return dir;
 }
@@ -52,7 +55,12 @@ function exclusiveStream(path: string): WriteStream {
 
 /** A file-system-safe name: letters, digits, dot, dash and underscore. */
 function safeName(name: string): string {
-  return name.replace(/\.jsonl$/, "").replace(/[^\w.-]+/g, "_").slice(0, 80) || "session";
+  return (
+    name
+      .replace(/\.jsonl$/, "")
+      .replace(/[^\w.-]+/g, "_")
+      .slice(0, 80) || "session"
+  );
 }
 
 /** One dump line. */
@@ -72,16 +80,18 @@ export interface DumpLine {
 export function createDump(dir: string) {
   const files = new Map<string, WriteStream>();
   let folder = "";
-  const write = (stream: WriteStream, line: string) => new Promise<void>((ok, fail) => {
-    stream.once("error", fail);
-    if (stream.write(line)) {
-      stream.off("error", fail);
-      ok();
-    } else stream.once("drain", () => {
-      stream.off("error", fail);
-      ok();
+  const write = (stream: WriteStream, line: string) =>
+    new Promise<void>((ok, fail) => {
+      stream.once("error", fail);
+      if (stream.write(line)) {
+        stream.off("error", fail);
+        ok();
+      } else
+        stream.once("drain", () => {
+          stream.off("error", fail);
+          ok();
+        });
     });
-  });
   const closeAll = async () => {
     await Promise.all([...files.values()].map((s) => new Promise<void>((ok) => s.end(ok))));
     files.clear();

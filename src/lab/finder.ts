@@ -38,7 +38,10 @@ export class Finder {
    * `patterns[i]` gets id i; an empty pattern never matches. Duplicates share the first id's node. `textOf` gives the
    * text searched in a message (default: its whole text as a view shows it).
    */
-  constructor(patterns: readonly string[], textOf: (message: AgentMessage) => string = (message) => viewText([message])) {
+  constructor(
+    patterns: readonly string[],
+    textOf: (message: AgentMessage) => string = (message) => viewText([message]),
+  ) {
     this.size = patterns.length;
     this.textOf = textOf;
     this.seen = new Uint32Array(patterns.length);

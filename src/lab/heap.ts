@@ -26,7 +26,12 @@ const SEMI_SPACE_MB = 2;
 /** Node flags for a lab run over `bytes` of session files, the largest of which has `largest` bytes. */
 export function heapFlags(bytes: number, largest = 0): string[] {
   // --expose-gc: the lab collects once per session, when the rows are dropped (see commands/lab.ts).
-  return [`--max-old-space-size=${BASE_MB + PER_INPUT_MB * Math.ceil(bytes / 1e6) + PER_LARGEST_MB * Math.ceil(largest / 1e6)}`, `--max-semi-space-size=${SEMI_SPACE_MB}`, `--heap-growing-percent=${GROWING_PERCENT}`, "--expose-gc"];
+  return [
+    `--max-old-space-size=${BASE_MB + PER_INPUT_MB * Math.ceil(bytes / 1e6) + PER_LARGEST_MB * Math.ceil(largest / 1e6)}`,
+    `--max-semi-space-size=${SEMI_SPACE_MB}`,
+    `--heap-growing-percent=${GROWING_PERCENT}`,
+    "--expose-gc",
+  ];
 }
 
 /** Old-space limit in MB of one parallel worker (parallel.ts), which replays one file of at most `largest` bytes at a time. */

@@ -57,7 +57,8 @@ export async function checkSessionFile(path: string, raw = path): Promise<void> 
   } catch {
     parsed = undefined;
   }
-  if ((parsed as { type?: unknown } | null)?.type !== "session") throw new InputError(`not a Pi session file: ${shown} (its first line is not a session header)`);
+  if ((parsed as { type?: unknown } | null)?.type !== "session")
+    throw new InputError(`not a Pi session file: ${shown} (its first line is not a session header)`);
 }
 
 /**
@@ -100,12 +101,14 @@ export function recentOptions(last: string | undefined, since: string | undefine
   const out: Recent = {};
   if (last !== undefined) {
     const n = Number(last);
-    if (!/^\d+$/.test(last.trim()) || !Number.isSafeInteger(n) || n < 1) throw new InputError(`bad --last "${terminalSafe(last)}" (a count of sessions, 1 or more)`);
+    if (!/^\d+$/.test(last.trim()) || !Number.isSafeInteger(n) || n < 1)
+      throw new InputError(`bad --last "${terminalSafe(last)}" (a count of sessions, 1 or more)`);
     out.last = n;
   }
   if (since !== undefined) {
     const ms = Date.parse(since);
-    if (!Number.isFinite(ms)) throw new InputError(`bad --since "${terminalSafe(since)}" (a date such as 2026-11-01 or 2026-11-01T09:00)`);
+    if (!Number.isFinite(ms))
+      throw new InputError(`bad --since "${terminalSafe(since)}" (a date such as 2026-11-01 or 2026-11-01T09:00)`);
     out.since = ms;
   }
   return out;
@@ -116,9 +119,12 @@ export function recentOptions(last: string | undefined, since: string | undefine
  * so that is its last activity). Kept in the order given, so a run over the same files reads the same.
  */
 export async function newestSessions(files: readonly string[], recent: Recent): Promise<string[]> {
-  const dated = await Promise.all(files.map(async (file, order) => ({ file, order, mtime: (await stat(file)).mtimeMs })));
+  const dated = await Promise.all(
+    files.map(async (file, order) => ({ file, order, mtime: (await stat(file)).mtimeMs })),
+  );
   let kept = dated.filter((d) => recent.since === undefined || d.mtime >= recent.since);
-  if (recent.last !== undefined) kept = kept.sort((a, b) => b.mtime - a.mtime || a.order - b.order).slice(0, recent.last);
+  if (recent.last !== undefined)
+    kept = kept.sort((a, b) => b.mtime - a.mtime || a.order - b.order).slice(0, recent.last);
   return kept.sort((a, b) => a.order - b.order).map((d) => d.file);
 }
 
@@ -146,7 +152,9 @@ async function cannotCreateIn(path: string): Promise<string | undefined> {
     return undefined;
   } catch (error) {
     const code = (error as { code?: unknown }).code;
-    return code === "EACCES" || code === "EPERM" || code === "EROFS" ? "permission denied" : `cannot create a file there (${String(code ?? error)})`;
+    return code === "EACCES" || code === "EPERM" || code === "EROFS"
+      ? "permission denied"
+      : `cannot create a file there (${String(code ?? error)})`;
   }
 }
 

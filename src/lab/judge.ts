@@ -42,7 +42,11 @@ export function pickProbes(probes: readonly Probe[], count: number): Probe[] {
 }
 
 /** Ask the questions against one context; an answer counts when it contains the probe text. */
-export async function judgeView(ask: Ask, messages: readonly AgentMessage[], probes: readonly Probe[]): Promise<{ asked: number; correct: number }> {
+export async function judgeView(
+  ask: Ask,
+  messages: readonly AgentMessage[],
+  probes: readonly Probe[],
+): Promise<{ asked: number; correct: number }> {
   const chosen = pickProbes(probes, QUESTIONS_PER_VIEW);
   const transcript = serializeConversation(convertToLlm(messages.slice()));
   const questions = chosen.map((p, i) => `${i + 1}. ${questionFor(p)}`).join("\n");
@@ -62,9 +66,15 @@ export async function judgeView(ask: Ask, messages: readonly AgentMessage[], pro
 export type JudgeModel = { model: Model<Api>; apiKey: string } | { skip: string };
 
 /** Find `provider/model` among Pi's built-in models and its API key in the environment. */
-export async function builtInJudgeModel(provider: string, modelId: string, env: NodeJS.ProcessEnv): Promise<JudgeModel> {
+export async function builtInJudgeModel(
+  provider: string,
+  modelId: string,
+  env: NodeJS.ProcessEnv,
+): Promise<JudgeModel> {
   const ai = await import("@earendil-works/pi-ai/compat");
-  const model = modelId ? (ai.getModel as (p: string, m: string) => Model<Api> | undefined)(provider, modelId) : undefined;
+  const model = modelId
+    ? (ai.getModel as (p: string, m: string) => Model<Api> | undefined)(provider, modelId)
+    : undefined;
   if (!model) return { skip: `judge skipped: unknown model "${provider}/${modelId}" (expected provider/model)` };
   const apiKey = ai.getEnvApiKey(provider, env as Record<string, string>);
   if (!apiKey) return { skip: `judge skipped: no credentials for ${provider} in the environment` };
@@ -75,7 +85,11 @@ export async function builtInJudgeModel(provider: string, modelId: string, env: 
 export async function askModel(found: Exclude<JudgeModel, { skip: string }>): Promise<Ask> {
   const ai = await import("@earendil-works/pi-ai/compat");
   return async (prompt) => {
-    const reply = await ai.completeSimple(found.model, { messages: [{ role: "user", content: prompt, timestamp: 0 }] }, { apiKey: found.apiKey });
+    const reply = await ai.completeSimple(
+      found.model,
+      { messages: [{ role: "user", content: prompt, timestamp: 0 }] },
+      { apiKey: found.apiKey },
+    );
     return reply.content.map((b) => (b.type === "text" ? b.text : "")).join("");
   };
 }
@@ -84,7 +98,11 @@ export async function askModel(found: Exclude<JudgeModel, { skip: string }>): Pr
 export type ResolveJudgeModel = (provider: string, modelId: string, env: NodeJS.ProcessEnv) => Promise<JudgeModel>;
 
 /** Prepare a judge for `provider/model`, or a note saying why it is skipped. */
-export async function judgeRun(spec: string, env: NodeJS.ProcessEnv = process.env, resolve: ResolveJudgeModel = builtInJudgeModel) {
+export async function judgeRun(
+  spec: string,
+  env: NodeJS.ProcessEnv = process.env,
+  resolve: ResolveJudgeModel = builtInJudgeModel,
+) {
   const [provider, ...rest] = spec.split("/");
   const found = await resolve(provider, rest.join("/"), env);
   const skip = "skip" in found ? found.skip : undefined;
@@ -101,7 +119,10 @@ export async function judgeRun(spec: string, env: NodeJS.ProcessEnv = process.en
       const results = await Promise.all(pending);
       const asked = results.reduce((s, r) => s + r.asked, 0);
       const correct = results.reduce((s, r) => s + r.correct, 0);
-      return { note: `${spec} answered ${correct}/${asked} probe questions correctly across ${results.length} final contexts`, results };
+      return {
+        note: `${spec} answered ${correct}/${asked} probe questions correctly across ${results.length} final contexts`,
+        results,
+      };
     },
   };
 }

@@ -23,7 +23,10 @@ function guardName(guard: unknown): string {
   if (typeof guard === "string") return ` [${guard}]`;
   const { type, params } = guard as { type?: unknown; params?: unknown };
   if (typeof type !== "string") return " [guard]";
-  const values = params && typeof params === "object" ? Object.values(params).filter((v) => typeof v === "string" || typeof v === "number") : [];
+  const values =
+    params && typeof params === "object"
+      ? Object.values(params).filter((v) => typeof v === "string" || typeof v === "number")
+      : [];
   return ` [${[type, ...values].join(" ")}]`;
 }
 
@@ -40,21 +43,31 @@ function mermaidText(text: string): string {
  * guards, so the Stately editor and inspector show automatic routing. Implementations appear by name.
  */
 export function definitionJson(machine: AnyStateMachine): unknown {
-  return JSON.parse(JSON.stringify(machine.config, (_key, value: unknown) => (typeof value === "function" ? `[${(value as { name?: string }).name || "inline"}]` : value)));
+  return JSON.parse(
+    JSON.stringify(machine.config, (_key, value: unknown) =>
+      typeof value === "function" ? `[${(value as { name?: string }).name || "inline"}]` : value,
+    ),
+  );
 }
 
 /** Mermaid `stateDiagram-v2` text for a machine: states, descriptions as notes, guarded transitions. */
 export function toMermaid(machine: AnyStateMachine): string {
   const root = machine.root as unknown as NodeLike & { initial?: { target: readonly { key: string }[] } };
   const lines = ["stateDiagram-v2"];
-  const initial = (machine.root as unknown as { initial?: { target?: readonly { key: string }[] } }).initial?.target?.[0]?.key;
+  const initial = (machine.root as unknown as { initial?: { target?: readonly { key: string }[] } }).initial
+    ?.target?.[0]?.key;
   if (initial) lines.push(`  [*] --> ${initial}`);
   for (const [key, node] of Object.entries(root.states)) {
     if (node.description) lines.push(`  ${key} : ${key}`, `  note right of ${key} : ${mermaidText(node.description)}`);
-    for (const t of node.always ?? []) for (const target of t.target ?? []) lines.push(`  ${key} --> ${target.key} : always${guardName(t.guard)}`);
+    for (const t of node.always ?? [])
+      for (const target of t.target ?? []) lines.push(`  ${key} --> ${target.key} : always${guardName(t.guard)}`);
     for (const [event, list] of node.transitions) {
       for (const t of list) {
-        const label = event.startsWith("xstate.done.actor") ? "plan done" : event.startsWith("xstate.error.actor") ? "plan failed" : event;
+        const label = event.startsWith("xstate.done.actor")
+          ? "plan done"
+          : event.startsWith("xstate.error.actor")
+            ? "plan failed"
+            : event;
         for (const target of t.target ?? []) lines.push(`  ${key} --> ${target.key} : ${label}${guardName(t.guard)}`);
       }
     }

@@ -24,12 +24,21 @@ export const DEFAULT_PRICES: Prices = { input: 1, cacheWrite: 1.25, cacheRead: 0
 export function parsePrices(spec: string | undefined, base: Prices = DEFAULT_PRICES): Prices {
   const prices = { ...base };
   if (!spec) return prices;
-  const names: Record<string, keyof Prices> = { input: "input", write: "cacheWrite", cachewrite: "cacheWrite", read: "cacheRead", cacheread: "cacheRead", output: "output", usd: "usdPerMTok" };
+  const names: Record<string, keyof Prices> = {
+    input: "input",
+    write: "cacheWrite",
+    cachewrite: "cacheWrite",
+    read: "cacheRead",
+    cacheread: "cacheRead",
+    output: "output",
+    usd: "usdPerMTok",
+  };
   for (const part of spec.split(",")) {
     const [rawKey, rawValue] = part.split("=");
     const key = names[rawKey?.trim().toLowerCase() ?? ""];
     const value = Number(rawValue);
-    if (!key || !Number.isFinite(value) || value < 0) throw new InputError(`bad price "${part}" (expected input=…, write=…, read=…, output=…, usd=…)`);
+    if (!key || !Number.isFinite(value) || value < 0)
+      throw new InputError(`bad price "${part}" (expected input=…, write=…, read=…, output=…, usd=…)`);
     prices[key] = value;
   }
   return prices;
@@ -63,7 +72,11 @@ export function cacheReuse(requests: readonly RequestTokens[]): number {
  * cache (a breakpoint at the end of every request, as prefix caching with automatic breakpoints does);
  * side calls are uncached.
  */
-export function requestCost(requests: readonly RequestTokens[], sideCalls: readonly SideCall[], prices: Prices = DEFAULT_PRICES): { units: number; usd: number } {
+export function requestCost(
+  requests: readonly RequestTokens[],
+  sideCalls: readonly SideCall[],
+  prices: Prices = DEFAULT_PRICES,
+): { units: number; usd: number } {
   let units = 0;
   for (const r of requests) units += r.cached * prices.cacheRead + (r.prompt - r.cached) * prices.cacheWrite;
   for (const call of sideCalls) units += call.input * prices.input + call.output * prices.output;

@@ -97,7 +97,7 @@ export function extractItems(text: string, cwd = "", work?: ExtractWork): Item[]
 // A relative path right where a name with a `$` ends ("a$bC+x/y"): the one case where the expression's start
 // rule above would skip a position the unbounded scan tried, because the name began before the run of path
 // characters it ends in. Tried there, anchored, the same way the scan did.
-const PATH_AT = new RegExp(String.raw`(?:~|\.{1,2})?/[\w.@+-]+(?:/[\w.@+-]+)*|[\w.@+-]+(?:/[\w.@+-]+)+`, "y");
+const PATH_AT = /(?:~|\.{1,2})?\/[\w.@+-]+(?:\/[\w.@+-]+)*|[\w.@+-]+(?:\/[\w.@+-]+)+/y;
 
 function itemsIn(text: string, cwd: string, out: Item[]): void {
   ITEM.lastIndex = 0;
@@ -126,7 +126,8 @@ function pushPath(out: Item[], raw: string, cwd: string): void {
 }
 
 function push(out: Item[], item: Item): void {
-  if (item.text.length <= MAX_ITEM && (item.kind === "number" || item.kind === "error" || item.text.length >= MIN_ITEM)) out.push(item);
+  if (item.text.length <= MAX_ITEM && (item.kind === "number" || item.kind === "error" || item.text.length >= MIN_ITEM))
+    out.push(item);
 }
 
 /** The commands an assistant message runs (first line of each shell tool call). */
@@ -136,7 +137,12 @@ function commandsOf(message: AgentMessage): string[] {
   if (m.role === "bashExecution" && typeof m.command === "string") out.push(m.command);
   if (m.role === "assistant" && Array.isArray(m.content)) {
     for (const block of m.content as { type?: string; name?: string; arguments?: Record<string, unknown> }[]) {
-      if (block?.type === "toolCall" && /^(bash|shell|exec)$/i.test(block.name ?? "") && typeof block.arguments?.command === "string") out.push(block.arguments.command);
+      if (
+        block?.type === "toolCall" &&
+        /^(bash|shell|exec)$/i.test(block.name ?? "") &&
+        typeof block.arguments?.command === "string"
+      )
+        out.push(block.arguments.command);
     }
   }
   return out.map((c) => c.split("\n")[0].trim()).filter((c) => c.length > 0 && c.length <= MAX_ITEM);
@@ -204,7 +210,15 @@ export function neededItems(branch: readonly SessionEntry[], cwd = ""): NeededIt
       for (const item of messageItems(message, cwd)) {
         const k = key(item);
         // An own copy: items are cut from a joined copy of the message text, which would otherwise stay alive with them.
-        if (!byKey.has(k)) byKey.set(k, { ...item, text: ownCopy(item.text), first: position, firstEntryId: entry.id, lastUse: -1, index: -1 });
+        if (!byKey.has(k))
+          byKey.set(k, {
+            ...item,
+            text: ownCopy(item.text),
+            first: position,
+            firstEntryId: entry.id,
+            lastUse: -1,
+            index: -1,
+          });
       }
     }
   });

@@ -12,12 +12,24 @@ import type { WorkerProgress } from "./progress.ts";
 export type WorkerHeap = (bytes: number) => number;
 
 /** The worker module beside this one: TypeScript in a checkout, the compiled JavaScript in a package. */
-const WORKER_URL = new URL(import.meta.url.endsWith(".ts") ? "./session-worker.ts" : "./session-worker.js", import.meta.url);
+const WORKER_URL = new URL(
+  import.meta.url.endsWith(".ts") ? "./session-worker.ts" : "./session-worker.js",
+  import.meta.url,
+);
 
 /** Replay `files` on `jobs` workers; resolves with the results in the files' order. */
-export async function replayInWorkers(files: readonly string[], jobs: number, setup: WorkerSetup, progress: WorkerProgress, heapMb: WorkerHeap): Promise<SessionResult[]> {
+export async function replayInWorkers(
+  files: readonly string[],
+  jobs: number,
+  setup: WorkerSetup,
+  progress: WorkerProgress,
+  heapMb: WorkerHeap,
+): Promise<SessionResult[]> {
   const sizes = await Promise.all(files.map(async (f) => (await stat(f)).size));
-  progress.begin(files.length, sizes.reduce((a, b) => a + b, 0));
+  progress.begin(
+    files.length,
+    sizes.reduce((a, b) => a + b, 0),
+  );
   const results: SessionResult[] = new Array(files.length);
   const largest = Math.max(0, ...sizes);
   const count = Math.max(1, Math.min(jobs, files.length));
@@ -26,7 +38,10 @@ export async function replayInWorkers(files: readonly string[], jobs: number, se
   try {
     await Promise.all(
       Array.from({ length: count }, (_, slot) => {
-        const worker = new Worker(WORKER_URL, { workerData: setup, resourceLimits: { maxOldGenerationSizeMb: heapMb(largest) } });
+        const worker = new Worker(WORKER_URL, {
+          workerData: setup,
+          resourceLimits: { maxOldGenerationSizeMb: heapMb(largest) },
+        });
         workers.push(worker);
         return new Promise<void>((ok, fail) => {
           const give = () => {
@@ -42,12 +57,17 @@ export async function replayInWorkers(files: readonly string[], jobs: number, se
             else if (report.type === "progress") progress.update(slot, report.done, report.total);
             else if (report.type === "done") {
               results[report.index] = report.result;
-              progress.finish(slot, `${report.result.requests} requests, ${report.result.probes.total} probes, ${report.seconds.toFixed(1)}s`);
+              progress.finish(
+                slot,
+                `${report.result.requests} requests, ${report.result.probes.total} probes, ${report.seconds.toFixed(1)}s`,
+              );
               give();
             } else fail(new Error(`${files[report.index]}: ${report.message}`));
           });
           worker.once("error", fail);
-          worker.once("exit", (code) => (next < files.length || code !== 0 ? fail(new Error(`a replay worker stopped (exit ${code})`)) : ok()));
+          worker.once("exit", (code) =>
+            next < files.length || code !== 0 ? fail(new Error(`a replay worker stopped (exit ${code})`)) : ok(),
+          );
           give();
         });
       }),

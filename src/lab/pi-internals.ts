@@ -43,7 +43,8 @@ export function piCompaction(): Promise<PiCompactionInternals> {
       SUMMARIZATION_SYSTEM_PROMPT: utils.SUMMARIZATION_SYSTEM_PROMPT,
     };
     for (const [name, value] of Object.entries(api)) {
-      if (value === undefined) throw new Error(`lab: Pi's compaction module no longer provides ${name}; update src/lab/pi-internals.ts`);
+      if (value === undefined)
+        throw new Error(`lab: Pi's compaction module no longer provides ${name}; update src/lab/pi-internals.ts`);
     }
     return api as unknown as PiCompactionInternals;
   })();

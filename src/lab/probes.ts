@@ -35,9 +35,12 @@ export function holds(text: string, probe: Probe): boolean {
 }
 
 /** Words that mark a user sentence as a constraint or a correction. */
-const CUE = /\b(don'?t|do not|never|always|must|should|shouldn'?t|make sure|keep|avoid|instead|prefer|only|no,|wait|actually|undo|please use|use \w+ (?:instead|not))\b/i;
-const RESULT_LINE = /\b\d+ (?:passed|failed|passing|failing|skipped|tests?)\b|\b(?:Tests?|Test Files)\s+\d+|\bexit(?:ed)? (?:with )?code \d+|\b\d+ errors?\b/i;
-const ERROR_LINE = /\b(?:[A-Z][A-Za-z]*)?(?:Error|Exception)\b|\bERR_[A-Z_]+|\berror TS\d+|\bFAIL\b|\bpanic\b|\bfatal\b/;
+const CUE =
+  /\b(don'?t|do not|never|always|must|should|shouldn'?t|make sure|keep|avoid|instead|prefer|only|no,|wait|actually|undo|please use|use \w+ (?:instead|not))\b/i;
+const RESULT_LINE =
+  /\b\d+ (?:passed|failed|passing|failing|skipped|tests?)\b|\b(?:Tests?|Test Files)\s+\d+|\bexit(?:ed)? (?:with )?code \d+|\b\d+ errors?\b/i;
+const ERROR_LINE =
+  /\b(?:[A-Z][A-Za-z]*)?(?:Error|Exception)\b|\bERR_[A-Z_]+|\berror TS\d+|\bFAIL\b|\bpanic\b|\bfatal\b/;
 const MAX_PROBE = 160;
 const MIN_SENTENCE = 18;
 
@@ -54,7 +57,10 @@ export function constraintSentences(text: string): string[] {
 
 /** The line of a failed tool's output that identifies the error (first error-like line, else the first line). */
 export function errorSignature(output: string): string | undefined {
-  const lines = output.split("\n").map((l) => l.trim()).filter((l) => l.length > 0);
+  const lines = output
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l.length > 0);
   const line = lines.find((l) => ERROR_LINE.test(l) && !/^Command exited with code/.test(l)) ?? lines[0];
   return line ? line.slice(0, MAX_PROBE) : undefined;
 }
@@ -87,7 +93,13 @@ export function extractProbes(branch: readonly SessionEntry[], cwd = ""): Probe[
     seen.add(key);
     const relative = kind === "path" ? relativeToCwd(text, cwd) : undefined;
     // Own copies: a probe lives the whole replay and would otherwise pin the text it was cut from.
-    probes.push({ kind, text: ownCopy(text), entryId: entry.id, index, ...(relative ? { forms: [ownCopy(relative)] } : {}) });
+    probes.push({
+      kind,
+      text: ownCopy(text),
+      entryId: entry.id,
+      index,
+      ...(relative ? { forms: [ownCopy(relative)] } : {}),
+    });
   };
   const failedCalls = new Set<string>();
   branch.forEach((entry, index) => {
@@ -98,12 +110,18 @@ export function extractProbes(branch: readonly SessionEntry[], cwd = ""): Probe[
         for (const sentence of constraintSentences(textOf(message.content))) add("constraint", sentence, entry, index);
         break;
       case "assistant":
-        for (const block of (message.content as { type: string; name?: string; arguments?: Record<string, unknown> }[]) ?? []) {
+        for (const block of (message.content as {
+          type: string;
+          name?: string;
+          arguments?: Record<string, unknown>;
+        }[]) ?? []) {
           if (block?.type !== "toolCall") continue;
           const args = block.arguments ?? {};
           const path = args.path ?? args.file_path;
-          if (typeof path === "string" && /^(read|edit|write|multiedit|ls)$/i.test(block.name ?? "")) add("path", path, entry, index);
-          if (typeof args.command === "string" && /^(bash|shell|exec)$/i.test(block.name ?? "")) add("command", firstLine(args.command), entry, index);
+          if (typeof path === "string" && /^(read|edit|write|multiedit|ls)$/i.test(block.name ?? ""))
+            add("path", path, entry, index);
+          if (typeof args.command === "string" && /^(bash|shell|exec)$/i.test(block.name ?? ""))
+            add("command", firstLine(args.command), entry, index);
         }
         break;
       case "toolResult": {
@@ -157,7 +175,10 @@ export function viewText(messages: readonly AgentMessage[]): string {
 }
 
 /** Share of `probes` whose text occurs verbatim in `text` (1 when there are no probes). */
-export function retention(probes: readonly Probe[], text: string): { kept: number; total: number; share: number; missing: Probe[] } {
+export function retention(
+  probes: readonly Probe[],
+  text: string,
+): { kept: number; total: number; share: number; missing: Probe[] } {
   const missing: Probe[] = [];
   for (const probe of probes) if (!holds(text, probe)) missing.push(probe);
   const kept = probes.length - missing.length;

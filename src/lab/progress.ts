@@ -23,7 +23,9 @@ export function createProgress(stream: NodeJS.WriteStream = process.stderr, quie
         if (percent === lastPercent) return;
         lastPercent = percent;
         const filled = Math.round((percent / 100) * width);
-        stream.write(`\r${prefix} ${"█".repeat(filled)}${"░".repeat(width - filled)} ${String(percent).padStart(3)}% ${label}\x1b[K`);
+        stream.write(
+          `\r${prefix} ${"█".repeat(filled)}${"░".repeat(width - filled)} ${String(percent).padStart(3)}% ${label}\x1b[K`,
+        );
       },
       finish(note) {
         stream.write(`\r${prefix} ${label}: ${note}\x1b[K\n`);
@@ -70,7 +72,12 @@ function duration(seconds: number): string {
  * redrawn in place; finished sessions are printed above it. Elsewhere, plain lines (CI logs, pipes). The estimate
  * counts bytes of session: whole files done, and the replayed share of the ones in progress.
  */
-export function createWorkerProgress(workers: number, stream: NodeJS.WriteStream = process.stderr, quiet = false, now: () => number = () => performance.now()): WorkerProgress {
+export function createWorkerProgress(
+  workers: number,
+  stream: NodeJS.WriteStream = process.stderr,
+  quiet = false,
+  now: () => number = () => performance.now(),
+): WorkerProgress {
   const silent = { begin() {}, start() {}, update() {}, finish() {}, end() {} };
   if (quiet) return silent;
   const slots = Array.from({ length: workers }, () => ({ label: "", prefix: "", bytes: 0, share: 0, lastQuarter: 0 }));

@@ -32,10 +32,20 @@ export type QualityMeasure = "needed later" | "working set";
  * set (replaced texts shown at the edit), with the measure that set it. A row cannot make up for losing the content
  * by keeping its names, nor the reverse. A measure with nothing to count (no act, no counted edit) is 1.
  */
-export function qualityOf(t: Pick<RowTotals, "neededLater" | "workingSet">): { quality: number; neededLater: number; workingSet: number; decidedBy: QualityMeasure } {
+export function qualityOf(t: Pick<RowTotals, "neededLater" | "workingSet">): {
+  quality: number;
+  neededLater: number;
+  workingSet: number;
+  decidedBy: QualityMeasure;
+} {
   const neededLater = t.neededLater.share;
   const workingSet = t.workingSet.share;
-  return { quality: Math.min(neededLater, workingSet), neededLater, workingSet, decidedBy: workingSet < neededLater ? "working set" : "needed later" };
+  return {
+    quality: Math.min(neededLater, workingSet),
+    neededLater,
+    workingSet,
+    decidedBy: workingSet < neededLater ? "working set" : "needed later",
+  };
 }
 
 /** Parse `quality=2,cost=1` (any non-negative numbers; normalized to sum 1). */
@@ -61,13 +71,29 @@ export function parseWeights(spec: string | undefined): Weights {
  * The strategies a user can set, by lab row id: the setting as a sentence, the `contextLedger` value that selects
  * it (what a user merges into Pi's settings file, or `--apply` merges), and what the lab ran instead of the real thing.
  */
-export const SETTABLE: Readonly<Record<string, { setting: string; value: Readonly<Record<string, unknown>>; caveat?: string }>> = {
+export const SETTABLE: Readonly<
+  Record<string, { setting: string; value: Readonly<Record<string, unknown>>; caveat?: string }>
+> = {
   checkpoint: { setting: `"strategy": "checkpoint" (the default)`, value: { strategy: "checkpoint" } },
-  planned: { setting: `"strategy": "planned", "planned": { "planner": "heuristic" }`, value: { strategy: "planned", planned: { planner: "heuristic" } } },
-  preserve: { setting: `"strategy": "preserve"`, value: { strategy: "preserve" }, caveat: "the lab ran its deterministic writer; with a model available, Pi's model writes the tool summaries" },
+  planned: {
+    setting: `"strategy": "planned", "planned": { "planner": "heuristic" }`,
+    value: { strategy: "planned", planned: { planner: "heuristic" } },
+  },
+  preserve: {
+    setting: `"strategy": "preserve"`,
+    value: { strategy: "preserve" },
+    caveat: "the lab ran its deterministic writer; with a model available, Pi's model writes the tool summaries",
+  },
   digest: { setting: `"strategy": "digest"`, value: { strategy: "digest" } },
-  "digest-ws": { setting: `"strategy": "digest", "digest": { "workingSet": true }`, value: { strategy: "digest", digest: { workingSet: true } } },
-  native: { setting: `"strategy": "native"`, value: { strategy: "native" }, caveat: "simulated: the summary is a stand-in that repeats nothing, so its quality is a floor" },
+  "digest-ws": {
+    setting: `"strategy": "digest", "digest": { "workingSet": true }`,
+    value: { strategy: "digest", digest: { workingSet: true } },
+  },
+  native: {
+    setting: `"strategy": "native"`,
+    value: { strategy: "native" },
+    caveat: "simulated: the summary is a stand-in that repeats nothing, so its quality is a floor",
+  },
 };
 
 export interface Candidate {
@@ -113,8 +139,13 @@ const pct = (share: number) => `${Math.round(share * 100)}%`;
 function qualityText(c: Candidate): string {
   const workingSet = `showed ${pct(c.workingSet)} of the text later edits replace (working set)`;
   // A row that never acted kept everything: "right after it acted" would describe acts that did not happen.
-  const needed = c.acts === 0 ? `${pct(c.neededLater)} of what the agent used later (it never had to act)` : `${pct(c.neededLater)} of what the agent used later right after it acted (needed later)`;
-  return c.decidedBy === "working set" ? `quality ${pct(c.quality)}, set by the working set: it ${workingSet}, and ${needed}` : `quality ${pct(c.quality)}, set by needed later: it showed ${needed}, and ${pct(c.workingSet)} of the working set`;
+  const needed =
+    c.acts === 0
+      ? `${pct(c.neededLater)} of what the agent used later (it never had to act)`
+      : `${pct(c.neededLater)} of what the agent used later right after it acted (needed later)`;
+  return c.decidedBy === "working set"
+    ? `quality ${pct(c.quality)}, set by the working set: it ${workingSet}, and ${needed}`
+    : `quality ${pct(c.quality)}, set by needed later: it showed ${needed}, and ${pct(c.workingSet)} of the working set`;
 }
 const usd = (n: number) => `$${n.toFixed(2)}`;
 
@@ -140,7 +171,9 @@ export function recommend(totals: readonly RowTotals[], weights: Weights = DEFAU
       ...(t.overWindow > 0 ? { excluded: `${t.overWindow} request(s) larger than the window` } : {}),
     };
   });
-  candidates.sort((a, b) => Number(!!a.excluded) - Number(!!b.excluded) || b.score - a.score || a.id.localeCompare(b.id));
+  candidates.sort(
+    (a, b) => Number(!!a.excluded) - Number(!!b.excluded) || b.score - a.score || a.id.localeCompare(b.id),
+  );
   const weightText = `weights: quality ${pct(weights.quality)}, cost ${pct(weights.cost)}`;
   const ranked = candidates.filter((c) => !c.excluded);
   const [best, second] = ranked;
@@ -153,7 +186,13 @@ export function recommend(totals: readonly RowTotals[], weights: Weights = DEFAU
   }
   const info = SETTABLE[best.id];
   const lines: string[] = [];
-  const choice = { id: best.id, label: best.label, setting: info.setting, value: info.value, ...(info.caveat ? { caveat: info.caveat } : {}) };
+  const choice = {
+    id: best.id,
+    label: best.label,
+    setting: info.setting,
+    value: info.value,
+    ...(info.caveat ? { caveat: info.caveat } : {}),
+  };
   if (candidates.every((c) => c.acts === 0)) {
     lines.push(
       `Use ${best.label} (${info.setting}); but it hardly matters here: no strategy had to act in these sessions, so all keep everything and cost about the same.`,
@@ -162,12 +201,21 @@ export function recommend(totals: readonly RowTotals[], weights: Weights = DEFAU
   }
   lines.push(`Use ${best.label}: ${info.setting}. Score ${best.score.toFixed(1)} of 100 (${weightText}).`);
   // A row that never acted kept everything the agent used later: say so rather than describe acts that did not happen.
-  const bestText = best.acts === 0 ? `it never had to act, so the view kept everything the agent used later, and ${pct(best.workingSet)} of the text later edits replace (working set)` : qualityText(best);
-  lines.push(`Why: ${bestText}, at ${usd(best.usd)}` + (second ? `; ${second.label}: ${qualityText(second)}, at ${usd(second.usd)} (score ${second.score.toFixed(1)}).` : "."));
+  const bestText =
+    best.acts === 0
+      ? `it never had to act, so the view kept everything the agent used later, and ${pct(best.workingSet)} of the text later edits replace (working set)`
+      : qualityText(best);
+  lines.push(
+    `Why: ${bestText}, at ${usd(best.usd)}` +
+      (second
+        ? `; ${second.label}: ${qualityText(second)}, at ${usd(second.usd)} (score ${second.score.toFixed(1)}).`
+        : "."),
+  );
   let closeCall = false;
   // Names alone do not make a clear choice: a leader that shows less of the text the agent edits than the runner-up,
   // or loses much of it, is not one.
-  const losesContent = best.workingSet < WORKING_SET_FLOOR || (second !== undefined && best.workingSet < second.workingSet);
+  const losesContent =
+    best.workingSet < WORKING_SET_FLOOR || (second !== undefined && best.workingSet < second.workingSet);
   let flipAtCostWeight: number | undefined;
   if (second) {
     // Where (1 - w) * dq + w * dc = 0: the cost weight at which the two swap places.
@@ -182,13 +230,19 @@ export function recommend(totals: readonly RowTotals[], weights: Weights = DEFAU
     // least as good on both counts is a clear choice however near the scores are.
     // A tie is never a clear choice, whatever the weights.
     const tie = gap < 0.05;
-    closeCall = tie || (flipAtCostWeight !== undefined && (gap < CLOSE_POINTS || Math.abs(flipAtCostWeight - weights.cost) < CLOSE_WEIGHT));
-    const side = dq >= 0 ? (dc >= 0 ? "on both quality and cost" : "on quality, not on cost") : "on cost, not on quality";
+    closeCall =
+      tie ||
+      (flipAtCostWeight !== undefined &&
+        (gap < CLOSE_POINTS || Math.abs(flipAtCostWeight - weights.cost) < CLOSE_WEIGHT));
+    const side =
+      dq >= 0 ? (dc >= 0 ? "on both quality and cost" : "on quality, not on cost") : "on cost, not on quality";
     const flip =
       flipAtCostWeight === undefined
         ? `no choice of weights makes ${second.label} win`
         : `${second.label} would win with the cost weight ${weights.cost < flipAtCostWeight ? "above" : "below"} ${pct(flipAtCostWeight)}`;
-    const lead = tie ? `${best.label} and ${second.label} tie (${best.label} is ahead ${side})` : `${best.label} leads by ${gap.toFixed(1)} points, ${side}`;
+    const lead = tie
+      ? `${best.label} and ${second.label} tie (${best.label} is ahead ${side})`
+      : `${best.label} leads by ${gap.toFixed(1)} points, ${side}`;
     const verdict = tie ? "A tie" : closeCall ? "A close call" : losesContent ? "Not a clear choice" : "A clear choice";
     lines.push(`${verdict}: ${lead}; ${flip}.`);
   }
@@ -203,13 +257,27 @@ export function recommend(totals: readonly RowTotals[], weights: Weights = DEFAU
   // Honesty about the rows a user cannot set here (baselines, the fold policy): say so when one scores higher.
   const references = totals
     .filter((t) => !SETTABLE[t.info.id] && t.overWindow === 0 && t.cost.usd > 0)
-    .map((t) => ({ label: t.info.label, score: 100 * (weights.quality * qualityOf(t).quality + weights.cost * Math.min(1, cheapest / t.cost.usd)) }))
+    .map((t) => ({
+      label: t.info.label,
+      score: 100 * (weights.quality * qualityOf(t).quality + weights.cost * Math.min(1, cheapest / t.cost.usd)),
+    }))
     .filter((r) => r.score > best.score)
     .sort((a, b) => b.score - a.score);
   if (references.length) {
-    lines.push(`For reference, rows that are not settings of this package scored higher: ${references.map((r) => `${r.label} ${r.score.toFixed(1)}`).join(", ")}.`);
+    lines.push(
+      `For reference, rows that are not settings of this package scored higher: ${references.map((r) => `${r.label} ${r.score.toFixed(1)}`).join(", ")}.`,
+    );
   }
   const excluded = candidates.filter((c) => c.excluded);
   if (excluded.length) lines.push(`Not eligible: ${excluded.map((c) => `${c.label} (${c.excluded})`).join("; ")}.`);
-  return { weights, candidates, choice, ...(second ? { runnerUp: { id: second.id, label: second.label } } : {}), closeCall, ...(losesContent ? { losesWorkingSet: true } : {}), ...(flipAtCostWeight !== undefined ? { flipAtCostWeight } : {}), lines };
+  return {
+    weights,
+    candidates,
+    choice,
+    ...(second ? { runnerUp: { id: second.id, label: second.label } } : {}),
+    closeCall,
+    ...(losesContent ? { losesWorkingSet: true } : {}),
+    ...(flipAtCostWeight !== undefined ? { flipAtCostWeight } : {}),
+    lines,
+  };
 }

@@ -43,7 +43,11 @@ export function contextGrepSearch(ledger: readonly SessionEntry[] | TranscriptIn
   return (probe) => {
     let cursor: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
-      const result = grepTranscript(index, { pattern: probe.text, literal: true, ...(cursor ? { cursor } : {}) }, DEFAULT_RECALL_LIMITS);
+      const result = grepTranscript(
+        index,
+        { pattern: probe.text, literal: true, ...(cursor ? { cursor } : {}) },
+        DEFAULT_RECALL_LIMITS,
+      );
       if (!result.ok) return false;
       if (result.details.matches.some((m) => m.entryId === probe.entryId)) return true;
       cursor = result.details.nextCursor;
@@ -61,9 +65,17 @@ function sampleOf<T>(items: readonly T[], count: number): T[] {
 }
 
 /** Share of `dropped` probes the search recovers with correct attribution (on a sample when there are many). */
-export function recoverability(dropped: readonly Probe[], search: ProbeSearch): { found: number; dropped: number; checked: number; share: number } {
+export function recoverability(
+  dropped: readonly Probe[],
+  search: ProbeSearch,
+): { found: number; dropped: number; checked: number; share: number } {
   const checked = sampleOf(dropped, MAX_CHECKED);
   let found = 0;
   for (const probe of checked) if (search(probe)) found++;
-  return { found, dropped: dropped.length, checked: checked.length, share: checked.length ? found / checked.length : 1 };
+  return {
+    found,
+    dropped: dropped.length,
+    checked: checked.length,
+    share: checked.length ? found / checked.length : 1,
+  };
 }

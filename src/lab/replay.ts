@@ -148,7 +148,11 @@ export interface ActView {
 export const MAX_MEASURED = 200;
 
 /** The active branch without the file's own compactions, re-linked so parent ids still chain. */
-export function replayBranch(entries: readonly SessionEntry[]): { branch: SessionEntry[]; originalCompactions: number; treeProblems: string[] } {
+export function replayBranch(entries: readonly SessionEntry[]): {
+  branch: SessionEntry[];
+  originalCompactions: number;
+  treeProblems: string[];
+} {
   const { branch: path, problems } = checkedBranch(entries);
   const branch: SessionEntry[] = [];
   let dropped = 0;
@@ -254,7 +258,13 @@ function downsample(values: readonly number[], points: number): [number, number]
 }
 
 /** What a measured act keeps: retention of the probes seen so far and visibility of the needed items. */
-function measureAct(state: RowState, probes: readonly Probe[], items: readonly NeededItem[], position: number, presence: Presence): Pick<ActionRecord, "retention" | "needed"> {
+function measureAct(
+  state: RowState,
+  probes: readonly Probe[],
+  items: readonly NeededItem[],
+  position: number,
+  presence: Presence,
+): Pick<ActionRecord, "retention" | "needed"> {
   presence.look(state.row.view.messages);
   let seen = 0;
   let kept = 0;
@@ -317,7 +327,10 @@ export async function replaySession(session: SessionInput, options: ReplayOption
     }
     rows.push(result);
   }
-  const byKind = Object.fromEntries(PROBE_KINDS.map((k) => [k, probes.filter((p) => p.kind === k).length])) as Record<ProbeKind, number>;
+  const byKind = Object.fromEntries(PROBE_KINDS.map((k) => [k, probes.filter((p) => p.kind === k).length])) as Record<
+    ProbeKind,
+    number
+  >;
   return {
     name: session.name,
     ...(session.path ? { path: session.path } : {}),
@@ -383,7 +396,9 @@ async function replayRows(
       actions: [],
       measuredSlice: -1,
       missed: new Uint32Array(items.length),
-      neededByKind: Object.fromEntries(NEEDED_KINDS.map((k) => [k, { needed: 0, visible: 0 }])) as NeededLater["byKind"],
+      neededByKind: Object.fromEntries(
+        NEEDED_KINDS.map((k) => [k, { needed: 0, visible: 0 }]),
+      ) as NeededLater["byKind"],
       newestSource: null,
       presence: held,
       workingSet: new WorkingSetTally(),
@@ -427,7 +442,8 @@ async function replayRows(
           state.workingSet.act(request);
         }
         const edited = workingSet.at(request);
-        if (edited.length) state.workingSet.request(request, edited, (text) => state.presence.holds(text), state.row.view.tokens);
+        if (edited.length)
+          state.workingSet.request(request, edited, (text) => state.presence.holds(text), state.row.view.tokens);
         const tokens = state.row.view.markRequest();
         state.totals.add(tokens);
         state.tokens.push(tokens.prompt);
@@ -438,7 +454,8 @@ async function replayRows(
       state.row.append(entry);
       state.newestSource = entry.id;
     }
-    if (options.onProgress && ((i + 1) % progressEvery === 0 || i + 1 === branch.length)) options.onProgress(i + 1, branch.length);
+    if (options.onProgress && ((i + 1) % progressEvery === 0 || i + 1 === branch.length))
+      options.onProgress(i + 1, branch.length);
     if (performance.now() - lastYield > YIELD_MS) {
       await yieldToEventLoop();
       lastYield = performance.now();
@@ -452,9 +469,16 @@ async function replayRows(
 }
 
 /** Of the (act, item) pairs a row's views missed, the share whose item context_grep finds (on an even sample of items). */
-function neededRecoverable(items: readonly NeededItem[], missed: Uint32Array, search: (probe: Probe) => boolean): NeededLater["recoverable"] {
+function neededRecoverable(
+  items: readonly NeededItem[],
+  missed: Uint32Array,
+  search: (probe: Probe) => boolean,
+): NeededLater["recoverable"] {
   const all = items.filter((item) => missed[item.index] > 0);
-  const checked = all.length <= MAX_CHECKED ? all : Array.from({ length: MAX_CHECKED }, (_, i) => all[Math.floor((i * all.length) / MAX_CHECKED)]);
+  const checked =
+    all.length <= MAX_CHECKED
+      ? all
+      : Array.from({ length: MAX_CHECKED }, (_, i) => all[Math.floor((i * all.length) / MAX_CHECKED)]);
   let found = 0;
   let missing = 0;
   for (const item of checked) {
@@ -480,11 +504,21 @@ function neededLater(state: RowState): NeededLater {
 }
 
 /** A row's figures, all but recoverability (which needs only the ledger), plus the probes its final view lost. */
-function summarizeRow(state: RowState, probes: readonly Probe[], options: ReplayOptions, presence: Presence): { result: RowResult; missing: Probe[] } {
+function summarizeRow(
+  state: RowState,
+  probes: readonly Probe[],
+  options: ReplayOptions,
+  presence: Presence,
+): { result: RowResult; missing: Probe[] } {
   const { row, totals, tokens, actions } = state;
   presence.look(row.view.messages);
   const lost = probes.filter((_, k) => !presence.hasProbe(k));
-  const final = { kept: probes.length - lost.length, total: probes.length, share: probes.length ? (probes.length - lost.length) / probes.length : 1, missing: lost };
+  const final = {
+    kept: probes.length - lost.length,
+    total: probes.length,
+    share: probes.length ? (probes.length - lost.length) / probes.length : 1,
+    missing: lost,
+  };
   const missing = new Set(final.missing);
   const byKind = Object.fromEntries(
     PROBE_KINDS.map((kind) => {
@@ -512,7 +546,11 @@ function summarizeRow(state: RowState, probes: readonly Probe[], options: Replay
     workingSet,
     cache: { reuse: totals.reuse, promptTokens: totals.prompt, cachedTokens: totals.cached },
     cost: { units: requestCost.units + reread.units, usd: requestCost.usd + reread.usd, reread },
-    sideCalls: { count: sideCalls.length, inputTokens: sideCalls.reduce((s, c) => s + c.input, 0), outputTokens: sideCalls.reduce((s, c) => s + c.output, 0) },
+    sideCalls: {
+      count: sideCalls.length,
+      inputTokens: sideCalls.reduce((s, c) => s + c.input, 0),
+      outputTokens: sideCalls.reduce((s, c) => s + c.output, 0),
+    },
   };
   return { result, missing: final.missing };
 }

@@ -35,7 +35,10 @@ export interface RowTotals {
 export function poolNeeded(parts: readonly NeededLater[]): NeededLater {
   const byKind = {} as NeededLater["byKind"];
   for (const part of parts) {
-    for (const [kind, v] of Object.entries(part.byKind) as [keyof NeededLater["byKind"], { needed: number; visible: number }][]) {
+    for (const [kind, v] of Object.entries(part.byKind) as [
+      keyof NeededLater["byKind"],
+      { needed: number; visible: number },
+    ][]) {
       byKind[kind] ??= { needed: 0, visible: 0 };
       byKind[kind].needed += v.needed;
       byKind[kind].visible += v.visible;
@@ -53,7 +56,16 @@ export function poolNeeded(parts: readonly NeededLater[]): NeededLater {
     visible,
     share: needed ? visible / needed : 1,
     byKind,
-    ...(recs.length ? { recoverable: { share: missing ? found / missing : 1, found, missing, checked: recs.reduce((s, r) => s + r.checked, 0) } } : {}),
+    ...(recs.length
+      ? {
+          recoverable: {
+            share: missing ? found / missing : 1,
+            found,
+            missing,
+            checked: recs.reduce((s, r) => s + r.checked, 0),
+          },
+        }
+      : {}),
   };
 }
 
@@ -106,7 +118,9 @@ export function totalsFor(rows: readonly RowResult[]): RowTotals {
     meanTokens: requests ? promptTokens / requests : 0,
     actions: actions.length,
     ...(actions.length ? { meanTokensAfter: actions.reduce((s, a) => s + a.tokensAfter, 0) / actions.length } : {}),
-    ...(timed.length ? { latencyMs: { mean: timed.reduce((s, t) => s + t, 0) / timed.length, max: Math.max(...timed) } } : {}),
+    ...(timed.length
+      ? { latencyMs: { mean: timed.reduce((s, t) => s + t, 0) / timed.length, max: Math.max(...timed) } }
+      : {}),
     modelCalls: actions.filter((a) => a.modelCall).length,
     ...(retentions.length ? { minRetentionAfterAction: Math.min(...retentions) } : {}),
     retention: { share: total ? kept / total : 1, kept, total, byKind },
@@ -117,7 +131,10 @@ export function totalsFor(rows: readonly RowResult[]): RowTotals {
     cost: {
       units: rows.reduce((s, r) => s + r.cost.units, 0),
       usd: rows.reduce((s, r) => s + r.cost.usd, 0),
-      reread: { units: rows.reduce((s, r) => s + r.cost.reread.units, 0), usd: rows.reduce((s, r) => s + r.cost.reread.usd, 0) },
+      reread: {
+        units: rows.reduce((s, r) => s + r.cost.reread.units, 0),
+        usd: rows.reduce((s, r) => s + r.cost.reread.usd, 0),
+      },
     },
     overWindow: rows.reduce((s, r) => s + r.overWindow, 0),
   };

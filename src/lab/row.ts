@@ -83,7 +83,9 @@ export type RowFactory = (settings: SessionSettings) => Row;
 
 /** Messages an entry sends to the model, as Pi builds them (entries `!!` excluded from context send none). */
 export function visibleMessages(entry: SessionEntry): AgentMessage[] {
-  return entryMessages(entry).filter((m) => !(m.role === "bashExecution" && (m as { excludeFromContext?: boolean }).excludeFromContext));
+  return entryMessages(entry).filter(
+    (m) => !(m.role === "bashExecution" && (m as { excludeFromContext?: boolean }).excludeFromContext),
+  );
 }
 
 /** Index of a message's role, for turn logic. */

@@ -6,5 +6,13 @@ import type { SessionInput } from "./replay.ts";
 /** Load one session file for the replay (the serial loop and every worker load files the same way). */
 export async function fileInput(path: string): Promise<SessionInput> {
   const loaded = await loadSessionFile(path);
-  return { name: sessionName(path), path, cwd: loaded.header?.cwd ?? "", entries: loaded.entries, handOver: true, malformedLines: loaded.diagnostics, unknownTypes: loaded.unknownTypes };
+  return {
+    name: sessionName(path),
+    path,
+    cwd: loaded.header?.cwd ?? "",
+    entries: loaded.entries,
+    handOver: true,
+    malformedLines: loaded.diagnostics,
+    unknownTypes: loaded.unknownTypes,
+  };
 }

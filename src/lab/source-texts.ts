@@ -48,14 +48,17 @@ function spillField(record: Record<string, unknown>, key: string): void {
 /** Move the long texts of a branch's messages out of memory; reading them gives back the same strings. */
 export function spillSourceTexts(branch: readonly SessionEntry[]): void {
   for (const entry of branch) {
-    const holder = (entry.type === "message" ? entry.message : entry.type === "custom_message" ? entry : undefined) as Record<string, unknown> | undefined;
+    const holder = (entry.type === "message" ? entry.message : entry.type === "custom_message" ? entry : undefined) as
+      | Record<string, unknown>
+      | undefined;
     if (!holder) continue;
     // A bash execution's output is a field of the message; everything else keeps its text in `content`.
     spillField(holder, "output");
     if (typeof holder.content === "string") spillField(holder, "content");
     else if (Array.isArray(holder.content)) {
       for (const block of holder.content as unknown[]) {
-        if (block && typeof block === "object") for (const key of LONG_FIELDS) spillField(block as Record<string, unknown>, key);
+        if (block && typeof block === "object")
+          for (const key of LONG_FIELDS) spillField(block as Record<string, unknown>, key);
       }
     }
   }

@@ -14,7 +14,8 @@ function pct(share: number | undefined): string {
 }
 
 function latency(row: RowTotals): string {
-  if (row.latencyMs) return row.latencyMs.mean < 10 ? `${row.latencyMs.mean.toFixed(1)}ms` : `${Math.round(row.latencyMs.mean)}ms`;
+  if (row.latencyMs)
+    return row.latencyMs.mean < 10 ? `${row.latencyMs.mean.toFixed(1)}ms` : `${Math.round(row.latencyMs.mean)}ms`;
   if (row.modelCalls) return "LLM call";
   return "—";
 }
@@ -28,20 +29,60 @@ export interface Column {
 }
 
 export const COLUMNS: readonly Column[] = [
-  { short: "strategy", title: "Strategy", help: "our strategies first, then reference baselines (simulations of published behaviour)", cell: (r) => r.info.label },
-  { short: "peak", title: "Peak tokens", help: "the largest context sent in one request", cell: (r) => kTokens(r.peakTokens) },
-  { short: "mean", title: "Mean tokens", help: "context tokens per request, on average", cell: (r) => kTokens(r.meanTokens) },
-  { short: "acts", title: "Acts", help: "how often the row changed the context: compactions, folds, truncations, maskings, clearings, prunes", cell: (r) => String(r.actions) },
-  { short: "after", title: "Tokens after an act", help: "context tokens right after an act, on average", cell: (r) => (r.meanTokensAfter === undefined ? "—" : kTokens(r.meanTokensAfter)) },
-  { short: "latency", title: "Time per act", help: "measured for our deterministic planners; \"LLM call\" where a real run waits on a model", cell: latency },
+  {
+    short: "strategy",
+    title: "Strategy",
+    help: "our strategies first, then reference baselines (simulations of published behaviour)",
+    cell: (r) => r.info.label,
+  },
+  {
+    short: "peak",
+    title: "Peak tokens",
+    help: "the largest context sent in one request",
+    cell: (r) => kTokens(r.peakTokens),
+  },
+  {
+    short: "mean",
+    title: "Mean tokens",
+    help: "context tokens per request, on average",
+    cell: (r) => kTokens(r.meanTokens),
+  },
+  {
+    short: "acts",
+    title: "Acts",
+    help: "how often the row changed the context: compactions, folds, truncations, maskings, clearings, prunes",
+    cell: (r) => String(r.actions),
+  },
+  {
+    short: "after",
+    title: "Tokens after an act",
+    help: "context tokens right after an act, on average",
+    cell: (r) => (r.meanTokensAfter === undefined ? "—" : kTokens(r.meanTokensAfter)),
+  },
+  {
+    short: "latency",
+    title: "Time per act",
+    help: 'measured for our deterministic planners; "LLM call" where a real run waits on a model',
+    cell: latency,
+  },
   {
     short: "probes",
     title: "Facts kept at the end",
     help: "share of probes (user constraints, file paths, error lines, test results, commands) still verbatim in the final view",
     cell: (r) => pct(r.retention.share),
   },
-  { short: "min@act", title: "Facts, worst act", help: "the lowest share of the probes seen so far still in the view right after an act (measured acts)", cell: (r) => pct(r.minRetentionAfterAction) },
-  { short: "recover", title: "Facts recoverable", help: "of the probes the final view lost, the share context_grep finds in the entry they came from", cell: (r) => pct(r.recoverability?.share) },
+  {
+    short: "min@act",
+    title: "Facts, worst act",
+    help: "the lowest share of the probes seen so far still in the view right after an act (measured acts)",
+    cell: (r) => pct(r.minRetentionAfterAction),
+  },
+  {
+    short: "recover",
+    title: "Facts recoverable",
+    help: "of the probes the final view lost, the share context_grep finds in the entry they came from",
+    cell: (r) => pct(r.recoverability?.share),
+  },
   {
     short: "needed",
     title: "Needed later, shown",
@@ -58,7 +99,12 @@ export const COLUMNS: readonly Column[] = [
     short: "w.set",
     title: "Working set, shown",
     help: "of all the texts the agent's later edits replace (8+ characters), the share the view showed verbatim at the edit's request; a text the agent never saw is a miss for every row, so no compaction, the ceiling, is below 100%",
-    cell: (r) => (!r.workingSet.total ? "—" : r.info.id === "none" ? `${pct(r.workingSet.share)} (ceiling)` : pct(r.workingSet.share)),
+    cell: (r) =>
+      !r.workingSet.total
+        ? "—"
+        : r.info.id === "none"
+          ? `${pct(r.workingSet.share)} (ceiling)`
+          : pct(r.workingSet.share),
   },
   {
     short: "w@act",
@@ -66,15 +112,30 @@ export const COLUMNS: readonly Column[] = [
     help: "the lowest share of the next 10 replaced texts shown (never-seen ones are misses), over the row's acts",
     cell: (r) => pct(r.workingSet.minAfterAct),
   },
-  { short: "cache", title: "Cache reuse", help: "share of prompt tokens that repeat the previous request's prefix byte for byte", cell: (r) => pct(r.cache.reuse) },
+  {
+    short: "cache",
+    title: "Cache reuse",
+    help: "share of prompt tokens that repeat the previous request's prefix byte for byte",
+    cell: (r) => pct(r.cache.reuse),
+  },
   {
     short: "re-read $",
     title: "Re-reads ($)",
     help: "what the working set's misses cost: per missed file and request, the newest read of it again at the input price and the row's context once more at the cached price",
     cell: (r) => r.cost.reread.usd.toFixed(2),
   },
-  { short: "cost $", title: "Cost ($)", help: "cached reads, cache writes, summary calls and re-reads at the configured prices", cell: (r) => r.cost.usd.toFixed(2) },
-  { short: ">window", title: "Over the window", help: "requests larger than the window: a provider would reject them", cell: (r) => String(r.overWindow) },
+  {
+    short: "cost $",
+    title: "Cost ($)",
+    help: "cached reads, cache writes, summary calls and re-reads at the configured prices",
+    cell: (r) => r.cost.usd.toFixed(2),
+  },
+  {
+    short: ">window",
+    title: "Over the window",
+    help: "requests larger than the window: a provider would reject them",
+    cell: (r) => String(r.overWindow),
+  },
 ];
 
 export const TABLE_COLUMNS = COLUMNS.map((c) => c.short);
@@ -88,7 +149,8 @@ export function tableCells(rows: readonly RowTotals[]): string[][] {
 export function renderTable(rows: readonly RowTotals[]): string {
   const cells = [TABLE_COLUMNS.slice(), ...tableCells(rows)];
   const widths = TABLE_COLUMNS.map((_, c) => Math.max(...cells.map((row) => row[c].length)));
-  const line = (row: string[]) => row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join("  ");
+  const line = (row: string[]) =>
+    row.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join("  ");
   const out = [line(cells[0]), widths.map((w) => "─".repeat(w)).join("  ")];
   for (const row of cells.slice(1)) out.push(line(row));
   return out.join("\n");

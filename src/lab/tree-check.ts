@@ -18,7 +18,8 @@ export function checkedBranch(entries: readonly SessionEntry[]): { branch: Sessi
     const counts = new Map<string, number>();
     for (const entry of entries) counts.set(entry.id, (counts.get(entry.id) ?? 0) + 1);
     const duplicated = [...counts].filter(([, n]) => n > 1);
-    for (const [id, n] of duplicated.slice(0, MAX_LISTED)) problems.push(`duplicate id ${quotedId(id)} (${n} entries; the last one wins)`);
+    for (const [id, n] of duplicated.slice(0, MAX_LISTED))
+      problems.push(`duplicate id ${quotedId(id)} (${n} entries; the last one wins)`);
     if (duplicated.length > MAX_LISTED) problems.push(`${duplicated.length - MAX_LISTED} more duplicate ids`);
   }
   const branch = branchTo(entries, undefined, byId);
@@ -28,11 +29,18 @@ export function checkedBranch(entries: readonly SessionEntry[]): { branch: Sessi
   // When the root-most entry's parent is in the file, only the last can have stopped it: a parent cycle.
   if (first && typeof parent === "string" && byId.has(parent)) {
     // Parent ids followed from the leaf, up to the entry they lead back to.
-    const walk = branch.slice().reverse().map((e) => quotedId(e.id));
+    const walk = branch
+      .slice()
+      .reverse()
+      .map((e) => quotedId(e.id));
     const shown = walk.length > 6 ? [...walk.slice(0, 5), "…"] : walk;
-    problems.push(`parent cycle: ${[...shown, quotedId(parent)].join(" → ")} (parent ids followed from the leaf); the active branch starts at ${quotedId(first.id)}`);
+    problems.push(
+      `parent cycle: ${[...shown, quotedId(parent)].join(" → ")} (parent ids followed from the leaf); the active branch starts at ${quotedId(first.id)}`,
+    );
   } else if (first && parent && !byId.has(parent)) {
-    problems.push(`dangling parent: entry ${quotedId(first.id)} names parent ${quotedId(parent)}, which is not in the file; the active branch starts at ${quotedId(first.id)}`);
+    problems.push(
+      `dangling parent: entry ${quotedId(first.id)} names parent ${quotedId(parent)}, which is not in the file; the active branch starts at ${quotedId(first.id)}`,
+    );
   }
   return { branch, problems };
 }

@@ -43,7 +43,8 @@ const SOURCE_ROLES = new Set(["user", "assistant", "toolResult", "bashExecution"
 function collectStrings(value: unknown, out: string[]): void {
   if (typeof value === "string") out.push(value);
   else if (Array.isArray(value)) for (const v of value) collectStrings(v, out);
-  else if (value && typeof value === "object") for (const [key, v] of Object.entries(value)) if (key !== "oldText") collectStrings(v, out);
+  else if (value && typeof value === "object")
+    for (const [key, v] of Object.entries(value)) if (key !== "oldText") collectStrings(v, out);
 }
 
 /** A line of a strategy's own text as the text it quotes: digest's `  | ` lines, checkpoint's JSON-escaped lines. */
@@ -211,7 +212,13 @@ export class WorkingSet {
 }
 
 /** Remember the read calls' paths, and at each read result the tokens it sent. */
-function noteReads(message: AgentMessage, cwd: string, calls: Map<string, string>, newest: Map<string, number>, tokens: number): void {
+function noteReads(
+  message: AgentMessage,
+  cwd: string,
+  calls: Map<string, string>,
+  newest: Map<string, number>,
+  tokens: number,
+): void {
   if (message.role === "assistant" && Array.isArray(message.content)) {
     for (const block of message.content) {
       if (block?.type !== "toolCall" || !/^read$/i.test(block.name ?? "")) continue;
@@ -296,7 +303,12 @@ export class WorkingSetTally {
    * A missed text the agent had seen forces one re-read of its file: the read's tokens come back, and the row's
    * context goes out again. A never-seen text is a miss without a re-read: no row could have kept it.
    */
-  request(request: number, texts: readonly ReplacedText[], holds: (text: ReplacedText) => boolean, contextTokens: number): void {
+  request(
+    request: number,
+    texts: readonly ReplacedText[],
+    holds: (text: ReplacedText) => boolean,
+    contextTokens: number,
+  ): void {
     let reread: Set<string> | undefined;
     for (const text of texts) {
       // A never-seen text is not asked about: a strategy's own lines could join into it by chance, but the agent
@@ -385,7 +397,11 @@ export interface RowRequest {
  * branch (the lab's `replayBranch`: the active path without the file's own compactions); `requests[r]` is the view
  * before the r-th assistant message of it. Requests without a view given count as empty views.
  */
-export function measureWorkingSet(branch: readonly SessionEntry[], requests: readonly RowRequest[], cwd = ""): WorkingSetFigures {
+export function measureWorkingSet(
+  branch: readonly SessionEntry[],
+  requests: readonly RowRequest[],
+  cwd = "",
+): WorkingSetFigures {
   const set = new WorkingSet(branch, cwd);
   const tally = new WorkingSetTally();
   const count = Math.max(requests.length, set.texts.length ? set.texts[set.texts.length - 1].request + 1 : 0);

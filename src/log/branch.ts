@@ -24,10 +24,14 @@ export function branchTo(
   if (!leaf) return path;
   // A corrupt file could contain a parent cycle or an id-less line: the walk ends on both.
   path.push(leaf);
-  walkParents(leaf.parentId, (id) => byId.get(id), (entry) => {
-    if (entry === leaf) return false;
-    path.push(entry);
-  });
+  walkParents(
+    leaf.parentId,
+    (id) => byId.get(id),
+    (entry) => {
+      if (entry === leaf) return false;
+      path.push(entry);
+    },
+  );
   return path.reverse();
 }
 
@@ -37,7 +41,11 @@ export function branchTo(
  * damaged line gives), at an id with no entry, and at an entry met before (a parent cycle). So it visits each entry at
  * most once, and never more entries than the branch holds, whatever the file says.
  */
-export function walkParents(leafId: unknown, getEntry: (id: string) => SessionEntry | undefined, visit: (entry: SessionEntry) => boolean | void): void {
+export function walkParents(
+  leafId: unknown,
+  getEntry: (id: string) => SessionEntry | undefined,
+  visit: (entry: SessionEntry) => boolean | void,
+): void {
   const seen = new Set<string>();
   for (let id = leafId; typeof id === "string" && !seen.has(id); ) {
     seen.add(id);

@@ -61,7 +61,8 @@ export function bounded(text: string, max: number): string {
  */
 export function quoted(value: unknown, max = 80): string {
   // Cut a huge string before encoding it (cheap), then bound the escaped form, which control characters lengthen.
-  const text = typeof value === "string" ? JSON.stringify(bounded(value, max)) : (JSON.stringify(value) ?? String(value));
+  const text =
+    typeof value === "string" ? JSON.stringify(bounded(value, max)) : (JSON.stringify(value) ?? String(value));
   return bounded(printable(text), max + 2);
 }
 

@@ -11,7 +11,16 @@ import type {
   SessionMessageEntry,
 } from "@earendil-works/pi-coding-agent";
 
-export type { AgentMessage, CompactionEntry, ContextEditEntry, CustomMessageEntry, FileEntry, SessionEntry, SessionHeader, SessionMessageEntry };
+export type {
+  AgentMessage,
+  CompactionEntry,
+  ContextEditEntry,
+  CustomMessageEntry,
+  FileEntry,
+  SessionEntry,
+  SessionHeader,
+  SessionMessageEntry,
+};
 
 /** Every customType this package writes starts with this prefix. */
 export const LEDGER_PREFIX = "context-ledger/";
@@ -37,7 +46,6 @@ export const LedgerType = {
   /** custom (state, never sent to the model): pins one entry (or unpins it); the newest fact for a target decides. */
   pin: "context-ledger/pin",
 } as const;
-
 
 /**
  * A fold's hiding rule. It has constant size whatever the number of entries it covers:
@@ -140,10 +148,16 @@ export interface RestoreData {
 }
 
 /** A restore fact (`context-ledger/restore`). */
-export function isRestoreEntry(entry: SessionEntry): entry is Extract<SessionEntry, { type: "custom" }> & { data: RestoreData } {
+export function isRestoreEntry(
+  entry: SessionEntry,
+): entry is Extract<SessionEntry, { type: "custom" }> & { data: RestoreData } {
   if (entry.type !== "custom" || entry.customType !== LedgerType.restore) return false;
   const d = entry.data as Partial<RestoreData> | undefined;
-  return d?.v === 1 && typeof d.targetId === "string" && (d.act === "fold" || d.act === "preserve" || d.act === "digest" || d.act === "compaction");
+  return (
+    d?.v === 1 &&
+    typeof d.targetId === "string" &&
+    (d.act === "fold" || d.act === "preserve" || d.act === "digest" || d.act === "compaction")
+  );
 }
 
 /**
@@ -158,10 +172,17 @@ export interface PinData {
 }
 
 /** A pin fact (`context-ledger/pin`). A damaged one (wrong version or field types) is no pin. */
-export function isPinEntry(entry: SessionEntry): entry is Extract<SessionEntry, { type: "custom" }> & { data: PinData } {
+export function isPinEntry(
+  entry: SessionEntry,
+): entry is Extract<SessionEntry, { type: "custom" }> & { data: PinData } {
   if (entry.type !== "custom" || entry.customType !== LedgerType.pin) return false;
   const d = entry.data as Partial<PinData> | undefined;
-  return d?.v === 1 && typeof d.targetId === "string" && typeof d.pinned === "boolean" && (d.note === undefined || typeof d.note === "string");
+  return (
+    d?.v === 1 &&
+    typeof d.targetId === "string" &&
+    typeof d.pinned === "boolean" &&
+    (d.note === undefined || typeof d.note === "string")
+  );
 }
 
 export function isLedgerCompaction(entry: SessionEntry): entry is CompactionEntry<LedgerCompactionDetails> {

@@ -17,7 +17,13 @@ export function parseLine(text: string): { entry: FileEntry } | { reason: string
   } catch (error) {
     // V8 quotes the start of the bad input ('Unexpected token …, "…" is not valid JSON'): transcript text,
     // which a diagnostic never carries.
-    const message = error instanceof Error ? error.message.split("\n")[0].replace(/^(Unexpected token) .*$/s, "$1").slice(0, 80) : "parse error";
+    const message =
+      error instanceof Error
+        ? error.message
+            .split("\n")[0]
+            .replace(/^(Unexpected token) .*$/s, "$1")
+            .slice(0, 80)
+        : "parse error";
     return { reason: `invalid JSON (${message})` };
   }
   if (!value || typeof value !== "object" || Array.isArray(value)) return { reason: "not a JSON object" };

@@ -33,7 +33,12 @@ export interface BudgetRule {
  */
 export function thresholdFor(rule: BudgetRule, contextWindow: number, compaction: PiCompactionSettings): Threshold {
   if (rule.ownThreshold) return { tokens: rule.ownThreshold(contextWindow), contextWindow, action: rule.action };
-  if (!compaction.enabled) return { tokens: contextWindow, contextWindow, action: "nothing compacts automatically (compaction is off), so a request that does not fit fails" };
+  if (!compaction.enabled)
+    return {
+      tokens: contextWindow,
+      contextWindow,
+      action: "nothing compacts automatically (compaction is off), so a request that does not fit fails",
+    };
   return { tokens: Math.max(0, contextWindow - compaction.reserveTokens), contextWindow, action: rule.action };
 }
 

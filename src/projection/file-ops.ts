@@ -21,11 +21,16 @@ function addFileOp(name: unknown, args: unknown, into: FileOpLists): void {
  * Collect the paths file tools were called with: the calls of assistant messages, and the nested calls a tool
  * made (codemode scripts), which Pi records on that tool's result message as `nestedCalls`.
  */
-export function collectFileOps(messages: readonly AgentMessage[], into: FileOpLists = { read: new Set(), written: new Set(), edited: new Set() }): FileOpLists {
+export function collectFileOps(
+  messages: readonly AgentMessage[],
+  into: FileOpLists = { read: new Set(), written: new Set(), edited: new Set() },
+): FileOpLists {
   for (const message of messages) {
     if (message.role === "toolResult") {
       const nested = (message as { nestedCalls?: { calls?: unknown } }).nestedCalls?.calls;
-      if (Array.isArray(nested)) for (const call of nested as { name?: unknown; arguments?: unknown }[]) addFileOp(call?.name, call?.arguments, into);
+      if (Array.isArray(nested))
+        for (const call of nested as { name?: unknown; arguments?: unknown }[])
+          addFileOp(call?.name, call?.arguments, into);
       continue;
     }
     if (message.role !== "assistant") continue;

@@ -1,7 +1,18 @@
 // The ledger state: what this package's facts on the active branch say, folded entry by entry.
 // Pure reducer (immer for nested updates); no clocks, no I/O.
 import { produce } from "immer";
-import { isCheckpointMarker, isLedgerCompaction, isPinEntry, isRangeEntry, isRestoreEntry, isToolCheckpoint, LedgerType, type PinData, type RestoreData, type SessionEntry } from "../log/entries.ts";
+import {
+  isCheckpointMarker,
+  isLedgerCompaction,
+  isPinEntry,
+  isRangeEntry,
+  isRestoreEntry,
+  isToolCheckpoint,
+  LedgerType,
+  type PinData,
+  type RestoreData,
+  type SessionEntry,
+} from "../log/entries.ts";
 import { keepsContext, type PinFact, type PinRecord } from "./pins.ts";
 
 /** A fold's range rule, keyed by the summary entry that carries it. */
@@ -77,11 +88,17 @@ export function activePins(state: LedgerState): readonly PinFact[] {
   const pins = new Map<string, PinFact>();
   for (const record of log) {
     if (record.implicit) {
-      if (!pins.has(record.targetId)) pins.set(record.targetId, { targetId: record.targetId, factId: record.factId, implicit: true });
+      if (!pins.has(record.targetId))
+        pins.set(record.targetId, { targetId: record.targetId, factId: record.factId, implicit: true });
       continue;
     }
     pins.delete(record.targetId);
-    if (record.pinned) pins.set(record.targetId, { targetId: record.targetId, factId: record.factId, ...(record.note !== undefined ? { note: record.note } : {}) });
+    if (record.pinned)
+      pins.set(record.targetId, {
+        targetId: record.targetId,
+        factId: record.factId,
+        ...(record.note !== undefined ? { note: record.note } : {}),
+      });
   }
   const out = [...pins.values()];
   ACTIVE.set(log, out);
@@ -105,7 +122,8 @@ export function effectiveCompaction(state: LedgerState): CompactionFact | undefi
  * Either the effective compaction, or a later checkpoint marker standing in for it (markers are never revoked).
  */
 export function headCompaction(state: LedgerState): CompactionFact | undefined {
-  for (let i = state.compactions.length - 1; i >= 0; i--) if (!Object.hasOwn(state.revoked, state.compactions[i].entryId)) return state.compactions[i];
+  for (let i = state.compactions.length - 1; i >= 0; i--)
+    if (!Object.hasOwn(state.revoked, state.compactions[i].entryId)) return state.compactions[i];
   return undefined;
 }
 
@@ -162,7 +180,12 @@ function applyRestore(draft: LedgerState, restoreId: string, data: RestoreData):
 
 /** Record a pin fact (appended: the log keeps folding linear). */
 function applyPin(draft: LedgerState, factId: string, data: PinData): void {
-  draft.pinFacts.push({ targetId: data.targetId, factId, pinned: data.pinned, ...(data.note !== undefined ? { note: data.note } : {}) });
+  draft.pinFacts.push({
+    targetId: data.targetId,
+    factId,
+    pinned: data.pinned,
+    ...(data.note !== undefined ? { note: data.note } : {}),
+  });
 }
 
 /** True for the entries that can change the ledger state: our range messages, compactions, labels, restores, pins. */
@@ -219,7 +242,8 @@ function apply(draft: LedgerState, entry: SessionEntry): void {
     } else if (draft.labels[entry.targetId] !== entry.label) draft.labels[entry.targetId] = entry.label;
   } else if (entry.type === "custom" && isRestoreEntry(entry)) applyRestore(draft, entry.id, entry.data);
   else if (entry.type === "custom" && isPinEntry(entry)) applyPin(draft, entry.id, entry.data);
-  else if (entry.type === "message" && keepsContext(entry)) draft.pinFacts.push({ targetId: entry.id, factId: entry.id, pinned: true, implicit: true });
+  else if (entry.type === "message" && keepsContext(entry))
+    draft.pinFacts.push({ targetId: entry.id, factId: entry.id, pinned: true, implicit: true });
 }
 
 /** Apply one branch entry. Entries that say nothing to the ledger (or change nothing) return the same state object. */

@@ -8,7 +8,17 @@ import { RangeMask, withoutReasoning } from "./ranges.ts";
 import { evolve, headCompaction, initialLedgerState, isRevokedMessage, type LedgerState } from "./ledger-state.ts";
 import { entryKeys, matchMessages } from "./message-match.ts";
 import type { PinSet } from "./pins.ts";
-import { entryMessages, markerMessages, pinsOf, projectEntries, type ProjectedEntry, projectView, restatedSummary, viewCut, type ViewCut } from "./project.ts";
+import {
+  entryMessages,
+  markerMessages,
+  pinsOf,
+  projectEntries,
+  type ProjectedEntry,
+  projectView,
+  restatedSummary,
+  viewCut,
+  type ViewCut,
+} from "./project.ts";
 import { estimateMessagesTokens } from "./tokens.ts";
 
 /**
@@ -167,14 +177,21 @@ export class LiveLedger {
   private hiddenTokens(from: number): number {
     const state = this.state;
     const cached = this.hidden;
-    if (cached && cached.state === state && cached.path === this.pathVersion && cached.from === from) return cached.tokens;
+    if (cached && cached.state === state && cached.path === this.pathVersion && cached.from === from)
+      return cached.tokens;
     let tokens = 0;
     for (const id of Object.keys(state.revoked)) {
       const i = this.path.indexOf(id);
       if (i >= from) tokens += this.tokenSums[i + 1] - this.tokenSums[i];
     }
     const ranges = state.ranges
-      .map((f) => [Math.max(from, (f.afterId === null ? -1 : this.path.indexOf(f.afterId)) + 1), this.path.indexOf(f.throughId)] as const)
+      .map(
+        (f) =>
+          [
+            Math.max(from, (f.afterId === null ? -1 : this.path.indexOf(f.afterId)) + 1),
+            this.path.indexOf(f.throughId),
+          ] as const,
+      )
       .filter(([a, b]) => b >= a)
       .sort((x, y) => x[0] - y[0]);
     let end = -1;
@@ -259,7 +276,14 @@ export class LiveLedger {
   private liveView(): LiveView {
     const state = this.state;
     const view = this.current;
-    if (view && view.state === state && view.edits === this.editsVersion && view.length <= this.path.entries.length && this.extend(view)) return view;
+    if (
+      view &&
+      view.state === state &&
+      view.edits === this.editsVersion &&
+      view.length <= this.path.entries.length &&
+      this.extend(view)
+    )
+      return view;
     return (this.current = this.buildView());
   }
 
@@ -286,7 +310,8 @@ export class LiveLedger {
     // Pinned entries the cut left behind sit right after the summary, where Pi's request has none: the view supplies
     // that region itself, as for a moved cut.
     const moved = this.revokedCut();
-    const override = moved >= 0 ? moved : cut.head >= 0 && pins && pins.before(cut.from).length ? this.contextStart().compaction : -1;
+    const override =
+      moved >= 0 ? moved : cut.head >= 0 && pins && pins.before(cut.from).length ? this.contextStart().compaction : -1;
     let revoked = false;
     for (const _ in state.revoked) {
       revoked = true;
@@ -294,7 +319,18 @@ export class LiveLedger {
     }
     // Without rules, revoked acts, a marker heading the view or a moved cut, the view is Pi's own projection.
     const active = state.ranges.length > 0 || revoked || headCompaction(state)?.marker === true || override >= 0;
-    return { state, edits: this.editsVersion, length: this.path.entries.length, mask, pins, entries, rank, referenced, active, override };
+    return {
+      state,
+      edits: this.editsVersion,
+      length: this.path.entries.length,
+      mask,
+      pins,
+      entries,
+      rank,
+      referenced,
+      active,
+      override,
+    };
   }
 
   /**
@@ -333,11 +369,33 @@ export class LiveLedger {
    * Match request messages to entries and read each one's fate and place off the view, reusing the previous
    * request's work while the new one repeats it.
    */
-  private mapRequest(messages: AgentMessage[], view: LiveView, shape: RequestMemo["shape"], override: number, previous: RequestMemo | undefined): RequestMemo {
+  private mapRequest(
+    messages: AgentMessage[],
+    view: LiveView,
+    shape: RequestMemo["shape"],
+    override: number,
+    previous: RequestMemo | undefined,
+  ): RequestMemo {
     const state = this.state;
     let memo = previous;
     if (!memo || memo.shape !== shape || memo.compactions !== state.compactions || memo.override !== override) {
-      memo = { view: undefined, compactions: state.compactions, shape, override, roles: [], stamps: [], ids: [], fate: [], key: [], matched: new Set(), plan: [], lastKey: -Infinity, carry: -1, checks: [], changed: false };
+      memo = {
+        view: undefined,
+        compactions: state.compactions,
+        shape,
+        override,
+        roles: [],
+        stamps: [],
+        ids: [],
+        fate: [],
+        key: [],
+        matched: new Set(),
+        plan: [],
+        lastKey: -Infinity,
+        carry: -1,
+        checks: [],
+        changed: false,
+      };
     }
     const before = memo.roles.length;
     const same = repeated(messages, memo);
@@ -390,7 +448,8 @@ export class LiveLedger {
         if (r !== undefined) {
           const item = view.entries[r];
           // A marker restates a summary; its system snapshot is sent as it is.
-          if (item.messages.length) f = item.restates && memo.roles[i] !== "system" ? "marker" : item.stripped ? "reasoning" : "keep";
+          if (item.messages.length)
+            f = item.restates && memo.roles[i] !== "system" ? "marker" : item.stripped ? "reasoning" : "keep";
           fate[i] = f;
           key[i] = r;
           // Only anchored checkpoints sit earlier in the view than in the request; what follows one in the
@@ -458,7 +517,8 @@ export class LiveLedger {
   private emit(messages: AgentMessage[], memo: RequestMemo): AgentMessage[] {
     let restated: AgentMessage | undefined | null = null;
     let size = 0;
-    for (const segment of memo.plan) size += "from" in segment ? segment.to - segment.from : "ours" in segment ? segment.ours.length : 1;
+    for (const segment of memo.plan)
+      size += "from" in segment ? segment.to - segment.from : "ours" in segment ? segment.ours.length : 1;
     // One preallocated copy: slicing every run and concatenating the slices allocates twice.
     const out = new Array<AgentMessage>(size);
     let k = 0;
@@ -519,10 +579,14 @@ export class LiveLedger {
     const entry = this.path.get(id);
     if (!entry) return undefined;
     const edit = this.edits.get(id)?.at(-1);
-    const message = entryMessages(entry).find((m) => m.role !== "system") as { role: string; content?: unknown } | undefined;
+    const message = entryMessages(entry).find((m) => m.role !== "system") as
+      | { role: string; content?: unknown }
+      | undefined;
     if (!edit?.replacement || !message) return message?.content;
     const content = edit.replacement.content;
-    return (message.role === "assistant" || message.role === "toolResult") && typeof content === "string" ? [{ type: "text", text: content }] : content;
+    return (message.role === "assistant" || message.role === "toolResult") && typeof content === "string"
+      ? [{ type: "text", text: content }]
+      : content;
   }
 
   private index(entry: SessionEntry): void {

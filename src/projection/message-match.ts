@@ -17,7 +17,13 @@ export function messageKey(message: AgentMessage): string {
  * snapshot must not take the slot of a system message entry sent in the same millisecond.
  */
 export function entryKeys(entry: SessionEntry): string[] {
-  if (entry.type !== "message" && entry.type !== "custom_message" && entry.type !== "branch_summary" && entry.type !== "compaction") return [];
+  if (
+    entry.type !== "message" &&
+    entry.type !== "custom_message" &&
+    entry.type !== "branch_summary" &&
+    entry.type !== "compaction"
+  )
+    return [];
   return entryMessages(entry).map(messageKey);
 }
 

@@ -30,26 +30,46 @@ function describe(entry: SessionEntry): string {
  * Resolve a pin target: an entry id on the branch (or a unique prefix of one, as the recall tools accept), a label
  * (its newest entry), or `last`: the newest message that is not part of `skip` (the caller's own pin request).
  */
-export function resolvePinTarget(target: string, context: PinContext, skip: (entry: SessionEntry) => boolean = () => false): PinTarget {
+export function resolvePinTarget(
+  target: string,
+  context: PinContext,
+  skip: (entry: SessionEntry) => boolean = () => false,
+): PinTarget {
   const name = target.trim();
-  if (!name) return { ok: false, error: "target is empty: pass an entry id (context_timeline, context_list_entries and context_grep show them), a label, or last" };
+  if (!name)
+    return {
+      ok: false,
+      error:
+        "target is empty: pass an entry id (context_timeline, context_list_entries and context_grep show them), a label, or last",
+    };
   const { path, state } = context;
   let id: string | undefined;
   if (name === "last") {
-    for (let i = path.length - 1; i >= 0 && id === undefined; i--) if (isPinnable(path[i]) && !skip(path[i])) id = path[i].id;
+    for (let i = path.length - 1; i >= 0 && id === undefined; i--)
+      if (isPinnable(path[i]) && !skip(path[i])) id = path[i].id;
     if (id === undefined) return { ok: false, error: "there is no message on this branch to pin yet" };
   } else if (context.indexOf(name) >= 0) id = name;
   else {
-    for (let i = path.length - 1; i >= 0 && id === undefined; i--) if (Object.hasOwn(state.labels, path[i].id) && state.labels[path[i].id] === name) id = path[i].id;
+    for (let i = path.length - 1; i >= 0 && id === undefined; i--)
+      if (Object.hasOwn(state.labels, path[i].id) && state.labels[path[i].id] === name) id = path[i].id;
     if (id === undefined && name.length >= 4) {
       const matches = path.filter((e) => e.id.startsWith(name));
       if (matches.length === 1) id = matches[0].id;
-      else if (matches.length > 1) return { ok: false, error: `${shown(name)} starts ${matches.length} entry ids; give more of the id` };
+      else if (matches.length > 1)
+        return { ok: false, error: `${shown(name)} starts ${matches.length} entry ids; give more of the id` };
     }
   }
-  if (id === undefined) return { ok: false, error: `${shown(name)} is not an entry id on this branch, a label, or last. context_timeline, context_list_entries and context_grep show entry ids.` };
+  if (id === undefined)
+    return {
+      ok: false,
+      error: `${shown(name)} is not an entry id on this branch, a label, or last. context_timeline, context_list_entries and context_grep show entry ids.`,
+    };
   const entry = context.get(id)!;
-  if (!isPinnable(entry)) return { ok: false, error: `${id} is ${describe(entry)}; only messages (user, assistant, tool results, custom messages) can be pinned` };
+  if (!isPinnable(entry))
+    return {
+      ok: false,
+      error: `${id} is ${describe(entry)}; only messages (user, assistant, tool results, custom messages) can be pinned`,
+    };
   return { ok: true, id };
 }
 
@@ -69,7 +89,12 @@ export interface PinFigures {
 }
 
 /** Pinned tokens now (with `extra` pins as if written) and the budget. */
-export function pinFigures(context: PinContext, window: number, maxShare: number, extra: readonly PinFact[] = []): PinFigures {
+export function pinFigures(
+  context: PinContext,
+  window: number,
+  maxShare: number,
+  extra: readonly PinFact[] = [],
+): PinFigures {
   const set = new PinSet([...activePins(context.state), ...extra], context);
   return { pinned: tokensOf(set.sorted, context), budget: Math.floor(window * maxShare) };
 }
@@ -83,15 +108,29 @@ export type PinPlan =
  * refused, with the figures, when the pinned total would pass the budget; `pending` are pins asked for earlier in the
  * same step and not yet written.
  */
-export function planPin(id: string, note: string | undefined, context: PinContext, window: number, maxShare: number, pending: readonly PinFact[] = []): PinPlan {
+export function planPin(
+  id: string,
+  note: string | undefined,
+  context: PinContext,
+  window: number,
+  maxShare: number,
+  pending: readonly PinFact[] = [],
+): PinPlan {
   const cleanNote = note?.trim() ? note.trim().slice(0, MAX_NOTE_CHARS) : undefined;
   const existing = [...activePins(context.state), ...pending].find((p) => p.targetId === id);
   const figures = pinFigures(context, window, maxShare, pending);
   const group = pinGroup(id, context).indexes;
   const held = new PinSet([...activePins(context.state), ...pending], context);
-  if (existing && existing.note === cleanNote) return { ok: false, error: `${id} is already pinned${existing.implicit ? " (by <keepContext> in the message)" : ""}; nothing changed` };
+  if (existing && existing.note === cleanNote)
+    return {
+      ok: false,
+      error: `${id} is already pinned${existing.implicit ? " (by <keepContext> in the message)" : ""}; nothing changed`,
+    };
   const tokens = tokensOf(group, context);
-  const added = tokensOf(group.filter((i) => !held.has(i)), context);
+  const added = tokensOf(
+    group.filter((i) => !held.has(i)),
+    context,
+  );
   if (figures.pinned + added > figures.budget) {
     return {
       ok: false,
@@ -161,15 +200,19 @@ export function renderPins(context: PinContext, window: number, maxShare: number
   const rows = listPins(context);
   const figures = pinFigures(context, window, maxShare);
   const head = `Pins: ${rows.length} (~${figures.pinned.toLocaleString("en-US")} of ${figures.budget.toLocaleString("en-US")} tokens allowed, ${Math.round(maxShare * 1000) / 10}% of the window)`;
-  if (!rows.length) return `${head}\n  none. Pin an entry with /context pin <id|label|last> [note], or <keepContext>…</keepContext> in your message.`;
+  if (!rows.length)
+    return `${head}\n  none. Pin an entry with /context pin <id|label|last> [note], or <keepContext>…</keepContext> in your message.`;
   const lines = [head];
   const from = Math.max(0, rows.length - 50);
   if (from) lines.push(`  … ${from} older pins not listed`);
   for (const row of rows.slice(from)) {
     const entry = context.get(row.targetId);
     const what = entry ? describe(entry) : "an entry not on this branch";
-    const held = row.absent ? "holds nothing here" : `${row.entries} ${row.entries === 1 ? "entry" : "entries"}, ~${row.tokens.toLocaleString("en-US")} tokens`;
-    const note = row.note !== undefined ? ` — ${quoted(row.note.length > 80 ? `${row.note.slice(0, 80)}…` : row.note)}` : "";
+    const held = row.absent
+      ? "holds nothing here"
+      : `${row.entries} ${row.entries === 1 ? "entry" : "entries"}, ~${row.tokens.toLocaleString("en-US")} tokens`;
+    const note =
+      row.note !== undefined ? ` — ${quoted(row.note.length > 80 ? `${row.note.slice(0, 80)}…` : row.note)}` : "";
     // An id off the branch came from the file, not from this package: shown quoted, escaped and bounded.
     const id = entry ? row.targetId : quoted(row.targetId, 40);
     lines.push(`  ${id}: ${what}${row.implicit ? " (<keepContext>)" : ""}, ${held}${note}`);

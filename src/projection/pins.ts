@@ -35,7 +35,8 @@ function userText(entry: SessionEntry): string | undefined {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return undefined;
   let text = "";
-  for (const block of content as { type?: unknown; text?: unknown }[]) if (block?.type === "text" && typeof block.text === "string") text += `${block.text}\n`;
+  for (const block of content as { type?: unknown; text?: unknown }[])
+    if (block?.type === "text" && typeof block.text === "string") text += `${block.text}\n`;
   return text;
 }
 
@@ -50,7 +51,8 @@ export function keepsContext(entry: SessionEntry): boolean {
   for (const line of text.split("\n")) {
     const trimmed = line.trim();
     if (trimmed === OPEN) return true;
-    if (trimmed.length > OPEN.length + CLOSE.length - 1 && trimmed.startsWith(OPEN) && trimmed.endsWith(CLOSE)) return true;
+    if (trimmed.length > OPEN.length + CLOSE.length - 1 && trimmed.startsWith(OPEN) && trimmed.endsWith(CLOSE))
+      return true;
   }
   return false;
 }
@@ -151,7 +153,12 @@ export class PinSet {
 
   /** True for an entry joining the path that answers a pinned call: the set must be rebuilt to hold it. */
   awaits(entry: SessionEntry): boolean {
-    return this.open.size > 0 && entry.type === "message" && entry.message.role === "toolResult" && this.open.has(entry.message.toolCallId);
+    return (
+      this.open.size > 0 &&
+      entry.type === "message" &&
+      entry.message.role === "toolResult" &&
+      this.open.has(entry.message.toolCallId)
+    );
   }
 
   /** Pinned entries before path index `from`, in path order. */

@@ -3,7 +3,15 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { ContextEditEntry, SessionEntry } from "../log/entries.ts";
 import { RangeMask, withoutReasoning, type PathLookup } from "./ranges.ts";
-import { activePins, effectiveCompaction, reduceBranch, headCompaction, isRevokedMessage, keptFrom, keptIndex, type LedgerState } from "./ledger-state.ts";
+import {
+  activePins,
+  effectiveCompaction,
+  reduceBranch,
+  headCompaction,
+  isRevokedMessage,
+  keptIndex,
+  type LedgerState,
+} from "./ledger-state.ts";
 import { PinSet } from "./pins.ts";
 
 /** One branch entry and what it contributes to the model view (nothing, for state entries and hidden ones). */
@@ -32,7 +40,10 @@ export function entryMessages(entry: SessionEntry): AgentMessage[] {
       const message = entry.message as AgentMessage & { content?: unknown };
       // Hand-edited or old files may carry null content; Pi substitutes an empty value, and so do we.
       if (message.role === "system" && message.content == null) return [{ ...message, content: "" } as AgentMessage];
-      if ((message.role === "user" || message.role === "assistant" || message.role === "toolResult") && message.content == null)
+      if (
+        (message.role === "user" || message.role === "assistant" || message.role === "toolResult") &&
+        message.content == null
+      )
         return [{ ...message, content: [] } as AgentMessage];
       return [message];
     }
@@ -49,7 +60,14 @@ export function entryMessages(entry: SessionEntry): AgentMessage[] {
       ];
     case "branch_summary":
       return entry.summary
-        ? [{ role: "branchSummary", summary: entry.summary, fromId: entry.fromId, timestamp: new Date(entry.timestamp).getTime() } as AgentMessage]
+        ? [
+            {
+              role: "branchSummary",
+              summary: entry.summary,
+              fromId: entry.fromId,
+              timestamp: new Date(entry.timestamp).getTime(),
+            } as AgentMessage,
+          ]
         : [];
     case "compaction": {
       const summary = {
@@ -90,7 +108,10 @@ function summaryOf(entry: SessionEntry | undefined): AgentMessage | undefined {
  * The summary a checkpoint marker at the head of the view restates: the effective compaction's (the newest real one
  * no restore revoked), or none. The view then reads as it did before the marker, byte for byte.
  */
-export function restatedSummary(state: LedgerState, get: (id: string) => SessionEntry | undefined): AgentMessage | undefined {
+export function restatedSummary(
+  state: LedgerState,
+  get: (id: string) => SessionEntry | undefined,
+): AgentMessage | undefined {
   const effective = effectiveCompaction(state);
   return effective ? summaryOf(get(effective.entryId)) : undefined;
 }
@@ -177,11 +198,19 @@ export function lookupOf(path: readonly SessionEntry[]): PathLookup & { at(index
 }
 
 /** The state's pins resolved against a path, or undefined when there are none. */
-export function pinsOf(state: LedgerState, path: readonly SessionEntry[], lookup: () => PathLookup): PinSet | undefined {
+export function pinsOf(
+  state: LedgerState,
+  path: readonly SessionEntry[],
+  lookup: () => PathLookup,
+): PinSet | undefined {
   const pins = activePins(state);
   if (!pins.length) return undefined;
   const positions = lookup();
-  return new PinSet(pins, { indexOf: (id) => positions.indexOf(id), get: (id) => positions.get(id), at: (i) => path[i] });
+  return new PinSet(pins, {
+    indexOf: (id) => positions.indexOf(id),
+    get: (id) => positions.get(id),
+    at: (i) => path[i],
+  });
 }
 
 /** What {@link projectEntries} needs besides the selected entries: positions and entries of the whole path. */
@@ -206,13 +235,19 @@ export function projectEntries(selected: readonly SessionEntry[], inputs: Projec
   return selected.map((sourceEntry): ProjectedEntry => {
     if (sourceEntry.type === "compaction") {
       if (sourceEntry.id !== head?.entryId) return { sourceEntry, messages: [] };
-      if (head.marker) return { sourceEntry, messages: markerMessages(sourceEntry, restatedSummary(state, inputs.get)), restates: true };
+      if (head.marker)
+        return {
+          sourceEntry,
+          messages: markerMessages(sourceEntry, restatedSummary(state, inputs.get)),
+          restates: true,
+        };
     }
     const at = mask && !mask.empty ? inputs.indexOf(sourceEntry.id) : -1;
     if (mask && at >= 0 && mask.hides(sourceEntry, at)) return { sourceEntry, messages: [], folded: true };
     if (revoking && isRevokedMessage(sourceEntry, state)) return { sourceEntry, messages: [], folded: true };
     const messages = applyEdit(entryMessages(sourceEntry), inputs.editOf(sourceEntry.id));
-    if (mask && at >= 0 && mask.dropsReasoning(sourceEntry, at)) return { sourceEntry, messages: messages.map(withoutReasoning), stripped: true };
+    if (mask && at >= 0 && mask.dropsReasoning(sourceEntry, at))
+      return { sourceEntry, messages: messages.map(withoutReasoning), stripped: true };
     return { sourceEntry, messages };
   });
 }
@@ -225,7 +260,13 @@ export function projectEntries(selected: readonly SessionEntry[], inputs: Projec
  * mask over `lookup`; context edits apply when they are themselves in the view, as in Pi. Pins (see `pins.ts`) are
  * exempt from every rule, and those a compaction cut off are placed right after its summary.
  */
-export function projectView(path: readonly SessionEntry[], state: LedgerState, lookup: () => PathLookup, mask?: RangeMask, pins?: PinSet): ProjectedEntry[] {
+export function projectView(
+  path: readonly SessionEntry[],
+  state: LedgerState,
+  lookup: () => PathLookup,
+  mask?: RangeMask,
+  pins?: PinSet,
+): ProjectedEntry[] {
   pins ??= pinsOf(state, path, lookup);
   const selected = contextEntries(path, state, (id) => lookup().indexOf(id), pins);
   const edits = new Map<string, ContextEditEntry>();
@@ -245,7 +286,10 @@ export function projectView(path: readonly SessionEntry[], state: LedgerState, l
  * `buildSessionProjection` for the same leaf; with ranges, hidden entries contribute nothing; with restores,
  * revoked acts hide nothing.
  */
-export function projectBranch(path: readonly SessionEntry[], state: LedgerState = reduceBranch(path)): BranchProjection {
+export function projectBranch(
+  path: readonly SessionEntry[],
+  state: LedgerState = reduceBranch(path),
+): BranchProjection {
   // Positions are only needed when some rule may hide something or a marker restates a summary.
   let lookup: PathLookup | undefined;
   const entries = projectView(path, state, () => (lookup ??= lookupOf(path)));

@@ -19,7 +19,8 @@ export function isFoldable(entry: SessionEntry): boolean {
  */
 export function isDialogue(entry: SessionEntry): boolean {
   // Tool checkpoints (preserve, digest) are permanent context: a later checkpoint's range covers them but never hides them.
-  if (entry.type === "custom_message") return entry.customType === LedgerType.preserve || entry.customType === LedgerType.digest;
+  if (entry.type === "custom_message")
+    return entry.customType === LedgerType.preserve || entry.customType === LedgerType.digest;
   if (entry.type !== "message") return false;
   const m = entry.message;
   if (m.role === "user") return true;
@@ -28,14 +29,19 @@ export function isDialogue(entry: SessionEntry): boolean {
 
 /** A completed assistant answer: stopped normally, no tool call, and visible content besides its reasoning. */
 export function isCompletedAnswer(entry: SessionEntry): boolean {
-  if (entry.type !== "message" || entry.message.role !== "assistant" || entry.message.stopReason !== "stop") return false;
+  if (entry.type !== "message" || entry.message.role !== "assistant" || entry.message.stopReason !== "stop")
+    return false;
   const content = entry.message.content ?? [];
   return !content.some((b) => b.type === "toolCall") && content.some((b) => b.type !== "thinking");
 }
 
 /** True when the entry is a completed answer that carries reasoning blocks. */
 export function hasReasoning(entry: SessionEntry): boolean {
-  return entry.type === "message" && entry.message.role === "assistant" && (entry.message.content ?? []).some((b) => b.type === "thinking");
+  return (
+    entry.type === "message" &&
+    entry.message.role === "assistant" &&
+    (entry.message.content ?? []).some((b) => b.type === "thinking")
+  );
 }
 
 /** The message without its reasoning blocks: what a `keepDialogue` rule leaves of a completed answer. */
@@ -122,7 +128,8 @@ export class RangeMask {
    * visible text stays verbatim, its reasoning is technical state the checkpoint summarized.
    */
   dropsReasoning(entry: SessionEntry, index: number): boolean {
-    if (index < 0 || this.empty || !isCompletedAnswer(entry) || !hasReasoning(entry) || this.pins?.has(index)) return false;
+    if (index < 0 || this.empty || !isCompletedAnswer(entry) || !hasReasoning(entry) || this.pins?.has(index))
+      return false;
     return this.covered(index, (rule) => rule.keepDialogue);
   }
 
@@ -134,7 +141,12 @@ export class RangeMask {
     if (index < 0 || this.empty || !isFoldable(entry) || this.pins?.has(index)) return false;
     return this.covered(index, (rule) => {
       if (rule.keepDialogue && isDialogue(entry)) return false;
-      if (entry.type === "message" && entry.message.role === "toolResult" && rule.keptCalls.has(entry.message.toolCallId)) return false;
+      if (
+        entry.type === "message" &&
+        entry.message.role === "toolResult" &&
+        rule.keptCalls.has(entry.message.toolCallId)
+      )
+        return false;
       return true;
     });
   }

@@ -95,15 +95,22 @@ function actList(acts: readonly ActInfo[]): string {
 
 /** Why a checkpoint marker cannot be restored, and what to name instead. */
 function markerRefusal(marker: SessionEntry): string {
-  const n = marker.type === "compaction" ? (marker.details as { checkpoint?: unknown } | undefined)?.checkpoint : undefined;
-  const digest = marker.type === "compaction" && (marker.details as { strategy?: unknown } | undefined)?.strategy === "digest";
+  const n =
+    marker.type === "compaction" ? (marker.details as { checkpoint?: unknown } | undefined)?.checkpoint : undefined;
+  const digest =
+    marker.type === "compaction" && (marker.details as { strategy?: unknown } | undefined)?.strategy === "digest";
   const kind = digest ? "digest" : "tool summary";
   const checkpoint = typeof n === "number" ? `${kind} #${n}` : `the ${kind} it reports`;
   return `compaction ${marker.id} only marks the end of a manual /compact and hides nothing; to bring back what it summarized, restore ${checkpoint}.`;
 }
 
 /** The act that hides the entry at `index`, newest first: a range that holds it, or the compaction cut. */
-function actHiding(path: readonly SessionEntry[], state: LedgerState, index: number, acts: readonly ActInfo[]): ActInfo | undefined {
+function actHiding(
+  path: readonly SessionEntry[],
+  state: LedgerState,
+  index: number,
+  acts: readonly ActInfo[],
+): ActInfo | undefined {
   const lookup = lookupOf(path);
   for (let i = state.ranges.length - 1; i >= 0; i--) {
     const rule = state.ranges[i];
@@ -129,7 +136,11 @@ export function resolveRestoreTarget(target: string, path: readonly SessionEntry
   if (name === "last" || name === "latest") {
     act = [...acts].reverse().find((a) => !a.revokedBy);
     const newest = acts[acts.length - 1];
-    if (!act && newest?.revokedBy) return { ok: false, error: `everything on this branch was already undone: the newest, ${newest.title} ${newest.id}, by ${newest.revokedBy}.` };
+    if (!act && newest?.revokedBy)
+      return {
+        ok: false,
+        error: `everything on this branch was already undone: the newest, ${newest.title} ${newest.id}, by ${newest.revokedBy}.`,
+      };
     if (!act) return { ok: false, error: "there is nothing to restore on this branch." };
   }
   act ??= acts.find((a) => a.id === name);
@@ -138,7 +149,11 @@ export function resolveRestoreTarget(target: string, path: readonly SessionEntry
     if (index >= 0 && isCheckpointMarker(path[index])) return { ok: false, error: markerRefusal(path[index]) };
     if (index >= 0) {
       act = actHiding(path, state, index, acts);
-      if (!act) return { ok: false, error: `entry ${shownName(name)} is not hidden by a fold, tool summary, digest or compaction; there is nothing to restore for it.` };
+      if (!act)
+        return {
+          ok: false,
+          error: `entry ${shownName(name)} is not hidden by a fold, tool summary, digest or compaction; there is nothing to restore for it.`,
+        };
     }
   }
   if (!act) {
@@ -153,8 +168,16 @@ export function resolveRestoreTarget(target: string, path: readonly SessionEntry
       }
     }
   }
-  if (!act) return { ok: false, error: `${quoted(name)} names no fold, tool summary, digest or compaction on this branch. ${actList(acts)}` };
-  if (act.revokedBy) return { ok: false, error: `${act.title} ${act.id} was already undone (by ${act.revokedBy}); restoring it twice changes nothing.` };
+  if (!act)
+    return {
+      ok: false,
+      error: `${quoted(name)} names no fold, tool summary, digest or compaction on this branch. ${actList(acts)}`,
+    };
+  if (act.revokedBy)
+    return {
+      ok: false,
+      error: `${act.title} ${act.id} was already undone (by ${act.revokedBy}); restoring it twice changes nothing.`,
+    };
   return { ok: true, act };
 }
 
@@ -204,14 +227,28 @@ const PREVIEW_ID = "context-ledger-restore-preview";
 /** The view after appending a restore fact with `data`. */
 function preview(path: readonly SessionEntry[], state: LedgerState, data: RestoreData) {
   const last = path[path.length - 1];
-  const fact = { type: "custom", id: PREVIEW_ID, parentId: last?.id ?? null, timestamp: last?.timestamp ?? new Date(0).toISOString(), customType: LedgerType.restore, data } as SessionEntry;
+  const fact = {
+    type: "custom",
+    id: PREVIEW_ID,
+    parentId: last?.id ?? null,
+    timestamp: last?.timestamp ?? new Date(0).toISOString(),
+    customType: LedgerType.restore,
+    data,
+  } as SessionEntry;
   const after = [...path, fact];
   return projectBranch(after, evolve(state, fact));
 }
 
-function effectOf(path: readonly SessionEntry[], state: LedgerState, data: RestoreData, before: ReturnType<typeof projectBranch>, calibration: Calibration): RestoreEffect {
+function effectOf(
+  path: readonly SessionEntry[],
+  state: LedgerState,
+  data: RestoreData,
+  before: ReturnType<typeof projectBranch>,
+  calibration: Calibration,
+): RestoreEffect {
   const after = preview(path, state, data);
-  const shown = (p: ReturnType<typeof projectBranch>) => new Map(p.entries.filter((e) => e.messages.length).map((e) => [e.sourceEntry.id, e.messages] as const));
+  const shown = (p: ReturnType<typeof projectBranch>) =>
+    new Map(p.entries.filter((e) => e.messages.length).map((e) => [e.sourceEntry.id, e.messages] as const));
   const was = shown(before);
   const now = shown(after);
   const back: string[] = [];
@@ -293,9 +330,15 @@ function partialCuts(act: ActInfo, path: readonly SessionEntry[], state: LedgerS
 }
 
 /** Why an act in effect would bring nothing back. */
-function inertReason(act: ActInfo, path: readonly SessionEntry[], state: LedgerState, acts: readonly ActInfo[]): string {
+function inertReason(
+  act: ActInfo,
+  path: readonly SessionEntry[],
+  state: LedgerState,
+  acts: readonly ActInfo[],
+): string {
   const cut = effectiveCompaction(state);
-  if (act.kind === "compaction" && cut && cut.entryId !== act.id) return `the later compaction ${cut.entryId} hides the same history; restore that one first`;
+  if (act.kind === "compaction" && cut && cut.entryId !== act.id)
+    return `the later compaction ${cut.entryId} hides the same history; restore that one first`;
   const over = actHiding(path, state, act.index, acts);
   if (over && over.id !== act.id) return `the ${over.title} ${over.id} hides it too; restore that one first`;
   return "everything it hid is hidden by something else or already in view";
@@ -312,11 +355,19 @@ export function planRestore(request: RestoreRequest): PlanResult {
   const before = projectBranch(path, state);
   const whole: RestoreData = { v: 1, targetId: act.id, act: act.kind };
   const effect = effectOf(path, state, whole, before, calibration);
-  if (!effect.back.length) return { ok: false, error: `restoring ${act.title} ${act.id} would bring nothing back: ${inertReason(act, path, state, acts)}.` };
+  if (!effect.back.length)
+    return {
+      ok: false,
+      error: `restoring ${act.title} ${act.id} would bring nothing back: ${inertReason(act, path, state, acts)}.`,
+    };
   const current = request.currentTokens ?? effect.viewBefore;
   const expected = (e: RestoreEffect) => Math.max(0, current + e.viewAfter - e.viewBefore);
   const wholeAfter = expected(effect);
-  if (wholeAfter <= limit) return { ok: true, plan: { data: whole, act, effect, tokensAfter: wholeAfter, wholeMessages: effect.messagesBack } };
+  if (wholeAfter <= limit)
+    return {
+      ok: true,
+      plan: { data: whole, act, effect, tokensAfter: wholeAfter, wholeMessages: effect.messagesBack },
+    };
 
   const figures = `restoring ${act.title} ${act.id} whole would bring back ${effect.messagesBack} messages (~${fmt(effect.tokensBack)} tokens) and take the context from ~${fmt(current)} to ~${fmt(wholeAfter)} tokens, above the limit of ${fmt(limit)}`;
   if (!request.newest) return { ok: false, error: `${figures}. Nothing was restored.` };
@@ -336,7 +387,17 @@ export function planRestore(request: RestoreRequest): PlanResult {
     } else lo = mid + 1;
   }
   if (!best) return { ok: false, error: `${figures}, and even its newest part does not fit. Nothing was restored.` };
-  return { ok: true, plan: { data: best.data, act, effect: best.effect, tokensAfter: best.after, wholeTokensAfter: wholeAfter, wholeMessages: effect.messagesBack } };
+  return {
+    ok: true,
+    plan: {
+      data: best.data,
+      act,
+      effect: best.effect,
+      tokensAfter: best.after,
+      wholeTokensAfter: wholeAfter,
+      wholeMessages: effect.messagesBack,
+    },
+  };
 }
 
 const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
@@ -345,7 +406,14 @@ const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
 export function renderRestored(plan: RestorePlan, limit: number): string {
   const { act, effect } = plan;
   const what = act.kind === "preserve" || act.kind === "digest" ? "tool calls and results" : "messages";
-  const leaving = act.kind === "compaction" ? "its summary" : act.kind === "preserve" ? "the tool summary" : act.kind === "digest" ? "the digest" : "the fold summary";
+  const leaving =
+    act.kind === "compaction"
+      ? "its summary"
+      : act.kind === "preserve"
+        ? "the tool summary"
+        : act.kind === "digest"
+          ? "the digest"
+          : "the fold summary";
   const span = effect.back.length ? ` (entries ${effect.back[0]} to ${effect.back[effect.back.length - 1]})` : "";
   if (plan.wholeTokensAfter === undefined) {
     return `[context restored] ${capitalize(act.title)} ${act.id} was undone: the ${effect.messagesBack} ${what} it hid (~${fmt(effect.tokensBack)} tokens) are back in their original place${span}, and ${leaving} left the context. Context now ~${fmt(plan.tokensAfter)} tokens.`;

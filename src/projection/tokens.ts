@@ -62,7 +62,10 @@ export function estimateMessageTokens(message: AgentMessage, calibration: Calibr
 }
 
 /** Estimated tokens of a message list. */
-export function estimateMessagesTokens(messages: readonly AgentMessage[], calibration: Calibration = UNCALIBRATED): number {
+export function estimateMessagesTokens(
+  messages: readonly AgentMessage[],
+  calibration: Calibration = UNCALIBRATED,
+): number {
   let total = 0;
   for (const message of messages) total += estimateMessageTokens(message, calibration);
   return total;
@@ -72,7 +75,11 @@ export function estimateMessagesTokens(messages: readonly AgentMessage[], calibr
  * Fold one observation (our estimate vs the provider's prompt tokens) into the calibration.
  * Ratios outside [0.25, 4] are treated as noise (cache-only usage, truncated reports) and ignored.
  */
-export function calibrate(calibration: Calibration, estimatedPromptTokens: number, reportedPromptTokens: number): Calibration {
+export function calibrate(
+  calibration: Calibration,
+  estimatedPromptTokens: number,
+  reportedPromptTokens: number,
+): Calibration {
   if (estimatedPromptTokens <= 0 || reportedPromptTokens <= 0) return calibration;
   const observed = reportedPromptTokens / estimatedPromptTokens;
   if (observed < 0.25 || observed > 4) return calibration;

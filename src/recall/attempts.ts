@@ -7,7 +7,12 @@ import { MAX_QUESTION_LENGTH } from "./input.ts";
 export const LOOKUP_TOOL = "context_lookup";
 
 /** The four recall tools: their results neither reset nor spend the lookup allowance (lookup calls do). */
-export const RECALL_TOOL_NAMES: readonly string[] = [LOOKUP_TOOL, "context_list_entries", "context_grep", "context_show_entry"];
+export const RECALL_TOOL_NAMES: readonly string[] = [
+  LOOKUP_TOOL,
+  "context_list_entries",
+  "context_grep",
+  "context_show_entry",
+];
 
 /** Lookup calls seen since the last reset. */
 export interface AttemptState {
@@ -34,7 +39,8 @@ function lookupCallIds(message: Loose): string[] {
   if (!Array.isArray(content)) return [];
   const ids: string[] = [];
   for (const block of content as Loose[]) {
-    if (block?.type === "toolCall" && block.name === LOOKUP_TOOL && runnable(block.arguments)) ids.push(String(block.id ?? ""));
+    if (block?.type === "toolCall" && block.name === LOOKUP_TOOL && runnable(block.arguments))
+      ids.push(String(block.id ?? ""));
   }
   return ids;
 }
@@ -75,7 +81,11 @@ export interface AttemptDecision {
  * assistant entry are ignored, so results of sibling calls persisted earlier cannot change the answer. Calls
  * earlier in the same assistant message count, which is how parallel calls in one batch are limited.
  */
-export function decideLookupAttempt(entries: readonly SessionEntry[], toolCallId: string, maxAttempts = 1): AttemptDecision {
+export function decideLookupAttempt(
+  entries: readonly SessionEntry[],
+  toolCallId: string,
+  maxAttempts = 1,
+): AttemptDecision {
   let state = INITIAL_ATTEMPTS;
   for (const entry of entries) {
     const message = messageOf(entry);
@@ -103,7 +113,11 @@ function issues(entry: SessionEntry, toolCallId: string): boolean {
  * leaf: past the issuing assistant entry, then to the nearest reset. Cost is the distance to that reset, not
  * the branch length. `getEntry` is the session's lookup.
  */
-export function attemptWindow(leafId: string | null, getEntry: (id: string) => SessionEntry | undefined, toolCallId: string): SessionEntry[] {
+export function attemptWindow(
+  leafId: string | null,
+  getEntry: (id: string) => SessionEntry | undefined,
+  toolCallId: string,
+): SessionEntry[] {
   const walked: SessionEntry[] = [];
   // seeking: looking for the issuer; found: walking on to the reset before it; absent: the most recent
   // assistant entry did not issue the call, so it is not on the branch and the leaf's own window applies.

@@ -29,10 +29,13 @@ export function encodeCursor(code: string, key: string, cursor: Cursor): string 
 
 /** Decode a cursor of kind `code` issued for the query `key`, or explain why it cannot be used. */
 export function decodeCursor(code: string, key: string, raw: string, what: string): Cursor | string {
-  if (raw.length > MAX_CURSOR_LENGTH) return `the cursor is ${raw.length} characters; cursors are at most ${MAX_CURSOR_LENGTH}. Pass a cursor exactly as an earlier ${what} page returned it, or omit it`;
+  if (raw.length > MAX_CURSOR_LENGTH)
+    return `the cursor is ${raw.length} characters; cursors are at most ${MAX_CURSOR_LENGTH}. Pass a cursor exactly as an earlier ${what} page returned it, or omit it`;
   const m = /^([a-z]):([0-9a-f]{8}):(\d+):(\d+):(.+)$/s.exec(raw);
-  if (!m || m[1] !== code) return `invalid cursor ${quoted(raw)}: pass a cursor exactly as an earlier ${what} page returned it, or omit it`;
-  if (m[2] !== fnv1a(key)) return "this cursor belongs to a different query: repeat the original arguments with it, or omit the cursor to start over";
+  if (!m || m[1] !== code)
+    return `invalid cursor ${quoted(raw)}: pass a cursor exactly as an earlier ${what} page returned it, or omit it`;
+  if (m[2] !== fnv1a(key))
+    return "this cursor belongs to a different query: repeat the original arguments with it, or omit the cursor to start over";
   const ordinal = Number(m[3]);
   const position = Number(m[4]);
   // Digits alone can spell numbers past 2^53, where arithmetic on them stops being exact.

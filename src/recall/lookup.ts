@@ -2,7 +2,15 @@
 // in its own context, under a turn budget and a model-call ceiling, and returns findings with entry references.
 // Pure apart from the injected model call: no I/O, no clocks (the timestamp comes in).
 import type { AssistantMessage, Message, TextContent, Tool, ToolCall, ToolResultMessage } from "@earendil-works/pi-ai";
-import { grepTranscript, listEntries, queryKey, showEntry, type ScanBudget, type SearchKind, type SearchOutcome } from "./search.ts";
+import {
+  grepTranscript,
+  listEntries,
+  queryKey,
+  showEntry,
+  type ScanBudget,
+  type SearchKind,
+  type SearchOutcome,
+} from "./search.ts";
 import type { RecallLimits } from "./settings.ts";
 import type { TranscriptIndex } from "./transcript.ts";
 
@@ -62,21 +70,28 @@ export const LOOKUP_TOOLS: Tool[] = [
     parameters: {
       type: "object",
       properties: {
-        role: { type: "string", description: "Only this role: user, assistant, toolResult, bash, custom, compaction, branchSummary" },
+        role: {
+          type: "string",
+          description: "Only this role: user, assistant, toolResult, bash, custom, compaction, branchSummary",
+        },
         cursor: { type: "string", description: "Cursor from the previous page of the same listing" },
       },
     },
   },
   {
     name: "grep",
-    description: "Search the session branch line by line. Regex by default, exact text with literal: true. Returns matching lines with their ENTRY id.",
+    description:
+      "Search the session branch line by line. Regex by default, exact text with literal: true. Returns matching lines with their ENTRY id.",
     parameters: {
       type: "object",
       properties: {
         pattern: { type: "string", description: "Regular expression (RE2 syntax), or exact text when literal is true" },
         literal: { type: "boolean", description: "Match the pattern as exact text" },
         caseSensitive: { type: "boolean", description: "Match case exactly (default: case is ignored)" },
-        includeRecall: { type: "boolean", description: "Also search the main agent's own recall calls and results (default: skipped)" },
+        includeRecall: {
+          type: "boolean",
+          description: "Also search the main agent's own recall calls and results (default: skipped)",
+        },
         context: { type: "number", description: "Lines to show before and after each match (default 0)" },
         cursor: { type: "string", description: "Cursor from the previous page of the same search" },
       },
@@ -100,10 +115,25 @@ export const LOOKUP_TOOLS: Tool[] = [
 /** The subagent's tools when the project scope is on: the same three, able to name the project or a session. */
 export const PROJECT_LOOKUP_TOOLS: Tool[] = LOOKUP_TOOLS.map((tool) => {
   const extra: Record<string, unknown> = {};
-  if (tool.name !== "show_entry") extra.scope = { type: "string", enum: ["session", "project"], description: tool.name === "grep" ? "project: also search this project's earlier sessions, newest first; each hit names its session" : "project: list this project's sessions (id, start date, first user message, entries)" };
-  if (tool.name !== "grep") extra.session = { type: "string", description: "An earlier session's id, as grep or list_entries with scope project report it" };
+  if (tool.name !== "show_entry")
+    extra.scope = {
+      type: "string",
+      enum: ["session", "project"],
+      description:
+        tool.name === "grep"
+          ? "project: also search this project's earlier sessions, newest first; each hit names its session"
+          : "project: list this project's sessions (id, start date, first user message, entries)",
+    };
+  if (tool.name !== "grep")
+    extra.session = {
+      type: "string",
+      description: "An earlier session's id, as grep or list_entries with scope project report it",
+    };
   const parameters = tool.parameters as unknown as { properties: Record<string, unknown> };
-  return { ...tool, parameters: { ...tool.parameters, properties: { ...parameters.properties, ...extra } } as Tool["parameters"] };
+  return {
+    ...tool,
+    parameters: { ...tool.parameters, properties: { ...parameters.properties, ...extra } } as Tool["parameters"],
+  };
 });
 
 const PROJECT_NOTE = `
@@ -127,7 +157,8 @@ How to answer:
 const WRITE_UP_PROMPT =
   "The search budget for this lookup is used up and tools are no longer available. Write your answer now from what you found: quote the exact text, cite ENTRY ids, and say which parts of the question remain unanswered.";
 
-const FALLBACK_NOTE = "For more detail on the same question, search directly with context_grep, context_list_entries and context_show_entry.";
+const FALLBACK_NOTE =
+  "For more detail on the same question, search directly with context_grep, context_list_entries and context_show_entry.";
 
 function textContent(message: AssistantMessage): string {
   return message.content
@@ -238,7 +269,17 @@ export async function runLookup(input: LookupInput): Promise<LookupOutcome> {
   // The body is cut to the answer limit; the trailing note (budget, fallback tools) always survives.
   const finish = (body: string, complete: boolean, writeUp: LookupOutcome["writeUp"], note = ""): LookupOutcome => {
     const final = cut(body, Math.max(200, limits.lookupAnswerChars - note.length)) + note;
-    return { text: final, complete, end, writeUp, turnsUsed, modelCalls, toolCalls, references: citedEntries(index, final), ...(error ? { error } : {}) };
+    return {
+      text: final,
+      complete,
+      end,
+      writeUp,
+      turnsUsed,
+      modelCalls,
+      toolCalls,
+      references: citedEntries(index, final),
+      ...(error ? { error } : {}),
+    };
   };
 
   for (;;) {
@@ -253,7 +294,10 @@ export async function runLookup(input: LookupInput): Promise<LookupOutcome> {
     let reply: AssistantMessage;
     try {
       modelCalls++;
-      reply = await input.callModel({ systemPrompt, messages: [...messages], tools: input.project ? PROJECT_LOOKUP_TOOLS : LOOKUP_TOOLS }, signal);
+      reply = await input.callModel(
+        { systemPrompt, messages: [...messages], tools: input.project ? PROJECT_LOOKUP_TOOLS : LOOKUP_TOOLS },
+        signal,
+      );
     } catch (err) {
       if (isAbort(signal)) throw err;
       end = "modelError";
@@ -279,14 +323,18 @@ export async function runLookup(input: LookupInput): Promise<LookupOutcome> {
       const args = (call.arguments ?? {}) as Record<string, unknown>;
       if (!cursors.isContinuation(call.name, args)) substantive = true;
       const outcome =
-        input.project && (args.scope === "project" || typeof args.session === "string") ? await input.project.run(call.name, args) : runTool(call, input);
+        input.project && (args.scope === "project" || typeof args.session === "string")
+          ? await input.project.run(call.name, args)
+          : runTool(call, input);
       toolCalls++;
       cursors.record(call.name, args, outcome.ok ? outcome.nextCursor : undefined);
       const result: ToolResultMessage = {
         role: "toolResult",
         toolCallId: call.id,
         toolName: call.name,
-        content: [{ type: "text", text: cut(outcome.ok ? outcome.text : `Error: ${outcome.error}`, limits.lookupResultChars) }],
+        content: [
+          { type: "text", text: cut(outcome.ok ? outcome.text : `Error: ${outcome.error}`, limits.lookupResultChars) },
+        ],
         isError: !outcome.ok,
         timestamp: input.now,
       };
@@ -295,12 +343,20 @@ export async function runLookup(input: LookupInput): Promise<LookupOutcome> {
     if (substantive) turnsUsed++;
   }
 
-  const why = end === "turnBudget" ? `the turn budget (${turnBudget})` : end === "callCeiling" ? `the model-call ceiling (${callCeiling})` : `a model error (${error})`;
+  const why =
+    end === "turnBudget"
+      ? `the turn budget (${turnBudget})`
+      : end === "callCeiling"
+        ? `the model-call ceiling (${callCeiling})`
+        : `a model error (${error})`;
   if (end !== "modelError") {
     // One tool-free call turns whatever was found into an answer.
     try {
       modelCalls++;
-      const reply = await input.callModel({ systemPrompt, messages: [...messages, { role: "user", content: WRITE_UP_PROMPT, timestamp: input.now }] }, signal);
+      const reply = await input.callModel(
+        { systemPrompt, messages: [...messages, { role: "user", content: WRITE_UP_PROMPT, timestamp: input.now }] },
+        signal,
+      );
       const text = reply.stopReason === "error" || reply.stopReason === "aborted" ? "" : textContent(reply);
       if (reply.stopReason === "aborted" && isAbort(signal)) throw new Error("lookup aborted");
       if (text) return finish(text, false, "ok", `\n\n(Partial: the search stopped at ${why}. ${FALLBACK_NOTE})`);

@@ -117,7 +117,9 @@ export function parseSessionHeader(line: string): SessionHeaderInfo | string {
 
 /** Earlier sessions newest first: by start time as written (ISO text sorts by time), then by file name. */
 export function orderSessions(sessions: readonly ProjectSession[]): ProjectSession[] {
-  return [...sessions].sort((a, b) => (a.started === b.started ? (a.file < b.file ? 1 : a.file > b.file ? -1 : 0) : a.started < b.started ? 1 : -1));
+  return [...sessions].sort((a, b) =>
+    a.started === b.started ? (a.file < b.file ? 1 : a.file > b.file ? -1 : 0) : a.started < b.started ? 1 : -1,
+  );
 }
 
 /**
@@ -144,12 +146,16 @@ export function branchOf(entries: readonly SessionEntry[]): SessionEntry[] {
  * trimmed name or the refusal.
  */
 export function checkSessionName(raw: unknown): string | { error: string } {
-  if (typeof raw !== "string" || raw.trim() === "") return { error: "session must be a session id or file name from context_list_entries { scope: \"project\" }" };
+  if (typeof raw !== "string" || raw.trim() === "")
+    return { error: 'session must be a session id or file name from context_list_entries { scope: "project" }' };
   const name = raw.trim();
-  if (name.length > MAX_SESSION_NAME_LENGTH) return { error: `the session name is ${name.length} characters; names are at most ${MAX_SESSION_NAME_LENGTH}` };
+  if (name.length > MAX_SESSION_NAME_LENGTH)
+    return { error: `the session name is ${name.length} characters; names are at most ${MAX_SESSION_NAME_LENGTH}` };
   // A path would let a tool argument choose what is read; only names from the listing are looked up.
   if (/[/\\]/.test(name) || name.includes("..") || /[\u0000-\u001f]/.test(name)) {
-    return { error: `session ${quoted(name)} is refused: pass a session id or file name as context_list_entries { scope: "project" } lists them, not a path` };
+    return {
+      error: `session ${quoted(name)} is refused: pass a session id or file name as context_list_entries { scope: "project" } lists them, not a path`,
+    };
   }
   return name;
 }
@@ -161,7 +167,11 @@ export function resolveSession(sessions: readonly ProjectSession[], name: string
   if (name.length >= 8) {
     const candidates = sessions.filter((s) => s.id.startsWith(name));
     if (candidates.length === 1) return candidates[0];
-    if (candidates.length > 1) return `session prefix ${quoted(name)} is ambiguous: ${candidates.slice(0, 5).map((s) => s.id).join(", ")}`;
+    if (candidates.length > 1)
+      return `session prefix ${quoted(name)} is ambiguous: ${candidates
+        .slice(0, 5)
+        .map((s) => s.id)
+        .join(", ")}`;
   }
   return `no earlier session ${quoted(name)} of this project; context_list_entries { scope: "project" } lists them`;
 }
@@ -179,16 +189,28 @@ interface ProjectCursor {
 }
 
 function encodeProject(code: string, key: string, sessionId: string, at: ProjectCursor): string {
-  return encodeCursor(code, key, { ordinal: at.session, position: at.offset, anchor: `${sessionId}~${at.entry}~${at.entryId}` });
+  return encodeCursor(code, key, {
+    ordinal: at.session,
+    position: at.offset,
+    anchor: `${sessionId}~${at.entry}~${at.entryId}`,
+  });
 }
 
-function decodeProject(code: string, key: string, raw: string, sessionIds: readonly string[], what: string): ProjectCursor | string {
+function decodeProject(
+  code: string,
+  key: string,
+  raw: string,
+  sessionIds: readonly string[],
+  what: string,
+): ProjectCursor | string {
   const cursor = decodeCursor(code, key, raw, what);
   if (typeof cursor === "string") return cursor;
   const m = /^([A-Za-z0-9._-]+)~(\d+)~(.*)$/s.exec(cursor.anchor);
-  if (!m || !Number.isSafeInteger(Number(m[2]))) return `invalid cursor ${quoted(raw)}: pass a cursor exactly as an earlier ${what} page returned it, or omit it`;
+  if (!m || !Number.isSafeInteger(Number(m[2])))
+    return `invalid cursor ${quoted(raw)}: pass a cursor exactly as an earlier ${what} page returned it, or omit it`;
   const session = sessionIds.indexOf(m[1]);
-  if (session < 0) return "the session this cursor stopped in is no longer in the project's list; run the query again without a cursor";
+  if (session < 0)
+    return "the session this cursor stopped in is no longer in the project's list; run the query again without a cursor";
   return { session, entry: Number(m[2]), offset: cursor.position, entryId: m[3] };
 }
 
@@ -273,7 +295,9 @@ class SessionOpener {
 /** The count of files left out, for the end of a result (other projects' sessions are counted in details only). */
 function skippedNote(skipped: SkippedFiles, unreadable: number): string {
   const n = skipped.damaged + unreadable;
-  return n ? `\nSkipped ${n} file${n === 1 ? "" : "s"} of the session directory that are not readable sessions (damaged, too large or not session files).` : "";
+  return n
+    ? `\nSkipped ${n} file${n === 1 ? "" : "s"} of the session directory that are not readable sessions (damaged, too large or not session files).`
+    : "";
 }
 
 /**
@@ -331,7 +355,11 @@ export async function grepProject(
     if (first && start.entryId !== "") {
       const entry = index.entries[start.entry];
       if (entry?.id !== start.entryId) return { ok: false, error: STALE };
-      if (start.offset > entry.text.length) return { ok: false, error: `invalid cursor: its position is past the end of entry ${entry.id}. Pass a cursor exactly as returned, or omit it` };
+      if (start.offset > entry.text.length)
+        return {
+          ok: false,
+          error: `invalid cursor: its position is past the end of entry ${entry.id}. Pass a cursor exactly as returned, or omit it`,
+        };
       at = { ordinal: start.entry, offset: start.offset };
     }
     const suffix = s === 0 ? "" : ` · session ${ids[s]} (started ${source.earlier[s - 1].started})`;
@@ -373,7 +401,8 @@ export async function grepProject(
   const body: string[] = [];
   for (const g of groups) body.push(`══ session ${g.label}`, ...g.lines);
   let text = body.join("\n");
-  if (text.length > limits.maxChars - run.headerRoom) text = `${text.slice(0, limits.maxChars - run.headerRoom)}… [result cut at the page limit]`;
+  if (text.length > limits.maxChars - run.headerRoom)
+    text = `${text.slice(0, limits.maxChars - run.headerRoom)}… [result cut at the page limit]`;
   const next = resume ? (source.earlier[resume.session - 1]?.id ?? source.current.id) : "";
   const foot = nextCursor
     ? capped
@@ -414,7 +443,14 @@ export async function grepProject(
 
 export interface ProjectListDetails {
   scope: "project";
-  sessions: { id: string; file?: string; started: string; entries: number; firstUserMessage: string; current: boolean }[];
+  sessions: {
+    id: string;
+    file?: string;
+    started: string;
+    entries: number;
+    firstUserMessage: string;
+    current: boolean;
+  }[];
   earlierSessions: number;
   unreadable: string[];
   skipped: SkippedFiles;
@@ -483,14 +519,24 @@ export async function listProjectSessions(
       current: s === 0,
     });
   }
-  const nextCursor = next === undefined ? undefined : encodeProject("q", key, ids[next], { session: next, entry: 0, offset: 0, entryId: "" });
+  const nextCursor =
+    next === undefined
+      ? undefined
+      : encodeProject("q", key, ids[next], { session: next, entry: 0, offset: 0, entryId: "" });
   const earlier = source.earlier.length;
   const head = `${listed.length} session${listed.length === 1 ? "" : "s"} of this project listed (this session and ${earlier} earlier, newest first)${from ? `, continuing at #${from + 1}` : ""}. Pass an id as session to context_list_entries, context_show_entry, or use context_grep with scope "project":`;
   const foot = nextCursor ? `\nMore sessions follow: call again with scope "project" and cursor "${nextCursor}".` : "";
   return {
     ok: true,
     text: [head, ...rows].join("\n") + foot + skippedNote(source.skipped, unreadable.length),
-    details: { scope: "project", sessions: listed, earlierSessions: earlier, unreadable, skipped: source.skipped, ...(nextCursor ? { nextCursor } : {}) },
+    details: {
+      scope: "project",
+      sessions: listed,
+      earlierSessions: earlier,
+      unreadable,
+      skipped: source.skipped,
+      ...(nextCursor ? { nextCursor } : {}),
+    },
     ...(nextCursor ? { nextCursor } : {}),
   };
 }

@@ -114,10 +114,14 @@ function explainSyntaxError(error: RE2JSException): string {
   if (/invalid escape sequence: `\\[1-9k]/.test(message)) {
     return "backreferences (\\1, \\k<name>) are not supported: the search engine runs in linear time and cannot match text against an earlier group. Search for the repeated text itself";
   }
-  if (/`\(\?[=!]/.test(message)) return "lookahead ((?=…), (?!…)) is not supported by the linear-time engine; match the following text instead";
-  if (/`\(\?<[=!]/.test(message)) return "lookbehind ((?<=…), (?<!…)) is not supported by the linear-time engine; match the preceding text instead";
-  if (/invalid escape sequence: `\\u/.test(message)) return "\\u escapes are not supported; write a code point as \\x{00e9}";
-  if (message.startsWith("invalid repeat count")) return `${bounded(message, 120)}: a count may be at most 1000, and nested counts multiply`;
+  if (/`\(\?[=!]/.test(message))
+    return "lookahead ((?=…), (?!…)) is not supported by the linear-time engine; match the following text instead";
+  if (/`\(\?<[=!]/.test(message))
+    return "lookbehind ((?<=…), (?<!…)) is not supported by the linear-time engine; match the preceding text instead";
+  if (/invalid escape sequence: `\\u/.test(message))
+    return "\\u escapes are not supported; write a code point as \\x{00e9}";
+  if (message.startsWith("invalid repeat count"))
+    return `${bounded(message, 120)}: a count may be at most 1000, and nested counts multiply`;
   return `invalid regular expression: ${bounded(message, 200)}`;
 }
 
@@ -146,7 +150,9 @@ function readPrefilter(node: unknown, fold: boolean, depth = 0): Requirement | u
       return kept.length === 0 ? undefined : kept.length === 1 ? kept[0] : { kind: "all", parts: kept };
     }
     // One part without a requirement makes "any of" hold for every text.
-    return parts.length > 0 && parts.every((p) => p !== undefined) ? { kind: "any", parts: parts as Requirement[] } : undefined;
+    return parts.length > 0 && parts.every((p) => p !== undefined)
+      ? { kind: "any", parts: parts as Requirement[] }
+      : undefined;
   }
   return undefined;
 }
@@ -157,9 +163,11 @@ function readPrefilter(node: unknown, fold: boolean, depth = 0): Requirement | u
  */
 export function compileRegex(source: string, caseSensitive: boolean): CompiledRegex | string {
   if (source.length === 0) return "pattern must be a non-empty string";
-  if (source.length > MAX_REGEX_LENGTH) return `the pattern is ${source.length} characters; the limit is ${MAX_REGEX_LENGTH} for a regular expression (${MAX_LITERAL_LENGTH} with literal: true)`;
+  if (source.length > MAX_REGEX_LENGTH)
+    return `the pattern is ${source.length} characters; the limit is ${MAX_REGEX_LENGTH} for a regular expression (${MAX_LITERAL_LENGTH} with literal: true)`;
   const repeats = countedRepeats(source);
-  if (repeats > MAX_COUNTED_REPEAT) return `counted repetitions ({n,m}) add up to ${repeats}; the limit is ${MAX_COUNTED_REPEAT}. Use smaller counts, or + and *`;
+  if (repeats > MAX_COUNTED_REPEAT)
+    return `counted repetitions ({n,m}) add up to ${repeats}; the limit is ${MAX_COUNTED_REPEAT}. Use smaller counts, or + and *`;
   let re: RE2JS;
   let exact: RE2JS;
   try {
@@ -170,7 +178,8 @@ export function compileRegex(source: string, caseSensitive: boolean): CompiledRe
     throw error;
   }
   const programSize = re.programSize();
-  if (programSize > MAX_PROGRAM_SIZE) return `the pattern compiles to ${programSize} instructions; the limit is ${MAX_PROGRAM_SIZE}. Use smaller counted repetitions`;
+  if (programSize > MAX_PROGRAM_SIZE)
+    return `the pattern compiles to ${programSize} instructions; the limit is ${MAX_PROGRAM_SIZE}. Use smaller counted repetitions`;
   const requirement = readPrefilter(exact.re2().prefilter as unknown, !caseSensitive);
   return {
     test: (text) => re.test(text),

@@ -3,7 +3,14 @@
 // the index.
 import { decodeCursor, encodeCursor } from "./cursor.ts";
 import { MAX_ID_LENGTH, quoted } from "./input.ts";
-import { compileRegex, foldCase, MAX_LITERAL_LENGTH, meetsRequirement, WINDOW_OVERLAP, type CompiledRegex } from "./regex.ts";
+import {
+  compileRegex,
+  foldCase,
+  MAX_LITERAL_LENGTH,
+  meetsRequirement,
+  WINDOW_OVERLAP,
+  type CompiledRegex,
+} from "./regex.ts";
 import type { RecallLimits } from "./settings.ts";
 import {
   isMarkerLine,
@@ -19,7 +26,9 @@ import {
 } from "./transcript.ts";
 
 /** A page of results, or a refusal the model can act on. */
-export type SearchOutcome<D> = { ok: true; text: string; details: D; nextCursor?: string } | { ok: false; error: string };
+export type SearchOutcome<D> =
+  | { ok: true; text: string; details: D; nextCursor?: string }
+  | { ok: false; error: string };
 
 export interface ListParams {
   role?: string;
@@ -70,7 +79,10 @@ export function queryKey(kind: SearchKind, params: object): string {
   const p = params as Record<string, unknown>;
   // Where the call looks: another session by name, or the project scope. Absent for this session, so the keys
   // (and cursors) of single-session calls read as they always did.
-  const where = [...(p.scope === "project" ? ["project"] : []), ...(typeof p.session === "string" && p.session !== "" ? [`session:${p.session}`] : [])];
+  const where = [
+    ...(p.scope === "project" ? ["project"] : []),
+    ...(typeof p.session === "string" && p.session !== "" ? [`session:${p.session}`] : []),
+  ];
   switch (kind) {
     case "list":
       return JSON.stringify(["list", normalizeRole(p.role) ?? null, ...where]);
@@ -92,12 +104,18 @@ export function queryKey(kind: SearchKind, params: object): string {
 const STALE = "the branch changed since this cursor was issued (e.g. /tree); run the query again without a cursor";
 
 /** Decode a list/grep cursor and check that the entry it points at is still where it was on the branch. */
-function resumeAt(kind: "list" | "grep", key: string, raw: string, index: TranscriptIndex): { ordinal: number; position: number } | string {
+function resumeAt(
+  kind: "list" | "grep",
+  key: string,
+  raw: string,
+  index: TranscriptIndex,
+): { ordinal: number; position: number } | string {
   const cursor = decodeCursor(KIND_CODE[kind], key, raw, KIND_TOOL[kind]);
   if (typeof cursor === "string") return cursor;
   const entry = index.entries[cursor.ordinal];
   if (entry?.id !== cursor.anchor) return STALE;
-  if (cursor.position > entry.text.length) return `invalid cursor: its position is past the end of entry ${entry.id}. Pass a cursor exactly as returned, or omit it`;
+  if (cursor.position > entry.text.length)
+    return `invalid cursor: its position is past the end of entry ${entry.id}. Pass a cursor exactly as returned, or omit it`;
   return cursor;
 }
 
@@ -150,7 +168,11 @@ export interface ListDetails {
 }
 
 /** Entry ids, roles, timestamps and previews of the active branch, oldest first, one page at a time. */
-export function listEntries(index: TranscriptIndex, params: ListParams, limits: RecallLimits): SearchOutcome<ListDetails> {
+export function listEntries(
+  index: TranscriptIndex,
+  params: ListParams,
+  limits: RecallLimits,
+): SearchOutcome<ListDetails> {
   const role = normalizeRole(params.role);
   if (params.role !== undefined && params.role.trim() !== "" && !role) {
     return { ok: false, error: `unknown role ${quoted(params.role)}; use one of ${TRANSCRIPT_ROLES.join(", ")}` };
@@ -180,12 +202,20 @@ export function listEntries(index: TranscriptIndex, params: ListParams, limits: 
     chars += row.length + 1;
   }
   const total = role ? index.entries.filter(matching).length : index.entries.length;
-  const nextCursor = next === undefined ? undefined : encodeCursor(KIND_CODE.list, key, { ordinal: next, position: 0, anchor: index.entries[next].id });
+  const nextCursor =
+    next === undefined
+      ? undefined
+      : encodeCursor(KIND_CODE.list, key, { ordinal: next, position: 0, anchor: index.entries[next].id });
   const head = listed.length
     ? `${listed.length} of ${total} ${role ?? "entries"}${role ? " entries" : ""} on the active branch (oldest first)${start ? `, continuing at #${start + 1}` : ""}:`
     : `no ${role ? `${role} ` : ""}entries${start ? " after this point" : " on the active branch"}.`;
   const foot = nextCursor ? `\nMore entries follow: call again with the same role and cursor "${nextCursor}".` : "";
-  return { ok: true, text: [head, ...rows].join("\n") + foot, details: { entries: listed, total, ...(nextCursor ? { nextCursor } : {}) }, ...(nextCursor ? { nextCursor } : {}) };
+  return {
+    ok: true,
+    text: [head, ...rows].join("\n") + foot,
+    details: { entries: listed, total, ...(nextCursor ? { nextCursor } : {}) },
+    ...(nextCursor ? { nextCursor } : {}),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -221,7 +251,13 @@ export interface RawMatch {
   column: number;
 }
 
-function renderGrepPage(index: TranscriptIndex, matches: readonly RawMatch[], context: number, limits: RecallLimits, entrySuffix = ""): string[] {
+function renderGrepPage(
+  index: TranscriptIndex,
+  matches: readonly RawMatch[],
+  context: number,
+  limits: RecallLimits,
+  entrySuffix = "",
+): string[] {
   const out: string[] = [];
   let i = 0;
   while (i < matches.length) {
@@ -239,11 +275,14 @@ function renderGrepPage(index: TranscriptIndex, matches: readonly RawMatch[], co
     const from = Math.max(0, group[0].line - context);
     const width = String(to + 1).length;
     const focus = new Map<number, number>();
-    for (const m of group) for (let l = m.line; l <= m.endLine; l++) if (!focus.has(l)) focus.set(l, l === m.line ? m.column : 0);
+    for (const m of group)
+      for (let l = m.line; l <= m.endLine; l++) if (!focus.has(l)) focus.set(l, l === m.line ? m.column : 0);
     out.push(`── entry ${describe(entry)} · in ${sectionAt(entry, group[0].line).label}${entrySuffix}`);
     for (let l = from; l <= to; l++) {
       const hit = focus.has(l);
-      out.push(gutter(entry, l, width, hit ? ">" : " ") + cutLine(lineText(entry, l), focus.get(l) ?? 0, limits.maxLineChars));
+      out.push(
+        gutter(entry, l, width, hit ? ">" : " ") + cutLine(lineText(entry, l), focus.get(l) ?? 0, limits.maxLineChars),
+      );
     }
     i = j;
   }
@@ -268,12 +307,15 @@ function findText(text: string, needle: string, from: number, fold: boolean): nu
 }
 
 /** How a grep finds text: exact text (optionally case-folded) or a compiled regular expression. */
-export type Matcher = { kind: "literal"; needle: string; fold: boolean } | { kind: "regex"; re: CompiledRegex; fold: boolean };
+export type Matcher =
+  | { kind: "literal"; needle: string; fold: boolean }
+  | { kind: "regex"; re: CompiledRegex; fold: boolean };
 
 function compileMatcher(params: GrepParams): Matcher | string {
   const fold = params.caseSensitive !== true;
   if (params.literal === true) {
-    if (params.pattern.length > MAX_LITERAL_LENGTH) return `the text is ${params.pattern.length} characters; the limit is ${MAX_LITERAL_LENGTH} for literal: true. Search for a distinctive part of it`;
+    if (params.pattern.length > MAX_LITERAL_LENGTH)
+      return `the text is ${params.pattern.length} characters; the limit is ${MAX_LITERAL_LENGTH} for literal: true. Search for a distinctive part of it`;
     return { kind: "literal", needle: fold ? foldCase(params.pattern) : params.pattern, fold };
   }
   const re = compileRegex(params.pattern, !fold);
@@ -305,9 +347,20 @@ export interface GrepRun {
 }
 
 /** Start a grep run: validate and compile the pattern. */
-export function startGrepRun(params: GrepParams, limits: RecallLimits, budget: ScanBudget = {}, headerRoom = 400): GrepRun | string {
+export function startGrepRun(
+  params: GrepParams,
+  limits: RecallLimits,
+  budget: ScanBudget = {},
+  headerRoom = 400,
+): GrepRun | string {
   if (typeof params.pattern !== "string" || params.pattern === "") return "pattern must be a non-empty string";
-  const context = Math.max(0, Math.min(limits.maxContext, Math.floor(typeof params.context === "number" && Number.isFinite(params.context) ? params.context : 0)));
+  const context = Math.max(
+    0,
+    Math.min(
+      limits.maxContext,
+      Math.floor(typeof params.context === "number" && Number.isFinite(params.context) ? params.context : 0),
+    ),
+  );
   const matcher = compileMatcher(params);
   if (typeof matcher === "string") return matcher;
   return {
@@ -347,7 +400,12 @@ export function runCost(run: GrepRun): number {
  * work limit or the time budget stops it. `entrySuffix` is appended to each entry line of the page (the project
  * scope names the session there).
  */
-export function scanIndex(index: TranscriptIndex, run: GrepRun, start: { ordinal: number; offset: number }, entrySuffix = ""): IndexScan {
+export function scanIndex(
+  index: TranscriptIndex,
+  run: GrepRun,
+  start: { ordinal: number; offset: number },
+  entrySuffix = "",
+): IndexScan {
   const { matcher, context, limits, includeRecall } = run;
   const page: RawMatch[] = [];
   let rendered: string[] = [];
@@ -411,7 +469,12 @@ export function scanIndex(index: TranscriptIndex, run: GrepRun, start: { ordinal
         if (at < 0) break;
         const line = lineAt(entry, at);
         if (!hidden(line)) {
-          const match = { ordinal, line, endLine: lineAt(entry, at + matcher.needle.length - 1), column: at - entry.lineStarts[line] };
+          const match = {
+            ordinal,
+            line,
+            endLine: lineAt(entry, at + matcher.needle.length - 1),
+            column: at - entry.lineStarts[line],
+          };
           if (!accept(match)) {
             stopAt({ ordinal, offset: entry.lineStarts[line] }, false);
             break scan;
@@ -509,7 +572,10 @@ export function scanIndex(index: TranscriptIndex, run: GrepRun, start: { ordinal
 
 /** How a grep's query is described in its result's first line. */
 export function describeQuery(params: GrepParams, run: GrepRun): string {
-  const how = [run.matcher.fold ? "ignoring case" : "case-sensitive", ...(run.includeRecall ? ["recall traffic included"] : [])].join(", ");
+  const how = [
+    run.matcher.fold ? "ignoring case" : "case-sensitive",
+    ...(run.includeRecall ? ["recall traffic included"] : []),
+  ].join(", ");
   return `${params.literal ? "text" : "regex"} ${quoted(params.pattern, 120)} (${how})`;
 }
 
@@ -531,7 +597,12 @@ export function reportMatch(index: TranscriptIndex, m: RawMatch): GrepMatch {
  * `STEP_WORK` units, grouped when short, and a line too long for one step is searched in overlapping windows;
  * the budgets are checked between steps.
  */
-export function grepTranscript(index: TranscriptIndex, params: GrepParams, limits: RecallLimits, budget: ScanBudget = {}): SearchOutcome<GrepDetails> {
+export function grepTranscript(
+  index: TranscriptIndex,
+  params: GrepParams,
+  limits: RecallLimits,
+  budget: ScanBudget = {},
+): SearchOutcome<GrepDetails> {
   const key = queryKey("grep", params);
   let ordinal = 0;
   let offset = 0;
@@ -545,17 +616,26 @@ export function grepTranscript(index: TranscriptIndex, params: GrepParams, limit
   }
   const { matches: page, lines: rendered, resume, capped: scanCapped } = scanIndex(index, run, { ordinal, offset });
 
-  const nextCursor = resume ? encodeCursor(KIND_CODE.grep, key, { ordinal: resume.ordinal, position: resume.offset, anchor: index.entries[resume.ordinal].id }) : undefined;
+  const nextCursor = resume
+    ? encodeCursor(KIND_CODE.grep, key, {
+        ordinal: resume.ordinal,
+        position: resume.offset,
+        anchor: index.entries[resume.ordinal].id,
+      })
+    : undefined;
   const what = describeQuery(params, run);
   const includeRecall = run.includeRecall;
   const entriesHit = new Set(page.map((m) => m.ordinal)).size;
-  const skipped = includeRecall ? "" : " The recall tools' own calls and results are not searched; includeRecall: true adds them.";
+  const skipped = includeRecall
+    ? ""
+    : " The recall tools' own calls and results are not searched; includeRecall: true adds them.";
   const head = page.length
     ? `${page.length} matching line${page.length === 1 ? "" : "s"} in ${entriesHit} entr${entriesHit === 1 ? "y" : "ies"} for ${what}${params.cursor ? " (continued)" : ""}. Lines are numbered within each entry; ▸ marks headers and section markers.`
     : `no${params.cursor ? " further" : ""} matches for ${what} on the active branch${scanCapped ? " in this scan window" : ""}.${skipped}`;
   let body = rendered.join("\n");
   // A single oversized result still has to fit the page.
-  if (body.length > limits.maxChars - run.headerRoom) body = `${body.slice(0, limits.maxChars - run.headerRoom)}… [result cut at the page limit]`;
+  if (body.length > limits.maxChars - run.headerRoom)
+    body = `${body.slice(0, limits.maxChars - run.headerRoom)}… [result cut at the page limit]`;
   const foot = nextCursor
     ? scanCapped
       ? `\nScan limit (work or time) reached before the end of the branch: call again with the same arguments and cursor "${nextCursor}" to continue.`
@@ -565,7 +645,14 @@ export function grepTranscript(index: TranscriptIndex, params: GrepParams, limit
   return {
     ok: true,
     text: `${head}${body ? `\n${body}` : ""}${foot}`,
-    details: { matches, scanCapped, scannedChars: run.scanned, work: run.work, workPerChar: runCost(run), ...(nextCursor ? { nextCursor } : {}) },
+    details: {
+      matches,
+      scanCapped,
+      scannedChars: run.scanned,
+      work: run.work,
+      workPerChar: runCost(run),
+      ...(nextCursor ? { nextCursor } : {}),
+    },
     ...(nextCursor ? { nextCursor } : {}),
   };
 }
@@ -587,20 +674,30 @@ export interface ShowDetails {
 export function resolveEntryId(index: TranscriptIndex, id: string): TranscriptEntry | string {
   const wanted = id.trim();
   if (!wanted) return "id must be a non-empty entry id";
-  if (wanted.length > MAX_ID_LENGTH) return `the id is ${wanted.length} characters; entry ids are at most ${MAX_ID_LENGTH}. context_list_entries lists them`;
+  if (wanted.length > MAX_ID_LENGTH)
+    return `the id is ${wanted.length} characters; entry ids are at most ${MAX_ID_LENGTH}. context_list_entries lists them`;
   const ordinal = index.ordinalById.get(wanted);
   if (ordinal !== undefined) return index.entries[ordinal];
-  if (index.pathPos.has(wanted)) return `entry ${wanted} is on the branch but holds no conversation (model or settings change, label, custom state)`;
+  if (index.pathPos.has(wanted))
+    return `entry ${wanted} is on the branch but holds no conversation (model or settings change, label, custom state)`;
   if (wanted.length >= 4) {
     const candidates = index.entries.filter((e) => e.id.startsWith(wanted));
     if (candidates.length === 1) return candidates[0];
-    if (candidates.length > 1) return `id prefix ${quoted(wanted)} is ambiguous: ${candidates.slice(0, 5).map((e) => e.id).join(", ")}`;
+    if (candidates.length > 1)
+      return `id prefix ${quoted(wanted)} is ambiguous: ${candidates
+        .slice(0, 5)
+        .map((e) => e.id)
+        .join(", ")}`;
   }
   return `no entry ${quoted(wanted)} on the active branch (abandoned branches and other sessions are not searchable); context_list_entries lists ids`;
 }
 
 /** One entry, whole, in pages of at most `maxChars` characters; a very long line is split across pages. */
-export function showEntry(index: TranscriptIndex, params: ShowParams, limits: RecallLimits): SearchOutcome<ShowDetails> {
+export function showEntry(
+  index: TranscriptIndex,
+  params: ShowParams,
+  limits: RecallLimits,
+): SearchOutcome<ShowDetails> {
   if (typeof params.id !== "string") return { ok: false, error: "id must be a string" };
   const entry = resolveEntryId(index, params.id);
   if (typeof entry === "string") return { ok: false, error: entry };
@@ -643,13 +740,23 @@ export function showEntry(index: TranscriptIndex, params: ShowParams, limits: Re
     break;
   }
   const lastLine = next === undefined ? total - 1 : lineAt(entry, Math.max(next - 1, 0));
-  const nextCursor = next === undefined ? undefined : encodeCursor(KIND_CODE.show, key, { ordinal: 0, position: next, anchor: entry.id });
+  const nextCursor =
+    next === undefined
+      ? undefined
+      : encodeCursor(KIND_CODE.show, key, { ordinal: 0, position: next, anchor: entry.id });
   const head = `entry ${describe(entry)} · ${total} lines, ${entry.text.length} characters${offset ? ` · continued from line ${firstLine + 1}` : ""}. ▸ marks the header and section markers.`;
   const foot = nextCursor ? `\nThis entry continues: call again with id "${entry.id}" and cursor "${nextCursor}".` : "";
   return {
     ok: true,
     text: [head, ...out].join("\n") + foot,
-    details: { entryId: entry.id, role: entry.role, fromLine: firstLine + 1, toLine: lastLine + 1, totalLines: total, ...(nextCursor ? { nextCursor } : {}) },
+    details: {
+      entryId: entry.id,
+      role: entry.role,
+      fromLine: firstLine + 1,
+      toLine: lastLine + 1,
+      totalLines: total,
+      ...(nextCursor ? { nextCursor } : {}),
+    },
     ...(nextCursor ? { nextCursor } : {}),
   };
 }

@@ -11,7 +11,15 @@ import { RECALL_TOOL_NAMES } from "./attempts.ts";
 /** Roles a transcript entry can have (the `role` filter of `context_list_entries`). */
 export type TranscriptRole = "user" | "assistant" | "toolResult" | "bash" | "custom" | "compaction" | "branchSummary";
 
-export const TRANSCRIPT_ROLES: readonly TranscriptRole[] = ["user", "assistant", "toolResult", "bash", "custom", "compaction", "branchSummary"];
+export const TRANSCRIPT_ROLES: readonly TranscriptRole[] = [
+  "user",
+  "assistant",
+  "toolResult",
+  "bash",
+  "custom",
+  "compaction",
+  "branchSummary",
+];
 
 /** What a section of an entry holds. Every section starts with one marker line. */
 export type SectionKind =
@@ -368,7 +376,11 @@ export function renderEntry(entry: SessionEntry, pathPos = 0): TranscriptEntry |
         case "toolResult": {
           header("toolResult");
           name = String(message.toolName ?? "");
-          open(b, "toolResult", `[toolResult] ${name} ${String(message.toolCallId ?? "")}${message.isError ? " error" : ""}`);
+          open(
+            b,
+            "toolResult",
+            `[toolResult] ${name} ${String(message.toolCallId ?? "")}${message.isError ? " error" : ""}`,
+          );
           let first = true;
           for (const block of Array.isArray(message.content) ? (message.content as Block[]) : []) {
             if (block?.type === "text") {
@@ -457,7 +469,8 @@ export function renderEntry(entry: SessionEntry, pathPos = 0): TranscriptEntry |
 
 /** Line ranges of a rendered entry that are recall traffic: a recall tool's result whole, or its calls. */
 function recallTraffic(b: Builder, role: TranscriptRole, name: string | undefined): [number, number][] {
-  if (role === "toolResult") return name !== undefined && RECALL_TRAFFIC_TOOLS.includes(name) ? [[0, b.lines.length]] : [];
+  if (role === "toolResult")
+    return name !== undefined && RECALL_TRAFFIC_TOOLS.includes(name) ? [[0, b.lines.length]] : [];
   const ranges: [number, number][] = [];
   b.sections.forEach((section, i) => {
     if (section.kind !== "toolCall" || !RECALL_TRAFFIC_TOOLS.includes(section.tool ?? "")) return;

@@ -21,7 +21,10 @@ import {
  * previous summary's cumulative lists forward. Pi's own summarizer (and ours) then never re-reads folded text.
  * This mutates Pi's preparation object, which Pi reads after the hook returns.
  */
-export function filterPreparation(event: Pick<SessionBeforeCompactEvent, "preparation" | "branchEntries">, session: LedgerSessionView): void {
+export function filterPreparation(
+  event: Pick<SessionBeforeCompactEvent, "preparation" | "branchEntries">,
+  session: LedgerSessionView,
+): void {
   const p = event.preparation;
   const summarize = session.live.filterContext(p.messagesToSummarize);
   const prefix = session.live.filterContext(p.turnPrefixMessages);
@@ -29,17 +32,26 @@ export function filterPreparation(event: Pick<SessionBeforeCompactEvent, "prepar
   if (summarize) p.messagesToSummarize = summarize;
   if (prefix) p.turnPrefixMessages = prefix;
   const previous = [...event.branchEntries].reverse().find((e) => e.type === "compaction");
-  const carried = (previous?.type === "compaction" ? previous.details : undefined) as { readFiles?: unknown; modifiedFiles?: unknown } | undefined;
+  const carried = (previous?.type === "compaction" ? previous.details : undefined) as
+    | { readFiles?: unknown; modifiedFiles?: unknown }
+    | undefined;
   const ops = collectFileOps([...p.messagesToSummarize, ...p.turnPrefixMessages]);
-  for (const f of Array.isArray(carried?.readFiles) ? carried.readFiles : []) if (typeof f === "string") ops.read.add(f);
-  for (const f of Array.isArray(carried?.modifiedFiles) ? carried.modifiedFiles : []) if (typeof f === "string") ops.edited.add(f);
+  for (const f of Array.isArray(carried?.readFiles) ? carried.readFiles : [])
+    if (typeof f === "string") ops.read.add(f);
+  for (const f of Array.isArray(carried?.modifiedFiles) ? carried.modifiedFiles : [])
+    if (typeof f === "string") ops.edited.add(f);
   p.fileOps = ops;
 }
 
 /** Check a plan before Pi persists it. Garbage never reaches the ledger. */
-export function validatePlan(plan: CompactionFactPlan, branch: readonly SessionEntry[], strategy: string): string | undefined {
+export function validatePlan(
+  plan: CompactionFactPlan,
+  branch: readonly SessionEntry[],
+  strategy: string,
+): string | undefined {
   if (typeof plan?.summary !== "string" || !plan.summary.trim()) return "the strategy produced an empty summary";
-  if (!branch.some((e) => e.id === plan.firstKeptEntryId)) return "the strategy kept an entry that is not on the branch";
+  if (!branch.some((e) => e.id === plan.firstKeptEntryId))
+    return "the strategy kept an entry that is not on the branch";
   if (plan.details?.v !== 1 || plan.details.strategy !== strategy) return "the strategy's details are not versioned";
   return undefined;
 }
@@ -71,14 +83,22 @@ export function strategyInput(
  * the plan asks the planner with model access bound to the settings, the validator checks the entry before Pi
  * stores it.
  */
-export function compactionEffects<O>(planner: StrategyPlanner, kit: StrategyKit<O>, reuse?: ReuseReply): StrategyEffects {
+export function compactionEffects<O>(
+  planner: StrategyPlanner,
+  kit: StrategyKit<O>,
+  reuse?: ReuseReply,
+): StrategyEffects {
   return {
     async plan(request, signal) {
       const { moment, ctx, trace } = request;
-      if (moment.type !== "session_before_compact") return { ok: false, reason: "only Pi's compaction is planned here" };
+      if (moment.type !== "session_before_compact")
+        return { ok: false, reason: "only Pi's compaction is planned here" };
       const event = moment.event;
       const call = kit.modelCall(ctx, kit.session().settings.plannerModel);
-      const complete = call.complete && call.model && reuse ? reuse(call.complete, call.model, event.preparation.settings) : call.complete;
+      const complete =
+        call.complete && call.model && reuse
+          ? reuse(call.complete, call.model, event.preparation.settings)
+          : call.complete;
       const input = strategyInput(event, ctx, kit.contextFiles(), complete);
       try {
         const plan = await planner.plan(input, AbortSignal.any([signal, event.signal]));
@@ -106,4 +126,3 @@ function safe<T>(fn: () => T): T | undefined {
     return undefined;
   }
 }
-

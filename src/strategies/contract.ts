@@ -5,7 +5,6 @@ import type { AssistantMessage, Message, Tool } from "@earendil-works/pi-ai";
 import type {
   AgentToolResult,
   ExtensionContext,
-  MessageRenderOptions,
   SessionBeforeCompactEvent,
   SessionBoundaryDraft,
   SessionCompactEvent,
@@ -16,7 +15,14 @@ import type {
   TurnEndEventResult,
 } from "@earendil-works/pi-coding-agent";
 import type { TSchema } from "typebox";
-import type { LifecycleEvent, Outcome, PlanResult, Routes, Trigger, Validate } from "../../machines/compaction.machine.ts";
+import type {
+  LifecycleEvent,
+  Outcome,
+  PlanResult,
+  Routes,
+  Trigger,
+  Validate,
+} from "../../machines/compaction.machine.ts";
 import type { LedgerCompactionDetails } from "../log/entries.ts";
 import type { BudgetRule } from "../projection/budget.ts";
 import type { LiveLedger } from "../projection/live-ledger.ts";
@@ -106,7 +112,8 @@ export interface PreparedCut {
 /** Build a strategy's input from Pi's preparation (or the lab's replay of it) and the session facts. */
 export function compactionInput(
   cut: PreparedCut,
-  session: Omit<CompactionInput, keyof PreparedCut | "reason" | "contextFiles"> & Partial<Pick<CompactionInput, "reason" | "contextFiles">>,
+  session: Omit<CompactionInput, keyof PreparedCut | "reason" | "contextFiles"> &
+    Partial<Pick<CompactionInput, "reason" | "contextFiles">>,
 ): CompactionInput {
   return {
     reason: session.reason ?? "threshold",
@@ -190,8 +197,6 @@ export interface PlannedFacts {
   label?: { entryId: string; name: string };
 }
 
-
-
 /** What a strategy plugs into its chart: the planner, and its own check of a plan before `validated`. */
 export interface StrategyEffects {
   plan(request: LifecycleRequest, signal: AbortSignal): Promise<PlanResult>;
@@ -199,7 +204,9 @@ export interface StrategyEffects {
 }
 
 /** The chart's decision on one run: facts to hand to Pi, or a final state reached without any. */
-export type ChartDecision = { state: "validated"; facts: PlannedFacts } | { state: Exclude<Outcome, "committed">; reason?: string };
+export type ChartDecision =
+  | { state: "validated"; facts: PlannedFacts }
+  | { state: Exclude<Outcome, "committed">; reason?: string };
 
 /** One request's run through the strategy's chart. */
 export interface ChartRun {
@@ -248,14 +255,21 @@ export interface ModelCall {
 }
 
 /** A text card for a custom message; the host wraps it in Pi's transcript component. */
-export type MessageCard<D> = (message: { content: string; details: D | undefined }, options: { expanded: boolean }, theme: Theme) => string;
+export type MessageCard<D> = (
+  message: { content: string; details: D | undefined },
+  options: { expanded: boolean },
+  theme: Theme,
+) => string;
 /** A text card for a custom (never sent) entry; undefined leaves Pi's default. */
 export type EntryCard<D> = (data: D | undefined, options: { expanded: boolean }, theme: Theme) => string | undefined;
 
 /** Pi's compaction settings, as its preparation reports them. */
 export type CutSettings = SessionBeforeCompactEvent["preparation"]["settings"];
 /** Pi's `prepareCompaction`. */
-export type PrepareCompaction = (entries: SessionEntry[], settings: CutSettings) => SessionBeforeCompactEvent["preparation"] | undefined;
+export type PrepareCompaction = (
+  entries: SessionEntry[],
+  settings: CutSettings,
+) => SessionBeforeCompactEvent["preparation"] | undefined;
 
 /** What else the compact switch does while the strategy is active. */
 export interface ManualCompactOptions {
@@ -313,7 +327,11 @@ export interface StrategyKit<Options = undefined> {
   /** The model a strategy may call: `configured`, else the active model. */
   resolveModel(ctx: ExtensionContext, configured: string | undefined): ExtensionContext["model"];
   /** Run `work` under a deadline that also races a provider ignoring its signal. */
-  withDeadline<T>(work: (signal: AbortSignal) => Promise<T>, signal: AbortSignal, timeoutMs: number | undefined): Promise<T>;
+  withDeadline<T>(
+    work: (signal: AbortSignal) => Promise<T>,
+    signal: AbortSignal,
+    timeoutMs: number | undefined,
+  ): Promise<T>;
   /** Pi's conversion of agent messages to provider messages. */
   convertToLlm(messages: AgentMessage[]): Message[];
   /** A fresh manual-compact switch (one per strategy that needs it). */
@@ -331,7 +349,11 @@ export interface StrategyKit<Options = undefined> {
    * Run a side model request under Pi's `settings.retry` policy and Pi's transient-error rules: while the reply is a
    * transient provider error, `onRetry` hears of the retry, the host waits Pi's backoff and asks again.
    */
-  retrying(produce: () => Promise<AssistantMessage>, signal: AbortSignal | undefined, onRetry: (notice: RetryNotice) => void): Promise<AssistantMessage>;
+  retrying(
+    produce: () => Promise<AssistantMessage>,
+    signal: AbortSignal | undefined,
+    onRetry: (notice: RetryNotice) => void,
+  ): Promise<AssistantMessage>;
   /** Pi's effective settings and the session's thinking level (for side requests that continue a live one). */
   piSettings(): ReturnType<import("@earendil-works/pi-coding-agent").ExtensionAPI["getSettings"]>;
   thinkingLevel(): ReturnType<import("@earendil-works/pi-coding-agent").ExtensionAPI["getThinkingLevel"]>;
@@ -360,7 +382,11 @@ export interface StrategyHooks {
   /** `message_end` of an assistant response. */
   response?(message: AssistantMessage): void;
   /** `turn_end`: `entries` are the drafts earlier handlers return for this boundary; `busy` when one already changed the view. */
-  turnEnd?(event: TurnEndEvent, ctx: ExtensionContext, entries: SessionBoundaryDraft[]): Promise<TurnEndEventResult | undefined> | TurnEndEventResult | undefined;
+  turnEnd?(
+    event: TurnEndEvent,
+    ctx: ExtensionContext,
+    entries: SessionBoundaryDraft[],
+  ): Promise<TurnEndEventResult | undefined> | TurnEndEventResult | undefined;
   /** `session_compact`: Pi stored a compaction (ours or its own). */
   compacted?(event: SessionCompactEvent, ctx: ExtensionContext): void;
   /** `session_compact_failed`. */
@@ -382,7 +408,13 @@ export interface SettingsReader {
   /** The value when it passes `check`, else a warning and `fallback`. */
   pick<T>(name: string, value: unknown, check: (v: unknown) => v is T, fallback: T): T;
   /** One PI_CONTEXT_LEDGER_<name> override: parsed, checked, applied, or a bounded warning. */
-  env<T>(name: string, parse: (v: string) => unknown, check: (v: unknown) => v is T, expected: string, apply: (v: T) => void): void;
+  env<T>(
+    name: string,
+    parse: (v: string) => unknown,
+    check: (v: unknown) => v is T,
+    expected: string,
+    apply: (v: T) => void,
+  ): void;
   /** A PI_CONTEXT_LEDGER_<name> boolean override. */
   envBool(name: string, current: boolean): boolean;
   /** The raw PI_CONTEXT_LEDGER_<name> value. */
@@ -437,7 +469,11 @@ export interface LabRowSpec {
  */
 export type LabReplay =
   /** Pi's compaction past its threshold, answered through the strategy's chart with its compaction planner. */
-  | { engine: "compaction"; planner(): StrategyPlanner; /** A scripted model for the planner's model call. */ model?: (input: CompactionInput) => CompleteText }
+  | {
+      engine: "compaction";
+      planner(): StrategyPlanner /** A scripted model for the planner's model call. */;
+      model?: (input: CompactionInput) => CompleteText;
+    }
   /** Before each request (Pi's turn_end of the step before it), the strategy's own decision and deterministic writer. */
   | { engine: "boundary"; step(boundary: LabBoundary): LabBoundaryAct }
   /** The model drives the strategy through its tool; a scripted agent stands in for it. */

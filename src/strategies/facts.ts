@@ -53,11 +53,15 @@ type Reader = (entry: SessionEntry) => LedgerFact | undefined;
 
 const object = (value: unknown): Record<string, unknown> | undefined =>
   value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-const versioned = (value: unknown): Record<string, unknown> | undefined => (object(value)?.v === 1 ? object(value) : undefined);
+const versioned = (value: unknown): Record<string, unknown> | undefined =>
+  object(value)?.v === 1 ? object(value) : undefined;
 const message = (entry: SessionEntry) => (entry.type === "custom_message" ? entry : undefined);
 const custom = (entry: SessionEntry) => (entry.type === "custom" ? entry : undefined);
 const toolSummary = (details: Record<string, unknown> | undefined, strategy: string) =>
-  details?.strategy === strategy && typeof details.checkpoint === "number" && typeof object(details.range)?.throughId === "string" && object(details.tokens) !== undefined;
+  details?.strategy === strategy &&
+  typeof details.checkpoint === "number" &&
+  typeof object(details.range)?.throughId === "string" &&
+  object(details.tokens) !== undefined;
 
 /** One reader per record name; `satisfies` keeps the table closed over `LedgerType`. */
 const READERS = {
@@ -66,37 +70,51 @@ const READERS = {
     const m = message(e);
     const d = versioned(m?.details);
     if (!m || !d) return undefined;
-    if (d.kind === "foldCancelled" && typeof d.reason === "string") return { record: "notice", entry: m as CustomMessageEntry<FoldNoticeDetails> };
-    if (d.kind === "budget" && typeof d.usage === "number" && typeof d.threshold === "number") return { record: "notice", entry: m as CustomMessageEntry<BudgetNoticeDetails> };
+    if (d.kind === "foldCancelled" && typeof d.reason === "string")
+      return { record: "notice", entry: m as CustomMessageEntry<FoldNoticeDetails> };
+    if (d.kind === "budget" && typeof d.usage === "number" && typeof d.threshold === "number")
+      return { record: "notice", entry: m as CustomMessageEntry<BudgetNoticeDetails> };
     return undefined;
   },
   recap: (e) => {
     const m = message(e);
-    return m && isRecapDetails(m.details) ? { record: "recap", entry: m as CustomMessageEntry<RecapDetails> } : undefined;
+    return m && isRecapDetails(m.details)
+      ? { record: "recap", entry: m as CustomMessageEntry<RecapDetails> }
+      : undefined;
   },
   preserve: (e) => {
     const m = message(e);
-    return m && toolSummary(versioned(m.details), "preserve") ? { record: "preserve", entry: m as CustomMessageEntry<PreserveDetails> } : undefined;
+    return m && toolSummary(versioned(m.details), "preserve")
+      ? { record: "preserve", entry: m as CustomMessageEntry<PreserveDetails> }
+      : undefined;
   },
   digest: (e) => {
     const m = message(e);
-    return m && toolSummary(versioned(m.details), "digest") && object(versioned(m.details)?.steps) ? { record: "digest", entry: m as CustomMessageEntry<DigestDetails> } : undefined;
+    return m && toolSummary(versioned(m.details), "digest") && object(versioned(m.details)?.steps)
+      ? { record: "digest", entry: m as CustomMessageEntry<DigestDetails> }
+      : undefined;
   },
   plannerFailure: (e) => {
     const c = custom(e);
     const d = versioned(c?.data);
-    return c && d && typeof d.strategy === "string" && typeof d.category === "string" ? { record: "plannerFailure", entry: c as CustomEntry<PlannerFailureDetails> } : undefined;
+    return c && d && typeof d.strategy === "string" && typeof d.category === "string"
+      ? { record: "plannerFailure", entry: c as CustomEntry<PlannerFailureDetails> }
+      : undefined;
   },
   nativeCompaction: (e) => {
     const c = custom(e);
     const d = versioned(c?.data);
-    return c && d && typeof d.compactionEntryId === "string" ? { record: "nativeCompaction", entry: c as CustomEntry<NativeCompactionDetails> } : undefined;
+    return c && d && typeof d.compactionEntryId === "string"
+      ? { record: "nativeCompaction", entry: c as CustomEntry<NativeCompactionDetails> }
+      : undefined;
   },
   restore: (e) => (isRestoreEntry(e) ? { record: "restore", entry: e } : undefined),
   pin: (e) => (isPinEntry(e) ? { record: "pin", entry: e } : undefined),
 } satisfies Record<keyof typeof LedgerType, Reader>;
 
-const BY_TYPE = new Map<string, Reader>(Object.entries(LedgerType).map(([name, customType]) => [customType, READERS[name as keyof typeof LedgerType]]));
+const BY_TYPE = new Map<string, Reader>(
+  Object.entries(LedgerType).map(([name, customType]) => [customType, READERS[name as keyof typeof LedgerType]]),
+);
 
 /**
  * Read one entry as a fact of this package. Entries of Pi or other extensions are `undefined`; ours that this code
@@ -105,12 +123,20 @@ const BY_TYPE = new Map<string, Reader>(Object.entries(LedgerType).map(([name, c
 export function readFact(entry: SessionEntry): FactReading {
   if (entry.type === "compaction") {
     if (entry.details === undefined || !object(entry.details)?.strategy) return undefined; // Pi's own compaction
-    return isLedgerCompaction(entry) ? { ok: true, fact: { record: "compaction", entry } } : { ok: false, reason: "compaction details of an unknown version" };
+    return isLedgerCompaction(entry)
+      ? { ok: true, fact: { record: "compaction", entry } }
+      : { ok: false, reason: "compaction details of an unknown version" };
   }
   if (entry.type !== "custom_message" && entry.type !== "custom") return undefined;
   if (!entry.customType.startsWith(LEDGER_PREFIX)) return undefined;
   const reader = BY_TYPE.get(entry.customType);
-  if (!reader) return { ok: false, reason: `unknown record ${entry.customType.slice(LEDGER_PREFIX.length, LEDGER_PREFIX.length + 40)}` };
+  if (!reader)
+    return {
+      ok: false,
+      reason: `unknown record ${entry.customType.slice(LEDGER_PREFIX.length, LEDGER_PREFIX.length + 40)}`,
+    };
   const fact = reader(entry);
-  return fact ? { ok: true, fact } : { ok: false, reason: `${entry.customType.slice(LEDGER_PREFIX.length)} of an unknown version or shape` };
+  return fact
+    ? { ok: true, fact }
+    : { ok: false, reason: `${entry.customType.slice(LEDGER_PREFIX.length)} of an unknown version or shape` };
 }

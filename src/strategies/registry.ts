@@ -10,7 +10,14 @@ import { plannedStrategy } from "./planned/strategy.ts";
 import { preserveStrategy } from "./preserve/strategy.ts";
 
 /** Registry order is dispatch order: fold first, so a fold at a boundary is seen by every later strategy. */
-export const STRATEGIES = [foldStrategy, checkpointStrategy, plannedStrategy, preserveStrategy, digestStrategy, nativeStrategy] as const;
+export const STRATEGIES = [
+  foldStrategy,
+  checkpointStrategy,
+  plannedStrategy,
+  preserveStrategy,
+  digestStrategy,
+  nativeStrategy,
+] as const;
 
 type Registered = (typeof STRATEGIES)[number];
 
@@ -39,9 +46,12 @@ export function isConfigurable(name: unknown): name is ConfigurableName {
 
 /** Each strategy's settings section under its name, typed from the registry. */
 export type StrategyOptions = {
-  [S in Registered as S extends { settings: SettingsSection<unknown> } ? S["name"] : never]: S extends { settings: SettingsSection<infer O> } ? O : never;
+  [S in Registered as S extends { settings: SettingsSection<unknown> } ? S["name"] : never]: S extends {
+    settings: SettingsSection<infer O>;
+  }
+    ? O
+    : never;
 };
-
 
 /** True for a custom message a strategy writes to change the view (a range fact). */
 export function isStrategyFact(customType: string): boolean {
@@ -57,5 +67,9 @@ export function strategyNamed(name: string): RegisteredStrategy {
 
 /** Where the strategy named `name` steps in, for the budget notice; one without its own rule acts when Pi compacts. */
 export function budgetOf(name: string): BudgetRule {
-  return strategyNamed(name).budget ?? { action: "Pi summarizes older history with the model and recent turns stay as they are" };
+  return (
+    strategyNamed(name).budget ?? {
+      action: "Pi summarizes older history with the model and recent turns stay as they are",
+    }
+  );
 }

@@ -22,7 +22,13 @@ interface Timed {
 }
 
 export type LedgerCommand =
-  | (Timed & { kind: "user"; text: string; image?: string; asString: boolean; /** Wrap the text in a `<keepContext>` span (the user pins it). */ keep?: boolean })
+  | (Timed & {
+      kind: "user";
+      text: string;
+      image?: string;
+      asString: boolean /** Wrap the text in a `<keepContext>` span (the user pins it). */;
+      keep?: boolean;
+    })
   | (Timed & {
       kind: "assistant";
       thinking?: string;
@@ -31,7 +37,14 @@ export type LedgerCommand =
       /** Stop reason when the step calls no tools. */
       ending: "stop" | "length" | "error" | "aborted";
     })
-  | (Timed & { kind: "bash"; command: string; output: string; exitCode?: number; excluded: boolean; cancelled: boolean })
+  | (Timed & {
+      kind: "bash";
+      command: string;
+      output: string;
+      exitCode?: number;
+      excluded: boolean;
+      cancelled: boolean;
+    })
   | (Timed & { kind: "customMessage"; customType: string; content: string; asBlocks: boolean; display: boolean })
   | (Timed & { kind: "customState"; customType: string; data: { n: number; note: string } })
   | (Timed & { kind: "label"; pick: number; label?: string })
@@ -44,13 +57,26 @@ export type LedgerCommand =
    * A compaction: Pi's native one (or an extension's retain-none one), or one written by the `checkpoint` or
    * `planned` strategy (`details.v`, `details.strategy`), which a recap message may follow.
    */
-  | (Timed & { kind: "compaction"; pick: number; retainNone: boolean; summary: string; strategy?: "checkpoint" | "planned"; recap?: string })
+  | (Timed & {
+      kind: "compaction";
+      pick: number;
+      retainNone: boolean;
+      summary: string;
+      strategy?: "checkpoint" | "planned";
+      recap?: string;
+    })
   /**
    * A tool checkpoint written at `turn_end` by `preserve` or `digest`: an anchored keepDialogue range from the
    * previous checkpoint's end through a step boundary (`pick`: the leaf or an older batch). With `overflow`, the
    * window then overflows and Pi compacts natively, keeping from the first batch after the range.
    */
-  | (Timed & { kind: "toolCheckpoint"; strategy: "preserve" | "digest"; pick: number; summary: string; overflow: boolean })
+  | (Timed & {
+      kind: "toolCheckpoint";
+      strategy: "preserve" | "digest";
+      pick: number;
+      summary: string;
+      overflow: boolean;
+    })
   /** `/tree`: move the leaf to an earlier entry (or before the root), optionally leaving a branch summary. */
   | (Timed & { kind: "navigate"; pick: number; toRoot: boolean; summary?: string })
   /** Pi's append-only context edit (omit or replace one earlier entry's content). */
@@ -102,7 +128,10 @@ export const DEFAULT_WEIGHTS: CommandWeights = {
   pin: 2,
 };
 
-const dtArb = fc.oneof({ weight: 1, arbitrary: fc.constant(0) }, { weight: 9, arbitrary: fc.integer({ min: 1, max: 120_000 }) });
+const dtArb = fc.oneof(
+  { weight: 1, arbitrary: fc.constant(0) },
+  { weight: 9, arbitrary: fc.integer({ min: 1, max: 120_000 }) },
+);
 const pickArb = fc.nat({ max: 1_000_000 });
 
 const toolCallArb: fc.Arbitrary<ToolCallSpec> = fc.record({
@@ -120,7 +149,14 @@ const toolCallArb: fc.Arbitrary<ToolCallSpec> = fc.record({
 function commandArbs(): { [K in CommandKind]: fc.Arbitrary<Extract<LedgerCommand, { kind: K }>> } {
   return {
     user: fc.record(
-      { kind: fc.constant("user"), dt: dtArb, text: proseArb, image: imageDataArb, asString: fc.boolean(), keep: fc.constantFrom(false, false, false, false, true) },
+      {
+        kind: fc.constant("user"),
+        dt: dtArb,
+        text: proseArb,
+        image: imageDataArb,
+        asString: fc.boolean(),
+        keep: fc.constantFrom(false, false, false, false, true),
+      },
       { requiredKeys: ["kind", "dt", "text", "asString"] },
     ),
     assistant: fc.record(
@@ -165,7 +201,12 @@ function commandArbs(): { [K in CommandKind]: fc.Arbitrary<Extract<LedgerCommand
       data: fc.record({ n: fc.nat({ max: 100 }), note: wordsArb(0, 3) }),
     }),
     label: fc.record(
-      { kind: fc.constant("label"), dt: dtArb, pick: pickArb, label: fc.constantFrom("checkpoint-a", "before-refactor", "green", "v2") },
+      {
+        kind: fc.constant("label"),
+        dt: dtArb,
+        pick: pickArb,
+        label: fc.constantFrom("checkpoint-a", "before-refactor", "green", "v2"),
+      },
       { requiredKeys: ["kind", "dt", "pick"] },
     ),
     sessionName: fc.record({ kind: fc.constant("sessionName"), dt: dtArb, name: wordsArb(1, 4) }),
@@ -175,7 +216,11 @@ function commandArbs(): { [K in CommandKind]: fc.Arbitrary<Extract<LedgerCommand
       provider: fc.constantFrom("anthropic", "openai"),
       modelId: fc.constantFrom("claude-sonnet-4-5", "claude-opus-4-5", "gpt-5"),
     }),
-    thinkingChange: fc.record({ kind: fc.constant("thinkingChange"), dt: dtArb, level: fc.constantFrom("off", "low", "medium", "high") }),
+    thinkingChange: fc.record({
+      kind: fc.constant("thinkingChange"),
+      dt: dtArb,
+      level: fc.constantFrom("off", "low", "medium", "high"),
+    }),
     systemChange: fc.record(
       {
         kind: fc.constant("systemChange"),
@@ -208,10 +253,22 @@ function commandArbs(): { [K in CommandKind]: fc.Arbitrary<Extract<LedgerCommand
       overflow: fc.constantFrom(false, false, true),
     }),
     navigate: fc.record(
-      { kind: fc.constant("navigate"), dt: dtArb, pick: pickArb, toRoot: fc.constantFrom(false, false, false, false, false, true), summary: wordsArb(2, 20) },
+      {
+        kind: fc.constant("navigate"),
+        dt: dtArb,
+        pick: pickArb,
+        toRoot: fc.constantFrom(false, false, false, false, false, true),
+        summary: wordsArb(2, 20),
+      },
       { requiredKeys: ["kind", "dt", "pick", "toRoot"] },
     ),
-    contextEdit: fc.record({ kind: fc.constant("contextEdit"), dt: dtArb, pick: pickArb, omit: fc.boolean(), text: wordsArb(1, 10) }),
+    contextEdit: fc.record({
+      kind: fc.constant("contextEdit"),
+      dt: dtArb,
+      pick: pickArb,
+      omit: fc.boolean(),
+      text: wordsArb(1, 10),
+    }),
     fold: fc.record(
       {
         kind: fc.constant("fold"),
@@ -224,13 +281,33 @@ function commandArbs(): { [K in CommandKind]: fc.Arbitrary<Extract<LedgerCommand
       },
       { requiredKeys: ["kind", "dt", "pick", "toRoot", "summary"] },
     ),
-    restore: fc.record({ kind: fc.constant("restore"), dt: dtArb, pick: pickArb, newest: fc.constantFrom(false, false, true), cut: pickArb }),
+    restore: fc.record({
+      kind: fc.constant("restore"),
+      dt: dtArb,
+      pick: pickArb,
+      newest: fc.constantFrom(false, false, true),
+      cut: pickArb,
+    }),
     pin: fc.record(
-      { kind: fc.constant("pin"), dt: dtArb, pick: pickArb, unpin: fc.constantFrom(false, false, true), stray: fc.constantFrom("__proto__", "constructor", "no-such-entry"), note: wordsArb(1, 6) },
+      {
+        kind: fc.constant("pin"),
+        dt: dtArb,
+        pick: pickArb,
+        unpin: fc.constantFrom(false, false, true),
+        stray: fc.constantFrom("__proto__", "constructor", "no-such-entry"),
+        note: wordsArb(1, 6),
+      },
       { requiredKeys: ["kind", "dt", "pick", "unpin"] },
     ),
     marker: fc.record(
-      { kind: fc.constant("marker"), dt: dtArb, checkpoint: fc.integer({ min: 1, max: 9 }), stale: fc.constantFrom(false, false, true), summary: wordsArb(3, 30), strategy: fc.constant("digest") },
+      {
+        kind: fc.constant("marker"),
+        dt: dtArb,
+        checkpoint: fc.integer({ min: 1, max: 9 }),
+        stale: fc.constantFrom(false, false, true),
+        summary: wordsArb(3, 30),
+        strategy: fc.constant("digest"),
+      },
       { requiredKeys: ["kind", "dt", "checkpoint", "stale", "summary"] },
     ),
   };

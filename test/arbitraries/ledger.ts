@@ -14,7 +14,15 @@ import {
 } from "@earendil-works/pi-ai";
 import { buildSessionProjection, type SessionEntry, type SessionHeader } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import { isCheckpointMarker, isToolCheckpoint, LedgerType, type FoldDetails, type PinData, type RangeDetails, type RestoreData } from "../../src/log/entries.ts";
+import {
+  isCheckpointMarker,
+  isToolCheckpoint,
+  LedgerType,
+  type FoldDetails,
+  type PinData,
+  type RangeDetails,
+  type RestoreData,
+} from "../../src/log/entries.ts";
 import { commandArb, type CommandWeights, type LedgerCommand, type ToolCallSpec } from "./commands.ts";
 import { naivePins, naiveRestores, naiveViewStart, restorableActs, visibleFoldTargets } from "./visibility.ts";
 
@@ -85,15 +93,28 @@ export class LedgerFolder {
   constructor(seed: LedgerSeed, preamble: boolean) {
     this.seed = seed;
     this.clock = seed.start;
-    this.header = { type: "session", version: 3, id: seed.sessionId, timestamp: new Date(seed.start).toISOString(), cwd: "/work/project" };
+    this.header = {
+      type: "session",
+      version: 3,
+      id: seed.sessionId,
+      timestamp: new Date(seed.start).toISOString(),
+      cwd: "/work/project",
+    };
     if (preamble) {
       this.append({ type: "model_change", provider: this.model.provider, modelId: this.model.modelId });
       this.append({ type: "thinking_level_change", thinkingLevel: this.thinkingLevel });
       const system: SystemMessage = {
         role: "system",
         content: "",
-        sections: { preamble: "You are a coding assistant.", tools: `<tools>\n${BASE_TOOLS.map((t) => `- ${t}`).join("\n")}\n</tools>` },
-        toolsAdded: BASE_TOOLS.map((name) => ({ name, description: `The ${name} tool`, parameters: { type: "object", properties: {} } })),
+        sections: {
+          preamble: "You are a coding assistant.",
+          tools: `<tools>\n${BASE_TOOLS.map((t) => `- ${t}`).join("\n")}\n</tools>`,
+        },
+        toolsAdded: BASE_TOOLS.map((name) => ({
+          name,
+          description: `The ${name} tool`,
+          parameters: { type: "object", properties: {} },
+        })),
         timestamp: this.clock,
       };
       this.append({ type: "message", message: system });
@@ -103,16 +124,28 @@ export class LedgerFolder {
   /** The active path, root to leaf. */
   branch(leafId: string | null = this.leafId): SessionEntry[] {
     const path: SessionEntry[] = [];
-    for (let current = leafId ? this.byId.get(leafId) : undefined; current; current = current.parentId ? this.byId.get(current.parentId) : undefined) {
+    for (
+      let current = leafId ? this.byId.get(leafId) : undefined;
+      current;
+      current = current.parentId ? this.byId.get(current.parentId) : undefined
+    ) {
       path.push(current);
     }
     return path.reverse();
   }
 
   result(): GeneratedLedger {
-    const ledger: GeneratedLedger = { header: this.header, entries: this.entries.slice(), leafId: this.leafId, steps: this.steps.slice() };
+    const ledger: GeneratedLedger = {
+      header: this.header,
+      entries: this.entries.slice(),
+      leafId: this.leafId,
+      steps: this.steps.slice(),
+    };
     // Counterexamples print as the session file plus the leaf (non-enumerable, so equality checks ignore it).
-    Object.defineProperty(ledger, fc.toStringMethod, { value: () => `leaf=${ledger.leafId}\n${toJsonl(ledger)}`, enumerable: false });
+    Object.defineProperty(ledger, fc.toStringMethod, {
+      value: () => `leaf=${ledger.leafId}\n${toJsonl(ledger)}`,
+      enumerable: false,
+    });
     return ledger;
   }
 
@@ -151,7 +184,10 @@ export class LedgerFolder {
       case "label": {
         if (this.entries.length === 0) return;
         const target = this.entries[command.pick % this.entries.length];
-        this.append({ type: "label", targetId: target.id, ...(command.label ? { label: command.label } : {}) } as Omit<SessionEntry, "id" | "parentId" | "timestamp">);
+        this.append({ type: "label", targetId: target.id, ...(command.label ? { label: command.label } : {}) } as Omit<
+          SessionEntry,
+          "id" | "parentId" | "timestamp"
+        >);
         return;
       }
       case "sessionName":
@@ -170,7 +206,9 @@ export class LedgerFolder {
           role: "system",
           content: "",
           sections: { [command.section]: command.value },
-          ...(command.addTool ? { toolsAdded: [{ name: command.addTool, description: `The ${command.addTool} tool`, parameters: {} }] } : {}),
+          ...(command.addTool
+            ? { toolsAdded: [{ name: command.addTool, description: `The ${command.addTool} tool`, parameters: {} }] }
+            : {}),
           timestamp: this.clock,
         };
         this.appendMessage(system);
@@ -214,7 +252,12 @@ export class LedgerFolder {
 
   /** Append an entry as a child of the leaf. The clock ticks one millisecond per entry within a command. */
   private append(body: Omit<SessionEntry, "id" | "parentId" | "timestamp"> | Record<string, unknown>): SessionEntry {
-    const entry = { ...body, id: this.nextId(), parentId: this.leafId, timestamp: new Date(this.clock).toISOString() } as SessionEntry;
+    const entry = {
+      ...body,
+      id: this.nextId(),
+      parentId: this.leafId,
+      timestamp: new Date(this.clock).toISOString(),
+    } as SessionEntry;
     // Key order as Pi writes it: type, id, parentId, timestamp, then the payload.
     const { type, id, parentId, timestamp, ...payload } = entry as SessionEntry & Record<string, unknown>;
     const ordered = { type, id, parentId, timestamp, ...payload } as SessionEntry;
@@ -242,7 +285,10 @@ export class LedgerFolder {
     this.appendMessage(message);
   }
 
-  private assistantMessage(content: AssistantMessage["content"], stopReason: AssistantMessage["stopReason"]): AssistantMessage {
+  private assistantMessage(
+    content: AssistantMessage["content"],
+    stopReason: AssistantMessage["stopReason"],
+  ): AssistantMessage {
     return {
       role: "assistant",
       content,
@@ -259,14 +305,30 @@ export class LedgerFolder {
   /** An assistant message and, right after it, one result per tool call (parallel calls share the step). */
   private assistantStep(
     calls: readonly ToolCallSpec[],
-    extra: { thinking?: string; text?: string; ending?: AssistantMessage["stopReason"]; compact?: Record<string, string> } = {},
+    extra: {
+      thinking?: string;
+      text?: string;
+      ending?: AssistantMessage["stopReason"];
+      compact?: Record<string, string>;
+    } = {},
   ): { assistant: SessionEntry; results: SessionEntry[] } {
     const content: AssistantMessage["content"] = [];
     if (extra.thinking) content.push({ type: "thinking", thinking: extra.thinking });
     if (extra.text !== undefined) content.push({ type: "text", text: extra.text });
     const assistantId = `${this.seed.idPrefix}${this.counter.toString(16).padStart(5, "0")}`;
-    const toolCalls: ToolCall[] = calls.map((call, i) => ({ type: "toolCall", id: `toolu_${assistantId}_${i}`, name: call.name, arguments: call.args }));
-    if (extra.compact) toolCalls.push({ type: "toolCall", id: `toolu_${assistantId}_${calls.length}`, name: "context_compact", arguments: extra.compact });
+    const toolCalls: ToolCall[] = calls.map((call, i) => ({
+      type: "toolCall",
+      id: `toolu_${assistantId}_${i}`,
+      name: call.name,
+      arguments: call.args,
+    }));
+    if (extra.compact)
+      toolCalls.push({
+        type: "toolCall",
+        id: `toolu_${assistantId}_${calls.length}`,
+        name: "context_compact",
+        arguments: extra.compact,
+      });
     content.push(...toolCalls);
     const ending = extra.ending ?? "stop";
     if (content.length === 0 && (ending === "stop" || ending === "length")) content.push({ type: "text", text: "" });
@@ -282,12 +344,22 @@ export class LedgerFolder {
             toolName: call.name,
             content:
               spec.outcome === "image"
-                ? [{ type: "text", text: `Read image ${spec.args.path ?? "file"}` }, { type: "image", data: spec.image, mimeType: "image/png" }]
+                ? [
+                    { type: "text", text: `Read image ${spec.args.path ?? "file"}` },
+                    { type: "image", data: spec.image, mimeType: "image/png" },
+                  ]
                 : [{ type: "text", text: spec.output }],
             isError: spec.outcome === "error",
             timestamp: this.clock,
           }
-        : { role: "toolResult", toolCallId: call.id, toolName: call.name, content: [{ type: "text", text: "Compaction requested." }], isError: false, timestamp: this.clock };
+        : {
+            role: "toolResult",
+            toolCallId: call.id,
+            toolName: call.name,
+            content: [{ type: "text", text: "Compaction requested." }],
+            isError: false,
+            timestamp: this.clock,
+          };
       results.push(this.appendMessage(result));
     });
     return { assistant, results };
@@ -308,12 +380,22 @@ export class LedgerFolder {
     // The `checkpoint` strategy follows its compaction with a recap message naming it.
     if (command.strategy && command.recap !== undefined) {
       this.clock += 1;
-      this.append({ type: "custom_message", customType: LedgerType.recap, content: command.recap, display: true, details: { v: 1, compactionId: compaction.id } });
+      this.append({
+        type: "custom_message",
+        customType: LedgerType.recap,
+        content: command.recap,
+        display: true,
+        details: { v: 1, compactionId: compaction.id },
+      });
     }
   }
 
   /** A compaction at the leaf keeping from `firstKeptEntryId` (none: from itself), native or by a strategy. */
-  private appendCompaction(summary: string, firstKeptEntryId: string | undefined, strategy?: "checkpoint" | "planned"): SessionEntry {
+  private appendCompaction(
+    summary: string,
+    firstKeptEntryId: string | undefined,
+    strategy?: "checkpoint" | "planned",
+  ): SessionEntry {
     const projection = buildSessionProjection(this.branch(), this.leafId);
     const id = `${this.seed.idPrefix}${this.counter.toString(16).padStart(5, "0")}`;
     const system = getCurrentSystemMessage(projection.messages as Parameters<typeof getCurrentSystemMessage>[0]);
@@ -352,13 +434,19 @@ export class LedgerFolder {
     const open = new Set<string>();
     const bounds: number[] = [];
     path.forEach((entry, i) => {
-      if (entry.type === "message" && entry.message.role === "assistant") for (const b of entry.message.content) if (b.type === "toolCall") open.add(b.id);
+      if (entry.type === "message" && entry.message.role === "assistant")
+        for (const b of entry.message.content) if (b.type === "toolCall") open.add(b.id);
       if (entry.type === "message" && entry.message.role === "toolResult") open.delete(entry.message.toolCallId);
       if (i > after && open.size === 0 && (entry.type === "message" || entry.type === "custom_message")) bounds.push(i);
     });
     if (!bounds.length) return;
     const through = bounds[command.pick % bounds.length];
-    const details = { v: 1, strategy: command.strategy, checkpoint: previous.length + 1, range: { afterId, throughId: path[through].id, keepDialogue: true } };
+    const details = {
+      v: 1,
+      strategy: command.strategy,
+      checkpoint: previous.length + 1,
+      range: { afterId, throughId: path[through].id, keepDialogue: true },
+    };
     this.append({ type: "custom_message", customType: type, content: command.summary, display: true, details });
     if (!command.overflow) return;
     this.clock += 1;
@@ -373,7 +461,12 @@ export class LedgerFolder {
     this.leafId = target;
     this.steps.push({ kind: "move", leafId: target });
     if (command.summary !== undefined) {
-      this.append({ type: "branch_summary", fromId: from ?? "root", summary: command.summary, details: { readFiles: [], modifiedFiles: [] } });
+      this.append({
+        type: "branch_summary",
+        fromId: from ?? "root",
+        summary: command.summary,
+        details: { readFiles: [], modifiedFiles: [] },
+      });
     }
   }
 
@@ -392,7 +485,10 @@ export class LedgerFolder {
     const omit = command.omit && role !== "toolResult";
     const replacement = omit
       ? null
-      : { content: role === "user" || role === "custom" ? command.text : [{ type: "text" as const, text: command.text }] };
+      : {
+          content:
+            role === "user" || role === "custom" ? command.text : [{ type: "text" as const, text: command.text }],
+        };
     this.append({ type: "context_edit", targetId: target.id, replacement });
   }
 
@@ -412,7 +508,11 @@ export class LedgerFolder {
     }
     const targetName = target?.id ?? "root";
     const { assistant, results } = this.assistantStep(command.sibling ? [command.sibling] : [], {
-      compact: { target: targetName, summary: command.summary, ...(command.backup ? { backupCheckpoint: command.backup } : {}) },
+      compact: {
+        target: targetName,
+        summary: command.summary,
+        ...(command.backup ? { backupCheckpoint: command.backup } : {}),
+      },
     });
     const throughId = results[results.length - 1].id;
     const details: FoldDetails = {
@@ -423,7 +523,13 @@ export class LedgerFolder {
       ...(command.backup ? { backupCheckpoint: command.backup } : {}),
     };
     this.clock += 1;
-    this.append({ type: "custom_message", customType: LedgerType.fold, content: command.summary, display: true, details });
+    this.append({
+      type: "custom_message",
+      customType: LedgerType.fold,
+      content: command.summary,
+      display: true,
+      details,
+    });
     if (command.backup) this.append({ type: "label", targetId: throughId, label: command.backup });
   }
 
@@ -437,12 +543,20 @@ export class LedgerFolder {
     const acts = restorableActs(path);
     if (acts.length === 0) return;
     const act = acts[command.pick % acts.length];
-    const kind = act.type === "compaction" ? "compaction" : act.type === "custom_message" && act.customType === LedgerType.preserve ? "preserve" : act.type === "custom_message" && act.customType === LedgerType.digest ? "digest" : "fold";
+    const kind =
+      act.type === "compaction"
+        ? "compaction"
+        : act.type === "custom_message" && act.customType === LedgerType.preserve
+          ? "preserve"
+          : act.type === "custom_message" && act.customType === LedgerType.digest
+            ? "digest"
+            : "fold";
     const data: RestoreData = { v: 1, targetId: act.id, act: kind };
     if (command.newest) {
       const restores = naiveRestores(path);
       const at = path.indexOf(act);
-      const isCut = (e: SessionEntry) => e.type === "message" && (e.message.role === "user" || e.message.role === "assistant");
+      const isCut = (e: SessionEntry) =>
+        e.type === "message" && (e.message.role === "user" || e.message.role === "assistant");
       if (act.type === "compaction") {
         // Between the previous compaction and the current start of the kept range.
         const kept = path.findIndex((e) => e.id === (restores.keptFromOf.get(act.id) ?? act.firstKeptEntryId));
@@ -487,7 +601,12 @@ export class LedgerFolder {
     let firstKeptEntryId = naiveViewStart(path);
     if (command.stale) {
       const last = path.filter((e) => e.type === "compaction").at(-1);
-      firstKeptEntryId = last?.type !== "compaction" ? path[0].id : path.some((e) => e.id === last.firstKeptEntryId) ? last.firstKeptEntryId : last.id;
+      firstKeptEntryId =
+        last?.type !== "compaction"
+          ? path[0].id
+          : path.some((e) => e.id === last.firstKeptEntryId)
+            ? last.firstKeptEntryId
+            : last.id;
     }
     const projection = buildSessionProjection(path, this.leafId);
     const system = getCurrentSystemMessage(projection.messages as Parameters<typeof getCurrentSystemMessage>[0]);
@@ -504,7 +623,11 @@ export class LedgerFolder {
 }
 
 /** Fold commands into a ledger (deterministic: same seed and commands, same ledger). */
-export function buildLedger(seed: LedgerSeed, commands: readonly LedgerCommand[], options: { preamble?: boolean } = {}): GeneratedLedger {
+export function buildLedger(
+  seed: LedgerSeed,
+  commands: readonly LedgerCommand[],
+  options: { preamble?: boolean } = {},
+): GeneratedLedger {
   const folder = new LedgerFolder(seed, options.preamble ?? true);
   for (const command of commands) folder.apply(command);
   return folder.result();
@@ -520,11 +643,20 @@ export const ledgerSeedArb: fc.Arbitrary<LedgerSeed> = fc.record({
 /** Arbitrary valid ledgers. Shrinking removes and simplifies commands, so counterexamples stay readable. */
 export function ledgerArb(options: LedgerOptions = {}): fc.Arbitrary<GeneratedLedger> {
   const facts = options.folds !== false;
-  const weights = { ...options.weights, ...(facts ? {} : { fold: 0, restore: 0, marker: 0, toolCheckpoint: 0, pin: 0 }) };
+  const weights = {
+    ...options.weights,
+    ...(facts ? {} : { fold: 0, restore: 0, marker: 0, toolCheckpoint: 0, pin: 0 }),
+  };
   // Without our facts, a compaction is Pi's own: no strategy details, no recap; and no `<keepContext>` pins.
   const command = facts
     ? commandArb(weights)
-    : commandArb(weights).map((c) => (c.kind === "compaction" ? { ...c, strategy: undefined, recap: undefined } : c.kind === "user" ? { ...c, keep: false, text: c.text.replaceAll("<keepContext>", "<keep-context>") } : c));
+    : commandArb(weights).map((c) =>
+        c.kind === "compaction"
+          ? { ...c, strategy: undefined, recap: undefined }
+          : c.kind === "user"
+            ? { ...c, keep: false, text: c.text.replaceAll("<keepContext>", "<keep-context>") }
+            : c,
+      );
   return fc
     .record({
       seed: ledgerSeedArb,

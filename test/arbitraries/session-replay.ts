@@ -30,7 +30,14 @@ function remapFold(details: FoldDetails, ids: IdMap): FoldDetails {
 
 function remapCheckpoint(details: RangeDetails, ids: IdMap): RangeDetails {
   const { range } = details;
-  return { ...details, range: { ...range, afterId: range.afterId === null ? null : mapped(ids, range.afterId), throughId: mapped(ids, range.throughId) } };
+  return {
+    ...details,
+    range: {
+      ...range,
+      afterId: range.afterId === null ? null : mapped(ids, range.afterId),
+      throughId: mapped(ids, range.throughId),
+    },
+  };
 }
 
 function remapRestore(data: RestoreData, ids: IdMap): RestoreData {
@@ -63,9 +70,17 @@ function appendEntry(sm: SessionManager, entry: SessionEntry, ids: IdMap): strin
       );
     case "branch_summary":
       // The leaf was already moved by the preceding step; Pi's call moves it again to the same parent.
-      return sm.branchWithSummary(entry.parentId === null ? null : mapped(ids, entry.parentId), entry.summary, entry.details, entry.fromHook);
+      return sm.branchWithSummary(
+        entry.parentId === null ? null : mapped(ids, entry.parentId),
+        entry.summary,
+        entry.details,
+        entry.fromHook,
+      );
     case "custom":
-      return sm.appendCustomEntry(entry.customType, entry.customType === LedgerType.restore ? remapRestore(entry.data as RestoreData, ids) : entry.data);
+      return sm.appendCustomEntry(
+        entry.customType,
+        entry.customType === LedgerType.restore ? remapRestore(entry.data as RestoreData, ids) : entry.data,
+      );
     case "custom_message": {
       const details =
         entry.customType === LedgerType.fold
@@ -73,7 +88,10 @@ function appendEntry(sm: SessionManager, entry: SessionEntry, ids: IdMap): strin
           : entry.customType === LedgerType.preserve || entry.customType === LedgerType.digest
             ? remapCheckpoint(entry.details as RangeDetails, ids)
             : entry.customType === LedgerType.recap
-              ? { ...(entry.details as object), compactionId: mapped(ids, (entry.details as { compactionId: string }).compactionId) }
+              ? {
+                  ...(entry.details as object),
+                  compactionId: mapped(ids, (entry.details as { compactionId: string }).compactionId),
+                }
               : entry.details;
       return sm.appendCustomMessageEntry(entry.customType, entry.content, entry.display, details);
     }
@@ -104,7 +122,11 @@ export function replayStep(sm: SessionManager, step: LedgerStep, ids: IdMap): vo
  * Replay every step of `ledger` into `sm`, calling `after` once per step (for per-operation checks).
  * Returns the id mapping.
  */
-export function replayLedger(sm: SessionManager, ledger: GeneratedLedger, after?: (step: LedgerStep, index: number) => void): IdMap {
+export function replayLedger(
+  sm: SessionManager,
+  ledger: GeneratedLedger,
+  after?: (step: LedgerStep, index: number) => void,
+): IdMap {
   const ids: IdMap = new Map();
   ledger.steps.forEach((step, i) => {
     replayStep(sm, step, ids);

@@ -3,10 +3,50 @@
 import fc from "fast-check";
 
 const WORDS = [
-  "read", "the", "file", "fix", "test", "failing", "refactor", "module", "function", "return", "import",
-  "export", "type", "error", "stack", "trace", "null", "undefined", "config", "build", "lint", "npm",
-  "session", "context", "tokens", "compact", "branch", "summary", "please", "now", "then", "why", "because",
-  "parser", "reducer", "state", "event", "handler", "cache", "retry", "timeout", "README", "docs", "done",
+  "read",
+  "the",
+  "file",
+  "fix",
+  "test",
+  "failing",
+  "refactor",
+  "module",
+  "function",
+  "return",
+  "import",
+  "export",
+  "type",
+  "error",
+  "stack",
+  "trace",
+  "null",
+  "undefined",
+  "config",
+  "build",
+  "lint",
+  "npm",
+  "session",
+  "context",
+  "tokens",
+  "compact",
+  "branch",
+  "summary",
+  "please",
+  "now",
+  "then",
+  "why",
+  "because",
+  "parser",
+  "reducer",
+  "state",
+  "event",
+  "handler",
+  "cache",
+  "retry",
+  "timeout",
+  "README",
+  "docs",
+  "done",
 ];
 
 const FILE_STEMS = ["index", "main", "parser", "session", "utils", "reducer", "config", "cli", "types", "store"];
@@ -28,7 +68,9 @@ export const codeArb: fc.Arbitrary<string> = fc
   .array(
     fc.oneof(
       wordsArb(1, 6).map((w) => `// ${w}`),
-      fc.tuple(fc.constantFrom(...FILE_STEMS), fc.nat({ max: 999 })).map(([name, n]) => `export const ${name}${n} = ${n};`),
+      fc
+        .tuple(fc.constantFrom(...FILE_STEMS), fc.nat({ max: 999 }))
+        .map(([name, n]) => `export const ${name}${n} = ${n};`),
       fc.constant("}"),
       fc.constant(""),
     ),
@@ -40,7 +82,15 @@ export const codeArb: fc.Arbitrary<string> = fc
 const hostileArb: fc.Arbitrary<string> = fc.oneof(
   fc.string({ unit: "grapheme", maxLength: 30 }),
   fc.string({ unit: "binary", maxLength: 12 }),
-  fc.constantFrom("line\u2028separator", "para\u2029graph", "<keepContext>keep me</keepContext>", "\r\n", "", "\u0000nul", "{\"type\":\"session\"}"),
+  fc.constantFrom(
+    "line\u2028separator",
+    "para\u2029graph",
+    "<keepContext>keep me</keepContext>",
+    "\r\n",
+    "",
+    "\u0000nul",
+    '{"type":"session"}',
+  ),
 );
 
 /** Free text for messages: prose, code, or (rarely) something hostile. */

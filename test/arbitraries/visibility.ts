@@ -15,13 +15,19 @@ export function isFoldableEntry(entry: SessionEntry): boolean {
 /** The range of a fold, or of a preserve or digest tool checkpoint (a keepDialogue range). */
 function foldDetails(entry: SessionEntry): RangeDetails | undefined {
   if (entry.type !== "custom_message") return undefined;
-  if (entry.customType !== LedgerType.fold && entry.customType !== LedgerType.preserve && entry.customType !== LedgerType.digest) return undefined;
+  if (
+    entry.customType !== LedgerType.fold &&
+    entry.customType !== LedgerType.preserve &&
+    entry.customType !== LedgerType.digest
+  )
+    return undefined;
   return entry.details as RangeDetails;
 }
 
 /** What a keepDialogue range leaves visible: user messages, finished answers with text, and tool checkpoints. */
 function isNaiveDialogue(entry: SessionEntry): boolean {
-  if (entry.type === "custom_message") return entry.customType === LedgerType.preserve || entry.customType === LedgerType.digest;
+  if (entry.type === "custom_message")
+    return entry.customType === LedgerType.preserve || entry.customType === LedgerType.digest;
   if (entry.type !== "message") return false;
   const m = entry.message;
   if (m.role === "user") return true;
@@ -59,7 +65,7 @@ export function naiveRestores(path: readonly SessionEntry[]): NaiveRestores {
 export function naiveViewStart(path: readonly SessionEntry[], restores: NaiveRestores = naiveRestores(path)): string {
   const real = path.filter((e) => e.type === "compaction" && !isCheckpointMarker(e) && !restores.revoked.has(e.id));
   const cut = real[real.length - 1];
-  if (!cut || cut.type !== "compaction") return path[0].id;
+  if (cut?.type !== "compaction") return path[0].id;
   const from = restores.keptFromOf.get(cut.id) ?? cut.firstKeptEntryId;
   const start = path.findIndex((e) => e.id === from);
   return start >= 0 && start < path.indexOf(cut) ? from : cut.id;
@@ -70,16 +76,24 @@ export function naiveViewStart(path: readonly SessionEntry[], restores: NaiveRes
  * compaction no restore revoked (starting where a partial restore moved it), and a preserve marker heading the
  * context keeps from where the view started before it. Revoked acts' own messages are left out.
  */
-export function naiveContext(path: readonly SessionEntry[], restores: NaiveRestores = naiveRestores(path)): SessionEntry[] {
+export function naiveContext(
+  path: readonly SessionEntry[],
+  restores: NaiveRestores = naiveRestores(path),
+): SessionEntry[] {
   const compactions = path.filter((e) => e.type === "compaction" && !restores.revoked.has(e.id));
   const cut = compactions[compactions.length - 1];
   let selected: SessionEntry[];
-  if (!cut || cut.type !== "compaction") selected = path.slice();
+  if (cut?.type !== "compaction") selected = path.slice();
   else {
     const at = path.indexOf(cut);
-    const from = isCheckpointMarker(cut) ? naiveViewStart(path, restores) : (restores.keptFromOf.get(cut.id) ?? cut.firstKeptEntryId);
+    const from = isCheckpointMarker(cut)
+      ? naiveViewStart(path, restores)
+      : (restores.keptFromOf.get(cut.id) ?? cut.firstKeptEntryId);
     const start = path.findIndex((e) => e.id === from);
-    const kept = start >= 0 && start < at ? path.slice(start, at).filter((e) => !(e.type === "message" && e.message.role === "system")) : [];
+    const kept =
+      start >= 0 && start < at
+        ? path.slice(start, at).filter((e) => !(e.type === "message" && e.message.role === "system"))
+        : [];
     selected = [cut, ...kept, ...path.slice(at + 1)];
   }
   return selected.filter((e) => !restores.revoked.has(e.id) && !isRevokedRecap(e, restores));
@@ -102,7 +116,8 @@ function toolCallIds(entry: SessionEntry | undefined): Set<string> {
 function naiveKeeps(entry: SessionEntry): boolean {
   if (entry.type !== "message" || entry.message.role !== "user") return false;
   const content = entry.message.content;
-  const text = typeof content === "string" ? content : content.map((b) => (b.type === "text" ? `${b.text}\n` : "")).join("");
+  const text =
+    typeof content === "string" ? content : content.map((b) => (b.type === "text" ? `${b.text}\n` : "")).join("");
   return text.split("\n").some((line) => {
     const t = line.trim();
     return t === "<keepContext>" || (t.startsWith("<keepContext>") && t.endsWith("</keepContext>") && t.length >= 27);
@@ -137,12 +152,20 @@ export function naivePinnedIds(path: readonly SessionEntry[]): Set<string> {
   for (const [id, pinned] of naivePins(path)) {
     const at = path.findIndex((e) => e.id === id);
     const entry = path[at];
-    if (!pinned || !entry || !(entry.type === "custom_message" || (entry.type === "message" && entry.message.role !== "system"))) continue;
+    if (
+      !pinned ||
+      !entry ||
+      !(entry.type === "custom_message" || (entry.type === "message" && entry.message.role !== "system"))
+    )
+      continue;
     out.add(id);
     let call = at;
     if (isMessage(entry, "toolResult")) {
       const prior = path.slice(0, at).findLastIndex((e) => isMessage(e, "assistant"));
-      call = prior >= 0 && toolCallIds(path[prior]).has((entry as { message: { toolCallId: string } }).message.toolCallId) ? prior : -1;
+      call =
+        prior >= 0 && toolCallIds(path[prior]).has((entry as { message: { toolCallId: string } }).message.toolCallId)
+          ? prior
+          : -1;
     }
     if (call < 0) continue;
     const calls = toolCallIds(path[call]);
@@ -184,7 +207,12 @@ export function naiveHiddenIds(path: readonly SessionEntry[]): Set<string> {
       const candidate = path[i];
       if (!isFoldableEntry(candidate)) continue;
       if (details.range.keepDialogue && isNaiveDialogue(candidate)) continue;
-      if (candidate.type === "message" && candidate.message.role === "toolResult" && kept.has(candidate.message.toolCallId)) continue;
+      if (
+        candidate.type === "message" &&
+        candidate.message.role === "toolResult" &&
+        kept.has(candidate.message.toolCallId)
+      )
+        continue;
       if (pinned.has(candidate.id)) continue;
       hidden.add(candidate.id);
     }
@@ -201,17 +229,26 @@ export function visibleFoldTargets(path: readonly SessionEntry[]): SessionEntry[
   const restores = naiveRestores(path);
   // Without restores and markers this is Pi's own selection; the naive model must agree with it then.
   const own = restores.revoked.size || restores.keptFromOf.size || path.some(isCheckpointMarker);
-  const context = new Set((own ? naiveContext(path, restores) : buildContextEntries(path.slice(), path[path.length - 1].id)).map((entry) => entry.id));
+  const context = new Set(
+    (own ? naiveContext(path, restores) : buildContextEntries(path.slice(), path[path.length - 1].id)).map(
+      (entry) => entry.id,
+    ),
+  );
   const omitted = new Map<string, boolean>();
   for (const entry of path) {
     if (entry.type === "context_edit" && context.has(entry.id)) omitted.set(entry.targetId, entry.replacement === null);
   }
   const hidden = naiveHiddenIds(path);
-  return path.filter((entry) => context.has(entry.id) && isFoldableEntry(entry) && !hidden.has(entry.id) && omitted.get(entry.id) !== true);
+  return path.filter(
+    (entry) =>
+      context.has(entry.id) && isFoldableEntry(entry) && !hidden.has(entry.id) && omitted.get(entry.id) !== true,
+  );
 }
 
 /** Acts on the path a restore may still target: fold and tool checkpoint messages and compactions not revoked yet, oldest first (a marker is no act). */
 export function restorableActs(path: readonly SessionEntry[]): SessionEntry[] {
   const { revoked } = naiveRestores(path);
-  return path.filter((e) => !revoked.has(e.id) && ((e.type === "compaction" && !isCheckpointMarker(e)) || foldDetails(e) !== undefined));
+  return path.filter(
+    (e) => !revoked.has(e.id) && ((e.type === "compaction" && !isCheckpointMarker(e)) || foldDetails(e) !== undefined),
+  );
 }

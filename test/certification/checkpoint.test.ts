@@ -10,7 +10,9 @@ afterEach(() => PiCase.disposeAll());
 
 const MODEL: ScriptModel = { id: "cert-64k", contextWindow: 64_000, maxTokens: 8_000 };
 /** Five files of ~10k tokens: after four reads the context is ~44k, after the fifth ~54k. */
-const FILES = Object.fromEntries(["a", "b", "c", "d", "e"].map((n) => [`${n}.txt`, textFile(`FILE-${n.toUpperCase()}`, 10_000)]));
+const FILES = Object.fromEntries(
+  ["a", "b", "c", "d", "e"].map((n) => [`${n}.txt`, textFile(`FILE-${n.toUpperCase()}`, 10_000)]),
+);
 const SUMMARY_PREFIX = "The conversation history before this point was compacted into the following summary:";
 const RECAP_PREFIX = "[context-ledger recap after checkpoint ";
 
@@ -21,7 +23,10 @@ describe("certification: checkpoint (default strategy)", () => {
   it("threshold compaction in the middle of a run: no model call, the run continues on the checkpoint with the recap last", async () => {
     const c = await PiCase.start("checkpoint-midrun", {
       files: FILES,
-      script: { models: [MODEL], replies: [read("a.txt"), read("b.txt"), read("c.txt"), read("d.txt"), read("e.txt"), say("all five read")] },
+      script: {
+        models: [MODEL],
+        replies: [read("a.txt"), read("b.txt"), read("c.txt"), read("d.txt"), read("e.txt"), say("all five read")],
+      },
     });
     await c.prompt("Read a.txt to e.txt one by one, then tell me you are done.");
     const requests = c.requests();
@@ -39,7 +44,17 @@ describe("certification: checkpoint (default strategy)", () => {
     const c = await PiCase.start("checkpoint-after-answer", {
       files: FILES,
       // A long final answer (~6k tokens) takes the context from ~44k past the 47,616 threshold after the run.
-      script: { models: [MODEL], replies: [read("a.txt"), read("b.txt"), read("c.txt"), read("d.txt"), say(`REPORT ${"findings ".repeat(2_700)}`), say("next answer")] },
+      script: {
+        models: [MODEL],
+        replies: [
+          read("a.txt"),
+          read("b.txt"),
+          read("c.txt"),
+          read("d.txt"),
+          say(`REPORT ${"findings ".repeat(2_700)}`),
+          say("next answer"),
+        ],
+      },
     });
     await c.prompt("Read a.txt to d.txt and write a long report.");
     // Four reads and the answer: the user asked for nothing more.
@@ -60,7 +75,10 @@ describe("certification: checkpoint (default strategy)", () => {
   it("idle /compact: no model call; the next prompt carries the checkpoint and the recap", async () => {
     const c = await PiCase.start("checkpoint-idle-compact", {
       files: FILES,
-      script: { models: [MODEL], replies: [read("a.txt"), read("b.txt"), read("c.txt"), say("three read"), say("after compact")] },
+      script: {
+        models: [MODEL],
+        replies: [read("a.txt"), read("b.txt"), read("c.txt"), say("three read"), say("after compact")],
+      },
     });
     await c.prompt("Read a.txt, b.txt and c.txt.");
     expect(c.requests(), callLog(c.requests())).toHaveLength(4);

@@ -8,8 +8,13 @@ import type { ScriptModel } from "../e2e/fixtures/script.ts";
 
 afterEach(() => PiCase.disposeAll());
 
-type Entry = { type: string; customType?: string; details?: { checkpoint?: number; trigger?: string; strategy?: string } };
-const digests = (c: PiCase) => (c.entries() as Entry[]).filter((e) => e.type === "custom_message" && e.customType === "context-ledger/digest");
+type Entry = {
+  type: string;
+  customType?: string;
+  details?: { checkpoint?: number; trigger?: string; strategy?: string };
+};
+const digests = (c: PiCase) =>
+  (c.entries() as Entry[]).filter((e) => e.type === "custom_message" && e.customType === "context-ledger/digest");
 const DIGEST_PREFIX = "[context digest #";
 const MODEL: ScriptModel = { id: "cert-128k", contextWindow: 128_000, maxTokens: 8_000 };
 
@@ -20,13 +25,20 @@ describe("certification: digest", () => {
     const c = await PiCase.start("digest-batches", {
       files,
       ledger: { strategy: "digest" },
-      script: { models: [MODEL], routes: [], replies: [...names.map((n) => read(`${n}.txt`)), say("all read"), say("you are welcome")] },
+      script: {
+        models: [MODEL],
+        routes: [],
+        replies: [...names.map((n) => read(`${n}.txt`)), say("all read"), say("you are welcome")],
+      },
     });
     await c.prompt("USER-1: read a.txt to h.txt.");
     await c.prompt("USER-2: thanks.");
     const requests = c.requests();
     // Ten agent turns and nothing else: a digest is no model request.
-    expect(requests.map((r) => r.route), callLog(requests)).toEqual(Array(10).fill("main"));
+    expect(
+      requests.map((r) => r.route),
+      callLog(requests),
+    ).toEqual(Array(10).fill("main"));
     // Each read is about 3,500 tokens: a digest covers two reads whenever four are raw before the current one (the
     // third one is written at the end of the answer, so only the request of USER-2 shows it).
     expect(digests(c).map((e) => [e.details?.checkpoint, e.details?.trigger])).toEqual([
@@ -39,13 +51,15 @@ describe("certification: digest", () => {
       const tag = `${DIGEST_PREFIX}${k}:`;
       const withIt = requests.filter((r) => texts(r).some((t) => t.startsWith(tag)));
       expect(withIt.length, `requests showing digest #${k}`).toBeGreaterThan(0);
-      const prefix = (r: (typeof requests)[number]) => JSON.stringify(r.messages.slice(1, texts(r).findIndex((t) => t.startsWith(tag)) + 1));
+      const prefix = (r: (typeof requests)[number]) =>
+        JSON.stringify(r.messages.slice(1, texts(r).findIndex((t) => t.startsWith(tag)) + 1));
       for (const later of withIt) expect(prefix(later)).toBe(prefix(withIt[0]));
     }
     const last = requests.at(-1)!;
     expect(texts(last)).toContain("USER-1: read a.txt to h.txt.");
     expect(texts(last)).toContain("all read");
-    for (const gone of ["FILE-A line 0001", "FILE-D line 0001", "FILE-F line 0001"]) expect(conversation(last)).not.toContain(gone);
+    for (const gone of ["FILE-A line 0001", "FILE-D line 0001", "FILE-F line 0001"])
+      expect(conversation(last)).not.toContain(gone);
     expect(conversation(last)).toContain("FILE-H line 0001");
     expect(conversation(last)).toMatch(/- \S+ read ok, \d+ lines: a\.txt/);
     await c.finish();
@@ -55,7 +69,11 @@ describe("certification: digest", () => {
     const c = await PiCase.start("digest-manual-short", {
       files: { "a.txt": textFile("FILE-A", 500), "b.txt": textFile("FILE-B", 500) },
       ledger: { strategy: "digest" },
-      script: { models: [MODEL], routes: [], replies: [read("a.txt"), say("a read"), read("b.txt"), say("b read"), say("after compact")] },
+      script: {
+        models: [MODEL],
+        routes: [],
+        replies: [read("a.txt"), say("a read"), read("b.txt"), say("b read"), say("after compact")],
+      },
     });
     await c.prompt("Read a.txt.");
     await c.prompt("Now read b.txt.");

@@ -20,7 +20,10 @@ describe("certification: fold", () => {
           call("context_checkpoint", { name: "before-reading" }),
           read("a.txt"),
           read("b.txt"),
-          call("context_compact", { target: "before-reading", summary: "FOLD-SUMMARY: a.txt and b.txt hold numbered FILE lines." }),
+          call("context_compact", {
+            target: "before-reading",
+            summary: "FOLD-SUMMARY: a.txt and b.txt hold numbered FILE lines.",
+          }),
           say("folded and done"),
         ],
       },
@@ -49,7 +52,15 @@ describe("certification: fold", () => {
       files: FILES,
       // Codemode is off by default in Pi; this case is about it.
       pi: { defaultTools: ["+codemode"] },
-      script: { models: [MODEL], replies: [call("context_checkpoint", { name: "start" }), say("labelled"), call("codemode", { code: script }), say("after the script")] },
+      script: {
+        models: [MODEL],
+        replies: [
+          call("context_checkpoint", { name: "start" }),
+          say("labelled"),
+          call("codemode", { code: script }),
+          say("after the script"),
+        ],
+      },
     });
     await c.prompt("Label the start.");
     await c.prompt("RUN-SCRIPT: read a.txt in a script and fold it.");

@@ -35,7 +35,11 @@ describe("certification: pins", () => {
     expect(c.requests(), "one request per scripted reply").toHaveLength(6);
     const pins = c.entries().filter((e) => e.type === "custom" && e.customType === "context-ledger/pin");
     expect(pins).toHaveLength(1);
-    const spec = c.entries().find((e) => e.type === "message" && (e.message as { role: string; toolCallId?: string }).toolCallId === "read-spec")!;
+    const spec = c
+      .entries()
+      .find(
+        (e) => e.type === "message" && (e.message as { role: string; toolCallId?: string }).toolCallId === "read-spec",
+      )!;
     expect(pins[0].data).toEqual({ v: 1, targetId: spec.id, pinned: true, note: "the spec" });
 
     const response = await c.compact();
@@ -50,11 +54,16 @@ describe("certification: pins", () => {
     const requests = c.requests();
     const last = requests[requests.length - 1];
     expect(requests, "the pin and the checkpoint call no model: one more request, for the prompt").toHaveLength(7);
-    const sent = last.messages.find((m) => m.role === "toolResult" && (m as { toolCallId?: string }).toolCallId === "read-spec");
+    const sent = last.messages.find(
+      (m) => m.role === "toolResult" && (m as { toolCallId?: string }).toolCallId === "read-spec",
+    );
     expect(sent, callLog(requests)).toBeDefined();
     const stored = spec.message as { content: unknown };
     expect(JSON.stringify((sent as { content: unknown }).content)).toBe(JSON.stringify(stored.content));
-    expect(last.messages.some((m) => m.role === "assistant" && JSON.stringify(m).includes('"read-spec"')), "the pinned result keeps its call").toBe(true);
+    expect(
+      last.messages.some((m) => m.role === "assistant" && JSON.stringify(m).includes('"read-spec"')),
+      "the pinned result keeps its call",
+    ).toBe(true);
     const seen = conversation(last);
     expect(seen).not.toContain("FILE-A line 0001");
     expect(seen).toContain("AFTER-COMPACT");

@@ -11,7 +11,9 @@ import type { ScriptModel, ScriptReply } from "../e2e/fixtures/script.ts";
 afterEach(() => PiCase.disposeAll());
 
 const MODEL: ScriptModel = { id: "cert-64k", contextWindow: 64_000, maxTokens: 8_000 };
-const FILES = Object.fromEntries(["a", "b", "c", "d"].map((n) => [`${n}.txt`, textFile(`FILE-${n.toUpperCase()}`, 10_000)]));
+const FILES = Object.fromEntries(
+  ["a", "b", "c", "d"].map((n) => [`${n}.txt`, textFile(`FILE-${n.toUpperCase()}`, 10_000)]),
+);
 const WORK: ScriptReply[] = [read("a.txt"), read("b.txt"), read("c.txt"), read("d.txt"), say("read all four")];
 /** Three ranges inside the numbered region (a.txt's and b.txt's output, about 900 lines). */
 const PLAN = say("20,200\n250,420\n480,700");
@@ -25,7 +27,11 @@ async function session(name: string, planner: ScriptReply[], options: Partial<Ca
     files: FILES,
     ledger: { strategy: "planned", ...(options.ledger ?? {}) },
     ...options,
-    script: { models: [MODEL], routes: [plannerRoute(planner), await nativeSummaryRoute([NATIVE_SUMMARY])], replies: [...WORK, say("after compact")] },
+    script: {
+      models: [MODEL],
+      routes: [plannerRoute(planner), await nativeSummaryRoute([NATIVE_SUMMARY])],
+      replies: [...WORK, say("after compact")],
+    },
   });
   await c.prompt("Read a.txt to d.txt.");
   expect(c.requests(), callLog(c.requests())).toHaveLength(5);
@@ -68,7 +74,10 @@ describe("certification: planned", () => {
 
   it("a planner that never answers falls back to native after contextLedger.planned.timeoutMs", async () => {
     // The deadline is what this case is about, so it sets a short one instead of the 120 s default.
-    const c = await session("planned-timeout", [{ hang: true }], { ledger: { strategy: "planned", planned: { timeoutMs: 2_000 } }, stepTimeoutSeconds: 20 });
+    const c = await session("planned-timeout", [{ hang: true }], {
+      ledger: { strategy: "planned", planned: { timeoutMs: 2_000 } },
+      stepTimeoutSeconds: 20,
+    });
     const response = await c.compact();
     expect(response.success, response.error).toBe(true);
     const requests = c.requests();
@@ -80,14 +89,22 @@ describe("certification: planned", () => {
   });
 
   it("a plannerModel that does not resolve gives a visible warning naming the setting, then Pi's native compaction", async () => {
-    const c = await session("planned-unknown-model", [PLAN], { ledger: { strategy: "planned", plannerModel: "scripted/no-such-model" } });
+    const c = await session("planned-unknown-model", [PLAN], {
+      ledger: { strategy: "planned", plannerModel: "scripted/no-such-model" },
+    });
     const response = await c.compact();
     expect(response.success, response.error).toBe(true);
     const warnings = c.notifications().filter((n) => n.notifyType === "warning");
-    expect(warnings.some((w) => w.message.includes("contextLedger.plannerModel")), JSON.stringify(warnings)).toBe(true);
+    expect(
+      warnings.some((w) => w.message.includes("contextLedger.plannerModel")),
+      JSON.stringify(warnings),
+    ).toBe(true);
     // No planner call (no model the user did not configure is asked), then the documented fallback: Pi's summary.
     const requests = c.requests();
-    expect(requests.slice(5).map((r) => r.route), callLog(requests)).toEqual(["native-summary"]);
+    expect(
+      requests.slice(5).map((r) => r.route),
+      callLog(requests),
+    ).toEqual(["native-summary"]);
     expect(compactions(c)[0]?.summary).toContain("NATIVE-SUMMARY");
     await c.finish();
   });

@@ -5,31 +5,63 @@
 // model request: the cache-friendly continuation of the live request, or the delta-only request when that cannot fit.
 import { afterEach, describe, expect, it } from "vitest";
 import { PiCase } from "./support/pi-case.ts";
-import { callLog, conversation, nativeSummaryRoute, preserveContinuationRoute, preserveDeltaRoute, read, say, textFile, texts, toolContext } from "./support/content.ts";
+import {
+  callLog,
+  conversation,
+  nativeSummaryRoute,
+  preserveContinuationRoute,
+  preserveDeltaRoute,
+  read,
+  say,
+  textFile,
+  texts,
+  toolContext,
+} from "./support/content.ts";
 import type { ScriptModel } from "../e2e/fixtures/script.ts";
 
 afterEach(() => PiCase.disposeAll());
 
-type Entry = { type: string; id?: string; customType?: string; details?: { checkpoint?: number; writer?: string; userOrdinals?: number[] } };
-const checkpoints = (c: PiCase) => (c.entries() as Entry[]).filter((e) => e.type === "custom_message" && e.customType === "context-ledger/preserve");
+type Entry = {
+  type: string;
+  id?: string;
+  customType?: string;
+  details?: { checkpoint?: number; writer?: string; userOrdinals?: number[] };
+};
+const checkpoints = (c: PiCase) =>
+  (c.entries() as Entry[]).filter((e) => e.type === "custom_message" && e.customType === "context-ledger/preserve");
 const SUMMARY_PREFIX = "[Tool summary #";
 /** Options a provider uses to find and reuse its prompt cache, and how the request reaches it. */
 const CACHE_OPTIONS = ["sessionId", "reasoning", "cacheRetention", "transport", "timeoutMs", "headers"] as const;
 /** The cache-relevant options of a request; no headers and empty headers are the same request. */
 const pick = (options: Record<string, unknown>) =>
-  Object.fromEntries(CACHE_OPTIONS.map((k) => [k, k === "headers" && JSON.stringify(options[k] ?? {}) === "{}" ? undefined : options[k]]));
+  Object.fromEntries(
+    CACHE_OPTIONS.map((k) => [
+      k,
+      k === "headers" && JSON.stringify(options[k] ?? {}) === "{}" ? undefined : options[k],
+    ]),
+  );
 
 describe("certification: preserve", () => {
   it("a threshold tool summary continues the live request byte for byte with the same cache-relevant options", async () => {
     const model: ScriptModel = { id: "cert-64k", contextWindow: 64_000, maxTokens: 8_000, reasoning: true };
-    const files = Object.fromEntries(["a", "b", "c", "d", "e", "f"].map((n) => [`${n}.txt`, textFile(`FILE-${n.toUpperCase()}`, 10_000)]));
+    const files = Object.fromEntries(
+      ["a", "b", "c", "d", "e", "f"].map((n) => [`${n}.txt`, textFile(`FILE-${n.toUpperCase()}`, 10_000)]),
+    );
     const c = await PiCase.start("preserve-threshold", {
       files,
       ledger: { strategy: "preserve" },
       script: {
         models: [model],
         routes: [preserveContinuationRoute([toolContext(1, "CHECKPOINT-ONE: six files of numbered lines")])],
-        replies: [read("a.txt"), read("b.txt"), read("c.txt"), read("d.txt"), read("e.txt"), read("f.txt"), say("six read")],
+        replies: [
+          read("a.txt"),
+          read("b.txt"),
+          read("c.txt"),
+          read("d.txt"),
+          read("e.txt"),
+          read("f.txt"),
+          say("six read"),
+        ],
       },
     });
     await c.prompt("Read a.txt to f.txt.");
@@ -91,7 +123,10 @@ describe("certification: preserve", () => {
     const model: ScriptModel = { id: "cert-50k", contextWindow: 50_000, maxTokens: 8_000 };
     const big = `${"B".repeat(99)}\n`.repeat(400); // exactly 40,000 characters
     const c = await PiCase.start("preserve-overflow", {
-      files: { ...Object.fromEntries(["a", "b", "c"].map((n) => [`${n}.txt`, textFile(`FILE-${n.toUpperCase()}`, 12_000)])), "big.txt": big },
+      files: {
+        ...Object.fromEntries(["a", "b", "c"].map((n) => [`${n}.txt`, textFile(`FILE-${n.toUpperCase()}`, 12_000)])),
+        "big.txt": big,
+      },
       ledger: { strategy: "preserve" },
       script: {
         models: [model],
@@ -120,24 +155,34 @@ describe("certification: preserve", () => {
     // USER-ONE: four agent turns and checkpoint #1 (continuation). USER-TWO: the read and the truncated answer;
     // checkpoint #2 cannot continue a prompt larger than the window, so it is one delta-only request, and Pi's own
     // compaction stays off: no summary of the dialogue. USER-THREE: one normal answer.
-    expect(requests.map((r) => r.route), callLog(requests)).toEqual([
-      "main", "main", "main", "main", "preserve-continuation",
-      "main", "main", "preserve-delta", "main",
-    ]);
+    expect(
+      requests.map((r) => r.route),
+      callLog(requests),
+    ).toEqual(["main", "main", "main", "main", "preserve-continuation", "main", "main", "preserve-delta", "main"]);
     const delta = requests.find((r) => r.route === "preserve-delta");
     const prompt = JSON.stringify(delta!.messages);
     expect(prompt).toContain("call-big-1");
     expect(prompt).toContain(JSON.stringify(`read {"path":"big.txt"}`).slice(1, -1));
     expect(JSON.stringify(delta!.messages.at(-1))).toContain(JSON.stringify(big).slice(1, -1));
     expect(prompt).toContain("user message(s) 2");
-    for (const absent of ["USER-ONE", "USER-TWO", "ANSWER-ONE", "CHECKPOINT-ONE", "FILE-A", "TRUNCATED-TAIL"]) expect(prompt).not.toContain(absent);
+    for (const absent of ["USER-ONE", "USER-TWO", "ANSWER-ONE", "CHECKPOINT-ONE", "FILE-A", "TRUNCATED-TAIL"])
+      expect(prompt).not.toContain(absent);
     const cps = checkpoints(c);
     expect(cps.map((e) => e.details?.writer)).toEqual(["model", "delta-only"]);
     // The next request keeps the dialogue, both tool summaries and the truncated tail raw; the big raw result is out
     // of the model's view, and the answer is a normal one.
     const next = requests.at(-1)!;
     expect(conversation(next)).not.toContain("B".repeat(99));
-    for (const kept of ["USER-ONE", "USER-TWO", "USER-THREE", "ANSWER-ONE", "CHECKPOINT-ONE", "CHECKPOINT-TWO", "TRUNCATED-TAIL"]) expect(conversation(next)).toContain(kept);
+    for (const kept of [
+      "USER-ONE",
+      "USER-TWO",
+      "USER-THREE",
+      "ANSWER-ONE",
+      "CHECKPOINT-ONE",
+      "CHECKPOINT-TWO",
+      "TRUNCATED-TAIL",
+    ])
+      expect(conversation(next)).toContain(kept);
     expect(c.entries().some((e) => (e as Entry).type === "compaction")).toBe(false);
     expect(c.rpc.records.some((r) => r.type === "message_end" && JSON.stringify(r).includes("RECOVERED"))).toBe(true);
     await c.finish();
@@ -153,37 +198,57 @@ describe("certification: preserve", () => {
       routes: [preserveContinuationRoute([toolContext(k, `CHECKPOINT-${k}`)]), preserveDeltaRoute([])],
       replies: [...reads.map((n) => read(`${n}.txt`)), say(`ANSWER-${k}`)],
     });
-    const c = await PiCase.start("preserve-restarts", { files, ledger: { strategy: "preserve" }, script: run(1, ["a", "b", "c"]) });
+    const c = await PiCase.start("preserve-restarts", {
+      files,
+      ledger: { strategy: "preserve" },
+      script: run(1, ["a", "b", "c"]),
+    });
     await c.prompt("USER-1: read a.txt, b.txt and c.txt.");
     expect(checkpoints(c).map((e) => e.details?.checkpoint)).toEqual([1]);
     // Each run crosses 24,999 once: a checkpoint leaves the current read raw, so the first run needs three reads to
     // get there and the later ones two.
-    for (const [k, reads] of [[2, ["d", "e"]], [3, ["f", "g"]]] as const) {
+    for (const [k, reads] of [
+      [2, ["d", "e"]],
+      [3, ["f", "g"]],
+    ] as const) {
       await c.restart();
       c.script(run(k, [...reads]));
       const before = c.requests().length;
       await c.prompt(`USER-${k}: read ${reads.join(", ")}.`);
-      expect(checkpoints(c).map((e) => e.details?.checkpoint), callLog(c.requests())).toEqual(Array.from({ length: k }, (_, i) => i + 1));
+      expect(
+        checkpoints(c).map((e) => e.details?.checkpoint),
+        callLog(c.requests()),
+      ).toEqual(Array.from({ length: k }, (_, i) => i + 1));
       const first = c.requests()[before];
       // The first request after the restart already carries every earlier checkpoint, in order, and the dialogue.
-      const shown = texts(first).filter((t) => t.startsWith(SUMMARY_PREFIX)).map((t) => t.slice(0, SUMMARY_PREFIX.length + 1));
+      const shown = texts(first)
+        .filter((t) => t.startsWith(SUMMARY_PREFIX))
+        .map((t) => t.slice(0, SUMMARY_PREFIX.length + 1));
       expect(shown).toEqual(Array.from({ length: k - 1 }, (_, i) => `${SUMMARY_PREFIX}${i + 1}`));
       for (let u = 1; u <= k; u++) expect(conversation(first)).toContain(`USER-${u}:`);
     }
     const requests = c.requests();
     // Agent turns: four, three and three (the reads and an answer per run); one checkpoint request per checkpoint.
-    expect(requests.filter((r) => r.route === "main"), callLog(requests)).toHaveLength(10);
-    expect(requests.filter((r) => r.route === "preserve-continuation"), callLog(requests)).toHaveLength(3);
+    expect(
+      requests.filter((r) => r.route === "main"),
+      callLog(requests),
+    ).toHaveLength(10);
+    expect(
+      requests.filter((r) => r.route === "preserve-continuation"),
+      callLog(requests),
+    ).toHaveLength(3);
     // Invariant 5 on the real payloads: the conversation up to checkpoint k is identical in every later request.
     for (let k = 1; k <= 3; k++) {
       const tag = `${SUMMARY_PREFIX}${k}`;
       const withIt = requests.filter((r) => r.route === "main" && texts(r).some((t) => t.startsWith(tag)));
       expect(withIt.length, `requests showing tool summary #${k}`).toBeGreaterThan(0);
-      const prefix = (r: (typeof requests)[number]) => JSON.stringify(r.messages.slice(1, texts(r).findIndex((t) => t.startsWith(tag)) + 1));
+      const prefix = (r: (typeof requests)[number]) =>
+        JSON.stringify(r.messages.slice(1, texts(r).findIndex((t) => t.startsWith(tag)) + 1));
       for (const later of withIt) expect(prefix(later)).toBe(prefix(withIt[0]));
     }
     const last = requests.at(-1)!;
-    for (const gone of ["FILE-A line 0001", "FILE-C line 0001", "FILE-E line 0001"]) expect(conversation(last)).not.toContain(gone);
+    for (const gone of ["FILE-A line 0001", "FILE-C line 0001", "FILE-E line 0001"])
+      expect(conversation(last)).not.toContain(gone);
     expect(conversation(last)).toContain("FILE-G line 0001");
     await c.finish();
   });

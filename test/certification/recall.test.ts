@@ -14,7 +14,14 @@ const HIDDEN = "FILE-A line 0007";
 
 /** Three reads and an answer, then `/compact`: a.txt's output is no longer in view. */
 async function compactedSession(name: string, later: ScriptReply[], routes: ScriptRoute[] = []): Promise<PiCase> {
-  const c = await PiCase.start(name, { files: FILES, script: { models: [MODEL], routes, replies: [read("a.txt"), read("b.txt"), read("c.txt"), say("read all three"), ...later] } });
+  const c = await PiCase.start(name, {
+    files: FILES,
+    script: {
+      models: [MODEL],
+      routes,
+      replies: [read("a.txt"), read("b.txt"), read("c.txt"), say("read all three"), ...later],
+    },
+  });
   await c.prompt("Read a.txt, b.txt and c.txt.");
   const response = await c.compact();
   expect(response.success, response.error).toBe(true);
@@ -23,7 +30,10 @@ async function compactedSession(name: string, later: ScriptReply[], routes: Scri
 
 describe("certification: recall", () => {
   it("context_grep finds text a compaction hid", async () => {
-    const c = await compactedSession("recall-grep", [call("context_grep", { pattern: HIDDEN, literal: true }), say("found it")]);
+    const c = await compactedSession("recall-grep", [
+      call("context_grep", { pattern: HIDDEN, literal: true }),
+      say("found it"),
+    ]);
     await c.prompt("What was line 7 of a.txt? Search the history.");
     const requests = c.requests();
     // Four turns for the first prompt, two for the second (the search and the answer); recall calls no model.
@@ -39,7 +49,12 @@ describe("certification: recall", () => {
     const c = await compactedSession(
       "recall-lookup",
       [call("context_lookup", { question: "What exactly was line 7 of a.txt?" }), say("the lookup answered")],
-      [lookupRoute([call("grep", { pattern: HIDDEN, literal: true }), say("LOOKUP-ANSWER: line 7 of a.txt was recorded.")])],
+      [
+        lookupRoute([
+          call("grep", { pattern: HIDDEN, literal: true }),
+          say("LOOKUP-ANSWER: line 7 of a.txt was recorded."),
+        ]),
+      ],
     );
     await c.prompt("What was line 7 of a.txt? Look it up.");
     const requests = c.requests();
@@ -73,7 +88,10 @@ describe("certification: recall", () => {
     const second = (await c.rpc.send({ type: "get_state" })).data as { sessionId: string };
     expect(second.sessionId).not.toBe(first.sessionId);
     // The scripted provider starts its queue again in a new session: the second session's own script.
-    c.script({ models: [MODEL], replies: [call("context_grep", { pattern: NEEDLE, literal: true, scope: "project" }), say("found it")] });
+    c.script({
+      models: [MODEL],
+      replies: [call("context_grep", { pattern: NEEDLE, literal: true, scope: "project" }), say("found it")],
+    });
     await c.prompt("What did the command print in the earlier session? Search the project's history.");
     const requests = c.requests();
     // Two turns per session; the search itself calls no model.
@@ -82,7 +100,10 @@ describe("certification: recall", () => {
     expect(conversation(requests[2])).not.toContain(NEEDLE);
     // ...and the project-scope grep finds it in the first session, named with its start date.
     const result = requests[3].messages.find((m) => m.role === "toolResult" && m.toolName === "context_grep");
-    expect(result, `${callLog(requests)}\n${JSON.stringify(requests[3].messages.filter((m) => m.role !== "system")).slice(0, 3000)}`).toBeDefined();
+    expect(
+      result,
+      `${callLog(requests)}\n${JSON.stringify(requests[3].messages.filter((m) => m.role !== "system")).slice(0, 3000)}`,
+    ).toBeDefined();
     expect(result?.role === "toolResult" && result.isError).toBe(false);
     const text = JSON.stringify(result?.content);
     expect(text).toContain(NEEDLE);

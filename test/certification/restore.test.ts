@@ -3,7 +3,17 @@
 // nothing; it appends one fact, and the model hears what came back in one short hidden message.
 import { afterEach, describe, expect, it } from "vitest";
 import { PiCase } from "./support/pi-case.ts";
-import { call, callLog, conversation, plannerRoute, preserveContinuationRoute, read, say, textFile, toolContext } from "./support/content.ts";
+import {
+  call,
+  callLog,
+  conversation,
+  plannerRoute,
+  preserveContinuationRoute,
+  read,
+  say,
+  textFile,
+  toolContext,
+} from "./support/content.ts";
 import type { ScriptModel } from "../e2e/fixtures/script.ts";
 
 afterEach(() => PiCase.disposeAll());
@@ -20,7 +30,10 @@ describe("certification: restore", () => {
         replies: [
           call("context_checkpoint", { name: "before-reading" }),
           read("a.txt"),
-          call("context_compact", { target: "before-reading", summary: "FOLD-SUMMARY: a.txt holds numbered FILE lines." }),
+          call("context_compact", {
+            target: "before-reading",
+            summary: "FOLD-SUMMARY: a.txt holds numbered FILE lines.",
+          }),
           say("folded"),
           say("I can see a.txt again"),
         ],
@@ -30,7 +43,10 @@ describe("certification: restore", () => {
     expect(conversation(c.requests()[3])).not.toContain("FILE-A line 0001");
 
     const handled = await c.prompt("/context restore last");
-    expect(handled.some((r) => r.type === "agent_start"), "the restore command starts no run").toBe(false);
+    expect(
+      handled.some((r) => r.type === "agent_start"),
+      "the restore command starts no run",
+    ).toBe(false);
     expect(c.requests(), "the restore asks the model nothing").toHaveLength(4);
     expect(c.entries().filter((e) => e.type === "custom" && e.customType === "context-ledger/restore")).toHaveLength(1);
 
@@ -46,10 +62,15 @@ describe("certification: restore", () => {
   });
 
   it("/context restore undoes the default strategy's checkpoint compaction: the next request has the history back, not the summary", async () => {
-    const files = Object.fromEntries(["a", "b", "c"].map((n) => [`${n}.txt`, textFile(`FILE-${n.toUpperCase()}`, 10_000)]));
+    const files = Object.fromEntries(
+      ["a", "b", "c"].map((n) => [`${n}.txt`, textFile(`FILE-${n.toUpperCase()}`, 10_000)]),
+    );
     const c = await PiCase.start("restore-checkpoint", {
       files,
-      script: { models: [{ id: "cert-64k", contextWindow: 64_000, maxTokens: 8_000 }], replies: [read("a.txt"), read("b.txt"), read("c.txt"), say("three read"), say("history is back")] },
+      script: {
+        models: [{ id: "cert-64k", contextWindow: 64_000, maxTokens: 8_000 }],
+        replies: [read("a.txt"), read("b.txt"), read("c.txt"), say("three read"), say("history is back")],
+      },
     });
     await c.prompt("Read a.txt, b.txt and c.txt.");
     const response = await c.compact();
@@ -70,14 +91,23 @@ describe("certification: restore", () => {
   });
 
   it("/context restore undoes a planned compaction: the deleted lines are back in the next request", async () => {
-    const files = Object.fromEntries(["a", "b", "c", "d"].map((n) => [`${n}.txt`, textFile(`FILE-${n.toUpperCase()}`, 10_000)]));
+    const files = Object.fromEntries(
+      ["a", "b", "c", "d"].map((n) => [`${n}.txt`, textFile(`FILE-${n.toUpperCase()}`, 10_000)]),
+    );
     const c = await PiCase.start("restore-planned", {
       files,
       ledger: { strategy: "planned" },
       script: {
         models: [{ id: "cert-64k", contextWindow: 64_000, maxTokens: 8_000 }],
         routes: [plannerRoute([say("20,200\n250,420\n480,700")])],
-        replies: [read("a.txt"), read("b.txt"), read("c.txt"), read("d.txt"), say("read all four"), say("lines are back")],
+        replies: [
+          read("a.txt"),
+          read("b.txt"),
+          read("c.txt"),
+          read("d.txt"),
+          say("read all four"),
+          say("lines are back"),
+        ],
       },
     });
     await c.prompt("Read a.txt to d.txt.");

@@ -109,10 +109,12 @@ function literals(source: string): string[] {
 
 function hits(where: string, texts: readonly string[]): string[] {
   const found: string[] = [];
-  for (const text of texts) for (const phrase of RETIRED) {
-    const m = phrase.exec(text);
-    if (m) found.push(`${where}: "${m[0]}" in ${JSON.stringify(text.slice(Math.max(0, m.index - 40), m.index + 60))}`);
-  }
+  for (const text of texts)
+    for (const phrase of RETIRED) {
+      const m = phrase.exec(text);
+      if (m)
+        found.push(`${where}: "${m[0]}" in ${JSON.stringify(text.slice(Math.max(0, m.index - 40), m.index + 60))}`);
+    }
   return found;
 }
 
@@ -125,22 +127,40 @@ describe("one word per concept in user-facing text", () => {
   });
 
   it("README, docs (benchmark history aside) and the recall skill use no retired phrase", () => {
-    const prose = [join(ROOT, "README.md"), ...files(join(ROOT, "docs"), ".md"), ...files(join(ROOT, "skills"), ".md")].filter(
-      (f) => !f.endsWith("docs/benchmarks.md"),
+    const prose = [
+      join(ROOT, "README.md"),
+      ...files(join(ROOT, "docs"), ".md"),
+      ...files(join(ROOT, "skills"), ".md"),
+    ].filter((f) => !f.endsWith("docs/benchmarks.md"));
+    const found = prose.flatMap((f) =>
+      readFileSync(f, "utf8")
+        .split("\n")
+        .flatMap((line, n) => hits(`${relative(ROOT, f)}:${n + 1}`, [line])),
     );
-    const found = prose.flatMap((f) => readFileSync(f, "utf8").split("\n").flatMap((line, n) => hits(`${relative(ROOT, f)}:${n + 1}`, [line])));
     expect(found).toEqual([]);
   });
 
   it("the scan reads strings and template parts, not comments, and spares the tool's own names", () => {
     const src = [
       "// a fold rule, /* a preserve checkpoint */",
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the scanned source text itself holds a template literal
       "const re = /[\"'`]/g; const a = `Tool Context checkpoint #${n ? `x${m}` : '-'} of ${m}`;",
       "const b = 'a preserve checkpoint'; const c = \"it's a fold rule\";",
     ].join("\n");
-    expect(literals(src)).toEqual(["Tool Context checkpoint #", "x", "", "-", " of ", "", "a preserve checkpoint", "it's a fold rule"]);
+    expect(literals(src)).toEqual([
+      "Tool Context checkpoint #",
+      "x",
+      "",
+      "-",
+      " of ",
+      "",
+      "a preserve checkpoint",
+      "it's a fold rule",
+    ]);
     expect(hits("x", literals(src))).toHaveLength(3);
-    expect(hits("x", ["set a label with context_checkpoint name: x", "backupCheckpoint names the position"])).toEqual([]);
+    expect(hits("x", ["set a label with context_checkpoint name: x", "backupCheckpoint names the position"])).toEqual(
+      [],
+    );
     expect(hits("x", ["the Checkpoint name is taken"])).toHaveLength(1);
   });
 });

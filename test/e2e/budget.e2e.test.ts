@@ -2,7 +2,13 @@
 // compaction reserve 16,384, so the threshold is 111,616 and the notice level 0.8 of it). The model reads ~11k-token
 // files; the assertions read the session and the requests the provider was sent.
 import { afterEach, describe, expect, it } from "vitest";
-import { fauxAssistantMessage, fauxToolCall, type AssistantMessage, type FauxResponseStep, type Message } from "@earendil-works/pi-ai";
+import {
+  fauxAssistantMessage,
+  fauxToolCall,
+  type AssistantMessage,
+  type FauxResponseStep,
+  type Message,
+} from "@earendil-works/pi-ai";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { LedgerType } from "../../src/log/entries.ts";
 import { startHarness, userEntryId, type Harness } from "./harness.ts";
@@ -16,23 +22,37 @@ afterEach(async () => {
 
 const THRESHOLD = 128_000 - 16_384;
 const LEVEL = 0.8 * THRESHOLD;
-const bigFile = (marker: string) => Array.from({ length: 450 }, (_, i) => `${marker} line ${i} `.padEnd(99, ".")).join("\n") + "\n";
+const bigFile = (marker: string) =>
+  `${Array.from({ length: 450 }, (_, i) => `${marker} line ${i} `.padEnd(99, ".")).join("\n")}\n`;
 const FILES: Record<string, string> = {};
 for (let i = 0; i < 18; i++) FILES[`f${i}.txt`] = bigFile(`F${i}-MARK`);
 
-const textOf = (m: Message): string => (typeof m.content === "string" ? m.content : m.content.map((b) => (b.type === "text" ? b.text : "")).join(""));
+const textOf = (m: Message): string =>
+  typeof m.content === "string" ? m.content : m.content.map((b) => (b.type === "text" ? b.text : "")).join("");
 const branch = (): SessionEntry[] => h!.session.sessionManager.getBranch();
-const isNotice = (e: SessionEntry) => e.type === "custom_message" && e.customType === LedgerType.notice && (e.details as { kind?: string }).kind === "budget";
+const isNotice = (e: SessionEntry) =>
+  e.type === "custom_message" &&
+  e.customType === LedgerType.notice &&
+  (e.details as { kind?: string }).kind === "budget";
 const notices = () => branch().filter(isNotice) as Extract<SessionEntry, { type: "custom_message" }>[];
-const read = (i: number): FauxResponseStep => fauxAssistantMessage([fauxToolCall("read", { path: `f${i}.txt` })], { stopReason: "toolUse" });
+const read = (i: number): FauxResponseStep =>
+  fauxAssistantMessage([fauxToolCall("read", { path: `f${i}.txt` })], { stopReason: "toolUse" });
 const reads = (from: number, to: number) => Array.from({ length: to - from }, (_, k) => read(from + k));
 const isNoticeMessage = (m: Message) => m.role === "user" && textOf(m).startsWith("[context budget]");
 
 /** The model folds everything after the user's request into a short summary, in a step of its own. */
 const foldWork: FauxResponseStep = () =>
-  fauxAssistantMessage([fauxToolCall("context_compact", { target: userEntryId(h!.session, "read the files"), summary: "Read the first files; nothing to keep." })], {
-    stopReason: "toolUse",
-  });
+  fauxAssistantMessage(
+    [
+      fauxToolCall("context_compact", {
+        target: userEntryId(h!.session, "read the files"),
+        summary: "Read the first files; nothing to keep.",
+      }),
+    ],
+    {
+      stopReason: "toolUse",
+    },
+  );
 
 describe("budget notices e2e", () => {
   it("one hidden notice per crossing, appended after the step's results so the previous request stays a cached prefix", async () => {
@@ -62,8 +82,13 @@ describe("budget notices e2e", () => {
     // It sits right after the results of the step that crossed, and that step's request was below the level.
     const path = branch();
     const at = path.indexOf(first);
-    expect(path[at - 1].type === "message" && (path[at - 1] as { message: { role: string } }).message.role).toBe("toolResult");
-    const crossing = path.slice(0, at).reverse().find((e) => e.type === "message" && e.message.role === "assistant")!;
+    expect(path[at - 1].type === "message" && (path[at - 1] as { message: { role: string } }).message.role).toBe(
+      "toolResult",
+    );
+    const crossing = path
+      .slice(0, at)
+      .reverse()
+      .find((e) => e.type === "message" && e.message.role === "assistant")!;
     const reported = (crossing as { message: AssistantMessage }).message.usage;
     expect(reported.input + reported.cacheRead + reported.cacheWrite).toBeLessThan(LEVEL);
 
@@ -75,9 +100,13 @@ describe("budget notices e2e", () => {
     expect(JSON.stringify(request.slice(0, previous.length))).toBe(JSON.stringify(previous));
     expect(request.slice(previous.length).map((m) => m.role)).toEqual(["assistant", "toolResult", "user"]);
     expect(isNoticeMessage(request[request.length - 1])).toBe(true);
-    const answer = path.slice(at).find((e) => e.type === "message" && e.message.role === "assistant") as { message: AssistantMessage };
+    const answer = path.slice(at).find((e) => e.type === "message" && e.message.role === "assistant") as {
+      message: AssistantMessage;
+    };
     const promptOfPrevious = (crossing as { message: AssistantMessage }).message.usage;
-    expect(answer.message.usage.cacheRead).toBeGreaterThanOrEqual(promptOfPrevious.cacheRead + promptOfPrevious.cacheWrite);
+    expect(answer.message.usage.cacheRead).toBeGreaterThanOrEqual(
+      promptOfPrevious.cacheRead + promptOfPrevious.cacheWrite,
+    );
 
     // The second notice came only after the fold brought usage below the level and it crossed again.
     const fold = path.find((e) => e.type === "custom_message" && e.customType === LedgerType.fold)!;
@@ -90,7 +119,13 @@ describe("budget notices e2e", () => {
     // Seven reads stay below the level; the eighth step reads and folds at once (the read pushes usage over it).
     const readAndFold: FauxResponseStep = () =>
       fauxAssistantMessage(
-        [fauxToolCall("read", { path: "f7.txt" }), fauxToolCall("context_compact", { target: userEntryId(h!.session, "read the files"), summary: "Folded the reading." })],
+        [
+          fauxToolCall("read", { path: "f7.txt" }),
+          fauxToolCall("context_compact", {
+            target: userEntryId(h!.session, "read the files"),
+            summary: "Folded the reading.",
+          }),
+        ],
         { stopReason: "toolUse" },
       );
     h.script([...reads(0, 7), readAndFold, ...reads(8, 16), fauxAssistantMessage("done")]);
@@ -100,7 +135,10 @@ describe("budget notices e2e", () => {
     const fold = path.find((e) => e.type === "custom_message" && e.customType === LedgerType.fold)!;
     expect(fold).toBeDefined();
     // At the fold's boundary usage had passed the level: the request of that step plus one ~11k-token result.
-    const step = path.slice(0, path.indexOf(fold)).reverse().find((e) => e.type === "message" && e.message.role === "assistant") as { message: AssistantMessage };
+    const step = path
+      .slice(0, path.indexOf(fold))
+      .reverse()
+      .find((e) => e.type === "message" && e.message.role === "assistant") as { message: AssistantMessage };
     expect(step.message.usage.totalTokens + 11_000).toBeGreaterThan(LEVEL);
     const all = notices();
     expect(all).toHaveLength(1);

@@ -19,7 +19,11 @@ const TRIMMED_SPAN = /^<span [^>]*trimmed="true">$/m;
 /** Ten turns of about 8k tokens of assistant prose each: the compacted part is well over a quarter of 128k. */
 async function longSession(): Promise<void> {
   const turns = 10;
-  h!.script(Array.from({ length: turns }, (_, i) => fauxAssistantMessage(`ANSWER-${i}\n${`line of answer ${i} `.repeat(2_000)}`)));
+  h!.script(
+    Array.from({ length: turns }, (_, i) =>
+      fauxAssistantMessage(`ANSWER-${i}\n${`line of answer ${i} `.repeat(2_000)}`),
+    ),
+  );
   for (let i = 0; i < turns; i++) await h!.session.prompt(`question ${i}`);
 }
 

@@ -13,7 +13,8 @@ afterEach(async () => {
 });
 
 const SUMMARY_PREFIX = "The conversation history before this point was compacted into the following summary:";
-const textOf = (m: Message): string => (typeof m.content === "string" ? m.content : m.content.map((b) => (b.type === "text" ? b.text : "")).join(""));
+const textOf = (m: Message): string =>
+  typeof m.content === "string" ? m.content : m.content.map((b) => (b.type === "text" ? b.text : "")).join("");
 
 /** One step of tool calls, then a short answer. */
 async function toolTurn(prompt: string, calls: ReturnType<typeof fauxToolCall>[], answer = "done"): Promise<void> {
@@ -34,7 +35,10 @@ async function compactAndResume(): Promise<string> {
   expect(h!.faux.state.callCount).toBe(calls);
   h!.script([fauxAssistantMessage("resumed")]);
   await h!.session.prompt("go on");
-  const summary = h!.requests.at(-1)!.map(textOf).find((t) => t.startsWith(SUMMARY_PREFIX));
+  const summary = h!.requests
+    .at(-1)!
+    .map(textOf)
+    .find((t) => t.startsWith(SUMMARY_PREFIX));
   if (!summary) throw new Error("no checkpoint summary in the request");
   return summary;
 }
@@ -43,7 +47,11 @@ const fileLines = (summary: string) => summary.split("\n").filter((l) => /^\[(re
 
 describe("checkpoint file lists and startup reads", () => {
   it("lists files a codemode script wrote and read, and labels the written one as Pi's own lists would", async () => {
-    h = await startHarness({ extensions: [createCodemodeExtension()], settings: { defaultTools: ["+codemode"] }, files: { "notes.md": "NOTES\n" } });
+    h = await startHarness({
+      extensions: [createCodemodeExtension()],
+      settings: { defaultTools: ["+codemode"] },
+      files: { "notes.md": "NOTES\n" },
+    });
     const script = [
       `await tools.write({ path: "made-by-script.txt", content: "x" });`,
       `await tools.read({ path: "notes.md" });`,
@@ -52,14 +60,20 @@ describe("checkpoint file lists and startup reads", () => {
     await toolTurn("write a file from a script", [fauxToolCall("codemode", { code: script } as never)]);
     await longAnswer();
     const summary = await compactAndResume();
-    expect(fileLines(summary)).toEqual(['[read] "notes.md"', '[modified] "made-by-script.txt" (no read-tool output in tail)']);
+    expect(fileLines(summary)).toEqual([
+      '[read] "notes.md"',
+      '[modified] "made-by-script.txt" (no read-tool output in tail)',
+    ]);
   });
 
   it("retains a startup read that an instruction file in a subfolder names relative to itself", async () => {
     h = await startHarness({
       files: { "sub/AGENTS.md": "Before any change, read ../docs/guide.md.\n", "docs/guide.md": "GUIDE-FOURTEEN\n" },
     });
-    await toolTurn("start", [fauxToolCall("read", { path: "sub/AGENTS.md" }, { id: "r1" }), fauxToolCall("read", { path: "docs/guide.md" }, { id: "r2" })]);
+    await toolTurn("start", [
+      fauxToolCall("read", { path: "sub/AGENTS.md" }, { id: "r1" }),
+      fauxToolCall("read", { path: "docs/guide.md" }, { id: "r2" }),
+    ]);
     await longAnswer();
     const summary = await compactAndResume();
     const retained = summary.split("\n").filter((l) => l.startsWith("<startup-read "));
@@ -71,7 +85,11 @@ describe("checkpoint file lists and startup reads", () => {
     h = await startHarness({ files: { "../lib/a.ts": "export const a = 1;\n" } });
     const absolute = h.cwd.replace(/\/project$/, "/lib/a.ts");
     await toolTurn("look and change", [fauxToolCall("read", { path: "../lib/a.ts" }, { id: "r1" })], "read it");
-    await toolTurn("now write", [fauxToolCall("write", { path: absolute, content: "export const a = 2;\n" }, { id: "w1" })], "written");
+    await toolTurn(
+      "now write",
+      [fauxToolCall("write", { path: absolute, content: "export const a = 2;\n" }, { id: "w1" })],
+      "written",
+    );
     await longAnswer();
     await toolTurn("check again", [fauxToolCall("read", { path: "../lib/a.ts" }, { id: "r2" })], "checked");
     const summary = await compactAndResume();
@@ -79,7 +97,9 @@ describe("checkpoint file lists and startup reads", () => {
   });
 
   it("judges a tool-call id used twice over the whole branch: no startup read and no tail evidence from it", async () => {
-    h = await startHarness({ files: { "AGENTS.md": "Read docs/guide.md first.\n", "docs/guide.md": "GUIDE-SIXTEEN\n" } });
+    h = await startHarness({
+      files: { "AGENTS.md": "Read docs/guide.md first.\n", "docs/guide.md": "GUIDE-SIXTEEN\n" },
+    });
     await toolTurn("start", [fauxToolCall("read", { path: "docs/guide.md" }, { id: "dup" })], "read the guide");
     await longAnswer();
     await toolTurn("read it again", [fauxToolCall("read", { path: "docs/guide.md" }, { id: "dup" })], "read again");

@@ -25,10 +25,12 @@ const USER_TEXT = "start here:  READ-GUIDE\n\ttab-indented line \nünïcødé �
 const textOf = (m: Message): string =>
   typeof m.content === "string" ? m.content : m.content.map((b) => (b.type === "text" ? b.text : "")).join("");
 const summaryIn = (request: Message[]) => request.map(textOf).find((t) => t.startsWith(SUMMARY_PREFIX));
-const recapsIn = (request: Message[]) => request.filter((m) => m.role === "user" && textOf(m).startsWith(RECAP_PREFIX)).map(textOf);
+const recapsIn = (request: Message[]) =>
+  request.filter((m) => m.role === "user" && textOf(m).startsWith(RECAP_PREFIX)).map(textOf);
 const branch = (): SessionEntry[] => h!.session.sessionManager.getBranch();
 const compactions = () => branch().filter((e) => e.type === "compaction");
-const persistedRecaps = () => branch().filter((e) => e.type === "custom_message" && e.customType === "context-ledger/recap");
+const persistedRecaps = () =>
+  branch().filter((e) => e.type === "custom_message" && e.customType === "context-ledger/recap");
 const lastRequest = () => h!.requests[h!.requests.length - 1];
 
 const FILES = {
@@ -40,12 +42,17 @@ const FILES = {
 /** Three user turns with thinking, reads, a failing bash call and an edit. */
 async function workSession(): Promise<void> {
   h!.script([
-    fauxAssistantMessage([fauxThinking("THINK-SECRET"), fauxText("Reading the guide."), fauxToolCall("read", { path: "docs/guide.md" })], { stopReason: "toolUse" }),
+    fauxAssistantMessage(
+      [fauxThinking("THINK-SECRET"), fauxText("Reading the guide."), fauxToolCall("read", { path: "docs/guide.md" })],
+      { stopReason: "toolUse" },
+    ),
     fauxAssistantMessage("guide read, PROSE-ONE"),
     fauxAssistantMessage([fauxToolCall("bash", { command: `cd ${h!.cwd} && false` })], { stopReason: "toolUse" }),
-    fauxAssistantMessage([fauxToolCall("edit", { path: "src/a.ts", edits: [{ oldText: "= 1", newText: "= 2" }] })], { stopReason: "toolUse" }),
+    fauxAssistantMessage([fauxToolCall("edit", { path: "src/a.ts", edits: [{ oldText: "= 1", newText: "= 2" }] })], {
+      stopReason: "toolUse",
+    }),
     fauxAssistantMessage("edited, PROSE-TWO"),
-    fauxAssistantMessage("third answer " + "pad ".repeat(60)),
+    fauxAssistantMessage(`third answer ${"pad ".repeat(60)}`),
   ]);
   await h!.session.prompt(USER_TEXT);
   await h!.session.prompt("second: change a.ts");
@@ -70,12 +77,14 @@ describe("checkpoint e2e", () => {
     const request = lastRequest();
     const summary = summaryIn(request)!;
     // 1-4: introduction, spans, startup read and file lists, boundary and tail marker, all inside the summary.
-    const order = [INTRODUCTION[0], '<span n="1"', "<startup-read", "<files>", TAIL_MARKER].map((s) => summary.indexOf(s));
+    const order = [INTRODUCTION[0], '<span n="1"', "<startup-read", "<files>", TAIL_MARKER].map((s) =>
+      summary.indexOf(s),
+    );
     expect(order.every((at) => at >= 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     expect(summary).toContain(USER_TEXT);
     expect(summary).toContain("GUIDE-LINE-1\nGUIDE-LINE-2");
-    expect(summary).toContain('[call ');
+    expect(summary).toContain("[call ");
     expect(summary).toMatch(/bash command="cd \. && false" → error/);
     expect(summary).toMatch(/edit path="src\/a.ts" edits=1 → ok/);
     expect(summary).not.toContain("THINK-SECRET");
@@ -94,7 +103,7 @@ describe("checkpoint e2e", () => {
     h = await startHarness({ files: FILES, settings: SETTINGS });
     await workSession();
     await h.session.compact();
-    h.script([fauxAssistantMessage("one"), fauxAssistantMessage("two " + "pad ".repeat(60))]);
+    h.script([fauxAssistantMessage("one"), fauxAssistantMessage(`two ${"pad ".repeat(60)}`)]);
     await h.session.prompt("after first");
     await h.session.prompt("later turn");
     const later = lastRequest();
@@ -148,8 +157,11 @@ describe("checkpoint e2e", () => {
 
   it("starts no model turn when a threshold compaction follows the final answer; the recap waits for the next prompt", async () => {
     // Pi's defaults apart from a small window and the two sizes that make a threshold compaction reachable.
-    h = await startHarness({ contextWindow: 8_000, settings: { compaction: { reserveTokens: 2_000, keepRecentTokens: 500 } } });
-    h.script([fauxAssistantMessage("short answer"), fauxAssistantMessage("LONG-ANSWER " + "word ".repeat(4_500))]);
+    h = await startHarness({
+      contextWindow: 8_000,
+      settings: { compaction: { reserveTokens: 2_000, keepRecentTokens: 500 } },
+    });
+    h.script([fauxAssistantMessage("short answer"), fauxAssistantMessage(`LONG-ANSWER ${"word ".repeat(4_500)}`)]);
     await h.session.prompt("first question");
     await h.session.prompt("explain everything at length");
     // The long answer crossed the threshold after the run ended: Pi compacted, and nothing else ran.
@@ -174,12 +186,15 @@ describe("checkpoint e2e", () => {
   it("places the recap on the retry after an overflow compaction", async () => {
     h = await startHarness({ files: FILES, settings: SETTINGS });
     h.script([
-      fauxAssistantMessage("first " + "pad ".repeat(100)),
-      fauxAssistantMessage("", { stopReason: "error", errorMessage: "prompt is too long: 300000 tokens > 200000 maximum" }),
+      fauxAssistantMessage(`first ${"pad ".repeat(100)}`),
+      fauxAssistantMessage("", {
+        stopReason: "error",
+        errorMessage: "prompt is too long: 300000 tokens > 200000 maximum",
+      }),
       fauxAssistantMessage("recovered"),
     ]);
     await h.session.prompt("first task");
-    await h.session.prompt("OVERFLOWING-INPUT " + "y".repeat(400));
+    await h.session.prompt(`OVERFLOWING-INPUT ${"y".repeat(400)}`);
     const [entry] = compactions();
     expect(entry).toBeDefined();
     const retry = lastRequest();
@@ -256,7 +271,11 @@ describe("checkpoint e2e", () => {
   });
 
   const sessionsDir = fileURLToPath(new URL("../../../shared/sessions/", import.meta.url));
-  it.each(readdirSync(sessionsDir).filter((f) => f.endsWith(".jsonl")).sort())("compacts the real session %s through the extension", async (name) => {
+  it.each(
+    readdirSync(sessionsDir)
+      .filter((f) => f.endsWith(".jsonl"))
+      .sort(),
+  )("compacts the real session %s through the extension", async (name) => {
     const root = mkdtempSync(join(tmpdir(), "ctx-ledger-real-"));
     roots.push(root);
     // Pi migrates legacy files when it opens them, so it works on a copy in the temp sandbox.
@@ -267,10 +286,15 @@ describe("checkpoint e2e", () => {
     const result = await h.session.compact();
     expect(h.faux.state.callCount).toBe(calls);
     const entry = compactions().at(-1)!;
-    const details = (entry.type === "compaction" ? entry.details : undefined) as { strategy: string; stats: { tokensAfter: number; summaryTokens: number } };
+    const details = (entry.type === "compaction" ? entry.details : undefined) as {
+      strategy: string;
+      stats: { tokensAfter: number; summaryTokens: number };
+    };
     expect(details.strategy).toBe("checkpoint");
     expect(details.stats.tokensAfter).toBeLessThan(result.tokensBefore);
-    console.log(`${name} via extension: tokens before ${result.tokensBefore}, after ~${details.stats.tokensAfter} (checkpoint ${details.stats.summaryTokens})`);
+    console.log(
+      `${name} via extension: tokens before ${result.tokensBefore}, after ~${details.stats.tokensAfter} (checkpoint ${details.stats.summaryTokens})`,
+    );
     h.script([fauxAssistantMessage("continuing")]);
     await h.session.prompt("continue");
     const request = lastRequest();

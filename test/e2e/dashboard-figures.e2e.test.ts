@@ -43,7 +43,11 @@ describe("/context figures", () => {
     await h.session.prompt("/context");
     const text = lastNotice();
     expect(text).toContain(`, 0 hidden by ranges, ${summarized} summarized by compactions`);
-    expect(text).toMatch(new RegExp(`compaction ${compaction.id}: checkpoint, kept from \\S+; summarized ${summarized} entries \\(~[\\d,]+ tokens\\), summary ~[\\d,]+ tokens`));
+    expect(text).toMatch(
+      new RegExp(
+        `compaction ${compaction.id}: checkpoint, kept from \\S+; summarized ${summarized} entries \\(~[\\d,]+ tokens\\), summary ~[\\d,]+ tokens`,
+      ),
+    );
   });
 
   it("after /context restore, the usage shown is the ledger's estimate, marked as one, not Pi's figure from before", async () => {
@@ -56,7 +60,9 @@ describe("/context figures", () => {
     await h.session.prompt("/context restore last");
     expect(lastNotice()).toMatch(/Context now ~[\d,]+ tokens/);
     await h.session.prompt("/context");
-    const usage = lastNotice().split("\n").find((l) => l.includes("usage:"))!;
+    const usage = lastNotice()
+      .split("\n")
+      .find((l) => l.includes("usage:"))!;
     expect(usage).toMatch(/usage: ~[\d,]+ \/ 128,000 tokens \(estimated: the context changed after Pi's last figure/);
     expect(usage.startsWith(`  usage: ${before!.toLocaleString("en-US")} `)).toBe(false);
   });
@@ -74,6 +80,9 @@ describe("/context figures", () => {
     expect(lastNotice()).toMatch(/already undone/);
     expect(lastNotice()).not.toMatch(/nothing to restore/);
     await h.session.prompt("/context bogus");
-    expect(h.notices.at(-1)).toEqual({ type: "error", message: expect.stringMatching(/^context: unknown subcommand "bogus"\. Usage: \/context/) });
+    expect(h.notices.at(-1)).toEqual({
+      type: "error",
+      message: expect.stringMatching(/^context: unknown subcommand "bogus"\. Usage: \/context/),
+    });
   });
 });

@@ -18,16 +18,29 @@ afterEach(async () => {
 
 /** About 3,000 tokens each: five reads make a batch at Pi's default 128k window. */
 const big = (marker: string) =>
-  [`// ${marker}`, `export function ${marker.toLowerCase()}Entry(input: string): string {`, "  return input;", "}", `export class ${marker}Store {}`]
+  [
+    `// ${marker}`,
+    `export function ${marker.toLowerCase()}Entry(input: string): string {`,
+    "  return input;",
+    "}",
+    `export class ${marker}Store {}`,
+  ]
     .concat(Array.from({ length: 320 }, (_, i) => `const ${marker.toLowerCase()}Padding${i} = "padding padding";`))
     .join("\n");
-const FILES = Object.fromEntries(["A", "B", "C", "D", "E", "F", "G", "H"].map((m) => [`src/${m.toLowerCase()}.ts`, big(`MARK${m}`)]));
+const FILES = Object.fromEntries(
+  ["A", "B", "C", "D", "E", "F", "G", "H"].map((m) => [`src/${m.toLowerCase()}.ts`, big(`MARK${m}`)]),
+);
 const USER1 = "Find why retries loop forever. <keepContext>Never change the retry API.</keepContext>  ünïcødé ✓ ";
 const USER2 = "Now look at the remaining files.";
 
-const textOf = (m: Message): string => (typeof m.content === "string" ? m.content : m.content.map((b) => (b.type === "text" ? b.text : "")).join(""));
-const digestAt = (r: Message[], n: number) => r.findIndex((m) => m.role === "user" && textOf(m).startsWith(`[context digest #${n}:`));
-const read = (path: string) => fauxAssistantMessage([fauxThinking(`THINK-${path}`), fauxText(`Reading ${path}.`), fauxToolCall("read", { path })], { stopReason: "toolUse" });
+const textOf = (m: Message): string =>
+  typeof m.content === "string" ? m.content : m.content.map((b) => (b.type === "text" ? b.text : "")).join("");
+const digestAt = (r: Message[], n: number) =>
+  r.findIndex((m) => m.role === "user" && textOf(m).startsWith(`[context digest #${n}:`));
+const read = (path: string) =>
+  fauxAssistantMessage([fauxThinking(`THINK-${path}`), fauxText(`Reading ${path}.`), fauxToolCall("read", { path })], {
+    stopReason: "toolUse",
+  });
 
 async function start(options: Parameters<typeof startHarness>[0] = {}): Promise<Harness> {
   const h = await startHarness({ files: FILES, ledgerSettings: { strategy: "digest" }, ...options });
@@ -35,7 +48,11 @@ async function start(options: Parameters<typeof startHarness>[0] = {}): Promise<
   return h;
 }
 const branchOf = (h: Harness): SessionEntry[] => h.session.sessionManager.getBranch();
-const digests = (h: Harness) => branchOf(h).filter((e): e is Extract<SessionEntry, { type: "custom_message" }> => e.type === "custom_message" && e.customType === "context-ledger/digest");
+const digests = (h: Harness) =>
+  branchOf(h).filter(
+    (e): e is Extract<SessionEntry, { type: "custom_message" }> =>
+      e.type === "custom_message" && e.customType === "context-ledger/digest",
+  );
 
 describe("digest e2e", () => {
   it("digests older tool steps at turn_end without a model call, keeps the dialogue verbatim and earlier digests byte-stable", async () => {
@@ -52,7 +69,14 @@ describe("digest e2e", () => {
     const [d1] = digests(h);
     expect(d1).toBeDefined();
     const details1 = d1.details as DigestDetails;
-    expect(details1).toMatchObject({ v: 1, strategy: "digest", checkpoint: 1, trigger: "batch", userOrdinals: [1], range: { afterId: null, keepDialogue: true } });
+    expect(details1).toMatchObject({
+      v: 1,
+      strategy: "digest",
+      checkpoint: 1,
+      trigger: "batch",
+      userOrdinals: [1],
+      range: { afterId: null, keepDialogue: true },
+    });
 
     // The request after the digest: the user message verbatim, the digest, the newest reads raw, the oldest gone.
     const after1 = h.requests.findIndex((r) => digestAt(r, 1) >= 0);
@@ -69,7 +93,11 @@ describe("digest e2e", () => {
     expect(raw).toContain(`markdPadding300`); // the newest steps stay raw (the kept tail and the current step)
     expect(h.requests[after1 - 1].length).toBeGreaterThan(r1.length); // the older reads left the request
 
-    h.script([...["f", "g", "h"].map((f) => read(`src/${f}.ts`)), ...["a", "b"].map((f) => read(`src/${f}.ts`)), fauxAssistantMessage("DONE-2")]);
+    h.script([
+      ...["f", "g", "h"].map((f) => read(`src/${f}.ts`)),
+      ...["a", "b"].map((f) => read(`src/${f}.ts`)),
+      fauxAssistantMessage("DONE-2"),
+    ]);
     await h.session.prompt(USER2);
     expect(h.requests.length).toBe(12);
     const all = digests(h);
@@ -91,15 +119,33 @@ describe("digest e2e", () => {
   it("digest.workingSet: the file read ten steps ago is still raw when the agent edits it; the fixed tail has digested it", async () => {
     const names = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p"];
     const files = Object.fromEntries(names.map((m) => [`src/${m}.ts`, big(`MARK${m.toUpperCase()}`)]));
-    const edit = fauxAssistantMessage([fauxText("Editing a.ts."), fauxToolCall("edit", { path: "src/a.ts", edits: [{ oldText: 'const markaPadding3 = "padding padding";', newText: 'const markaPadding3 = "changed";' }] })], { stopReason: "toolUse" });
-    const replies = () => [...names.slice(0, 10).map((f) => read(`src/${f}.ts`)), edit, ...names.slice(10).map((f) => read(`src/${f}.ts`)), fauxAssistantMessage("DONE")];
+    const edit = fauxAssistantMessage(
+      [
+        fauxText("Editing a.ts."),
+        fauxToolCall("edit", {
+          path: "src/a.ts",
+          edits: [{ oldText: 'const markaPadding3 = "padding padding";', newText: 'const markaPadding3 = "changed";' }],
+        }),
+      ],
+      { stopReason: "toolUse" },
+    );
+    const replies = () => [
+      ...names.slice(0, 10).map((f) => read(`src/${f}.ts`)),
+      edit,
+      ...names.slice(10).map((f) => read(`src/${f}.ts`)),
+      fauxAssistantMessage("DONE"),
+    ];
     const runs: Record<string, { editRequest: Message[]; digests: number; requests: number }> = {};
     for (const workingSet of [false, true]) {
       const h = await start({ files, ledgerSettings: { strategy: "digest", digest: { workingSet } } });
       h.script(replies());
       await h.session.prompt(USER1);
       // The request that produced the edit: the one before its tool result.
-      runs[String(workingSet)] = { editRequest: h.requests[10], digests: digests(h).length, requests: h.requests.length };
+      runs[String(workingSet)] = {
+        editRequest: h.requests[10],
+        digests: digests(h).length,
+        requests: h.requests.length,
+      };
     }
     for (const run of Object.values(runs)) {
       expect(run.requests).toBe(18); // one per scripted reply: no digest calls a model
@@ -108,24 +154,34 @@ describe("digest e2e", () => {
     // a.ts's read was ten steps before the edit: the fixed tail digested it, the working set kept it raw.
     expect(JSON.stringify(runs.false.editRequest)).not.toContain("markaPadding300");
     expect(JSON.stringify(runs.true.editRequest)).toContain('const markaPadding3 = \\"padding padding\\";');
-    expect(runs.true.editRequest.some((m) => m.role === "toolResult" && textOf(m).includes("markaPadding300"))).toBe(true);
+    expect(runs.true.editRequest.some((m) => m.role === "toolResult" && textOf(m).includes("markaPadding300"))).toBe(
+      true,
+    );
   });
 
   it("after /context restore of digest #1, digest #2 still explains its own format: no pointer to digests above, the data notice kept", async () => {
     const h = await start();
     h.script([...["a", "b", "c", "d", "e"].map((f) => read(`src/${f}.ts`)), fauxAssistantMessage("DONE-1")]);
     await h.session.prompt(USER1);
-    h.script([...["f", "g", "h"].map((f) => read(`src/${f}.ts`)), ...["a", "b"].map((f) => read(`src/${f}.ts`)), fauxAssistantMessage("DONE-2")]);
+    h.script([
+      ...["f", "g", "h"].map((f) => read(`src/${f}.ts`)),
+      ...["a", "b"].map((f) => read(`src/${f}.ts`)),
+      fauxAssistantMessage("DONE-2"),
+    ]);
     await h.session.prompt(USER2);
     const [d1, d2] = digests(h);
     expect(d2).toBeDefined();
     const calls = h.faux.state.callCount;
     // The list names a digest once: its number is in its title (issue 24, item 22).
     const seen: string[] = [];
-    const ui = (h.session as unknown as { _extensionRunner: { uiContext: { notify: (m: string) => void } } })._extensionRunner.uiContext;
+    const ui = (h.session as unknown as { _extensionRunner: { uiContext: { notify: (m: string) => void } } })
+      ._extensionRunner.uiContext;
     ui.notify = (m) => void seen.push(m);
     await h.session.prompt("/context restore");
-    const line = seen.at(-1)!.split("\n").find((l) => l.includes(d1.id))!;
+    const line = seen
+      .at(-1)!
+      .split("\n")
+      .find((l) => l.includes(d1.id))!;
     expect(line).toBe(`  ${d1.id} digest #1`);
     await h.session.prompt(`/context restore ${d1.id}`);
     expect(h.faux.state.callCount).toBe(calls);
@@ -170,14 +226,17 @@ describe("digest e2e", () => {
 
     // Nothing raw is left: the conversation stays verbatim, nothing is summarized, no model is called.
     await expect(h.session.compact()).rejects.toThrow(/cancelled/i);
-    expect(h.notices.some((n) => /no digest \(nothing to digest\); the conversation stays verbatim/.test(n.message))).toBe(true);
+    expect(
+      h.notices.some((n) => /no digest \(nothing to digest\); the conversation stays verbatim/.test(n.message)),
+    ).toBe(true);
     expect(h.requests.length).toBe(before + 1);
     expect(branchOf(h).filter((e) => e.type === "compaction").length).toBe(1);
   });
 
   it("Pi's threshold compaction: a digest when it gets the context under Pi's compaction point, Pi's own summary when only the conversation is left", async () => {
     // A 64k window (Pi compacts above 64,000 − 16,384); long pasted messages fill it, as a user's logs would.
-    const paste = (tag: string, tokens: number) => `${tag} ` + `log line ${tag.toLowerCase()} with some words\n`.repeat(Math.round((tokens * 4) / 30));
+    const paste = (tag: string, tokens: number) =>
+      `${tag} ${`log line ${tag.toLowerCase()} with some words\n`.repeat(Math.round((tokens * 4) / 30))}`;
     const wide = Object.fromEntries(["A", "B"].map((m) => [`src/${m.toLowerCase()}.ts`, big(`MARK${m}`).repeat(2)]));
     const h = await start({ files: wide, contextWindow: 64_000 });
     const compactions: string[] = [];
@@ -204,7 +263,13 @@ describe("digest e2e", () => {
     await h.session.prompt(paste("P3", 12_000));
     expect(compactions).toEqual(["threshold", "threshold"]);
     // (What is left raw here is at most a short note, such as the budget notice: far too little to get under the point.)
-    expect(h.notices.some((n) => /digest compaction fell back to Pi's native compaction \([\w-]+: (nothing to digest|a digest would leave ~\d+ tokens, above Pi's compaction point of 47616)/.test(n.message))).toBe(true);
+    expect(
+      h.notices.some((n) =>
+        /digest compaction fell back to Pi's native compaction \([\w-]+: (nothing to digest|a digest would leave ~\d+ tokens, above Pi's compaction point of 47616)/.test(
+          n.message,
+        ),
+      ),
+    ).toBe(true);
     expect(h.requests.length).toBe(6);
     const native = branchOf(h).find((e) => e.type === "compaction");
     expect(native?.type === "compaction" && native.summary).toContain("NATIVE-SUMMARY");
@@ -232,7 +297,8 @@ describe("digest e2e", () => {
     const reloaded = again.requests.at(-1)!;
     // Append-only: the file before is a byte prefix of the file after.
     expect(readFileSync(again.sessionFile()!).subarray(0, snapshotBytes.length).equals(snapshotBytes)).toBe(true);
-    const strip = (messages: Message[]) => messages.map((m, i) => (i === messages.length - 1 && m.role === "user" ? { ...m, timestamp: 0 } : m));
+    const strip = (messages: Message[]) =>
+      messages.map((m, i) => (i === messages.length - 1 && m.role === "user" ? { ...m, timestamp: 0 } : m));
     expect(strip(reloaded)).toEqual(strip(uninterrupted));
     expect(digestAt(reloaded, 1)).toBeGreaterThan(0);
   });

@@ -27,7 +27,9 @@ describe("fold from codemode", () => {
       fauxAssistantMessage("after"),
     ]);
     await h.session.prompt("run a script FOLDED-CM");
-    const result = h.session.sessionManager.getBranch().find((e) => e.type === "message" && e.message.role === "toolResult" && e.message.toolName === "codemode");
+    const result = h.session.sessionManager
+      .getBranch()
+      .find((e) => e.type === "message" && e.message.role === "toolResult" && e.message.toolName === "codemode");
     const seen = JSON.stringify(h.requests.at(-1)!.filter((m) => m.role !== "system"));
     expect(JSON.stringify(result)).toContain("Script completed");
     expect(seen).toContain("SUM-CM");
@@ -46,10 +48,15 @@ describe("fold from codemode", () => {
       `await tools.context_compact({ target: ${JSON.stringify(one)}, summary: "SUM-CT" });`,
       `text("TIMELINE-DUMP " + JSON.stringify(t));`,
     ].join("\n");
-    h.script([fauxAssistantMessage([fauxToolCall("codemode", { code: script } as never)], { stopReason: "toolUse" }), fauxAssistantMessage("after")]);
+    h.script([
+      fauxAssistantMessage([fauxToolCall("codemode", { code: script } as never)], { stopReason: "toolUse" }),
+      fauxAssistantMessage("after"),
+    ]);
     await h.session.prompt("inspect then fold FOLDED-CT");
     expect(h.faux.state.callCount).toBe(3);
-    const result = h.session.sessionManager.getBranch().find((e) => e.type === "message" && e.message.role === "toolResult" && e.message.toolName === "codemode");
+    const result = h.session.sessionManager
+      .getBranch()
+      .find((e) => e.type === "message" && e.message.role === "toolResult" && e.message.toolName === "codemode");
     expect(JSON.stringify(result)).toContain("TIMELINE-DUMP");
     const seen = visibleText(h.requests.at(-1)!);
     expect(seen).toContain("SUM-CT");
@@ -67,7 +74,10 @@ describe("fold from codemode", () => {
       `text("PARTIAL-OUT");`,
       `throw new Error("SCRIPT-BOOM");`,
     ].join("\n");
-    h.script([fauxAssistantMessage([fauxToolCall("codemode", { code: script } as never)], { stopReason: "toolUse" }), fauxAssistantMessage("after")]);
+    h.script([
+      fauxAssistantMessage([fauxToolCall("codemode", { code: script } as never)], { stopReason: "toolUse" }),
+      fauxAssistantMessage("after"),
+    ]);
     await h.session.prompt("fold then fail FOLDED-TH");
     expect(h.faux.state.callCount).toBe(3);
     const branch = h.session.sessionManager.getBranch();
@@ -81,19 +91,36 @@ describe("fold from codemode", () => {
   });
 
   it("reports files a script changed in the file lists of Pi's native summary", async () => {
-    h = await startHarness({ extensions: [createCodemodeExtension()], settings: { defaultTools: ["+codemode"] }, ledgerSettings: { strategy: "native" } });
+    h = await startHarness({
+      extensions: [createCodemodeExtension()],
+      settings: { defaultTools: ["+codemode"] },
+      ledgerSettings: { strategy: "native" },
+    });
     h.script([fauxAssistantMessage("one done")]);
     await h.session.prompt("task ONE-FM");
-    h.script([fauxAssistantMessage([fauxToolCall("bash", { command: "echo OUT-TWO-FM" })], { stopReason: "toolUse" }), fauxAssistantMessage("two done")]);
+    h.script([
+      fauxAssistantMessage([fauxToolCall("bash", { command: "echo OUT-TWO-FM" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage("two done"),
+    ]);
     await h.session.prompt("task TWO-FM");
     // A fold makes the hook rebuild Pi's file lists from the unfolded messages.
     h.script([
-      () => fauxAssistantMessage([fauxToolCall("context_compact", { target: userId("ONE-FM"), summary: "SUM-FM" })], { stopReason: "toolUse" }),
+      () =>
+        fauxAssistantMessage([fauxToolCall("context_compact", { target: userId("ONE-FM"), summary: "SUM-FM" })], {
+          stopReason: "toolUse",
+        }),
       fauxAssistantMessage("folded"),
     ]);
     await h.session.prompt("fold task two");
-    const script = [`await tools.write({ path: "made-by-script.txt", content: "x" });`, `await tools.read({ path: "made-by-script.txt" });`, `text("wrote it");`].join("\n");
-    h.script([fauxAssistantMessage([fauxToolCall("codemode", { code: script } as never)], { stopReason: "toolUse" }), fauxAssistantMessage("script done")]);
+    const script = [
+      `await tools.write({ path: "made-by-script.txt", content: "x" });`,
+      `await tools.read({ path: "made-by-script.txt" });`,
+      `text("wrote it");`,
+    ].join("\n");
+    h.script([
+      fauxAssistantMessage([fauxToolCall("codemode", { code: script } as never)], { stopReason: "toolUse" }),
+      fauxAssistantMessage("script done"),
+    ]);
     await h.session.prompt("write a file from a script");
     // A long answer pushes the script out of the recent tail Pi keeps by default.
     h.script([fauxAssistantMessage(`LONG ${"explanation ".repeat(9_000)}`)]);
@@ -106,7 +133,10 @@ describe("fold from codemode", () => {
     h.script([summarize("NATIVE-SUMMARY"), summarize("PREFIX-SUMMARY")]);
     await h.session.compact();
     const entry = h.session.sessionManager.getBranch().find((e) => e.type === "compaction")!;
-    const details = (entry.type === "compaction" ? entry.details : undefined) as { readFiles?: string[]; modifiedFiles?: string[] };
+    const details = (entry.type === "compaction" ? entry.details : undefined) as {
+      readFiles?: string[];
+      modifiedFiles?: string[];
+    };
     expect(details.modifiedFiles).toContain("made-by-script.txt");
     expect(details.readFiles ?? []).not.toContain("made-by-script.txt");
     // The summarizer saw the fold summary and the script, not the folded history.

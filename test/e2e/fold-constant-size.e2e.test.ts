@@ -22,14 +22,20 @@ async function foldAfter(seeded: number): Promise<{ appended: number; ruleBytes:
   h = await startHarness({ seedEntries: b.entries });
   const before = h.session.sessionManager.getEntries().length;
   h.script([
-    fauxAssistantMessage([fauxToolCall("context_compact", { target: "root", summary: "everything so far" })], { stopReason: "toolUse" }),
+    fauxAssistantMessage([fauxToolCall("context_compact", { target: "root", summary: "everything so far" })], {
+      stopReason: "toolUse",
+    }),
     (ctx) => fauxAssistantMessage(`saw ${ctx.messages.length} messages`),
   ]);
   await h.session.prompt("fold it all");
   const entries = h.session.sessionManager.getEntries();
   const fold = entries.find((e) => e.type === "custom_message" && e.customType === "context-ledger/fold")!;
   const visible = h.requests.at(-1)!.filter((m) => m.role !== "system").length;
-  const result = { appended: entries.length - before, ruleBytes: JSON.stringify((fold as { details: unknown }).details).length, hidden: seeded - visible };
+  const result = {
+    appended: entries.length - before,
+    ruleBytes: JSON.stringify((fold as { details: unknown }).details).length,
+    hidden: seeded - visible,
+  };
   await h.dispose();
   h = undefined;
   return result;

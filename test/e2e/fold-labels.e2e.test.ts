@@ -21,11 +21,15 @@ const resultOf = (callId: string) => {
   return { isError: e.message.isError, text: e.message.content.map((b) => (b.type === "text" ? b.text : "")).join("") };
 };
 const folds = () => branch().filter((e) => e.type === "custom_message" && e.customType === "context-ledger/fold");
-const labelEntries = (name: string) => h!.session.sessionManager.getEntries().filter((e) => e.type === "label" && e.label === name);
+const labelEntries = (name: string) =>
+  h!.session.sessionManager.getEntries().filter((e) => e.type === "label" && e.label === name);
 
 /** Task ONE, in which the model labels its own step "cp"; returns the labelled assistant entry's id. */
 async function labelledTask(): Promise<string> {
-  h!.script([fauxAssistantMessage([fauxToolCall("context_checkpoint", { name: "cp" }, { id: "k1" })], { stopReason: "toolUse" }), fauxAssistantMessage("labelled")]);
+  h!.script([
+    fauxAssistantMessage([fauxToolCall("context_checkpoint", { name: "cp" }, { id: "k1" })], { stopReason: "toolUse" }),
+    fauxAssistantMessage("labelled"),
+  ]);
   await h!.session.prompt("task ONE");
   expect(resultOf("k1")?.text).toContain('Label "cp" set');
   const labelled = labelEntries("cp")[0];
@@ -44,7 +48,9 @@ describe("fold labels from Pi's label store", () => {
     h.script([fauxAssistantMessage("two done")]);
     await h.session.prompt("task TWO OUT-TWO");
     h.script([
-      fauxAssistantMessage([fauxToolCall("context_compact", { target: "cp", summary: "SUM-CP" }, { id: "f1" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage([fauxToolCall("context_compact", { target: "cp", summary: "SUM-CP" }, { id: "f1" })], {
+        stopReason: "toolUse",
+      }),
       fauxAssistantMessage("folded"),
     ]);
     await h.session.prompt("fold after cp");
@@ -61,7 +67,12 @@ describe("fold labels from Pi's label store", () => {
     h = await startHarness();
     const labelled = await labelledTask();
     await h.session.navigateTree(labelled, { summarize: false });
-    h.script([fauxAssistantMessage([fauxToolCall("context_checkpoint", { name: "cp" }, { id: "k2" })], { stopReason: "toolUse" }), fauxAssistantMessage("ok")]);
+    h.script([
+      fauxAssistantMessage([fauxToolCall("context_checkpoint", { name: "cp" }, { id: "k2" })], {
+        stopReason: "toolUse",
+      }),
+      fauxAssistantMessage("ok"),
+    ]);
     await h.session.prompt("label again");
     expect(h.faux.state.callCount).toBe(4);
     expect(resultOf("k2")).toEqual({ isError: true, text: expect.stringContaining('a label "cp" already exists') });
@@ -84,7 +95,9 @@ describe("fold labels from Pi's label store", () => {
     h.script([fauxAssistantMessage("three done")]);
     await h.session.prompt("task THREE OUT-THREE");
     h.script([
-      fauxAssistantMessage([fauxToolCall("context_compact", { target: "mark", summary: "SUM-MARK" }, { id: "f2" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage([fauxToolCall("context_compact", { target: "mark", summary: "SUM-MARK" }, { id: "f2" })], {
+        stopReason: "toolUse",
+      }),
       fauxAssistantMessage("folded"),
     ]);
     await h.session.prompt("fold after mark");

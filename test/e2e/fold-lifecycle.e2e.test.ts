@@ -14,15 +14,33 @@ afterEach(async () => {
 const visible = visibleText;
 const branch = (): SessionEntry[] => h!.session.sessionManager.getBranch();
 const userId = (needle: string) => userEntryId(h!.session, needle);
-const resultOf = (callId: string) => JSON.stringify(branch().find((x) => x.type === "message" && x.message.role === "toolResult" && x.message.toolCallId === callId));
-const foldCount = () => branch().filter((e) => e.type === "custom_message" && e.customType === "context-ledger/fold").length;
-const compact = (target: string | (() => string), summary: string, id = `compact-${summary}`, extra: Record<string, unknown> = {}) => () =>
-  fauxAssistantMessage([fauxToolCall("context_compact", { target: typeof target === "function" ? target() : target, summary, ...extra }, { id })], { stopReason: "toolUse" });
+const resultOf = (callId: string) =>
+  JSON.stringify(
+    branch().find((x) => x.type === "message" && x.message.role === "toolResult" && x.message.toolCallId === callId),
+  );
+const foldCount = () =>
+  branch().filter((e) => e.type === "custom_message" && e.customType === "context-ledger/fold").length;
+const compact =
+  (target: string | (() => string), summary: string, id = `compact-${summary}`, extra: Record<string, unknown> = {}) =>
+  () =>
+    fauxAssistantMessage(
+      [
+        fauxToolCall(
+          "context_compact",
+          { target: typeof target === "function" ? target() : target, summary, ...extra },
+          { id },
+        ),
+      ],
+      { stopReason: "toolUse" },
+    );
 
 async function twoTasks(): Promise<void> {
   h!.script([fauxAssistantMessage("one done")]);
   await h!.session.prompt("task ONE");
-  h!.script([fauxAssistantMessage([fauxToolCall("bash", { command: "echo OUT-TWO" })], { stopReason: "toolUse" }), fauxAssistantMessage("two done")]);
+  h!.script([
+    fauxAssistantMessage([fauxToolCall("bash", { command: "echo OUT-TWO" })], { stopReason: "toolUse" }),
+    fauxAssistantMessage("two done"),
+  ]);
   await h!.session.prompt("task TWO");
 }
 
@@ -56,9 +74,16 @@ describe("fold across the lifecycle", () => {
 
   it("the target's own tool results stay visible next to it", async () => {
     h = await startHarness();
-    h.script([fauxAssistantMessage([fauxToolCall("bash", { command: "echo TARGET-RESULT" }, { id: "t1" })], { stopReason: "toolUse" }), fauxAssistantMessage("noted")]);
+    h.script([
+      fauxAssistantMessage([fauxToolCall("bash", { command: "echo TARGET-RESULT" }, { id: "t1" })], {
+        stopReason: "toolUse",
+      }),
+      fauxAssistantMessage("noted"),
+    ]);
     await h.session.prompt("run it");
-    const target = branch().find((e) => e.type === "message" && e.message.role === "assistant" && JSON.stringify(e.message.content).includes("t1"))!.id;
+    const target = branch().find(
+      (e) => e.type === "message" && e.message.role === "assistant" && JSON.stringify(e.message.content).includes("t1"),
+    )!.id;
     h.script([compact(target, "SUM"), fauxAssistantMessage("ok")]);
     await h.session.prompt("fold after the call");
     const seen = visible(h.requests.at(-1)!);
@@ -66,7 +91,9 @@ describe("fold across the lifecycle", () => {
     expect(seen).not.toContain("noted");
     // Pairing: the kept call keeps its result.
     const last = h.requests.at(-1)!;
-    const callIds = last.flatMap((m) => (m.role === "assistant" ? m.content.filter((b) => b.type === "toolCall").map((b) => b.id) : []));
+    const callIds = last.flatMap((m) =>
+      m.role === "assistant" ? m.content.filter((b) => b.type === "toolCall").map((b) => b.id) : [],
+    );
     const resultIds = last.flatMap((m) => (m.role === "toolResult" ? [m.toolCallId] : []));
     expect(resultIds.sort()).toEqual(callIds.sort());
   });
@@ -110,7 +137,10 @@ describe("fold across the lifecycle", () => {
   });
 
   it("native compaction summarizes only the unfolded history and the range still applies after it", async () => {
-    h = await startHarness({ ledgerSettings: { strategy: "native" }, settings: { compaction: { enabled: true, reserveTokens: 1000, keepRecentTokens: 1 } } });
+    h = await startHarness({
+      ledgerSettings: { strategy: "native" },
+      settings: { compaction: { enabled: true, reserveTokens: 1000, keepRecentTokens: 1 } },
+    });
     await twoTasks();
     h.script([compact(() => userId("ONE"), "SUM-N"), fauxAssistantMessage("n")]);
     await h.session.prompt("fold");
@@ -148,7 +178,14 @@ describe("fold across the lifecycle", () => {
     h.script([fauxAssistantMessage("one done")]);
     await h.session.prompt("task ONE");
     h.script([
-      () => fauxAssistantMessage([fauxToolCall("context_compact", { target: userId("ONE"), summary: "SUM" }), fauxToolCall("wait_for_abort", {})], { stopReason: "toolUse" }),
+      () =>
+        fauxAssistantMessage(
+          [
+            fauxToolCall("context_compact", { target: userId("ONE"), summary: "SUM" }),
+            fauxToolCall("wait_for_abort", {}),
+          ],
+          { stopReason: "toolUse" },
+        ),
     ]);
     await h.session.prompt("fold then abort");
     await h.session.agent.waitForIdle?.();
@@ -159,21 +196,28 @@ describe("fold across the lifecycle", () => {
 
   it("backup labels must be new, and a sibling context_checkpoint cannot take a pending backup label", async () => {
     h = await startHarness();
-    h.script([fauxAssistantMessage([fauxToolCall("context_checkpoint", { name: "cp1" }, { id: "cp" })], { stopReason: "toolUse" }), fauxAssistantMessage("labelled")]);
+    h.script([
+      fauxAssistantMessage([fauxToolCall("context_checkpoint", { name: "cp1" }, { id: "cp" })], {
+        stopReason: "toolUse",
+      }),
+      fauxAssistantMessage("labelled"),
+    ]);
     await h.session.prompt("label");
     expect(resultOf("cp")).toContain('Label \\"cp1\\" set');
     h.script([
       () =>
         fauxAssistantMessage(
-          [
-            fauxToolCall("context_compact", { target: "cp1", summary: "S", backupCheckpoint: "cp1" }, { id: "clash" }),
-          ],
+          [fauxToolCall("context_compact", { target: "cp1", summary: "S", backupCheckpoint: "cp1" }, { id: "clash" })],
           { stopReason: "toolUse" },
         ),
       () =>
         fauxAssistantMessage(
           [
-            fauxToolCall("context_compact", { target: "cp1", summary: "S2", backupCheckpoint: "before-fold" }, { id: "ok" }),
+            fauxToolCall(
+              "context_compact",
+              { target: "cp1", summary: "S2", backupCheckpoint: "before-fold" },
+              { id: "ok" },
+            ),
             fauxToolCall("context_checkpoint", { name: "before-fold" }, { id: "sibling" }),
           ],
           { stopReason: "toolUse" },
@@ -184,7 +228,9 @@ describe("fold across the lifecycle", () => {
     expect(resultOf("clash")).toContain("already exists");
     expect(resultOf("sibling")).toContain("already exists");
     expect(foldCount()).toBe(1);
-    const labels = branch().filter((e) => e.type === "label").map((e) => (e as { label?: string }).label);
+    const labels = branch()
+      .filter((e) => e.type === "label")
+      .map((e) => (e as { label?: string }).label);
     expect(labels).toEqual(["cp1", "before-fold"]);
   });
 
@@ -204,7 +250,11 @@ describe("fold across the lifecycle", () => {
     h.script([fauxAssistantMessage("one done")]);
     await h.session.prompt("task ONE");
     h.script([
-      () => fauxAssistantMessage([fauxToolCall("context_compact", { target: userId("ONE"), summary: "SUM-S" }), fauxToolCall("steer_now", {})], { stopReason: "toolUse" }),
+      () =>
+        fauxAssistantMessage(
+          [fauxToolCall("context_compact", { target: userId("ONE"), summary: "SUM-S" }), fauxToolCall("steer_now", {})],
+          { stopReason: "toolUse" },
+        ),
       fauxAssistantMessage("handled"),
     ]);
     await h.session.prompt("fold while steering");

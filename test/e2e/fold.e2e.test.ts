@@ -14,7 +14,9 @@ const text = visibleText;
 const branch = (): SessionEntry[] => h!.session.sessionManager.getBranch();
 const idOfUser = (needle: string) => userEntryId(h!.session, needle);
 const toolResultText = (callId: string) => {
-  const e = branch().find((x) => x.type === "message" && x.message.role === "toolResult" && x.message.toolCallId === callId);
+  const e = branch().find(
+    (x) => x.type === "message" && x.message.role === "toolResult" && x.message.toolCallId === callId,
+  );
   return e?.type === "message" ? JSON.stringify(e.message) : undefined;
 };
 
@@ -29,7 +31,11 @@ describe("fold e2e", () => {
         fauxAssistantMessage(
           [
             fauxToolCall("bash", { command: "echo sibling-SAME-STEP" }),
-            fauxToolCall("context_compact", { target: idOfUser("KEEP-ONE"), summary: "SUMMARY-OF-TWO" }, { id: "compact-1" }),
+            fauxToolCall(
+              "context_compact",
+              { target: idOfUser("KEEP-ONE"), summary: "SUMMARY-OF-TWO" },
+              { id: "compact-1" },
+            ),
           ],
           { stopReason: "toolUse" },
         ),
@@ -54,7 +60,9 @@ describe("fold e2e", () => {
   it("rejects an invented target with a clear message and folds nothing", async () => {
     h = await startHarness();
     h.script([
-      fauxAssistantMessage([fauxToolCall("context_compact", { target: "current", summary: "S" }, { id: "bad" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage([fauxToolCall("context_compact", { target: "current", summary: "S" }, { id: "bad" })], {
+        stopReason: "toolUse",
+      }),
       fauxAssistantMessage("ok"),
     ]);
     await h.session.prompt("hello INVENTED");
@@ -67,7 +75,10 @@ describe("fold e2e", () => {
     h = await startHarness();
     h.script([
       fauxAssistantMessage(
-        [fauxToolCall("context_compact", { target: "root", summary: "A" }, { id: "c1" }), fauxToolCall("context_compact", { target: "root", summary: "B" }, { id: "c2" })],
+        [
+          fauxToolCall("context_compact", { target: "root", summary: "A" }, { id: "c1" }),
+          fauxToolCall("context_compact", { target: "root", summary: "B" }, { id: "c2" }),
+        ],
         { stopReason: "toolUse" },
       ),
       fauxAssistantMessage("ok"),

@@ -3,13 +3,18 @@ import { fauxAssistantMessage, fauxToolCall } from "@earendil-works/pi-ai";
 import { startHarness, type Harness } from "./harness.ts";
 
 let h: Harness | undefined;
-afterEach(async () => { await h?.dispose(); h = undefined; });
+afterEach(async () => {
+  await h?.dispose();
+  h = undefined;
+});
 
 describe("e2e harness", () => {
   it("records every provider request of a multi-turn session with parallel tool calls", async () => {
     h = await startHarness({ files: { "a.txt": "alpha\n", "b.txt": "beta\n" } });
     h.script([
-      fauxAssistantMessage([fauxToolCall("read", { path: "a.txt" }), fauxToolCall("read", { path: "b.txt" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage([fauxToolCall("read", { path: "a.txt" }), fauxToolCall("read", { path: "b.txt" })], {
+        stopReason: "toolUse",
+      }),
       fauxAssistantMessage("both read"),
       fauxAssistantMessage("second answer"),
     ]);

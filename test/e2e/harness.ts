@@ -89,19 +89,42 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     writeFileSync(join(agentDir, "settings.json"), JSON.stringify({ contextLedger: options.ledgerSettings }));
   }
 
-  const faux = fauxProvider({ models: [
-      { id: "faux-1", contextWindow: options.contextWindow ?? 128_000, maxTokens: 8_000, reasoning: options.reasoning ?? false },
-      ...(options.extraModels ?? []).map((id) => ({ id, contextWindow: options.contextWindow ?? 128_000, maxTokens: 8_000 })),
-    ] });
-  const runtime = await ModelRuntime.create({ authPath: join(root, "auth.json"), modelsPath: null, refreshOnCreate: false });
+  const faux = fauxProvider({
+    models: [
+      {
+        id: "faux-1",
+        contextWindow: options.contextWindow ?? 128_000,
+        maxTokens: 8_000,
+        reasoning: options.reasoning ?? false,
+      },
+      ...(options.extraModels ?? []).map((id) => ({
+        id,
+        contextWindow: options.contextWindow ?? 128_000,
+        maxTokens: 8_000,
+      })),
+    ],
+  });
+  const runtime = await ModelRuntime.create({
+    authPath: join(root, "auth.json"),
+    modelsPath: null,
+    refreshOnCreate: false,
+  });
   runtime.registerNativeProvider(faux.provider);
   await runtime.setRuntimeApiKey(faux.getModel().provider, "test-key");
 
   const factories: InlineExtension[] = [...(options.extensionsBefore ?? [])];
   const ledgerOptions = options.ledgerOptions;
-  if (options.withLedger !== false) factories.push(ledgerOptions ? (pi) => registerContextLedger(pi, ledgerOptions) : contextLedger);
+  if (options.withLedger !== false)
+    factories.push(ledgerOptions ? (pi) => registerContextLedger(pi, ledgerOptions) : contextLedger);
   factories.push(...(options.extensions ?? []));
-  const loader = new DefaultResourceLoader({ cwd, agentDir, extensionFactories: factories, noSkills: true, noPromptTemplates: true, noThemes: true });
+  const loader = new DefaultResourceLoader({
+    cwd,
+    agentDir,
+    extensionFactories: factories,
+    noSkills: true,
+    noPromptTemplates: true,
+    noThemes: true,
+  });
   await loader.reload();
 
   const sessionManager = options.sessionFile
@@ -109,8 +132,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     : options.defaultSessionDir
       ? SessionManager.create(cwd)
       : options.persist
-      ? SessionManager.create(cwd, join(root, "sessions"))
-      : SessionManager.inMemory(cwd, undefined, options.seedEntries);
+        ? SessionManager.create(cwd, join(root, "sessions"))
+        : SessionManager.inMemory(cwd, undefined, options.seedEntries);
 
   const { session } = await createAgentSession({
     cwd,
@@ -123,14 +146,17 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   });
   await session.bindExtensions({});
   const notices: { message: string; type?: string }[] = [];
-  const ui = (session as unknown as { _extensionRunner: { uiContext: { notify: (m: string, t?: string) => void } } })._extensionRunner.uiContext;
+  const ui = (session as unknown as { _extensionRunner: { uiContext: { notify: (m: string, t?: string) => void } } })
+    ._extensionRunner.uiContext;
   ui.notify = (message, type) => void notices.push({ message, type });
 
   const requests: Message[][] = [];
-  const record = (step: FauxResponseStep): FauxResponseStep => async (context, opts, state, model) => {
-    requests.push(structuredClone(context.messages));
-    return typeof step === "function" ? step(context, opts, state, model) : (step as AssistantMessage);
-  };
+  const record =
+    (step: FauxResponseStep): FauxResponseStep =>
+    async (context, opts, state, model) => {
+      requests.push(structuredClone(context.messages));
+      return typeof step === "function" ? step(context, opts, state, model) : (step as AssistantMessage);
+    };
 
   return {
     session,
@@ -158,7 +184,9 @@ export function visibleText(messages: readonly Message[]): string {
 export function userEntryId(session: AgentSession, needle: string): string {
   const entry = session.sessionManager
     .getBranch()
-    .find((e) => e.type === "message" && e.message.role === "user" && JSON.stringify(e.message.content).includes(needle));
+    .find(
+      (e) => e.type === "message" && e.message.role === "user" && JSON.stringify(e.message.content).includes(needle),
+    );
   if (!entry) throw new Error(`no user message contains ${JSON.stringify(needle)}`);
   return entry.id;
 }
@@ -174,7 +202,9 @@ export interface Notice {
  * its `notify`. Call `restore()` before disposing.
  */
 export function captureNotices(h: Harness): { notices: Notice[]; restore(): void } {
-  const runner = (h.session as unknown as { _extensionRunner: { uiContext: { notify: (m: string, t?: string) => void } } })._extensionRunner;
+  const runner = (
+    h.session as unknown as { _extensionRunner: { uiContext: { notify: (m: string, t?: string) => void } } }
+  )._extensionRunner;
   const ui = runner.uiContext;
   const original = ui.notify;
   const notices: Notice[] = [];

@@ -41,9 +41,17 @@ async function foldWithSecret(harness: Harness): Promise<void> {
   await harness.session.prompt(`remember ${SECRET}`);
   harness.script([
     () =>
-      fauxAssistantMessage([fauxToolCall("context_compact", { target: userEntryId(harness.session, SECRET), summary: `the password is ${SECRET}` })], {
-        stopReason: "toolUse",
-      }),
+      fauxAssistantMessage(
+        [
+          fauxToolCall("context_compact", {
+            target: userEntryId(harness.session, SECRET),
+            summary: `the password is ${SECRET}`,
+          }),
+        ],
+        {
+          stopReason: "toolUse",
+        },
+      ),
     fauxAssistantMessage("done"),
   ]);
   await harness.session.prompt(`fold it ${SECRET}`);

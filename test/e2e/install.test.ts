@@ -48,13 +48,16 @@ describe("real pi CLI install", () => {
     rmSync(root, { recursive: true, force: true });
   });
 
-  const pi = (...args: string[]) => spawnSync(join(bin, "pi"), args, { cwd, env, encoding: "utf8", timeout: STEP_TIMEOUT_MS });
+  const pi = (...args: string[]) =>
+    spawnSync(join(bin, "pi"), args, { cwd, env, encoding: "utf8", timeout: STEP_TIMEOUT_MS });
 
   it("`pi install <repo path>` records the local package without touching the network", () => {
     const install = pi("install", repo);
     expect(install.status, install.stderr).toBe(0);
     const settings = JSON.parse(readFileSync(join(root, "agent", "settings.json"), "utf8")) as { packages?: unknown[] };
-    const paths = (settings.packages ?? []).map((p) => resolve(join(root, "agent"), typeof p === "string" ? p : String((p as { source?: unknown }).source)));
+    const paths = (settings.packages ?? []).map((p) =>
+      resolve(join(root, "agent"), typeof p === "string" ? p : String((p as { source?: unknown }).source)),
+    );
     expect(paths).toContain(repo);
     const list = pi("list");
     expect(list.status, list.stderr).toBe(0);
@@ -64,16 +67,35 @@ describe("real pi CLI install", () => {
   it("`pi --mode rpc` loads the package: our command is listed and our tool answers a scripted model", async () => {
     rpc = RpcChild.spawn(
       join(bin, "pi"),
-      ["--mode", "rpc", "--no-session", "--offline", "--provider", "scripted", "--model", "scripted-1", "--api-key", "test", "-e", fixture],
+      [
+        "--mode",
+        "rpc",
+        "--no-session",
+        "--offline",
+        "--provider",
+        "scripted",
+        "--model",
+        "scripted-1",
+        "--api-key",
+        "test",
+        "-e",
+        fixture,
+      ],
       { cwd, env },
     );
 
-    const commands = (await rpc.send({ type: "get_commands" })).data as { commands: { name: string; source: string; sourceInfo?: { path?: string; origin?: string } }[] };
-    const ours = commands.commands.filter((c) => c.source === "extension" && c.sourceInfo?.path === join(repo, "index.ts"));
+    const commands = (await rpc.send({ type: "get_commands" })).data as {
+      commands: { name: string; source: string; sourceInfo?: { path?: string; origin?: string } }[];
+    };
+    const ours = commands.commands.filter(
+      (c) => c.source === "extension" && c.sourceInfo?.path === join(repo, "index.ts"),
+    );
     expect(ours.map((c) => c.name)).toContain("context");
     expect(ours.every((c) => c.sourceInfo?.origin === "package")).toBe(true);
 
-    const started = (await rpc.send({ type: "prompt", message: "show me the context timeline" })).data as { disposition: string };
+    const started = (await rpc.send({ type: "prompt", message: "show me the context timeline" })).data as {
+      disposition: string;
+    };
     expect(started.disposition).toBe("started");
     await rpc.waitFor((r) => r.type === "agent_settled", "agent_settled");
 
@@ -82,7 +104,10 @@ describe("real pi CLI install", () => {
     expect(requests).toHaveLength(2);
     expect(requests[0].tools).toContain("context_timeline");
     const result = requests[1].messages.find((m) => m.role === "toolResult" && m.toolName === "context_timeline");
-    expect(result, `no context_timeline result; roles: ${requests[1].messages.map((m) => m.role).join(",")}`).toBeDefined();
+    expect(
+      result,
+      `no context_timeline result; roles: ${requests[1].messages.map((m) => m.role).join(",")}`,
+    ).toBeDefined();
     expect(result!.role === "toolResult" && result!.isError).toBe(false);
     expect(JSON.stringify(result!.content)).toContain("show me the context timeline");
     expect(rpc.stderr).not.toContain("Failed to load extension");
@@ -95,12 +120,30 @@ describe("real pi CLI install", () => {
     const rival = join(repo, "test/e2e/fixtures/rival-compactor.ts");
     rpc = RpcChild.spawn(
       join(bin, "pi"),
-      ["--mode", "rpc", "--no-session", "--offline", "--provider", "scripted", "--model", "scripted-1", "--api-key", "test", "-e", fixture, "-e", rival],
+      [
+        "--mode",
+        "rpc",
+        "--no-session",
+        "--offline",
+        "--provider",
+        "scripted",
+        "--model",
+        "scripted-1",
+        "--api-key",
+        "test",
+        "-e",
+        fixture,
+        "-e",
+        rival,
+      ],
       { cwd, env },
     );
     await rpc.send({ type: "get_commands" });
     const isWarning = (r: { type?: unknown; method?: unknown; message?: unknown }) =>
-      r.type === "extension_ui_request" && r.method === "notify" && typeof r.message === "string" && r.message.includes("other extensions also compact or rewrite");
+      r.type === "extension_ui_request" &&
+      r.method === "notify" &&
+      typeof r.message === "string" &&
+      r.message.includes("other extensions also compact or rewrite");
     const warning = (await rpc.waitFor(isWarning, "the other-compactor warning")) as unknown as { message: string };
     expect(warning.message).toContain("rival-compactor.ts");
     expect(warning.message).toContain("(session_before_compact)");

@@ -44,7 +44,10 @@ function expectAppendOnly(before: Buffer, after: Buffer): void {
  * A test extension that holds Pi at its hooks until the scheduler releases it. `current` is swapped per run
  * because Pi loads the extension once per session.
  */
-function pacer(slot: { current?: fc.Scheduler }, events: readonly ("tool_call" | "tool_result" | "context" | "session_before_compact" | "session_compact")[]) {
+function pacer(
+  slot: { current?: fc.Scheduler },
+  events: readonly ("tool_call" | "tool_result" | "context" | "session_before_compact" | "session_compact")[],
+) {
   return (pi: ExtensionAPI) => {
     const hold = (label: string) => slot.current?.schedule(Promise.resolve(label), label) ?? Promise.resolve(label);
     for (const event of events) {
@@ -60,7 +63,10 @@ function pacer(slot: { current?: fc.Scheduler }, events: readonly ("tool_call" |
       description: "waits for the scheduler",
       parameters: Type.Object({ n: Type.Number() }),
       execute: async (_id, params, signal) => {
-        await Promise.race([hold(`pace ${params.n}`), new Promise((resolve) => signal?.addEventListener("abort", resolve, { once: true }))]);
+        await Promise.race([
+          hold(`pace ${params.n}`),
+          new Promise((resolve) => signal?.addEventListener("abort", resolve, { once: true })),
+        ]);
         return { content: [{ type: "text", text: `paced ${params.n}` }], details: undefined };
       },
     });
@@ -69,14 +75,21 @@ function pacer(slot: { current?: fc.Scheduler }, events: readonly ("tool_call" |
 
 /** Two small tasks so Pi has something to compact and a fold has a target. */
 async function twoTasks(h: Harness): Promise<void> {
-  h.script([fauxAssistantMessage("one done " + "pad ".repeat(40))]);
+  h.script([fauxAssistantMessage(`one done ${"pad ".repeat(40)}`)]);
   await h.session.prompt("task ONE");
-  h.script([fauxAssistantMessage([fauxToolCall("bash", { command: "echo OUT-TWO" })], { stopReason: "toolUse" }), fauxAssistantMessage("two done " + "pad ".repeat(40))]);
+  h.script([
+    fauxAssistantMessage([fauxToolCall("bash", { command: "echo OUT-TWO" })], { stopReason: "toolUse" }),
+    fauxAssistantMessage(`two done ${"pad ".repeat(40)}`),
+  ]);
   await h.session.prompt("task TWO");
 }
 
 const userId = (h: Harness, needle: string) =>
-  h.session.sessionManager.getBranch().find((e) => e.type === "message" && e.message.role === "user" && JSON.stringify(e.message.content).includes(needle))!.id;
+  h.session.sessionManager
+    .getBranch()
+    .find(
+      (e) => e.type === "message" && e.message.role === "user" && JSON.stringify(e.message.content).includes(needle),
+    )!.id;
 
 describe("lifecycle races e2e", () => {
   it("checkpoint compaction raced against abortCompaction leaves a complete checkpoint entry or none", async () => {
@@ -98,7 +111,12 @@ describe("lifecycle races e2e", () => {
               },
             }),
           });
-        const h = await start({ persist: true, withLedger: false, settings: { compaction: { keepRecentTokens: 20 } }, extensions: [held, pacer(slot, ["session_before_compact", "session_compact"])] });
+        const h = await start({
+          persist: true,
+          withLedger: false,
+          settings: { compaction: { keepRecentTokens: 20 } },
+          extensions: [held, pacer(slot, ["session_before_compact", "session_compact"])],
+        });
         await twoTasks(h);
         slot.current = s;
         const before = bytes(h.sessionFile());
@@ -120,7 +138,11 @@ describe("lifecycle races e2e", () => {
           expect(compactions).toHaveLength(1);
           const [entry] = compactions;
           expect(entry.type === "compaction" && entry.summary.length).toBeGreaterThan(0);
-          expect(entry.type === "compaction" && entry.details).toMatchObject({ v: 1, strategy: "checkpoint", spans: expect.any(Array) });
+          expect(entry.type === "compaction" && entry.details).toMatchObject({
+            v: 1,
+            strategy: "checkpoint",
+            spans: expect.any(Array),
+          });
           expect(entry.type === "compaction" && entry.fromHook).toBe(true);
         } else {
           outcomes.cancelled++;
@@ -128,7 +150,9 @@ describe("lifecycle races e2e", () => {
           expect(compactions).toHaveLength(0);
         }
         // The in-memory branch agrees with the file.
-        expect(h.session.sessionManager.getBranch().filter((e) => e.type === "compaction")).toHaveLength(compactions.length);
+        expect(h.session.sessionManager.getBranch().filter((e) => e.type === "compaction")).toHaveLength(
+          compactions.length,
+        );
         open.splice(open.indexOf(h), 1);
         await h.dispose();
       }),
@@ -144,9 +168,13 @@ describe("lifecycle races e2e", () => {
 
   it("two context_compact calls in one step cancel both, in any order and interleaving", async () => {
     const slot: { current?: fc.Scheduler } = {};
-    const callsArb = fc
-      .tuple(fc.nat({ max: 2 }), fc.boolean())
-      .chain(([paces, oneFirst]) => fc.shuffledSubarray(["A", "B", ...Array.from({ length: paces }, (_, i) => `pace${i}`)], { minLength: 2 + paces }).map((order) => ({ order, oneFirst })));
+    const callsArb = fc.tuple(fc.nat({ max: 2 }), fc.boolean()).chain(([paces, oneFirst]) =>
+      fc
+        .shuffledSubarray(["A", "B", ...Array.from({ length: paces }, (_, i) => `pace${i}`)], {
+          minLength: 2 + paces,
+        })
+        .map((order) => ({ order, oneFirst })),
+    );
     await fc.assert(
       fc.asyncProperty(fc.scheduler(), callsArb, async (s, { order }) => {
         slot.current = undefined;
@@ -155,7 +183,11 @@ describe("lifecycle races e2e", () => {
         const one = userId(h, "ONE");
         const calls = order.map((name) =>
           name === "A" || name === "B"
-            ? fauxToolCall("context_compact", { target: name === "A" ? one : "root", summary: `SUM-${name}` }, { id: `call-${name}` })
+            ? fauxToolCall(
+                "context_compact",
+                { target: name === "A" ? one : "root", summary: `SUM-${name}` },
+                { id: `call-${name}` },
+              )
             : fauxToolCall("pace", { n: Number(name.slice(4)) }, { id: `call-${name}` }),
         );
         h.script([fauxAssistantMessage(calls, { stopReason: "toolUse" }), fauxAssistantMessage("after both")]);
@@ -171,7 +203,9 @@ describe("lifecycle races e2e", () => {
         const notices = entries.filter(isNotice).map((e) => JSON.stringify(e));
         expect(notices.some((n) => n.includes("more than one context_compact call"))).toBe(true);
         // The later of the two calls was refused outright.
-        const results = entries.flatMap((e) => (e.type === "message" && e.message.role === "toolResult" ? [e.message] : []));
+        const results = entries.flatMap((e) =>
+          e.type === "message" && e.message.role === "toolResult" ? [e.message] : [],
+        );
         const second = order.filter((n) => n === "A" || n === "B")[1];
         const refused = results.find((m) => m.role === "toolResult" && m.toolCallId === `call-${second}`);
         expect(refused?.role === "toolResult" && refused.isError).toBe(true);
@@ -223,63 +257,74 @@ describe("lifecycle races e2e", () => {
     let pendingAtReplacement = 0;
     const when = fc.constantFrom("start" as const, "requested" as const);
     await fc.assert(
-      fc.asyncProperty(fc.scheduler(), fc.constantFrom("runtime", "dispose"), when, fc.nat({ max: 2 }), async (s, how, trigger, paces) => {
-        slot.current = undefined;
-        const h = await start({ persist: true, extensionsBefore: [boundaryProbe], extensions: [pacer(slot, ["tool_call", "tool_result", "context"])] });
-        await twoTasks(h);
-        const one = userId(h, "ONE");
-        const calls = [
-          fauxToolCall("context_compact", { target: one, summary: "SUM-PENDING" }, { id: "call-fold" }),
-          ...Array.from({ length: paces }, (_, i) => fauxToolCall("pace", { n: i }, { id: `pace-${i}` })),
-        ];
-        h.script([fauxAssistantMessage(calls, { stopReason: "toolUse" }), fauxAssistantMessage("after fold")]);
-        probe.boundary = false;
-        let boundaryAtReplacement = false;
-        let requested = false;
-        const replace = async () => {
-          boundaryAtReplacement = probe.boundary;
-          if (requested && !probe.boundary) pendingAtReplacement++;
-          if (how === "runtime") {
-            // What AgentSessionRuntime does on /new, /resume and /fork.
-            await h.session.abort();
-            await h.session.extensionRunner.emit({ type: "session_shutdown", reason: "new" });
-          }
-          h.session.dispose();
-        };
-        // The replacement is queued at the start, or once the fold request went through; the scheduler then
-        // decides when it runs relative to the held hooks and sibling tools.
-        let replaced: Promise<void> | undefined;
-        const queueReplacement = () => (replaced ??= s.schedule(Promise.resolve("replace session"), "replace session").then(replace));
-        h.session.subscribe((event) => {
-          if (event.type === "tool_execution_end" && event.toolName === "context_compact" && !event.isError) {
-            requested = true;
-            if (trigger === "requested") queueReplacement();
-          }
-        });
-        slot.current = s;
-        const file = h.sessionFile();
-        const before = bytes(file);
-        if (trigger === "start") queueReplacement();
-        await s.waitFor(h.session.prompt("fold, then get replaced").catch(() => undefined));
-        await s.waitFor(queueReplacement());
-        await s.waitIdle();
-        slot.current = undefined;
+      fc.asyncProperty(
+        fc.scheduler(),
+        fc.constantFrom("runtime", "dispose"),
+        when,
+        fc.nat({ max: 2 }),
+        async (s, how, trigger, paces) => {
+          slot.current = undefined;
+          const h = await start({
+            persist: true,
+            extensionsBefore: [boundaryProbe],
+            extensions: [pacer(slot, ["tool_call", "tool_result", "context"])],
+          });
+          await twoTasks(h);
+          const one = userId(h, "ONE");
+          const calls = [
+            fauxToolCall("context_compact", { target: one, summary: "SUM-PENDING" }, { id: "call-fold" }),
+            ...Array.from({ length: paces }, (_, i) => fauxToolCall("pace", { n: i }, { id: `pace-${i}` })),
+          ];
+          h.script([fauxAssistantMessage(calls, { stopReason: "toolUse" }), fauxAssistantMessage("after fold")]);
+          probe.boundary = false;
+          let boundaryAtReplacement = false;
+          let requested = false;
+          const replace = async () => {
+            boundaryAtReplacement = probe.boundary;
+            if (requested && !probe.boundary) pendingAtReplacement++;
+            if (how === "runtime") {
+              // What AgentSessionRuntime does on /new, /resume and /fork.
+              await h.session.abort();
+              await h.session.extensionRunner.emit({ type: "session_shutdown", reason: "new" });
+            }
+            h.session.dispose();
+          };
+          // The replacement is queued at the start, or once the fold request went through; the scheduler then
+          // decides when it runs relative to the held hooks and sibling tools.
+          let replaced: Promise<void> | undefined;
+          const queueReplacement = () =>
+            (replaced ??= s.schedule(Promise.resolve("replace session"), "replace session").then(replace));
+          h.session.subscribe((event) => {
+            if (event.type === "tool_execution_end" && event.toolName === "context_compact" && !event.isError) {
+              requested = true;
+              if (trigger === "requested") queueReplacement();
+            }
+          });
+          slot.current = s;
+          const file = h.sessionFile();
+          const before = bytes(file);
+          if (trigger === "start") queueReplacement();
+          await s.waitFor(h.session.prompt("fold, then get replaced").catch(() => undefined));
+          await s.waitFor(queueReplacement());
+          await s.waitIdle();
+          slot.current = undefined;
 
-        expectAppendOnly(before, bytes(file));
-        const folds = entriesOf(file).filter(isFold);
-        // Before the step's boundary nothing may be written; after it the fold may already have committed.
-        if (!boundaryAtReplacement) expect(folds).toHaveLength(0);
-        else expect(folds.length).toBeLessThanOrEqual(1);
-        // The replacement session (same file, fresh extension) agrees with the file and works.
-        const next = await start({ root: h.root, sessionFile: file });
-        expect(next.session.sessionManager.getBranch().filter(isFold)).toHaveLength(folds.length);
-        next.script([fauxAssistantMessage("fresh")]);
-        await next.session.prompt("hello again");
-        if (folds.length === 0) expect(JSON.stringify(next.requests.at(-1))).toContain("OUT-TWO");
-        for (const x of [next, h]) open.splice(open.indexOf(x), 1);
-        await next.dispose();
-        await h.dispose();
-      }),
+          expectAppendOnly(before, bytes(file));
+          const folds = entriesOf(file).filter(isFold);
+          // Before the step's boundary nothing may be written; after it the fold may already have committed.
+          if (!boundaryAtReplacement) expect(folds).toHaveLength(0);
+          else expect(folds.length).toBeLessThanOrEqual(1);
+          // The replacement session (same file, fresh extension) agrees with the file and works.
+          const next = await start({ root: h.root, sessionFile: file });
+          expect(next.session.sessionManager.getBranch().filter(isFold)).toHaveLength(folds.length);
+          next.script([fauxAssistantMessage("fresh")]);
+          await next.session.prompt("hello again");
+          if (folds.length === 0) expect(JSON.stringify(next.requests.at(-1))).toContain("OUT-TWO");
+          for (const x of [next, h]) open.splice(open.indexOf(x), 1);
+          await next.dispose();
+          await h.dispose();
+        },
+      ),
       { numRuns: RUNS },
     );
     if (RUNS >= 10) expect(pendingAtReplacement, "runs where the fold was pending at replacement").toBeGreaterThan(0);

@@ -28,7 +28,11 @@ const rival: InlineExtension = {
   name: "rival-compactor",
   factory: (pi: ExtensionAPI) => {
     pi.on("session_before_compact", (event) => ({
-      compaction: { summary: "RIVAL-SUMMARY", firstKeptEntryId: event.preparation.firstKeptEntryId, tokensBefore: event.preparation.tokensBefore },
+      compaction: {
+        summary: "RIVAL-SUMMARY",
+        firstKeptEntryId: event.preparation.firstKeptEntryId,
+        tokensBefore: event.preparation.tokensBefore,
+      },
     }));
   },
 };
@@ -48,7 +52,11 @@ describe("other compaction extensions", () => {
     expect(warnings[0].message).not.toContain("<inline:1>");
     expect(warnings[0].message).not.toContain("<inline:2>");
     // Once: another session start on the same extension instance (as a resume sends) warns no more.
-    const runner = (h.session as unknown as { _extensionRunner: { emit(event: { type: "session_start"; reason: "resume" }): Promise<unknown> } })._extensionRunner;
+    const runner = (
+      h.session as unknown as {
+        _extensionRunner: { emit(event: { type: "session_start"; reason: "resume" }): Promise<unknown> };
+      }
+    )._extensionRunner;
     await runner.emit({ type: "session_start", reason: "resume" });
     expect(warningsAbout(notices)).toHaveLength(1);
     // The warning is true: the rival's compaction is the one Pi stores.
@@ -63,9 +71,14 @@ describe("other compaction extensions", () => {
 
   it("names an extension that rewrites the context, and stays quiet when no other extension competes", async () => {
     const notices: { message: string; type?: string }[] = [];
-    const rewriter: InlineExtension = { name: "context-rewriter", factory: (pi: ExtensionAPI) => void pi.on("context", () => undefined) };
+    const rewriter: InlineExtension = {
+      name: "context-rewriter",
+      factory: (pi: ExtensionAPI) => void pi.on("context", () => undefined),
+    };
     h = await startHarness({ extensionsBefore: [noticeRecorder(notices)], extensions: [rewriter] });
-    expect(warningsAbout(notices).map((n) => n.message)).toEqual([expect.stringContaining('"<inline:context-rewriter>" (context)')]);
+    expect(warningsAbout(notices).map((n) => n.message)).toEqual([
+      expect.stringContaining('"<inline:context-rewriter>" (context)'),
+    ]);
     await h.dispose();
     const quiet: { message: string; type?: string }[] = [];
     h = await startHarness({ extensionsBefore: [noticeRecorder(quiet)] });

@@ -15,7 +15,8 @@ afterEach(async () => {
   h = undefined;
 });
 
-const textOf = (m: Message): string => (typeof m.content === "string" ? m.content : m.content.map((b) => (b.type === "text" ? b.text : "")).join(""));
+const textOf = (m: Message): string =>
+  typeof m.content === "string" ? m.content : m.content.map((b) => (b.type === "text" ? b.text : "")).join("");
 const branch = (): SessionEntry[] => h!.session.sessionManager.getBranch();
 const lastRequest = () => h!.requests[h!.requests.length - 1];
 const calls = () => h!.faux.state.callCount;
@@ -24,23 +25,44 @@ const pinFacts = () => branch().filter(isPinEntry);
 const counted: Record<string, number> = {};
 
 /** A ~`kb` KB file of numbered lines that all carry `marker` (Pi's read tool returns up to 50 KB). */
-const bigFile = (marker: string, kb = 45) => Array.from({ length: kb * 10 }, (_, i) => `${marker} line ${i} `.padEnd(99, ".")).join("\n") + "\n";
-const FILES = { "a.txt": bigFile("A-MARK"), "spec.md": bigFile("SPEC-MARK", 16), "c.txt": bigFile("C-MARK"), "d.txt": bigFile("D-MARK") };
-const read = (path: string, id?: string) => fauxAssistantMessage([fauxToolCall("read", { path }, id ? { id } : undefined)], { stopReason: "toolUse" });
+const bigFile = (marker: string, kb = 45) =>
+  `${Array.from({ length: kb * 10 }, (_, i) => `${marker} line ${i} `.padEnd(99, ".")).join("\n")}\n`;
+const FILES = {
+  "a.txt": bigFile("A-MARK"),
+  "spec.md": bigFile("SPEC-MARK", 16),
+  "c.txt": bigFile("C-MARK"),
+  "d.txt": bigFile("D-MARK"),
+};
+const read = (path: string, id?: string) =>
+  fauxAssistantMessage([fauxToolCall("read", { path }, id ? { id } : undefined)], { stopReason: "toolUse" });
 
 /** The stored read of `path`: its assistant call and its result, as entries. */
-function readOf(path: string): { call: SessionEntry & { type: "message" }; result: SessionEntry & { type: "message" } } {
+function readOf(path: string): {
+  call: SessionEntry & { type: "message" };
+  result: SessionEntry & { type: "message" };
+} {
   const entries = branch();
-  const call = entries.find((e) => e.type === "message" && e.message.role === "assistant" && JSON.stringify(e.message.content).includes(`"path":"${path}"`))!;
-  const callId = (call as { message: { content: { type: string; id: string }[] } }).message.content.find((b) => b.type === "toolCall")!.id;
-  const result = entries.find((e) => e.type === "message" && e.message.role === "toolResult" && e.message.toolCallId === callId)!;
+  const call = entries.find(
+    (e) =>
+      e.type === "message" &&
+      e.message.role === "assistant" &&
+      JSON.stringify(e.message.content).includes(`"path":"${path}"`),
+  )!;
+  const callId = (call as { message: { content: { type: string; id: string }[] } }).message.content.find(
+    (b) => b.type === "toolCall",
+  )!.id;
+  const result = entries.find(
+    (e) => e.type === "message" && e.message.role === "toolResult" && e.message.toolCallId === callId,
+  )!;
   return { call: call as SessionEntry & { type: "message" }, result: result as SessionEntry & { type: "message" } };
 }
 
 /** JSON with sorted keys: the same message, whatever order its keys were written in. */
 function canonical(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))) : v,
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)))
+      : v,
   );
 }
 
@@ -58,7 +80,11 @@ function expectCovered(path: string): void {
   const entries = branch();
   const at = entries.indexOf(entries.find((e) => e.id === readOf(path).result.id)!);
   const position = (id: string | null) => (id === null ? -1 : entries.findIndex((e) => e.id === id));
-  const acts = entries.filter((e) => e.type === "compaction" || (e.type === "custom_message" && (e as { details?: { range?: unknown } }).details?.range));
+  const acts = entries.filter(
+    (e) =>
+      e.type === "compaction" ||
+      (e.type === "custom_message" && (e as { details?: { range?: unknown } }).details?.range),
+  );
   const covers = acts.some((e) => {
     if (e.type === "compaction") return at < position(e.firstKeptEntryId) || position(e.firstKeptEntryId) < 0;
     const range = (e as { details?: { range: { afterId: string | null; throughId: string } } }).details!.range;
@@ -69,7 +95,14 @@ function expectCovered(path: string): void {
 
 /** Four reads (the spec second) in one task, then a short second task: enough history for Pi's default cut. */
 async function readingSession(): Promise<void> {
-  h!.script([read("a.txt"), read("spec.md"), read("c.txt"), read("d.txt"), fauxAssistantMessage("read all four"), fauxAssistantMessage("second answer")]);
+  h!.script([
+    read("a.txt"),
+    read("spec.md"),
+    read("c.txt"),
+    read("d.txt"),
+    fauxAssistantMessage("read all four"),
+    fauxAssistantMessage("second answer"),
+  ]);
   await h!.session.prompt("read the four files");
   await h!.session.prompt("second task");
 }
@@ -129,15 +162,19 @@ describe("pins e2e: every strategy keeps a pinned read", () => {
     await readingSession();
     await pinSpecByCommand();
     const before = calls();
-    const isPlanner = (c: Context) => (c.systemPrompt ?? "").includes(PLANNER_SYSTEM) || c.messages.map(textOf).join("\n").includes("\n<transcript>\n");
+    const isPlanner = (c: Context) =>
+      (c.systemPrompt ?? "").includes(PLANNER_SYSTEM) || c.messages.map(textOf).join("\n").includes("\n<transcript>\n");
     h.script([
       (context: Context) => {
         expect(isPlanner(context)).toBe(true);
         const lines = context.messages.map(textOf).join("\n").split("\n");
-        const numbers = (marker: string) => lines.flatMap((line) => new RegExp(`^(\\d+)\\| .*${marker} line`).exec(line)?.[1] ?? []).map(Number);
+        const numbers = (marker: string) =>
+          lines.flatMap((line) => new RegExp(`^(\\d+)\\| .*${marker} line`).exec(line)?.[1] ?? []).map(Number);
         const spec = numbers("SPEC-MARK");
         const a = numbers("A-MARK");
-        return fauxAssistantMessage(`\`\`\`\n${Math.min(...a)},${Math.max(...a)}\n${Math.min(...spec)},${Math.max(...spec)}\n\`\`\``);
+        return fauxAssistantMessage(
+          `\`\`\`\n${Math.min(...a)},${Math.max(...a)}\n${Math.min(...spec)},${Math.max(...spec)}\n\`\`\``,
+        );
       },
     ]);
     await h.session.compact();
@@ -158,7 +195,11 @@ describe("pins e2e: every strategy keeps a pinned read", () => {
     await readingSession();
     await pinSpecByCommand();
     const before = calls();
-    h.script([fauxAssistantMessage("## Tool Context\n### User message 1\n#### Findings\n- READ-FOUR-FILES\n\n#### Changes & Validation\n- (none)\n\n#### Unresolved\n- (none)")]);
+    h.script([
+      fauxAssistantMessage(
+        "## Tool Context\n### User message 1\n#### Findings\n- READ-FOUR-FILES\n\n#### Changes & Validation\n- (none)\n\n#### Unresolved\n- (none)",
+      ),
+    ]);
     await h.session.compact();
     expect(branch().some((e) => e.type === "custom_message" && e.customType === LedgerType.preserve)).toBe(true);
     h.script([fauxAssistantMessage("ok")]);
@@ -174,13 +215,20 @@ describe("pins e2e: every strategy keeps a pinned read", () => {
 
   it("digest: the model pins the read it just made with context_pin last; the digest at turn_end keeps it", async () => {
     const small = (marker: string) => bigFile(marker, 12);
-    const files = Object.fromEntries(["a", "b", "c", "d", "e"].map((f) => [`${f}.txt`, small(`${f.toUpperCase()}-MARK`)]));
-    h = await startHarness({ files: { ...files, "spec.md": bigFile("SPEC-MARK", 12) }, ledgerSettings: { strategy: "digest" } });
+    const files = Object.fromEntries(
+      ["a", "b", "c", "d", "e"].map((f) => [`${f}.txt`, small(`${f.toUpperCase()}-MARK`)]),
+    );
+    h = await startHarness({
+      files: { ...files, "spec.md": bigFile("SPEC-MARK", 12) },
+      ledgerSettings: { strategy: "digest" },
+    });
     const before = calls();
     h.script([
       read("a.txt"),
       read("spec.md"),
-      fauxAssistantMessage([fauxToolCall("context_pin", { target: "last", note: "keep the spec" }, { id: "pin-1" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage([fauxToolCall("context_pin", { target: "last", note: "keep the spec" }, { id: "pin-1" })], {
+        stopReason: "toolUse",
+      }),
       read("b.txt"),
       read("c.txt"),
       read("d.txt"),
@@ -192,7 +240,9 @@ describe("pins e2e: every strategy keeps a pinned read", () => {
     expect(counted.digest).toBe(8); // one per scripted reply: neither the pin nor the digest calls a model
     const digests = branch().filter((e) => e.type === "custom_message" && e.customType === LedgerType.digest);
     expect(digests.length).toBeGreaterThan(0);
-    expect(pinFacts().map((e) => e.data)).toEqual([{ v: 1, targetId: readOf("spec.md").result.id, pinned: true, note: "keep the spec" }]);
+    expect(pinFacts().map((e) => e.data)).toEqual([
+      { v: 1, targetId: readOf("spec.md").result.id, pinned: true, note: "keep the spec" },
+    ]);
     const request = lastRequest();
     expectVerbatim(request, "spec.md");
     expect(visibleText(request)).not.toContain("A-MARK line 100 ");
@@ -209,9 +259,21 @@ describe("pins e2e: every strategy keeps a pinned read", () => {
       read("spec.md", "read-spec"),
       () => {
         const result = readOf("spec.md").result.id;
-        return fauxAssistantMessage([fauxToolCall("context_pin", { target: result }, { id: "pin-1" })], { stopReason: "toolUse" });
+        return fauxAssistantMessage([fauxToolCall("context_pin", { target: result }, { id: "pin-1" })], {
+          stopReason: "toolUse",
+        });
       },
-      () => fauxAssistantMessage([fauxToolCall("context_compact", { target: userEntryId(h!.session, "KEEP-ONE"), summary: "SUMMARY-OF-TWO" }, { id: "compact-1" })], { stopReason: "toolUse" }),
+      () =>
+        fauxAssistantMessage(
+          [
+            fauxToolCall(
+              "context_compact",
+              { target: userEntryId(h!.session, "KEEP-ONE"), summary: "SUMMARY-OF-TWO" },
+              { id: "compact-1" },
+            ),
+          ],
+          { stopReason: "toolUse" },
+        ),
       fauxAssistantMessage("after fold"),
     ]);
     await h.session.prompt("task two: FOLD-ME");
@@ -239,7 +301,10 @@ describe("pins e2e: commands, budget, hostile input", () => {
     expect(listing).toContain('"API contract"');
     await h.session.prompt("/context");
     expect(h.notices.at(-1)!.message).toMatch(/pins: 1 holding 2 entries \(~[\d,]+ tokens of 12,800 allowed\)/);
-    h.script([fauxAssistantMessage([fauxToolCall("context_timeline", {}, { id: "tl" })], { stopReason: "toolUse" }), fauxAssistantMessage("seen")]);
+    h.script([
+      fauxAssistantMessage([fauxToolCall("context_timeline", {}, { id: "tl" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage("seen"),
+    ]);
     await h.session.prompt("show the timeline");
     const timeline = textOf(lastRequest().find((m) => m.role === "toolResult" && m.toolCallId === "tl")!);
     expect(timeline).toMatch(new RegExp(`${spec.result.id} toolResult\\(read\\): .*\\(pinned\\)`));
@@ -282,9 +347,18 @@ describe("pins e2e: commands, budget, hostile input", () => {
     await h.session.prompt("after restore");
     expect(calls() - before).toBe(3); // the three answers; pins, unpins and the restore call no model
     const after = lastRequest().filter((m) => m.role !== "system");
-    expect(canonical(after.slice(0, beforeAct.length - 1))).toBe(canonical(beforeAct.filter((m) => m.role !== "system")));
+    expect(canonical(after.slice(0, beforeAct.length - 1))).toBe(
+      canonical(beforeAct.filter((m) => m.role !== "system")),
+    );
     expect(summaryAt(lastRequest())).toBe(-1);
-    expect(branch().some((e) => e.type === "custom" && e.customType === LedgerType.restore && (e.data as { targetId: string }).targetId === compaction.id)).toBe(true);
+    expect(
+      branch().some(
+        (e) =>
+          e.type === "custom" &&
+          e.customType === LedgerType.restore &&
+          (e.data as { targetId: string }).targetId === compaction.id,
+      ),
+    ).toBe(true);
     await h.session.prompt("/context pins");
     expect(h.notices.at(-1)!.message).toMatch(new RegExp(`^Pins: 1 [\\s\\S]*${spec}: a toolResult message, 2 entries`));
   });
@@ -300,7 +374,9 @@ describe("pins e2e: commands, budget, hostile input", () => {
     expect(pinFacts()).toHaveLength(1);
     const refusal = h.notices.at(-1)!;
     expect(refusal.type).toBe("error");
-    expect(refusal.message).toMatch(/pinning \S+ was refused: it holds ~[\d,]+ tokens, the pins already hold ~[\d,]+, and together they would pass the pin budget of 12,800 tokens \(10% of the 128,000-token window\)/);
+    expect(refusal.message).toMatch(
+      /pinning \S+ was refused: it holds ~[\d,]+ tokens, the pins already hold ~[\d,]+, and together they would pass the pin budget of 12,800 tokens \(10% of the 128,000-token window\)/,
+    );
   });
 
   it("the budget is a global setting: contextLedger.pins.maxShare raises it", async () => {
@@ -340,7 +416,14 @@ describe("pins e2e: commands, budget, hostile input", () => {
     await readingSession();
     await h.session.compact();
     const compaction = branch().find((e) => e.type === "compaction")!;
-    for (const target of ["__proto__", "constructor", "no-such-id", "\u001b[31mred\u0007", "x".repeat(5_000), compaction.id]) {
+    for (const target of [
+      "__proto__",
+      "constructor",
+      "no-such-id",
+      "\u001b[31mred\u0007",
+      "x".repeat(5_000),
+      compaction.id,
+    ]) {
       await h.session.prompt(`/context pin ${target}`);
       const notice = h.notices.at(-1)!;
       expect(notice.type).toBe("error");
@@ -349,7 +432,12 @@ describe("pins e2e: commands, budget, hostile input", () => {
     }
     expect(h.notices.at(-1)!.message).toContain("only messages");
     expect(pinFacts()).toHaveLength(0);
-    h.script([fauxAssistantMessage([fauxToolCall("context_unpin", { target: "__proto__" }, { id: "u1" })], { stopReason: "toolUse" }), fauxAssistantMessage("ok")]);
+    h.script([
+      fauxAssistantMessage([fauxToolCall("context_unpin", { target: "__proto__" }, { id: "u1" })], {
+        stopReason: "toolUse",
+      }),
+      fauxAssistantMessage("ok"),
+    ]);
     await h.session.prompt("unpin nonsense");
     const result = lastRequest().find((m) => m.role === "toolResult" && m.toolCallId === "u1")!;
     expect((result as { isError?: boolean }).isError).toBe(true);

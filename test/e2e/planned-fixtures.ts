@@ -16,7 +16,8 @@ import { PLANNER_SYSTEM } from "../../src/strategies/planned/model-plan.ts";
 import type { Harness } from "./harness.ts";
 
 /** Three files of about 10k tokens each: together more than Pi's default 20k kept tokens, so /compact has a region. */
-const big = (tag: string) => Array.from({ length: 480 }, (_, i) => `${tag}-LINE ${i} ${"filler ".repeat(11)}`).join("\n");
+const big = (tag: string) =>
+  Array.from({ length: 480 }, (_, i) => `${tag}-LINE ${i} ${"filler ".repeat(11)}`).join("\n");
 export const FILES = { "a.txt": big("A"), "b.txt": big("B"), "c.txt": big("C") };
 
 export interface Call {
@@ -37,7 +38,13 @@ export function recorded(calls: Call[], step: FauxResponseStep): FauxResponseSte
     const system = messages.filter((m) => m.role === "system");
     const tools = system.flatMap((m) => (m as { toolsAdded?: Tool[] }).toolsAdded ?? []);
     const planner = system.some((m) => textOf(m).includes(PLANNER_SYSTEM));
-    calls.push({ planner, messages, tools, options: options && { ...options, signal: undefined }, signal: options?.signal });
+    calls.push({
+      planner,
+      messages,
+      tools,
+      options: options && { ...options, signal: undefined },
+      signal: options?.signal,
+    });
     return typeof step === "function" ? step(context, options, state, model) : (step as AssistantMessage);
   };
 }
@@ -45,7 +52,9 @@ export function recorded(calls: Call[], step: FauxResponseStep): FauxResponseSte
 /** Warnings the extension shows (the session is headless, so notices go to Pi's no-op UI context). */
 export function captureWarnings(harness: Harness, onRestore: (restore: () => void) => void): string[] {
   const warnings: string[] = [];
-  const runner = (harness.session as unknown as { _extensionRunner: { uiContext: { notify: (m: string, t?: string) => void } } })._extensionRunner;
+  const runner = (
+    harness.session as unknown as { _extensionRunner: { uiContext: { notify: (m: string, t?: string) => void } } }
+  )._extensionRunner;
   const ui = runner.uiContext;
   const original = ui.notify;
   ui.notify = (message, type) => {
@@ -60,13 +69,22 @@ export function captureWarnings(harness: Harness, onRestore: (restore: () => voi
 /** One turn reading the three files, the root cause, and a short second turn. Returns the calls it made. */
 export async function workSession(h: Harness): Promise<void> {
   h.script([
-    fauxAssistantMessage([fauxToolCall("read", { path: "a.txt" }), fauxToolCall("read", { path: "b.txt" }), fauxToolCall("read", { path: "c.txt" })], {
-      stopReason: "toolUse",
-    }),
+    fauxAssistantMessage(
+      [
+        fauxToolCall("read", { path: "a.txt" }),
+        fauxToolCall("read", { path: "b.txt" }),
+        fauxToolCall("read", { path: "c.txt" }),
+      ],
+      {
+        stopReason: "toolUse",
+      },
+    ),
     fauxAssistantMessage("ROOT-CAUSE: TIMEOUT_MS is too low."),
     fauxAssistantMessage("second answer"),
   ]);
-  await h.session.prompt("Fix the login timeout.\n<keepContext>\nKEEP-THIS: the public API must not change.\n</keepContext>");
+  await h.session.prompt(
+    "Fix the login timeout.\n<keepContext>\nKEEP-THIS: the public API must not change.\n</keepContext>",
+  );
   await h.session.prompt("second turn");
 }
 
@@ -81,7 +99,8 @@ export function linesWith(call: Call, needle: string): number[] {
 }
 
 export const branchOf = (h: Harness): SessionEntry[] => h.session.sessionManager.getBranch();
-export const customsOf = <T,>(h: Harness, type: string) => branchOf(h).filter((e): e is CustomEntry<T> => e.type === "custom" && e.customType === type);
+export const customsOf = <T>(h: Harness, type: string) =>
+  branchOf(h).filter((e): e is CustomEntry<T> => e.type === "custom" && e.customType === type);
 
 /**
  * A faux step answering the planner with a tool plan that deletes all of a.txt (and of b.txt when asked). `onCall`

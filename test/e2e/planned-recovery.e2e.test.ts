@@ -6,9 +6,23 @@ import { afterEach, describe, expect, it } from "vitest";
 import { fauxAssistantMessage, fauxToolCall } from "@earendil-works/pi-ai";
 import { LedgerType } from "../../src/log/entries.ts";
 import type { PlannedDetails } from "../../src/strategies/planned/planner.ts";
-import { PLANNED_REPORT, type PlannedReportDetails, type PlannerFailureDetails } from "../../src/strategies/planned/report.ts";
+import {
+  PLANNED_REPORT,
+  type PlannedReportDetails,
+  type PlannerFailureDetails,
+} from "../../src/strategies/planned/report.ts";
 import { startHarness, type Harness } from "./harness.ts";
-import { branchOf, captureWarnings as capture, customsOf, FILES, linesWith, recorded, textOf, workSession as work, type Call } from "./planned-fixtures.ts";
+import {
+  branchOf,
+  captureWarnings as capture,
+  customsOf,
+  FILES,
+  linesWith,
+  recorded,
+  textOf,
+  workSession as work,
+  type Call,
+} from "./planned-fixtures.ts";
 
 let h: Harness | undefined;
 let restoreNotify: (() => void) | undefined;
@@ -55,12 +69,22 @@ describe("planned recovery (Pi's default settings)", () => {
     const [entry] = compactions();
     const details = (entry as { details?: PlannedDetails }).details;
     expect(details).toMatchObject({ strategy: "planned", planner: "model" });
-    expect(details!.plan).toEqual({ form: "text", records: 3, accepted: 2, discarded: 1, stopReason: "length", truncated: true });
+    expect(details!.plan).toEqual({
+      form: "text",
+      records: 3,
+      accepted: 2,
+      discarded: 1,
+      stopReason: "length",
+      truncated: true,
+    });
     expect(customsOf(h, LedgerType.plannerFailure)).toEqual([]);
 
     h.script([fauxAssistantMessage("resumed")]);
     await h.session.prompt("after compaction");
-    const summary = h.requests.at(-1)!.map(textOf).find((t) => t.startsWith(SUMMARY_PREFIX))!;
+    const summary = h.requests
+      .at(-1)!
+      .map(textOf)
+      .find((t) => t.startsWith(SUMMARY_PREFIX))!;
     expect(summary).not.toContain("A-LINE 100 ");
     expect(summary).toContain("KEEP-THIS: the public API must not change.");
   });
@@ -100,9 +124,16 @@ describe("planned recovery (Pi's default settings)", () => {
     expect(card.data!.pinnedLines).toBeGreaterThanOrEqual(3);
     expect(card.data!.durationMs).toBeGreaterThanOrEqual(0);
     // Its card renders in full, collapsed or not; the record never reaches the model.
-    const runner = (h.session as unknown as { _extensionRunner: { getEntryRenderer: (t: string) => (e: unknown, o: unknown, th: unknown) => { render(w: number): string[] } } })._extensionRunner;
+    const runner = (
+      h.session as unknown as {
+        _extensionRunner: {
+          getEntryRenderer: (t: string) => (e: unknown, o: unknown, th: unknown) => { render(w: number): string[] };
+        };
+      }
+    )._extensionRunner;
     const theme = { fg: (_c: string, t: string) => t, bg: (_c: string, t: string) => t, bold: (t: string) => t };
-    const render = (expanded: boolean) => runner.getEntryRenderer(PLANNED_REPORT)(card, { expanded }, theme).render(200).join("\n");
+    const render = (expanded: boolean) =>
+      runner.getEntryRenderer(PLANNED_REPORT)(card, { expanded }, theme).render(200).join("\n");
     const text = render(false);
     expect(text).toBe(render(true));
     const f = (n: number) => n.toLocaleString("en-US");
@@ -110,18 +141,24 @@ describe("planned recovery (Pi's default settings)", () => {
     expect(text).toContain(`${f(card.data!.tokensBefore)} → ~${f(card.data!.tokensAfter)} tokens`);
     expect(text).toContain(`${f(card.data!.removedLines)} lines removed`);
     expect(text).toMatch(new RegExp(`${card.data!.pinnedLines} pinned lines · ${model} · \\d+\\.\\ds · manual`));
-    expect(text).toContain("recovered plan (text form): 2 records, 1 accepted, 1 discarded (the last one was cut by the output limit)");
+    expect(text).toContain(
+      "recovered plan (text form): 2 records, 1 accepted, 1 discarded (the last one was cut by the output limit)",
+    );
     h.script([fauxAssistantMessage("resumed")]);
     await h.session.prompt("after compaction");
     expect(JSON.stringify(h.requests.at(-1))).not.toContain("planned-report");
 
     const notices: string[] = [];
-    const ui = (h.session as unknown as { _extensionRunner: { uiContext: { notify: (m: string, t?: string) => void } } })._extensionRunner.uiContext;
+    const ui = (
+      h.session as unknown as { _extensionRunner: { uiContext: { notify: (m: string, t?: string) => void } } }
+    )._extensionRunner.uiContext;
     ui.notify = (message) => notices.push(message);
     await h.session.prompt("/context");
     const dashboard = notices.join("\n");
     expect(dashboard).toMatch(new RegExp(`planner ${model}: 1 compaction, 0 fallbacks; [\\d,]+ in, [\\d,]+ out`));
-    expect(dashboard).toMatch(/planned last run: [\d,]+ → ~[\d,]+ tokens, [\d,]+ lines removed, \d+ pinned lines, .*faux-1, \d+\.\ds, manual/);
+    expect(dashboard).toMatch(
+      /planned last run: [\d,]+ → ~[\d,]+ tokens, [\d,]+ lines removed, \d+ pinned lines, .*faux-1, \d+\.\ds, manual/,
+    );
     expect(dashboard).toContain("recovered plan (text form): 2 records, 1 accepted, 1 discarded");
   });
 
@@ -131,23 +168,45 @@ describe("planned recovery (Pi's default settings)", () => {
     await work(h);
     const calls: Call[] = [];
     const native = () => fauxAssistantMessage("NATIVE-SUMMARY of the work");
-    h.faux.appendResponses([recorded(calls, () => fauxAssistantMessage("Here are the ranges I would", { stopReason: "length" })), recorded(calls, native), recorded(calls, native)]);
+    h.faux.appendResponses([
+      recorded(calls, () => fauxAssistantMessage("Here are the ranges I would", { stopReason: "length" })),
+      recorded(calls, native),
+      recorded(calls, native),
+    ]);
     const result = await h.session.compact();
     expect(result.summary).toContain("NATIVE-SUMMARY");
     expect(calls[0].planner).toBe(true);
     const [failure] = customsOf<PlannerFailureDetails>(h, LedgerType.plannerFailure);
     expect(failure.data!.counts).toMatchObject({ form: "text", stopReason: "length" });
-    const runner = (h.session as unknown as { _extensionRunner: { getEntryRenderer: (t: string) => (e: unknown, o: unknown, th: unknown) => { render(w: number): string[] } } })._extensionRunner;
+    const runner = (
+      h.session as unknown as {
+        _extensionRunner: {
+          getEntryRenderer: (t: string) => (e: unknown, o: unknown, th: unknown) => { render(w: number): string[] };
+        };
+      }
+    )._extensionRunner;
     const theme = { fg: (_c: string, t: string) => t, bg: (_c: string, t: string) => t, bold: (t: string) => t };
-    expect(runner.getEntryRenderer(LedgerType.plannerFailure)(failure, { expanded: true }, theme).render(200).join("\n")).toContain("planner reply ended with: length");
+    expect(
+      runner.getEntryRenderer(LedgerType.plannerFailure)(failure, { expanded: true }, theme).render(200).join("\n"),
+    ).toContain("planner reply ended with: length");
   });
 
   it("the heuristic planner drops an older copy of a listing Pi keeps verbatim later (two identical 400-line outputs)", async () => {
-    const listing = Array.from({ length: 400 }, (_, i) => `LIST-ENTRY src/module-${i}/index.ts`).join("\n") + "\n";
-    h = await startHarness({ ledgerSettings: { strategy: "planned", planned: { planner: "heuristic" } }, files: { ...FILES, "files.txt": listing } });
+    const listing = `${Array.from({ length: 400 }, (_, i) => `LIST-ENTRY src/module-${i}/index.ts`).join("\n")}\n`;
+    h = await startHarness({
+      ledgerSettings: { strategy: "planned", planned: { planner: "heuristic" } },
+      files: { ...FILES, "files.txt": listing },
+    });
     h.script([
       fauxAssistantMessage([fauxToolCall("bash", { command: "cat files.txt" })], { stopReason: "toolUse" }),
-      fauxAssistantMessage([fauxToolCall("read", { path: "a.txt" }), fauxToolCall("read", { path: "b.txt" }), fauxToolCall("read", { path: "c.txt" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage(
+        [
+          fauxToolCall("read", { path: "a.txt" }),
+          fauxToolCall("read", { path: "b.txt" }),
+          fauxToolCall("read", { path: "c.txt" }),
+        ],
+        { stopReason: "toolUse" },
+      ),
       fauxAssistantMessage("ROOT-CAUSE found."),
       fauxAssistantMessage([fauxToolCall("bash", { command: "cat files.txt" })], { stopReason: "toolUse" }),
       fauxAssistantMessage("same files"),
@@ -159,7 +218,10 @@ describe("planned recovery (Pi's default settings)", () => {
     // The heuristic makes no model call.
     expect(h.requests.length).toBe(before);
     const [entry] = compactions();
-    expect((entry as { details?: PlannedDetails }).details).toMatchObject({ strategy: "planned", planner: "heuristic" });
+    expect((entry as { details?: PlannedDetails }).details).toMatchObject({
+      strategy: "planned",
+      planner: "heuristic",
+    });
     h.script([fauxAssistantMessage("resumed")]);
     await h.session.prompt("after compaction");
     const request = h.requests.at(-1)!;

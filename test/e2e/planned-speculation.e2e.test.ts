@@ -26,9 +26,16 @@ const details = () => {
 /** Run 1: read the three files (~33k tokens, past 20% of the 128k window) and answer; `after` is queued next. */
 async function firstRun(after: FauxResponseStep[] = []): Promise<void> {
   h!.script([
-    fauxAssistantMessage([fauxToolCall("read", { path: "a.txt" }), fauxToolCall("read", { path: "b.txt" }), fauxToolCall("read", { path: "c.txt" })], {
-      stopReason: "toolUse",
-    }),
+    fauxAssistantMessage(
+      [
+        fauxToolCall("read", { path: "a.txt" }),
+        fauxToolCall("read", { path: "b.txt" }),
+        fauxToolCall("read", { path: "c.txt" }),
+      ],
+      {
+        stopReason: "toolUse",
+      },
+    ),
     fauxAssistantMessage("ROOT-CAUSE: TIMEOUT_MS is too low."),
   ]);
   h!.faux.appendResponses(after);

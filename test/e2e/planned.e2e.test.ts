@@ -27,12 +27,15 @@ const textOf = (m: Message): string =>
 const branch = (): SessionEntry[] => h!.session.sessionManager.getBranch();
 const compactions = () => branch().filter((e) => e.type === "compaction");
 const promptOf = (context: Context) => context.messages.map(textOf).join("\n");
-const isPlannerRequest = (context: Context) => (context.systemPrompt ?? "").includes(PLANNER_SYSTEM) || promptOf(context).includes("\n<transcript>\n");
+const isPlannerRequest = (context: Context) =>
+  (context.systemPrompt ?? "").includes(PLANNER_SYSTEM) || promptOf(context).includes("\n<transcript>\n");
 
 /** Capture extension warnings: the session runs headless, so notices go to Pi's no-op UI context. */
 function captureWarnings(harness: Harness): string[] {
   const warnings: string[] = [];
-  const runner = (harness.session as unknown as { _extensionRunner: { uiContext: { notify: (m: string, t?: string) => void } } })._extensionRunner;
+  const runner = (
+    harness.session as unknown as { _extensionRunner: { uiContext: { notify: (m: string, t?: string) => void } } }
+  )._extensionRunner;
   const ui = runner.uiContext;
   const original = ui.notify;
   ui.notify = (message, type) => {
@@ -49,7 +52,7 @@ async function workSession(): Promise<void> {
   h!.script([
     fauxAssistantMessage([fauxToolCall("read", { path: "big.txt" })], { stopReason: "toolUse" }),
     fauxAssistantMessage("ROOT-CAUSE: TIMEOUT_MS is too low."),
-    fauxAssistantMessage("second answer " + "pad ".repeat(40)),
+    fauxAssistantMessage(`second answer ${"pad ".repeat(40)}`),
   ]);
   await h!.session.prompt(`Fix the login timeout.\n${KEEP}`);
   await h!.session.prompt("second turn");
@@ -86,10 +89,18 @@ describe("planned e2e", () => {
     // Surviving lines are the stored lines byte for byte.
     expect(summary).toContain(BIG.split("\n").slice(0, 10).join("\n"));
     // The range is trimmed at the 50% target: its first lines go, the rest of the file stays verbatim.
-    const { stats } = (entry as { details: { stats: { removedLines: number; trimmed: boolean; keptTokens: number; targetTokens: number } } }).details;
+    const { stats } = (
+      entry as {
+        details: { stats: { removedLines: number; trimmed: boolean; keptTokens: number; targetTokens: number } };
+      }
+    ).details;
     expect(stats.trimmed).toBe(true);
     expect(stats.keptTokens).toBeGreaterThanOrEqual(stats.targetTokens);
-    expect(summary).toContain(`[compacted: ${stats.removedLines} lines removed]\n${BIG.split("\n").slice(10 + stats.removedLines).join("\n")}`);
+    expect(summary).toContain(
+      `[compacted: ${stats.removedLines} lines removed]\n${BIG.split("\n")
+        .slice(10 + stats.removedLines)
+        .join("\n")}`,
+    );
     expect(request.some((m) => textOf(m).includes("ROOT-CAUSE: TIMEOUT_MS is too low."))).toBe(true);
     expect(summary).toContain('[tool result: read "big.txt"]');
     expect(summary).toMatch(/\[compacted: \d+ lines removed\]/);
@@ -101,13 +112,18 @@ describe("planned e2e", () => {
     h = await startHarness({ ledgerSettings: LEDGER, settings: SETTINGS, files: { "big.txt": BIG } });
     const warnings = captureWarnings(h);
     await workSession();
-    const native = (context: Context) => fauxAssistantMessage(isPlannerRequest(context) ? "unexpected second planner call" : "NATIVE-SUMMARY of the work");
+    const native = (context: Context) =>
+      fauxAssistantMessage(isPlannerRequest(context) ? "unexpected second planner call" : "NATIVE-SUMMARY of the work");
     h.script([fauxAssistantMessage("Sure! I would delete the big file, lines ten to forty."), native, native]);
     const result = await h.session.compact();
     const [entry] = compactions();
     expect(result.summary).toContain("NATIVE-SUMMARY");
-    expect(entry.type === "compaction" && (entry.details as { strategy?: string } | undefined)?.strategy).not.toBe("planned");
-    expect(warnings.some((w) => /planned compaction fell back/.test(w) && /not a `first,last` record/.test(w))).toBe(true);
+    expect(entry.type === "compaction" && (entry.details as { strategy?: string } | undefined)?.strategy).not.toBe(
+      "planned",
+    );
+    expect(warnings.some((w) => /planned compaction fell back/.test(w) && /not a `first,last` record/.test(w))).toBe(
+      true,
+    );
     // The diagnostic carries categories and numbers, never the planner's text.
     expect(warnings.join("\n")).not.toContain("Sure!");
   });

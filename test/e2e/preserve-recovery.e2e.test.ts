@@ -28,26 +28,44 @@ afterEach(async () => {
   h = undefined;
 });
 
-const textOf = (m: Message): string => (typeof m.content === "string" ? m.content : m.content.map((b) => (b.type === "text" ? b.text : "")).join(""));
+const textOf = (m: Message): string =>
+  typeof m.content === "string" ? m.content : m.content.map((b) => (b.type === "text" ? b.text : "")).join("");
 const requestText = (r: readonly Message[]) => JSON.stringify(r);
 const branch = (): SessionEntry[] => h!.session.sessionManager.getBranch();
 const checkpoints = () =>
-  branch().filter((e): e is Extract<SessionEntry, { type: "custom_message" }> => e.type === "custom_message" && e.customType === "context-ledger/preserve");
+  branch().filter(
+    (e): e is Extract<SessionEntry, { type: "custom_message" }> =>
+      e.type === "custom_message" && e.customType === "context-ledger/preserve",
+  );
 const detailsOf = (n: number) => checkpoints()[n].details as PreserveDetails;
 const lastText = (context: Context) => textOf(context.messages.at(-1)!);
-const systemOf = (context: Context): string => context.systemPrompt ?? (context.messages[0]?.role === "system" ? textOf(context.messages[0]) : "");
-const isCheckpointRequest = (context: Context) => lastText(context).startsWith("[Context maintenance") || lastText(context).includes("<tool-activity>");
-const isNativeSummaryRequest = (context: Context) => systemOf(context).startsWith("You are a context summarization assistant");
+const systemOf = (context: Context): string =>
+  context.systemPrompt ?? (context.messages[0]?.role === "system" ? textOf(context.messages[0]) : "");
+const isCheckpointRequest = (context: Context) =>
+  lastText(context).startsWith("[Context maintenance") || lastText(context).includes("<tool-activity>");
+const isNativeSummaryRequest = (context: Context) =>
+  systemOf(context).startsWith("You are a context summarization assistant");
 
 /** A file of about `tokens` tokens (chars / 4), marked so a request shows whether it is still raw. */
 const file = (marker: string, tokens: number) => {
   const line = `  '${marker.toLowerCase()} padding padding padding padding',\n`;
-  return `// ${marker}\nexport const data = [\n` + line.repeat(Math.ceil((tokens * 4) / line.length)) + "];\n";
+  return `// ${marker}\nexport const data = [\n${line.repeat(Math.ceil((tokens * 4) / line.length))}];\n`;
 };
 const pathsOf = (tag: string, n: number) => Array.from({ length: n }, (_, i) => `${tag.toLowerCase()}${i + 1}.ts`);
-const batchFiles = (tag: string, n: number, tokens: number) => Object.fromEntries(pathsOf(tag, n).map((p) => [p, file(`MARK-${tag}`, tokens)]));
-const readBatch = (tag: string, n: number, lead: Parameters<typeof fauxAssistantMessage>[0] = fauxText(`Reading batch ${tag}.`)) =>
-  fauxAssistantMessage([...(Array.isArray(lead) ? lead : [lead as never]), ...pathsOf(tag, n).map((path) => fauxToolCall("read", { path }))], { stopReason: "toolUse" });
+const batchFiles = (tag: string, n: number, tokens: number) =>
+  Object.fromEntries(pathsOf(tag, n).map((p) => [p, file(`MARK-${tag}`, tokens)]));
+const readBatch = (
+  tag: string,
+  n: number,
+  lead: Parameters<typeof fauxAssistantMessage>[0] = fauxText(`Reading batch ${tag}.`),
+) =>
+  fauxAssistantMessage(
+    [
+      ...(Array.isArray(lead) ? lead : [lead as never]),
+      ...pathsOf(tag, n).map((path) => fauxToolCall("read", { path })),
+    ],
+    { stopReason: "toolUse" },
+  );
 
 const USER1 = "Find why retries loop forever.";
 const USER2 = "Go on.";
@@ -61,14 +79,27 @@ let calls: Call[] = [];
 const callsOf = (kind: Call["kind"]) => calls.filter((c) => c.kind === kind);
 type Reply = AssistantMessage;
 const modelSummary = (_c: Context, n: number): Reply =>
-  fauxAssistantMessage(`## Tool Context\n### User message 1\n#### Findings\n- SUMMARY-${n}\n\n#### Changes & Validation\n- (none)\n\n#### Unresolved\n- (none)`);
+  fauxAssistantMessage(
+    `## Tool Context\n### User message 1\n#### Findings\n- SUMMARY-${n}\n\n#### Changes & Validation\n- (none)\n\n#### Unresolved\n- (none)`,
+  );
 
 /** Answers checkpoint requests with `summarize`, Pi's summary requests with a fixed text, the rest from `main`. */
-function responder(main: FauxResponseStep[], summarize: (context: Context, n: number) => Reply = modelSummary): FauxResponseStep[] {
+function responder(
+  main: FauxResponseStep[],
+  summarize: (context: Context, n: number) => Reply = modelSummary,
+): FauxResponseStep[] {
   let summaries = 0;
   const step: FauxResponseStep = async (context, options, state, model) => {
-    const kind: Call["kind"] = isCheckpointRequest(context) ? "checkpoint" : isNativeSummaryRequest(context) ? "native-summary" : "live";
-    calls.push({ kind, context: structuredClone({ ...context, tools: undefined }), options: { ...(options as SimpleStreamOptions), signal: undefined } });
+    const kind: Call["kind"] = isCheckpointRequest(context)
+      ? "checkpoint"
+      : isNativeSummaryRequest(context)
+        ? "native-summary"
+        : "live";
+    calls.push({
+      kind,
+      context: structuredClone({ ...context, tools: undefined }),
+      options: { ...(options as SimpleStreamOptions), signal: undefined },
+    });
     if (kind === "checkpoint") return summarize(context, ++summaries);
     if (kind === "native-summary") return fauxAssistantMessage("## Goal\nNATIVE-SUMMARY of the early work");
     const next = main.shift();
@@ -87,7 +118,12 @@ const reportsPromptOnLength =
   (pi) => {
     pi.on("message_end", (event) => {
       if (event.message.role !== "assistant" || event.message.stopReason !== "length") return;
-      Object.assign(event.message.usage, { input: tokens, cacheRead: 0, cacheWrite: 0, totalTokens: tokens + event.message.usage.output });
+      Object.assign(event.message.usage, {
+        input: tokens,
+        cacheRead: 0,
+        cacheWrite: 0,
+        totalTokens: tokens + event.message.usage.output,
+      });
     });
   };
 
@@ -113,7 +149,14 @@ describe("preserve direct-overflow certification (Pi's default settings, 50,000-
       if (event.type === "compaction_start") compactionStarts.push(event.reason);
     });
     const tail = fauxAssistantMessage("PARTIAL-TAIL: the retry loop never reads the cap", { stopReason: "length" });
-    h!.script(responder([readBatch("A", 2), readBatch("B", 1, [fauxThinking("PLAN ".repeat(5_600)), fauxText("Reading b1.ts.")]), tail, fauxAssistantMessage("DONE")]));
+    h!.script(
+      responder([
+        readBatch("A", 2),
+        readBatch("B", 1, [fauxThinking("PLAN ".repeat(5_600)), fauxText("Reading b1.ts.")]),
+        tail,
+        fauxAssistantMessage("DONE"),
+      ]),
+    );
     await h!.session.prompt(USER1);
 
     expect(checkpoints().length).toBe(2);
@@ -126,13 +169,20 @@ describe("preserve direct-overflow certification (Pi's default settings, 50,000-
     expect(systemOf(deltaOnly.context)).toBe(DELTA_ONLY_SYSTEM);
     expect(deltaOnly.context.messages.filter((m) => m.role !== "system").map((m) => m.role)).toEqual(["user"]);
     const body = lastText(deltaOnly.context);
-    const call = branch().flatMap((e) => (e.type === "message" && e.message.role === "assistant" ? e.message.content : [])).find((b) => b.type === "toolCall" && b.name === "read" && JSON.stringify(b.arguments).includes("b1.ts"));
+    const call = branch()
+      .flatMap((e) => (e.type === "message" && e.message.role === "assistant" ? e.message.content : []))
+      .find((b) => b.type === "toolCall" && b.name === "read" && JSON.stringify(b.arguments).includes("b1.ts"));
     expect(call).toBeDefined();
     expect(body).toContain(`[tool call ${(call as { id: string }).id}] read {"path":"b1.ts"}`);
     expect(body).toContain(B1.slice(0, -1));
     expect(body).toContain("=== Work for user message 1 ===");
-    for (const absent of [USER1, "SUMMARY-1", "[Tool summary #1", "PARTIAL-TAIL", "MARK-A"]) expect(body).not.toContain(absent);
-    expect(deltaOnly.options).toMatchObject({ maxTokens: 8_000, disableContinuation: true, sessionId: h!.session.sessionManager.getSessionId() });
+    for (const absent of [USER1, "SUMMARY-1", "[Tool summary #1", "PARTIAL-TAIL", "MARK-A"])
+      expect(body).not.toContain(absent);
+    expect(deltaOnly.options).toMatchObject({
+      maxTokens: 8_000,
+      disableContinuation: true,
+      sessionId: h!.session.sessionManager.getSessionId(),
+    });
     expect(deltaOnly.options.toolChoice).toBeUndefined();
 
     // Pi compacted nothing: no native summary request, no compaction entry, not even a compaction that was cancelled.
@@ -164,17 +214,36 @@ describe("Pi's automatic compaction while preserve is active (Pi's default setti
     const WINDOW = 128_000;
     expect(WINDOW - reserveTokens(WINDOW)).toBe(113_162);
     expect(WINDOW - 16_384).toBe(111_616);
-    await start({ contextWindow: WINDOW, files: { ...batchFiles("A", 5, 12_400), ...batchFiles("B", 3, 12_400), "pad.ts": file("MARK-P", 9_000) } });
+    await start({
+      contextWindow: WINDOW,
+      files: { ...batchFiles("A", 5, 12_400), ...batchFiles("B", 3, 12_400), "pad.ts": file("MARK-P", 9_000) },
+    });
     const events: { type: string; reason?: string; aborted?: boolean }[] = [];
     h!.session.subscribe((event) => {
       if (event.type === "compaction_start") events.push({ type: event.type, reason: event.reason });
-      if (event.type === "compaction_end") events.push({ type: event.type, reason: event.reason, aborted: event.aborted });
+      if (event.type === "compaction_end")
+        events.push({ type: event.type, reason: event.reason, aborted: event.aborted });
     });
     const settingsBefore = JSON.stringify(h!.session.settingsManager.getSettings());
-    h!.script(responder([readBatch("A", 5), fauxAssistantMessage([fauxText("Reading batch B."), ...[...pathsOf("B", 3), "pad.ts"].map((path) => fauxToolCall("read", { path }))], { stopReason: "toolUse" }), fauxAssistantMessage("DONE-1"), fauxAssistantMessage("DONE-2")]));
+    h!.script(
+      responder([
+        readBatch("A", 5),
+        fauxAssistantMessage(
+          [
+            fauxText("Reading batch B."),
+            ...[...pathsOf("B", 3), "pad.ts"].map((path) => fauxToolCall("read", { path })),
+          ],
+          { stopReason: "toolUse" },
+        ),
+        fauxAssistantMessage("DONE-1"),
+        fauxAssistantMessage("DONE-2"),
+      ]),
+    );
     await h!.session.prompt(USER1);
     // The last request was between the two thresholds: Pi's automatic compaction would have started there.
-    const answer = branch().filter((e) => e.type === "message" && e.message.role === "assistant").at(-1) as { message: AssistantMessage };
+    const answer = branch()
+      .filter((e) => e.type === "message" && e.message.role === "assistant")
+      .at(-1) as { message: AssistantMessage };
     const prompt = answer.message.usage.input + answer.message.usage.cacheRead + answer.message.usage.cacheWrite;
     expect(prompt).toBeGreaterThan(111_616);
     expect(prompt).toBeLessThanOrEqual(113_162);
@@ -187,7 +256,9 @@ describe("Pi's automatic compaction while preserve is active (Pi's default setti
     expect(callsOf("checkpoint").length + callsOf("native-summary").length).toBe(0);
     // Only Pi's in-memory reading changed: the user's settings (Pi's and the settings file) are as they were.
     expect(JSON.stringify(h!.session.settingsManager.getSettings())).toBe(settingsBefore);
-    expect(readFileSync(join(h!.agentDir, "settings.json"), "utf8")).toBe(JSON.stringify({ contextLedger: { strategy: "preserve" } }));
+    expect(readFileSync(join(h!.agentDir, "settings.json"), "utf8")).toBe(
+      JSON.stringify({ contextLedger: { strategy: "preserve" } }),
+    );
     expect(h!.session.settingsManager.getCompactionSettings(h!.session.model).enabled).toBe(false);
     // Once preserve no longer applies (session shut down), Pi reads its own setting again.
     await h!.session.dispose();
@@ -196,14 +267,19 @@ describe("Pi's automatic compaction while preserve is active (Pi's default setti
 });
 
 /** The 200k setup of the main preserve e2e suite: three batches of five ~12,400-token reads cross preserve's trigger. */
-const WIDE = { contextWindow: 200_000, files: { ...batchFiles("A", 5, 12_400), ...batchFiles("B", 5, 12_400), ...batchFiles("C", 5, 12_400) } };
+const WIDE = {
+  contextWindow: 200_000,
+  files: { ...batchFiles("A", 5, 12_400), ...batchFiles("B", 5, 12_400), ...batchFiles("C", 5, 12_400) },
+};
 const threeBatches = () => [readBatch("A", 5), readBatch("B", 5), readBatch("C", 5), fauxAssistantMessage("DONE-1")];
 
 describe("preserve summary replies and cards (Pi's default settings, 200,000-token window)", () => {
   it("a tool call written as text gets the text-only retry (same prefix, tool choice none) before delta-only", async () => {
     await start(WIDE);
     const written = '<tool_call>{"name":"read","arguments":{"path":"a1.ts"}}</tool_call>';
-    h!.script(responder(threeBatches(), (context, n) => (n === 1 ? fauxAssistantMessage(written) : modelSummary(context, n))));
+    h!.script(
+      responder(threeBatches(), (context, n) => (n === 1 ? fauxAssistantMessage(written) : modelSummary(context, n))),
+    );
     await h!.session.prompt(USER1);
     const [first, retry] = callsOf("checkpoint");
     expect(callsOf("checkpoint").length).toBe(2);
@@ -221,19 +297,43 @@ describe("preserve summary replies and cards (Pi's default settings, 200,000-tok
     h!.script(responder(threeBatches()));
     await h!.session.prompt(USER1);
     const [entry] = checkpoints();
-    const runner = (h!.session as unknown as { _extensionRunner: { getMessageRenderer: (t: string) => (m: unknown, o: unknown, th: unknown) => { render(w: number): string[] } } })._extensionRunner;
+    const runner = (
+      h!.session as unknown as {
+        _extensionRunner: {
+          getMessageRenderer: (t: string) => (m: unknown, o: unknown, th: unknown) => { render(w: number): string[] };
+        };
+      }
+    )._extensionRunner;
     const theme = { fg: (_c: string, t: string) => t, bg: (_c: string, t: string) => t, bold: (t: string) => t };
-    const message = { role: "custom", customType: entry.customType, content: entry.content, display: true, details: entry.details, timestamp: 0 };
-    const render = (expanded: boolean) => runner.getMessageRenderer(entry.customType)(message, { expanded }, theme).render(200).join("\n");
+    const message = {
+      role: "custom",
+      customType: entry.customType,
+      content: entry.content,
+      display: true,
+      details: entry.details,
+      timestamp: 0,
+    };
+    const render = (expanded: boolean) =>
+      runner.getMessageRenderer(entry.customType)(message, { expanded }, theme).render(200).join("\n");
     const collapsed = render(false);
     expect(collapsed).toBe(render(true));
-    for (const line of [/context: ~[\d,]+ tok → ~[\d,]+ tok, headroom ~[\d,]+ tok/, /compacted: ~[\d,]+ tok \([\d.]+x\)/, /tool results: ~[\d,]+ tok/, /raw tail kept: ~[\d,]+ tok/, /user messages: ~/, /tool summaries: 1 total/, /covered user messages: 1/, /SUMMARY-1/])
+    for (const line of [
+      /context: ~[\d,]+ tok → ~[\d,]+ tok, headroom ~[\d,]+ tok/,
+      /compacted: ~[\d,]+ tok \([\d.]+x\)/,
+      /tool results: ~[\d,]+ tok/,
+      /raw tail kept: ~[\d,]+ tok/,
+      /user messages: ~/,
+      /tool summaries: 1 total/,
+      /covered user messages: 1/,
+      /SUMMARY-1/,
+    ])
       expect(collapsed).toMatch(line);
   });
 });
 
 describe("preserve summary requests under Pi's retry policy (200,000-token window)", () => {
-  const overloaded = () => fauxAssistantMessage("", { stopReason: "error", errorMessage: "529 overloaded_error: Overloaded" });
+  const overloaded = () =>
+    fauxAssistantMessage("", { stopReason: "error", errorMessage: "529 overloaded_error: Overloaded" });
   /** The waits the extension asked for; none really sleeps. */
   let waits: number[] = [];
   const noSleep = { sleep: async (ms: number) => void waits.push(ms) };
@@ -251,13 +351,19 @@ describe("preserve summary requests under Pi's retry policy (200,000-token windo
     expect(retry.options).toEqual(first.options);
     expect(systemOf(retry.context)).not.toBe(DELTA_ONLY_SYSTEM);
     expect(detailsOf(0).writer).toBe("model");
-    expect(notices().filter((m) => /retry \d\/\d/.test(m))).toEqual(["context-ledger: preserve: the tool summary request failed (529 overloaded_error: Overloaded); retry 1/3 in 2.0s."]);
+    expect(notices().filter((m) => /retry \d\/\d/.test(m))).toEqual([
+      "context-ledger: preserve: the tool summary request failed (529 overloaded_error: Overloaded); retry 1/3 in 2.0s.",
+    ]);
     expect(notices().some((m) => /delta-only/.test(m))).toBe(false);
   });
 
   it("follows settings.retry (maxRetries, baseDelayMs, maxAgentDelayMs), then announces the switch to delta-only", async () => {
     waits = [];
-    await start({ ...WIDE, ledgerOptions: noSleep, settings: { retry: { maxRetries: 2, baseDelayMs: 40_000, maxAgentDelayMs: 50_000 } } });
+    await start({
+      ...WIDE,
+      ledgerOptions: noSleep,
+      settings: { retry: { maxRetries: 2, baseDelayMs: 40_000, maxAgentDelayMs: 50_000 } },
+    });
     h!.script(responder(threeBatches(), (context, n) => (n <= 3 ? overloaded() : modelSummary(context, n))));
     await h!.session.prompt(USER1);
     expect(waits).toEqual([40_000, 50_000]);
@@ -267,8 +373,17 @@ describe("preserve summary requests under Pi's retry policy (200,000-token windo
     expect(systemOf(requests[3].context)).toBe(DELTA_ONLY_SYSTEM);
     expect(detailsOf(0).writer).toBe("delta-only");
     const told = notices();
-    expect(told.filter((m) => /retry \d\/2 in/.test(m)).map((m) => /retry (\d\/2 in [\d.]+s)/.exec(m)![1])).toEqual(["1/2 in 40.0s", "2/2 in 50.0s"]);
-    expect(told.some((m) => /cache-friendly summary request failed \(529 overloaded_error: Overloaded\); writing tool summary #1 from its tool activity only \(delta-only\)/.test(m))).toBe(true);
+    expect(told.filter((m) => /retry \d\/2 in/.test(m)).map((m) => /retry (\d\/2 in [\d.]+s)/.exec(m)![1])).toEqual([
+      "1/2 in 40.0s",
+      "2/2 in 50.0s",
+    ]);
+    expect(
+      told.some((m) =>
+        /cache-friendly summary request failed \(529 overloaded_error: Overloaded\); writing tool summary #1 from its tool activity only \(delta-only\)/.test(
+          m,
+        ),
+      ),
+    ).toBe(true);
   });
 
   it("with settings.retry.enabled false nothing is retried; a non-transient error is never retried", async () => {
@@ -282,7 +397,13 @@ describe("preserve summary requests under Pi's retry policy (200,000-token windo
     await h!.dispose();
     waits = [];
     await start({ ...WIDE, ledgerOptions: noSleep });
-    h!.script(responder(threeBatches(), (context, n) => (n === 1 ? fauxAssistantMessage("", { stopReason: "error", errorMessage: "401 invalid x-api-key" }) : modelSummary(context, n))));
+    h!.script(
+      responder(threeBatches(), (context, n) =>
+        n === 1
+          ? fauxAssistantMessage("", { stopReason: "error", errorMessage: "401 invalid x-api-key" })
+          : modelSummary(context, n),
+      ),
+    );
     await h!.session.prompt(USER1);
     expect(waits).toEqual([]);
     expect(callsOf("checkpoint").length).toBe(2);

@@ -36,12 +36,13 @@ const WINDOW = 200_000;
  * returns at most 50 KB, so large tool traffic comes as batches of parallel reads. */
 const file = (marker: string, tokens: number) => {
   const line = `  '${marker.toLowerCase()} padding padding padding padding',\n`;
-  return `// ${marker}\nexport const data = [\n` + line.repeat(Math.ceil((tokens * 4) / line.length)) + "];\n";
+  return `// ${marker}\nexport const data = [\n${line.repeat(Math.ceil((tokens * 4) / line.length))}];\n`;
 };
 /** Paths of batch `tag`: `<tag>1.ts` … `<tag>n.ts`. */
 const pathsOf = (tag: string, n: number) => Array.from({ length: n }, (_, i) => `${tag.toLowerCase()}${i + 1}.ts`);
 /** `n` files of `tokens` each for batch `tag`, all carrying the marker MARK-<tag>. */
-const batchFiles = (tag: string, n: number, tokens: number) => Object.fromEntries(pathsOf(tag, n).map((p) => [p, file(`MARK-${tag}`, tokens)]));
+const batchFiles = (tag: string, n: number, tokens: number) =>
+  Object.fromEntries(pathsOf(tag, n).map((p) => [p, file(`MARK-${tag}`, tokens)]));
 /** Five reads of ~12,400 tokens: ~62k per batch, so three batches cross preserve's trigger at 200k. */
 const FILES: Record<string, string> = {
   ...batchFiles("A", 5, 12_400),
@@ -55,17 +56,24 @@ const FILES: Record<string, string> = {
 const USER1 = "Find why retries loop forever.  Keep my wording: ünïcødé ✓ ";
 const USER2 = "Now check d.ts as well.";
 
-const textOf = (m: Message): string => (typeof m.content === "string" ? m.content : m.content.map((b) => (b.type === "text" ? b.text : "")).join(""));
+const textOf = (m: Message): string =>
+  typeof m.content === "string" ? m.content : m.content.map((b) => (b.type === "text" ? b.text : "")).join("");
 const requestText = (r: readonly Message[]) => JSON.stringify(r);
 const branch = (): SessionEntry[] => h!.session.sessionManager.getBranch();
 const checkpoints = () =>
-  branch().filter((e): e is Extract<SessionEntry, { type: "custom_message" }> => e.type === "custom_message" && e.customType === "context-ledger/preserve");
+  branch().filter(
+    (e): e is Extract<SessionEntry, { type: "custom_message" }> =>
+      e.type === "custom_message" && e.customType === "context-ledger/preserve",
+  );
 const detailsOf = (n: number) => checkpoints()[n].details as PreserveDetails;
 const lastText = (context: Context) => textOf(context.messages.at(-1)!);
-const isCheckpointRequest = (context: Context) => lastText(context).startsWith("[Context maintenance") || lastText(context).includes("<tool-activity>");
+const isCheckpointRequest = (context: Context) =>
+  lastText(context).startsWith("[Context maintenance") || lastText(context).includes("<tool-activity>");
 /** The request's system prompt, whether given as `systemPrompt` or as the leading system message. */
-const systemOf = (context: Context): string => context.systemPrompt ?? (context.messages[0]?.role === "system" ? textOf(context.messages[0]) : "");
-const isNativeSummaryRequest = (context: Context) => systemOf(context).startsWith("You are a context summarization assistant");
+const systemOf = (context: Context): string =>
+  context.systemPrompt ?? (context.messages[0]?.role === "system" ? textOf(context.messages[0]) : "");
+const isNativeSummaryRequest = (context: Context) =>
+  systemOf(context).startsWith("You are a context summarization assistant");
 const cpIndex = (r: readonly Message[], n: number) => r.findIndex((m) => textOf(m).startsWith(`[Tool summary #${n}:`));
 
 /** One provider call as the faux provider saw it. */
@@ -81,11 +89,23 @@ const callsOf = (kind: Call["kind"]) => calls.filter((c) => c.kind === kind);
 type Reply = ReturnType<typeof fauxAssistantMessage>;
 
 /** Answers checkpoint requests with `summarize`, Pi's native summary requests with a fixed summary, the rest from `main`. */
-function responder(main: FauxResponseStep[], summarize: (context: Context, n: number) => Reply = modelSummary): FauxResponseStep[] {
+function responder(
+  main: FauxResponseStep[],
+  summarize: (context: Context, n: number) => Reply = modelSummary,
+): FauxResponseStep[] {
   let summaries = 0;
   const step: FauxResponseStep = async (context, options, state, model) => {
-    const kind: Call["kind"] = isCheckpointRequest(context) ? "checkpoint" : isNativeSummaryRequest(context) ? "native-summary" : "live";
-    calls.push({ kind, model: model.id, context: structuredClone({ ...context, tools: undefined }), options: { ...(options as SimpleStreamOptions) } });
+    const kind: Call["kind"] = isCheckpointRequest(context)
+      ? "checkpoint"
+      : isNativeSummaryRequest(context)
+        ? "native-summary"
+        : "live";
+    calls.push({
+      kind,
+      model: model.id,
+      context: structuredClone({ ...context, tools: undefined }),
+      options: { ...(options as SimpleStreamOptions) },
+    });
     if (kind === "checkpoint") return summarize(context, ++summaries);
     if (kind === "native-summary") return fauxAssistantMessage("## Goal\nNATIVE-SUMMARY of the early work");
     const next = main.shift();
@@ -96,18 +116,29 @@ function responder(main: FauxResponseStep[], summarize: (context: Context, n: nu
 }
 
 const modelSummary = (_c: Context, n: number) =>
-  fauxAssistantMessage(`## Tool Context\n### User message ${n}\n#### Findings\n- SUMMARY-${n}\n\n#### Changes & Validation\n- (none)\n\n#### Unresolved\n- (none)`);
+  fauxAssistantMessage(
+    `## Tool Context\n### User message ${n}\n#### Findings\n- SUMMARY-${n}\n\n#### Changes & Validation\n- (none)\n\n#### Unresolved\n- (none)`,
+  );
 
-const read = (path: string) => fauxAssistantMessage([fauxText(`Reading ${path}.`), fauxToolCall("read", { path })], { stopReason: "toolUse" });
+const read = (path: string) =>
+  fauxAssistantMessage([fauxText(`Reading ${path}.`), fauxToolCall("read", { path })], { stopReason: "toolUse" });
 /** One assistant turn reading every file of batch `tag` in parallel. */
 const readBatch = (tag: string, n = 5) =>
-  fauxAssistantMessage([fauxText(`Reading batch ${tag}.`), ...pathsOf(tag, n).map((path) => fauxToolCall("read", { path }))], { stopReason: "toolUse" });
+  fauxAssistantMessage(
+    [fauxText(`Reading batch ${tag}.`), ...pathsOf(tag, n).map((path) => fauxToolCall("read", { path }))],
+    { stopReason: "toolUse" },
+  );
 /** The usual first request: three batches, then an answer. */
 const threeBatches = () => [readBatch("A"), readBatch("B"), readBatch("C"), fauxAssistantMessage("DONE-1")];
 
 async function start(options: Partial<HarnessOptions> = {}): Promise<void> {
   calls = [];
-  h = await startHarness({ files: FILES, contextWindow: WINDOW, ...options, ledgerSettings: { strategy: "preserve", ...options.ledgerSettings } });
+  h = await startHarness({
+    files: FILES,
+    contextWindow: WINDOW,
+    ...options,
+    ledgerSettings: { strategy: "preserve", ...options.ledgerSettings },
+  });
 }
 
 describe("preserve e2e (Pi's default settings)", () => {
@@ -123,7 +154,14 @@ describe("preserve e2e (Pi's default settings)", () => {
 
     expect(checkpoints().length).toBe(1);
     const d1 = detailsOf(0);
-    expect(d1).toMatchObject({ v: 1, strategy: "preserve", checkpoint: 1, writer: "model", userOrdinals: [1], range: { afterId: null, keepDialogue: true } });
+    expect(d1).toMatchObject({
+      v: 1,
+      strategy: "preserve",
+      checkpoint: 1,
+      writer: "model",
+      userOrdinals: [1],
+      range: { afterId: null, keepDialogue: true },
+    });
     expect(d1.tokens.hidden).toBeGreaterThan(120_000);
     expect(d1.tokens.checkpoint).toBeLessThan(200);
 
@@ -131,7 +169,9 @@ describe("preserve e2e (Pi's default settings)", () => {
     const summaryAt = calls.findIndex((c) => c.kind === "checkpoint");
     expect(summaryAt).toBeGreaterThan(0);
     expect(calls[summaryAt - 1].kind).toBe("live");
-    expect(JSON.stringify(calls[summaryAt].context.messages.slice(0, -1))).toBe(JSON.stringify(calls[summaryAt - 1].context.messages));
+    expect(JSON.stringify(calls[summaryAt].context.messages.slice(0, -1))).toBe(
+      JSON.stringify(calls[summaryAt - 1].context.messages),
+    );
     expect(lastText(calls[summaryAt].context)).toContain("user message(s) 1");
 
     // The next live request: user message verbatim, checkpoint, current batch raw, no older tool result.
@@ -170,16 +210,38 @@ describe("preserve e2e (Pi's default settings)", () => {
   it("the checkpoint request carries the live request's cache-relevant options", async () => {
     await start({
       reasoning: true,
-      settings: { defaultThinkingLevel: "high", transport: "websocket", retry: { provider: { timeoutMs: 45_000, maxRetries: 2 } }, websocketConnectTimeoutMs: 7_000 },
+      settings: {
+        defaultThinkingLevel: "high",
+        transport: "websocket",
+        retry: { provider: { timeoutMs: 45_000, maxRetries: 2 } },
+        websocketConnectTimeoutMs: 7_000,
+      },
     });
     h!.script(responder(threeBatches()));
     await h!.session.prompt(USER1);
     const at = calls.findIndex((c) => c.kind === "checkpoint");
     const live = calls[at - 1].options;
     const checkpoint = calls[at].options;
-    const KEYS = ["sessionId", "reasoning", "cacheRetention", "transport", "timeoutMs", "maxRetries", "maxRetryDelayMs", "websocketConnectTimeoutMs", "thinkingBudgets", "toolChoice"] as const;
+    const KEYS = [
+      "sessionId",
+      "reasoning",
+      "cacheRetention",
+      "transport",
+      "timeoutMs",
+      "maxRetries",
+      "maxRetryDelayMs",
+      "websocketConnectTimeoutMs",
+      "thinkingBudgets",
+      "toolChoice",
+    ] as const;
     const pick = (o: SimpleStreamOptions) => Object.fromEntries(KEYS.map((key) => [key, o[key]]));
-    expect(live).toMatchObject({ sessionId: h!.session.sessionManager.getSessionId(), reasoning: "high", transport: "websocket", timeoutMs: 45_000, maxRetries: 2 });
+    expect(live).toMatchObject({
+      sessionId: h!.session.sessionManager.getSessionId(),
+      reasoning: "high",
+      transport: "websocket",
+      timeoutMs: 45_000,
+      maxRetries: 2,
+    });
     expect(pick(checkpoint)).toEqual(pick(live));
     // Its own output cap, and no server-side continuation state replaced by this side request.
     expect(checkpoint.maxTokens).toBeGreaterThan(0);
@@ -198,7 +260,11 @@ describe("preserve e2e (Pi's default settings)", () => {
     const at = calls.findIndex((c) => c.kind === "checkpoint");
     expect(calls[at - 1].options).toMatchObject({ reasoning: "high" });
     expect(calls[at - 1].options.cacheRetention).toBeUndefined();
-    expect(calls[at].options).toMatchObject({ reasoning: "low", cacheRetention: "long", sessionId: calls[at - 1].options.sessionId });
+    expect(calls[at].options).toMatchObject({
+      reasoning: "low",
+      cacheRetention: "long",
+      sessionId: calls[at - 1].options.sessionId,
+    });
   });
 
   it("a summary model other than the live one skips the cached continuation and writes from the delta only", async () => {
@@ -219,14 +285,18 @@ describe("preserve e2e (Pi's default settings)", () => {
     restoreNotices = restore;
     h!.script(responder(threeBatches()));
     await h!.session.prompt(USER1);
-    expect(notices.map((n) => n.message).join("\n")).toMatch(/contextLedger\.preserve\.summaryModel "nowhere\/none" is not available/);
+    expect(notices.map((n) => n.message).join("\n")).toMatch(
+      /contextLedger\.preserve\.summaryModel "nowhere\/none" is not available/,
+    );
     expect(detailsOf(0).writer).toBe("model");
   });
 
   it("retries a summary that stopped at length once as delta-only, with exactly the technical delta", async () => {
     await start();
     const summary = (context: Context, n: number) =>
-      n === 1 ? fauxAssistantMessage("## Tool Context\n### User message 1\n- cut", { stopReason: "length" }) : modelSummary(context, 1);
+      n === 1
+        ? fauxAssistantMessage("## Tool Context\n### User message 1\n- cut", { stopReason: "length" })
+        : modelSummary(context, 1);
     h!.script(responder(threeBatches(), summary));
     await h!.session.prompt(USER1);
     expect(detailsOf(0).writer).toBe("delta-only");
@@ -245,7 +315,10 @@ describe("preserve e2e (Pi's default settings)", () => {
 
   it("a reply that calls a tool gets one text-only retry (same prefix, tool choice none) before delta-only", async () => {
     await start();
-    const summary = (context: Context, n: number) => (n === 1 ? fauxAssistantMessage([fauxToolCall("read", { path: "a1.ts" })], { stopReason: "toolUse" }) : modelSummary(context, 1));
+    const summary = (context: Context, n: number) =>
+      n === 1
+        ? fauxAssistantMessage([fauxToolCall("read", { path: "a1.ts" })], { stopReason: "toolUse" })
+        : modelSummary(context, 1);
     h!.script(responder(threeBatches(), summary));
     await h!.session.prompt(USER1);
     const [first, retry] = callsOf("checkpoint");
@@ -258,7 +331,8 @@ describe("preserve e2e (Pi's default settings)", () => {
 
   it("a reply without visible text is retried once, then the delta-only request writes", async () => {
     await start();
-    const summary = (context: Context, n: number) => (n <= 2 ? fauxAssistantMessage([fauxThinking("thinking only")]) : modelSummary(context, 1));
+    const summary = (context: Context, n: number) =>
+      n <= 2 ? fauxAssistantMessage([fauxThinking("thinking only")]) : modelSummary(context, 1);
     h!.script(responder(threeBatches(), summary));
     await h!.session.prompt(USER1);
     const requests = callsOf("checkpoint");
@@ -318,7 +392,8 @@ describe("preserve e2e (Pi's default settings)", () => {
     await start();
     const ends: { aborted: boolean; errorMessage?: string; summary?: string }[] = [];
     h!.session.subscribe((event) => {
-      if (event.type === "compaction_end") ends.push({ aborted: event.aborted, errorMessage: event.errorMessage, summary: event.result?.summary });
+      if (event.type === "compaction_end")
+        ends.push({ aborted: event.aborted, errorMessage: event.errorMessage, summary: event.result?.summary });
     });
     h!.script(responder([read("small.ts"), fauxAssistantMessage("DONE-1"), fauxAssistantMessage("after")]));
     await h!.session.prompt(USER1);
@@ -329,7 +404,10 @@ describe("preserve e2e (Pi's default settings)", () => {
     // Pi reports a success: no "Compaction cancelled", no error; its card shows the checkpoint.
     expect(ends).toEqual([{ aborted: false, errorMessage: undefined, summary: checkpoints()[0].content }]);
     expect(result.summary).toBe(checkpoints()[0].content);
-    expect(branch().at(-1)).toMatchObject({ type: "compaction", details: { v: 1, strategy: "preserve", checkpoint: 1 } });
+    expect(branch().at(-1)).toMatchObject({
+      type: "compaction",
+      details: { v: 1, strategy: "preserve", checkpoint: 1 },
+    });
     await h!.session.prompt("continue");
     const last = h!.requests.at(-1)!;
     expect(last.slice(1).map((m) => m.role)).toEqual(["user", "assistant", "user", "user"]);
@@ -350,7 +428,9 @@ describe("preserve e2e (Pi's default settings)", () => {
     await h!.session.prompt(USER1);
     await h!.session.compact("Focus on the retry cap and the failing test");
     const [request] = callsOf("checkpoint");
-    expect(lastText(request.context)).toMatch(/Focus requested by the user for this tool summary.*: Focus on the retry cap and the failing test/);
+    expect(lastText(request.context)).toMatch(
+      /Focus requested by the user for this tool summary.*: Focus on the retry cap and the failing test/,
+    );
   });
 
   it("manual /compact with no raw tool state writes nothing and says so", async () => {
@@ -367,7 +447,10 @@ describe("preserve e2e (Pi's default settings)", () => {
 
   it("a completed answer keeps its text verbatim while its reasoning is compacted", async () => {
     await start({ reasoning: true, settings: { defaultThinkingLevel: "medium" } });
-    const answer = fauxAssistantMessage([fauxThinking("PRIVATE-REASONING ".repeat(50)), fauxText("ANSWER-1: nextDelay never caps.")]);
+    const answer = fauxAssistantMessage([
+      fauxThinking("PRIVATE-REASONING ".repeat(50)),
+      fauxText("ANSWER-1: nextDelay never caps."),
+    ]);
     h!.script(responder([readBatch("A"), answer, readBatch("B"), readBatch("C"), fauxAssistantMessage("DONE-2")]));
     await h!.session.prompt(USER1);
     await h!.session.prompt(USER2);
@@ -396,7 +479,14 @@ describe("preserve e2e (Pi's default settings)", () => {
     expect(t.contextAfter).toBe(t.contextBefore! - t.hidden + t.checkpoint);
     expect(t.headroom).toBe(WINDOW - t.contextAfter);
     const report = summaryReport(detailsOf(1));
-    for (const line of [/^context: ~[\d,]+ tok → ~[\d,]+ tok, headroom ~[\d,]+ tok$/m, /^ {2}user messages: ~/m, /^ {2}assistant answers: ~/m, /^raw tail kept: ~/m, /^ {2}tool results: ~/m, /^tool summaries: 2 total/m])
+    for (const line of [
+      /^context: ~[\d,]+ tok → ~[\d,]+ tok, headroom ~[\d,]+ tok$/m,
+      /^ {2}user messages: ~/m,
+      /^ {2}assistant answers: ~/m,
+      /^raw tail kept: ~/m,
+      /^ {2}tool results: ~/m,
+      /^tool summaries: 2 total/m,
+    ])
       expect(report).toMatch(line);
   });
 
@@ -423,10 +513,20 @@ describe("preserve overflow certification (Pi's default settings, 50,000-token w
       ledgerSettings: { strategy: "preserve" },
     });
     calls = [];
-    const secondRead = fauxAssistantMessage([fauxThinking("PLAN ".repeat(5_600)), fauxText("Reading batch B."), ...pathsOf("B", 2).map((path) => fauxToolCall("read", { path }))], {
-      stopReason: "toolUse",
+    const secondRead = fauxAssistantMessage(
+      [
+        fauxThinking("PLAN ".repeat(5_600)),
+        fauxText("Reading batch B."),
+        ...pathsOf("B", 2).map((path) => fauxToolCall("read", { path })),
+      ],
+      {
+        stopReason: "toolUse",
+      },
+    );
+    const overflow = fauxAssistantMessage("", {
+      stopReason: "error",
+      errorMessage: "prompt is too long: 56172 tokens > 50000 maximum",
     });
-    const overflow = fauxAssistantMessage("", { stopReason: "error", errorMessage: "prompt is too long: 56172 tokens > 50000 maximum" });
     h.script(responder([readBatch("A", 2), secondRead, overflow, fauxAssistantMessage("DONE")]));
     await h.session.prompt(USER1);
 
@@ -434,7 +534,11 @@ describe("preserve overflow certification (Pi's default settings, 50,000-token w
     const compaction = branch().find((e) => e.type === "compaction")!;
     expect(compaction).toBeDefined();
     const kept = branch().find((e) => e.id === (compaction as { firstKeptEntryId: string }).firstKeptEntryId)!;
-    expect(kept.type === "message" && kept.message.role === "assistant" && JSON.stringify(kept.message.content).includes("b1.ts")).toBe(true);
+    expect(
+      kept.type === "message" &&
+        kept.message.role === "assistant" &&
+        JSON.stringify(kept.message.content).includes("b1.ts"),
+    ).toBe(true);
 
     // Pi's summary saw the rule-filtered history: the user's words, not the raw read the checkpoint already covers.
     const [native] = callsOf("native-summary");

@@ -20,24 +20,40 @@ afterEach(async () => {
 });
 
 const textOf = (m: Message): string =>
-  typeof m.content === "string" ? m.content : m.content.map((b) => (b.type === "text" ? b.text : b.type === "toolCall" ? JSON.stringify(b.arguments) : "")).join("\n");
+  typeof m.content === "string"
+    ? m.content
+    : m.content
+        .map((b) => (b.type === "text" ? b.text : b.type === "toolCall" ? JSON.stringify(b.arguments) : ""))
+        .join("\n");
 const results = (name: string): ToolResultMessage[] =>
-  h!.session.sessionManager.getBranch().flatMap((e) => (e.type === "message" && e.message.role === "toolResult" && e.message.toolName === name ? [e.message] : []));
+  h!.session.sessionManager
+    .getBranch()
+    .flatMap((e) =>
+      e.type === "message" && e.message.role === "toolResult" && e.message.toolName === name ? [e.message] : [],
+    );
 /** The tool results the provider was sent in a request. */
-const sentResults = (request: Message[]): ToolResultMessage[] => request.filter((m): m is ToolResultMessage => m.role === "toolResult");
+const sentResults = (request: Message[]): ToolResultMessage[] =>
+  request.filter((m): m is ToolResultMessage => m.role === "toolResult");
 
 /** A first session of the project that ran a failing command; returns its id, file and the result's entry id. */
 async function earlierSession(): Promise<{ id: string; file: string; entryId: string; started: string }> {
   root = mkdtempSync(join(tmpdir(), "ctx-ledger-project-"));
   h = await startHarness({ root, defaultSessionDir: true });
   h.script([
-    fauxAssistantMessage([fauxToolCall("bash", { command: `echo 'build failed: ${NEEDLE} in src/queue.ts'` })], { stopReason: "toolUse" }),
+    fauxAssistantMessage([fauxToolCall("bash", { command: `echo 'build failed: ${NEEDLE} in src/queue.ts'` })], {
+      stopReason: "toolUse",
+    }),
     fauxAssistantMessage("the build failed"),
   ]);
   await h.session.prompt("build the queue module");
   const sm = h.session.sessionManager;
   const entry = sm.getBranch().find((e) => e.type === "message" && e.message.role === "toolResult")!;
-  const out = { id: sm.getSessionId(), file: sm.getSessionFile()!, entryId: entry.id, started: sm.getHeader()!.timestamp };
+  const out = {
+    id: sm.getSessionId(),
+    file: sm.getSessionFile()!,
+    entryId: entry.id,
+    started: sm.getHeader()!.timestamp,
+  };
   await h.dispose();
   h = undefined;
   return out;
@@ -45,8 +61,20 @@ async function earlierSession(): Promise<{ id: string; file: string; entryId: st
 
 /** Files the second session's directory should skip: another cwd's session with the needle, and damaged files. */
 function plantForeignFiles(dir: string): void {
-  const other = JSON.stringify({ type: "session", version: 3, id: "other-project-session", timestamp: "2030-01-01T00:00:00.000Z", cwd: "/elsewhere/other-project" });
-  const line = JSON.stringify({ type: "message", id: "0ther001", parentId: null, timestamp: "2030-01-01T00:00:01.000Z", message: { role: "user", content: `${NEEDLE} FROM-OTHER-PROJECT`, timestamp: 1 } });
+  const other = JSON.stringify({
+    type: "session",
+    version: 3,
+    id: "other-project-session",
+    timestamp: "2030-01-01T00:00:00.000Z",
+    cwd: "/elsewhere/other-project",
+  });
+  const line = JSON.stringify({
+    type: "message",
+    id: "0ther001",
+    parentId: null,
+    timestamp: "2030-01-01T00:00:01.000Z",
+    message: { role: "user", content: `${NEEDLE} FROM-OTHER-PROJECT`, timestamp: 1 },
+  });
   writeFileSync(join(dir, "2030-01-01T00-00-00-000Z_other-project-session.jsonl"), `${other}\n${line}\n`);
   writeFileSync(join(dir, "2029-01-01T00-00-00-000Z_garbage.jsonl"), Buffer.from([0xff, 0x00, 0x13, 0x37, 0x0a, 0x7b]));
   writeFileSync(join(dir, "2029-01-02T00-00-00-000Z_noheader.jsonl"), `${line}\n`);
@@ -93,7 +121,10 @@ describe("recall across the project's sessions", () => {
     expect(found).not.toContain("FROM-OTHER-PROJECT");
     expect(found).not.toContain("FROM-A-TEXT-FILE");
     expect(found).toMatch(/Skipped 3 files of the session directory/);
-    const details = results("context_grep")[1].details as { matches: { session: string; entryId: string; current: boolean }[]; skipped: { damaged: number; otherProject: number } };
+    const details = results("context_grep")[1].details as {
+      matches: { session: string; entryId: string; current: boolean }[];
+      skipped: { damaged: number; otherProject: number };
+    };
     // The command (in the assistant's tool call) and its output: both in the first session.
     expect(details.matches.map((m) => m.session)).toEqual([first.id, first.id]);
     expect(details.matches.map((m) => m.current)).toEqual([false, false]);
@@ -109,7 +140,13 @@ describe("recall across the project's sessions", () => {
     const first = await earlierSession();
     h = await startHarness({ root, defaultSessionDir: true });
     h.script([
-      fauxAssistantMessage([fauxToolCall("context_list_entries", { scope: "project" }), fauxToolCall("context_list_entries", { session: first.id })], { stopReason: "toolUse" }),
+      fauxAssistantMessage(
+        [
+          fauxToolCall("context_list_entries", { scope: "project" }),
+          fauxToolCall("context_list_entries", { session: first.id }),
+        ],
+        { stopReason: "toolUse" },
+      ),
       fauxAssistantMessage("listed"),
     ]);
     await h.session.prompt("what did we do before?");
@@ -117,7 +154,11 @@ describe("recall across the project's sessions", () => {
     expect(sessions.isError).toBe(false);
     const own = h.session.sessionManager.getSessionId();
     expect(textOf(sessions)).toContain(`1. ${own} (this session)`);
-    expect(textOf(sessions)).toMatch(new RegExp(`2\\. ${first.id} · started ${first.started.replace(/[.]/g, "\\.")} · file \\S+\\.jsonl · 4 entries — build the queue module`));
+    expect(textOf(sessions)).toMatch(
+      new RegExp(
+        `2\\. ${first.id} · started ${first.started.replace(/[.]/g, "\\.")} · file \\S+\\.jsonl · 4 entries — build the queue module`,
+      ),
+    );
     expect(entries.isError).toBe(false);
     expect(textOf(entries)).toContain(first.entryId);
     expect(textOf(entries)).toContain("build the queue module");
@@ -126,7 +167,10 @@ describe("recall across the project's sessions", () => {
   it("refuses a path in session, and a project scope switched off in the global settings, even when the project's settings switch it on", async () => {
     const first = await earlierSession();
     mkdirSync(join(root!, "project", ".pi"), { recursive: true });
-    writeFileSync(join(root!, "project", ".pi", "settings.json"), JSON.stringify({ contextLedger: { recall: { crossSession: true } } }));
+    writeFileSync(
+      join(root!, "project", ".pi", "settings.json"),
+      JSON.stringify({ contextLedger: { recall: { crossSession: true } } }),
+    );
     h = await startHarness({ root, defaultSessionDir: true });
     h.script([
       fauxAssistantMessage(
@@ -172,16 +216,25 @@ describe("recall across the project's sessions", () => {
     h = await startHarness({ root, defaultSessionDir: true });
     let subagentTools: string | undefined;
     h.script([
-      fauxAssistantMessage([fauxToolCall("context_lookup", { question: "What did the build print last time?", scope: "project" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage(
+        [fauxToolCall("context_lookup", { question: "What did the build print last time?", scope: "project" })],
+        { stopReason: "toolUse" },
+      ),
       (context) => {
         // Tool declarations travel in the request's system messages.
         subagentTools = JSON.stringify(context.messages.filter((m) => m.role === "system"));
-        return fauxAssistantMessage([fauxToolCall("grep", { pattern: NEEDLE, literal: true, scope: "project" })], { stopReason: "toolUse" });
+        return fauxAssistantMessage([fauxToolCall("grep", { pattern: NEEDLE, literal: true, scope: "project" })], {
+          stopReason: "toolUse",
+        });
       },
       (context) => {
         const result = [...context.messages].reverse().find((m) => m.role === "toolResult")!;
         // The output line (the command's own line comes first, in the assistant's tool call).
-        const line = textOf(result).split("\n").filter((l) => l.includes(`build failed: ${NEEDLE}`) && l.includes("│ build")).pop() ?? "none";
+        const line =
+          textOf(result)
+            .split("\n")
+            .filter((l) => l.includes(`build failed: ${NEEDLE}`) && l.includes("│ build"))
+            .pop() ?? "none";
         return fauxAssistantMessage(`Found in session ${first.id}: ${line.replace(/^.*?│ /, "")}`);
       },
       fauxAssistantMessage("recovered"),

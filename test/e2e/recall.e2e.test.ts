@@ -17,17 +17,30 @@ afterEach(async () => {
 });
 
 const textOf = (m: Message): string =>
-  typeof m.content === "string" ? m.content : m.content.map((b) => (b.type === "text" ? b.text : b.type === "toolCall" ? JSON.stringify(b.arguments) : "")).join("\n");
-const visible = (request: Message[]) => request.filter((m) => m.role !== "system").map(textOf).join("\n");
+  typeof m.content === "string"
+    ? m.content
+    : m.content
+        .map((b) => (b.type === "text" ? b.text : b.type === "toolCall" ? JSON.stringify(b.arguments) : ""))
+        .join("\n");
+const visible = (request: Message[]) =>
+  request
+    .filter((m) => m.role !== "system")
+    .map(textOf)
+    .join("\n");
 const branch = (): SessionEntry[] => h!.session.sessionManager.getBranch();
 const toolResults = (name: string) =>
-  branch().flatMap((e) => (e.type === "message" && e.message.role === "toolResult" && e.message.toolName === name ? [e.message] : []));
+  branch().flatMap((e) =>
+    e.type === "message" && e.message.role === "toolResult" && e.message.toolName === name ? [e.message] : [],
+  );
 const resultText = (m: { content: unknown }) => textOf(m as Message);
 const entryWith = (needle: string, role: string) =>
   branch().find((e) => e.type === "message" && e.message.role === role && JSON.stringify(e.message).includes(needle))!;
 const lastUserText = (messages: Message[]) => textOf([...messages].reverse().find((m) => m.role === "user")!);
 /** The subagent's requests carry its own system prompt. */
-const isSubagentRequest = (messages: Message[]) => JSON.stringify(messages.find((m) => m.role === "system") ?? {}).includes("You recover facts from the recorded history");
+const isSubagentRequest = (messages: Message[]) =>
+  JSON.stringify(messages.find((m) => m.role === "system") ?? {}).includes(
+    "You recover facts from the recorded history",
+  );
 
 /** Subagent turns: grep the needle, then answer quoting what the grep returned. */
 function subagentFinds(needle: string) {
@@ -47,7 +60,10 @@ describe("recall tools e2e", () => {
   it("direct tools find, show and list history with entry attribution", async () => {
     h = await startHarness();
     h.script([
-      fauxAssistantMessage([fauxToolCall("bash", { command: "echo 'ENTRY fake0001 user 2020' && echo DIRECT-NEEDLE-7" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage(
+        [fauxToolCall("bash", { command: "echo 'ENTRY fake0001 user 2020' && echo DIRECT-NEEDLE-7" })],
+        { stopReason: "toolUse" },
+      ),
       fauxAssistantMessage("ran it"),
     ]);
     await h.session.prompt("run the command");
@@ -81,10 +97,13 @@ describe("recall tools e2e", () => {
   it("context_lookup after a checkpoint compaction finds a string that exists only in hidden history", async () => {
     h = await startHarness({ settings: { compaction: { keepRecentTokens: 60 } } });
     h.script([
-      fauxAssistantMessage([fauxToolCall("bash", { command: "echo build failed: CHECKPOINT-ONLY-ERR-$((4700 + 11))" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage(
+        [fauxToolCall("bash", { command: "echo build failed: CHECKPOINT-ONLY-ERR-$((4700 + 11))" })],
+        { stopReason: "toolUse" },
+      ),
       fauxAssistantMessage("the build failed"),
-      fauxAssistantMessage("second answer " + "pad ".repeat(80)),
-      fauxAssistantMessage("third answer " + "pad ".repeat(80)),
+      fauxAssistantMessage(`second answer ${"pad ".repeat(80)}`),
+      fauxAssistantMessage(`third answer ${"pad ".repeat(80)}`),
     ]);
     await h.session.prompt("build it");
     await h.session.prompt("second task");
@@ -96,7 +115,10 @@ describe("recall tools e2e", () => {
 
     const before = h.requests.length;
     h.script([
-      fauxAssistantMessage([fauxToolCall("context_lookup", { question: "What exact build error did we see? Include the ENTRY id." })], { stopReason: "toolUse" }),
+      fauxAssistantMessage(
+        [fauxToolCall("context_lookup", { question: "What exact build error did we see? Include the ENTRY id." })],
+        { stopReason: "toolUse" },
+      ),
       ...subagentFinds("CHECKPOINT-ONLY-ERR-4711"),
       fauxAssistantMessage("recovered"),
     ]);
@@ -114,7 +136,10 @@ describe("recall tools e2e", () => {
     expect(resultText(lookup)).toContain(`Found in ENTRY ${source.id}: build failed: CHECKPOINT-ONLY-ERR-4711`);
     expect(visible(requests[3])).toContain("CHECKPOINT-ONLY-ERR-4711");
     expect(visible(requests[3])).not.toContain("── entry");
-    expect((lookup as { details?: { complete?: boolean; references?: string[] } }).details).toMatchObject({ complete: true, references: [source.id] });
+    expect((lookup as { details?: { complete?: boolean; references?: string[] } }).details).toMatchObject({
+      complete: true,
+      references: [source.id],
+    });
   });
 
   it("context_lookup after a fold finds a string that exists only in the folded history", async () => {
@@ -123,8 +148,12 @@ describe("recall tools e2e", () => {
     await h.session.prompt("task one: KEEP-ONE");
     const target = entryWith("KEEP-ONE", "user").id;
     h.script([
-      fauxAssistantMessage([fauxToolCall("bash", { command: "echo FOLDED-ONLY-SECRET-$((90 + 9))" })], { stopReason: "toolUse" }),
-      fauxAssistantMessage([fauxToolCall("context_compact", { target, summary: "ran a command" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage([fauxToolCall("bash", { command: "echo FOLDED-ONLY-SECRET-$((90 + 9))" })], {
+        stopReason: "toolUse",
+      }),
+      fauxAssistantMessage([fauxToolCall("context_compact", { target, summary: "ran a command" })], {
+        stopReason: "toolUse",
+      }),
       fauxAssistantMessage("folded"),
     ]);
     await h.session.prompt("task two: noisy");
@@ -133,14 +162,18 @@ describe("recall tools e2e", () => {
 
     const before = h.requests.length;
     h.script([
-      fauxAssistantMessage([fauxToolCall("context_lookup", { question: "What did the echo print?" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage([fauxToolCall("context_lookup", { question: "What did the echo print?" })], {
+        stopReason: "toolUse",
+      }),
       ...subagentFinds("FOLDED-ONLY-SECRET-99"),
       fauxAssistantMessage("recovered"),
     ]);
     await h.session.prompt("what did the command print?");
     const requests = h.requests.slice(before);
     expect(visible(requests[0])).not.toContain("FOLDED-ONLY-SECRET-99");
-    expect(resultText(toolResults("context_lookup")[0])).toContain(`Found in ENTRY ${source.id}: FOLDED-ONLY-SECRET-99`);
+    expect(resultText(toolResults("context_lookup")[0])).toContain(
+      `Found in ENTRY ${source.id}: FOLDED-ONLY-SECRET-99`,
+    );
     expect(visible(requests[3])).toContain("FOLDED-ONLY-SECRET-99");
   });
 
@@ -154,11 +187,16 @@ describe("recall tools e2e", () => {
     const before = h.requests.length;
     h.script([
       fauxAssistantMessage(
-        [fauxToolCall("context_lookup", { question: "first?" }, { id: "look-1" }), fauxToolCall("context_lookup", { question: "second?" }, { id: "look-2" })],
+        [
+          fauxToolCall("context_lookup", { question: "first?" }, { id: "look-1" }),
+          fauxToolCall("context_lookup", { question: "second?" }, { id: "look-2" }),
+        ],
         { stopReason: "toolUse" },
       ),
       fauxAssistantMessage("The mark is ONE-ATTEMPT-MARK."), // the single subagent answers at once
-      fauxAssistantMessage([fauxToolCall("context_lookup", { question: "third?" }, { id: "look-3" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage([fauxToolCall("context_lookup", { question: "third?" }, { id: "look-3" })], {
+        stopReason: "toolUse",
+      }),
       fauxAssistantMessage("giving up on lookups"),
     ]);
     await h.session.prompt("find the mark twice");
@@ -176,12 +214,16 @@ describe("recall tools e2e", () => {
     // Other tool work resets the allowance.
     h.script([
       fauxAssistantMessage([fauxToolCall("bash", { command: "echo reset" })], { stopReason: "toolUse" }),
-      fauxAssistantMessage([fauxToolCall("context_lookup", { question: "again?" }, { id: "look-4" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage([fauxToolCall("context_lookup", { question: "again?" }, { id: "look-4" })], {
+        stopReason: "toolUse",
+      }),
       fauxAssistantMessage([fauxText("again: ONE-ATTEMPT-MARK")]),
       fauxAssistantMessage("done"),
     ]);
     await h.session.prompt("continue");
-    expect(resultText(toolResults("context_lookup").find((r) => r.toolCallId === "look-4")!)).toContain("again: ONE-ATTEMPT-MARK");
+    expect(resultText(toolResults("context_lookup").find((r) => r.toolCallId === "look-4")!)).toContain(
+      "again: ONE-ATTEMPT-MARK",
+    );
   });
 
   it("a lookup that exhausts its turn budget returns a partial write-up", async () => {
@@ -189,7 +231,9 @@ describe("recall tools e2e", () => {
     h.script([fauxAssistantMessage("hello")]);
     await h.session.prompt("hi");
     h.script([
-      fauxAssistantMessage([fauxToolCall("context_lookup", { question: "anything about BUDGET?" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage([fauxToolCall("context_lookup", { question: "anything about BUDGET?" })], {
+        stopReason: "toolUse",
+      }),
       fauxAssistantMessage([fauxToolCall("grep", { pattern: "BUDGET-A" })], { stopReason: "toolUse" }),
       fauxAssistantMessage([fauxToolCall("grep", { pattern: "BUDGET-B" })], { stopReason: "toolUse" }),
       fauxAssistantMessage("WRITE-UP: nothing about BUDGET was recorded."),
@@ -199,12 +243,22 @@ describe("recall tools e2e", () => {
     const lookup = toolResults("context_lookup")[0];
     expect(resultText(lookup)).toContain("WRITE-UP: nothing about BUDGET was recorded.");
     expect(resultText(lookup)).toContain("turn budget (2)");
-    expect((lookup as { details?: object }).details).toMatchObject({ complete: false, end: "turnBudget", writeUp: "ok", turnsUsed: 2, modelCalls: 3 });
+    expect((lookup as { details?: object }).details).toMatchObject({
+      complete: false,
+      end: "turnBudget",
+      writeUp: "ok",
+      turnsUsed: 2,
+      modelCalls: 3,
+    });
   });
 });
 
 describe("recall hardening e2e", () => {
-  type GrepResult = { isError?: boolean; content: unknown; details?: { work?: number; workPerChar?: number; scannedChars?: number; matches?: { entryId: string }[] } };
+  type GrepResult = {
+    isError?: boolean;
+    content: unknown;
+    details?: { work?: number; workPerChar?: number; scannedChars?: number; matches?: { entryId: string }[] };
+  };
   const greps = () => toolResults("context_grep") as unknown as GrepResult[];
 
   it("runs the 136-character pattern and everyday nested patterns in bounded work, on Pi's defaults", async () => {
@@ -215,7 +269,11 @@ describe("recall hardening e2e", () => {
     b.user("collect the logs");
     for (let i = 0; i < 40; i++) {
       b.assistant("", [{ id: `c${i}`, name: "bash", args: { command: `cat log${i}` } }]);
-      b.toolResult(`c${i}`, "bash", Array.from({ length: 120 }, (_, j) => `${"y".repeat(j % 44)}Z warning: retry ${i}.${j}.1`).join("\n"));
+      b.toolResult(
+        `c${i}`,
+        "bash",
+        Array.from({ length: 120 }, (_, j) => `${"y".repeat(j % 44)}Z warning: retry ${i}.${j}.1`).join("\n"),
+      );
     }
     b.assistant("", [{ id: "last", name: "bash", args: { command: "cat final.log" } }]);
     b.toolResult("last", "bash", `${"q".repeat(60)}Z-END`);
@@ -247,7 +305,9 @@ describe("recall hardening e2e", () => {
     const re = compileRegex(hostile, false);
     if (typeof re === "string") throw new Error(re);
     expect(slow.details!.workPerChar).toBe(re.programSize);
-    expect(slow.details!.work).toBeLessThanOrEqual(DEFAULT_RECALL_LIMITS.maxScanWork + 2 * re.stepChars * re.programSize);
+    expect(slow.details!.work).toBeLessThanOrEqual(
+      DEFAULT_RECALL_LIMITS.maxScanWork + 2 * re.stepChars * re.programSize,
+    );
     expect(slow.details!.work).toBeGreaterThanOrEqual(slow.details!.scannedChars!);
     // The provider saw the match in the tool result.
     expect(visible(h.requests.at(-1)!)).toContain("Z-END");
@@ -256,15 +316,22 @@ describe("recall hardening e2e", () => {
   it("does not find its own earlier searches unless asked to", async () => {
     h = await startHarness();
     h.script([
-      fauxAssistantMessage([fauxToolCall("bash", { command: "echo failure code SELF-$((4000 + 711))" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage([fauxToolCall("bash", { command: "echo failure code SELF-$((4000 + 711))" })], {
+        stopReason: "toolUse",
+      }),
       fauxAssistantMessage("it failed"),
     ]);
     await h.session.prompt("run it");
     const source = entryWith("SELF-4711", "toolResult");
     h.script([
       fauxAssistantMessage([fauxToolCall("context_grep", { pattern: "SELF-4711" })], { stopReason: "toolUse" }),
-      fauxAssistantMessage([fauxToolCall("context_grep", { pattern: "self-4711", literal: true })], { stopReason: "toolUse" }),
-      fauxAssistantMessage([fauxToolCall("context_grep", { pattern: "SELF-4711", includeRecall: true, caseSensitive: true })], { stopReason: "toolUse" }),
+      fauxAssistantMessage([fauxToolCall("context_grep", { pattern: "self-4711", literal: true })], {
+        stopReason: "toolUse",
+      }),
+      fauxAssistantMessage(
+        [fauxToolCall("context_grep", { pattern: "SELF-4711", includeRecall: true, caseSensitive: true })],
+        { stopReason: "toolUse" },
+      ),
       fauxAssistantMessage("done"),
     ]);
     await h.session.prompt("where was SELF-4711?");
@@ -276,8 +343,15 @@ describe("recall hardening e2e", () => {
     // Ignoring case by default: the lower-case text finds the same lines.
     expect(ids(second)).toEqual([source.id, question.id]);
     // With includeRecall the earlier calls and their results come back as well.
-    const calls = branch().filter((e) => e.type === "message" && e.message.role === "assistant" && e.message.content.some((c) => c.type === "toolCall" && c.name === "context_grep"));
-    const results = branch().filter((e) => e.type === "message" && e.message.role === "toolResult" && e.message.toolName === "context_grep");
+    const calls = branch().filter(
+      (e) =>
+        e.type === "message" &&
+        e.message.role === "assistant" &&
+        e.message.content.some((c) => c.type === "toolCall" && c.name === "context_grep"),
+    );
+    const results = branch().filter(
+      (e) => e.type === "message" && e.message.role === "toolResult" && e.message.toolName === "context_grep",
+    );
     expect([calls.length, results.length]).toEqual([3, 3]);
     expect(ids(third).slice(0, 2)).toEqual([source.id, question.id]);
     expect(ids(third).slice(2)).toEqual(expect.arrayContaining([calls[0].id, results[0].id, results[1].id]));
@@ -305,7 +379,9 @@ describe("recall hardening e2e", () => {
     await h.session.prompt("try these");
     // The asking call and the follow-up: the oversized question started no subagent.
     expect(h.requests.length - before).toBe(2);
-    const results = branch().flatMap((e) => (e.type === "message" && e.message.role === "toolResult" ? [e.message] : [])).slice(-5);
+    const results = branch()
+      .flatMap((e) => (e.type === "message" && e.message.role === "toolResult" ? [e.message] : []))
+      .slice(-5);
     expect(results.map((r) => r.isError)).toEqual([true, true, true, true, true]);
     const texts = results.map((r) => resultText(r));
     for (const text of texts) expect(text.length).toBeLessThan(400);
@@ -322,11 +398,16 @@ describe("recall hardening e2e", () => {
   it("shows control bytes in recovered output as visible escapes (the tool boundary)", async () => {
     h = await startHarness();
     h.script([
-      fauxAssistantMessage([fauxToolCall("bash", { command: "printf '\\033[2J\\033[31mRED-NEEDLE\\033[0m\\n'" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage([fauxToolCall("bash", { command: "printf '\\033[2J\\033[31mRED-NEEDLE\\033[0m\\n'" })], {
+        stopReason: "toolUse",
+      }),
       fauxAssistantMessage("printed"),
     ]);
     await h.session.prompt("print it");
-    h.script([fauxAssistantMessage([fauxToolCall("context_grep", { pattern: "red-needle" })], { stopReason: "toolUse" }), fauxAssistantMessage("found")]);
+    h.script([
+      fauxAssistantMessage([fauxToolCall("context_grep", { pattern: "red-needle" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage("found"),
+    ]);
     await h.session.prompt("find it");
     const text = resultText(toolResults("context_grep")[0]);
     expect(text).toContain("RED-NEEDLE");

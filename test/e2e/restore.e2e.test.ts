@@ -19,7 +19,8 @@ afterEach(async () => {
   for (const root of roots.splice(0)) rmSync(root, { recursive: true, force: true });
 });
 
-const textOf = (m: Message): string => (typeof m.content === "string" ? m.content : m.content.map((b) => (b.type === "text" ? b.text : "")).join(""));
+const textOf = (m: Message): string =>
+  typeof m.content === "string" ? m.content : m.content.map((b) => (b.type === "text" ? b.text : "")).join("");
 const branch = (): SessionEntry[] => h!.session.sessionManager.getBranch();
 const lastRequest = () => h!.requests[h!.requests.length - 1];
 const restores = () => branch().filter(isRestoreEntry);
@@ -29,21 +30,36 @@ const SUMMARY_PREFIX = "The conversation history before this point was compacted
 const hasSummary = (r: Message[]) => r.some((m) => textOf(m).startsWith(SUMMARY_PREFIX));
 
 /** A ~`kb` KB file of numbered lines that all carry `marker` (Pi's read tool returns up to 50 KB). */
-const bigFile = (marker: string, kb = 45) => Array.from({ length: kb * 10 }, (_, i) => `${marker} line ${i} `.padEnd(99, ".")).join("\n") + "\n";
-const FILES = { "a.txt": bigFile("A-MARK"), "b.txt": bigFile("B-MARK"), "c.txt": bigFile("C-MARK"), "d.txt": bigFile("D-MARK") };
+const bigFile = (marker: string, kb = 45) =>
+  `${Array.from({ length: kb * 10 }, (_, i) => `${marker} line ${i} `.padEnd(99, ".")).join("\n")}\n`;
+const FILES = {
+  "a.txt": bigFile("A-MARK"),
+  "b.txt": bigFile("B-MARK"),
+  "c.txt": bigFile("C-MARK"),
+  "d.txt": bigFile("D-MARK"),
+};
 const read = (path: string) => fauxAssistantMessage([fauxToolCall("read", { path })], { stopReason: "toolUse" });
 
 /** What the user sees from commands: the run is headless, so notices go to Pi's UI context; capture them. */
 function captureNotices(harness: Harness): { type: string; message: string }[] {
   const seen: { type: string; message: string }[] = [];
-  const runner = (harness.session as unknown as { _extensionRunner: { uiContext: { notify: (m: string, t?: string) => void } } })._extensionRunner;
+  const runner = (
+    harness.session as unknown as { _extensionRunner: { uiContext: { notify: (m: string, t?: string) => void } } }
+  )._extensionRunner;
   runner.uiContext.notify = (message, type) => seen.push({ type: type ?? "info", message });
   return seen;
 }
 
 /** Four reads of ~11k tokens each in one task, then a short second task: enough history for Pi's default cut. */
 async function readingSession(): Promise<void> {
-  h!.script([read("a.txt"), read("b.txt"), read("c.txt"), read("d.txt"), fauxAssistantMessage("read all four"), fauxAssistantMessage("second answer")]);
+  h!.script([
+    read("a.txt"),
+    read("b.txt"),
+    read("c.txt"),
+    read("d.txt"),
+    fauxAssistantMessage("read all four"),
+    fauxAssistantMessage("second answer"),
+  ]);
   await h!.session.prompt("read the four files");
   await h!.session.prompt("second task");
 }
@@ -56,7 +72,9 @@ async function readingSession(): Promise<void> {
 function canonical(messages: readonly Message[]): string {
   const plain = messages.map((m) => (m.role === "system" ? { ...m, timestamp: 0 } : m));
   return JSON.stringify(plain, (_key, v: unknown) =>
-    v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))) : v,
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)))
+      : v,
   );
 }
 
@@ -72,9 +90,18 @@ describe("restore e2e: fold", () => {
     h!.script([
       fauxAssistantMessage([fauxToolCall("bash", { command: "echo noisy-output-FOLDED" })], { stopReason: "toolUse" }),
       () =>
-        fauxAssistantMessage([fauxToolCall("context_compact", { target: userEntryId(h!.session, "KEEP-ONE"), summary: "SUMMARY-OF-TWO", backupCheckpoint: "pre-fold" }, { id: "compact-1" })], {
-          stopReason: "toolUse",
-        }),
+        fauxAssistantMessage(
+          [
+            fauxToolCall(
+              "context_compact",
+              { target: userEntryId(h!.session, "KEEP-ONE"), summary: "SUMMARY-OF-TWO", backupCheckpoint: "pre-fold" },
+              { id: "compact-1" },
+            ),
+          ],
+          {
+            stopReason: "toolUse",
+          },
+        ),
       fauxAssistantMessage("after fold"),
     ]);
     await h!.session.prompt("task two: FOLD-ME");
@@ -88,7 +115,12 @@ describe("restore e2e: fold", () => {
     h = await startHarness();
     const { beforeFold } = await foldTaskTwo();
     const fold = branch().find((e) => e.type === "custom_message" && e.customType === LedgerType.fold)!;
-    h.script([fauxAssistantMessage([fauxToolCall("context_restore", { target: fold.id }, { id: "restore-1" })], { stopReason: "toolUse" }), fauxAssistantMessage("restored")]);
+    h.script([
+      fauxAssistantMessage([fauxToolCall("context_restore", { target: fold.id }, { id: "restore-1" })], {
+        stopReason: "toolUse",
+      }),
+      fauxAssistantMessage("restored"),
+    ]);
     const calls = h.faux.state.callCount;
     await h.session.prompt("bring task two back");
     expect(h.faux.state.callCount - calls).toBe(2);
@@ -100,7 +132,9 @@ describe("restore e2e: fold", () => {
     expect(seen).not.toContain(FOLD_TEXT);
     // The one short message that says what came back is the tool's result.
     const result = after.find((m) => m.role === "toolResult" && m.toolCallId === "restore-1")!;
-    expect(textOf(result)).toMatch(/Fold .* was undone: the \d+ messages it hid \(~[\d,]+ tokens\) are back in their original place/);
+    expect(textOf(result)).toMatch(
+      /Fold .* was undone: the \d+ messages it hid \(~[\d,]+ tokens\) are back in their original place/,
+    );
     expect(restores()).toHaveLength(1);
     expect(restores()[0].data).toEqual({ v: 1, targetId: fold.id, act: "fold" });
   });
@@ -160,7 +194,8 @@ describe("restore e2e: compactions", () => {
     h = await startHarness({ files: FILES, ledgerSettings: { strategy: "planned" } });
     await readingSession();
     const beforeCompaction = lastRequest();
-    const isPlanner = (c: Context) => (c.systemPrompt ?? "").includes(PLANNER_SYSTEM) || c.messages.map(textOf).join("\n").includes("\n<transcript>\n");
+    const isPlanner = (c: Context) =>
+      (c.systemPrompt ?? "").includes(PLANNER_SYSTEM) || c.messages.map(textOf).join("\n").includes("\n<transcript>\n");
     // The planner deletes every numbered line of a.txt except its first ten.
     h.script([
       (context: Context) => {
@@ -194,7 +229,11 @@ describe("restore e2e: compactions", () => {
     h = await startHarness({ files: FILES, ledgerSettings: { strategy: "preserve" } });
     await readingSession();
     const beforeCheckpoint = lastRequest();
-    h.script([fauxAssistantMessage("## Tool Context\n### User message 1\n#### Findings\n- READ-FOUR-FILES\n\n#### Changes & Validation\n- (none)\n\n#### Unresolved\n- (none)")]);
+    h.script([
+      fauxAssistantMessage(
+        "## Tool Context\n### User message 1\n#### Findings\n- READ-FOUR-FILES\n\n#### Changes & Validation\n- (none)\n\n#### Unresolved\n- (none)",
+      ),
+    ]);
     await h.session.compact();
     const checkpoint = branch().find((e) => e.type === "custom_message" && e.customType === LedgerType.preserve)!;
     expect(checkpoint).toBeDefined();
@@ -229,11 +268,18 @@ describe("restore e2e: compactions", () => {
     await h.session.prompt("/context restore last");
     expect(restores()).toHaveLength(0);
     expect(notices.at(-1)!.type).toBe("error");
-    expect(notices.at(-1)!.message).toMatch(/take the context from ~[\d,]+ to ~[\d,]+ tokens, above the limit of 111,616\. Nothing was restored\. Run \/context restore last --newest/);
+    expect(notices.at(-1)!.message).toMatch(
+      /take the context from ~[\d,]+ to ~[\d,]+ tokens, above the limit of 111,616\. Nothing was restored\. Run \/context restore last --newest/,
+    );
 
     await h.session.prompt("/context restore last --newest");
     const [fact] = restores();
-    expect(fact.data).toMatchObject({ v: 1, targetId: compaction.id, act: "compaction", firstKeptEntryId: expect.any(String) });
+    expect(fact.data).toMatchObject({
+      v: 1,
+      targetId: compaction.id,
+      act: "compaction",
+      firstKeptEntryId: expect.any(String),
+    });
     expect(notices.at(-1)!.message).toMatch(/newest part of checkpoint compaction .* The older part stays hidden/);
     // The files read between the new start and the old cut are what comes back.
     const ids = branch().map((e) => e.id);
@@ -243,7 +289,11 @@ describe("restore e2e: compactions", () => {
     expect(from).toBeLessThan(cut);
     const back = branch()
       .slice(from, cut)
-      .flatMap((e) => (e.type === "message" && e.message.role === "toolResult" ? [/F\d-MARK/.exec(textOf(e.message as Message))![0]] : []));
+      .flatMap((e) =>
+        e.type === "message" && e.message.role === "toolResult"
+          ? [/F\d-MARK/.exec(textOf(e.message as Message))![0]]
+          : [],
+      );
     expect(back.length).toBeGreaterThan(0);
     const compacted = visibleText(lastRequest());
     h.script([fauxAssistantMessage("resumed")]);
@@ -277,7 +327,9 @@ describe("restore e2e: reload", () => {
 
     // Reopen at the same point: branch back to before the last prompt and send it again.
     h = await startHarness({ sessionFile: file, root });
-    const userEntry = branch().find((e) => e.type === "message" && e.message.role === "user" && textOf(e.message as Message) === "NEXT-INPUT")!;
+    const userEntry = branch().find(
+      (e) => e.type === "message" && e.message.role === "user" && textOf(e.message as Message) === "NEXT-INPUT",
+    )!;
     h.session.sessionManager.branch(userEntry.parentId!);
     h.script([fauxAssistantMessage("reloaded")]);
     await h.session.prompt("NEXT-INPUT");
@@ -301,7 +353,11 @@ describe("restore e2e: a preserve marker after a restored compaction", () => {
     await h.dispose();
 
     h = await startHarness({ sessionFile: file, root, ledgerSettings: { strategy: "preserve" } });
-    h.script([fauxAssistantMessage("## Tool Context\n### User message 1\n#### Findings\n- READ-FOUR-FILES\n\n#### Changes & Validation\n- (none)\n\n#### Unresolved\n- (none)")]);
+    h.script([
+      fauxAssistantMessage(
+        "## Tool Context\n### User message 1\n#### Findings\n- READ-FOUR-FILES\n\n#### Changes & Validation\n- (none)\n\n#### Unresolved\n- (none)",
+      ),
+    ]);
     await h.session.compact();
     const marker = branch().at(-1)!;
     expect(marker.type === "compaction" && marker.details).toMatchObject({ strategy: "preserve" });

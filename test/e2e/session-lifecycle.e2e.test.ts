@@ -37,16 +37,24 @@ function expectAppendOnly(before: Buffer, h: Harness, what: string): Buffer {
 }
 
 const readBoth = () => [
-  fauxAssistantMessage([fauxToolCall("read", { path: "a.txt" }), fauxToolCall("read", { path: "b.txt" })], { stopReason: "toolUse" }),
+  fauxAssistantMessage([fauxToolCall("read", { path: "a.txt" }), fauxToolCall("read", { path: "b.txt" })], {
+    stopReason: "toolUse",
+  }),
   fauxAssistantMessage("both files read"),
 ];
 
 describe("session lifecycle e2e", () => {
   it("multi-turn session with parallel tool calls: paired requests, neutral projection, append-only file", async () => {
-    const h = await start({ persist: true, files: { "a.txt": "alpha-CONTENT\n", "b.txt": "beta-CONTENT\n", "c.txt": "gamma-CONTENT\n" } });
+    const h = await start({
+      persist: true,
+      files: { "a.txt": "alpha-CONTENT\n", "b.txt": "beta-CONTENT\n", "c.txt": "gamma-CONTENT\n" },
+    });
     h.script([
       ...readBoth(),
-      fauxAssistantMessage([fauxToolCall("read", { path: "c.txt" }), fauxToolCall("bash", { command: "echo parallel-BASH" })], { stopReason: "toolUse" }),
+      fauxAssistantMessage(
+        [fauxToolCall("read", { path: "c.txt" }), fauxToolCall("bash", { command: "echo parallel-BASH" })],
+        { stopReason: "toolUse" },
+      ),
       fauxAssistantMessage([fauxToolCall("read", { path: "missing.txt" })], { stopReason: "toolUse" }),
       fauxAssistantMessage("third turn done"),
     ]);
@@ -60,11 +68,21 @@ describe("session lifecycle e2e", () => {
     expect(nonSystem(h.requests[1]).map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "toolResult"]);
     const last = h.requests[4];
     expect(nonSystem(last).map((m) => m.role)).toEqual([
-      "user", "assistant", "toolResult", "toolResult", "assistant",
-      "user", "assistant", "toolResult", "toolResult", "assistant", "toolResult",
+      "user",
+      "assistant",
+      "toolResult",
+      "toolResult",
+      "assistant",
+      "user",
+      "assistant",
+      "toolResult",
+      "toolResult",
+      "assistant",
+      "toolResult",
     ]);
     const seen = JSON.stringify(last);
-    for (const needle of ["alpha-CONTENT", "beta-CONTENT", "gamma-CONTENT", "parallel-BASH"]) expect(seen).toContain(needle);
+    for (const needle of ["alpha-CONTENT", "beta-CONTENT", "gamma-CONTENT", "parallel-BASH"])
+      expect(seen).toContain(needle);
     const missing = last.filter((m) => m.role === "toolResult").at(-1)!;
     expect(missing.role === "toolResult" && missing.isError).toBe(true);
 
@@ -96,7 +114,9 @@ describe("session lifecycle e2e", () => {
     const summarizer = () => (context: { messages: Message[] }) => {
       const request = JSON.stringify(context.messages);
       summaryRequests.push(request);
-      return fauxAssistantMessage(request.includes("structured context checkpoint summary") ? "## Goal\nNATIVE-SUMMARY-TEXT" : "turn prefix");
+      return fauxAssistantMessage(
+        request.includes("structured context checkpoint summary") ? "## Goal\nNATIVE-SUMMARY-TEXT" : "turn prefix",
+      );
     };
     h.script([summarizer(), summarizer()]);
     const requestsBefore = h.requests.length;
@@ -110,7 +130,9 @@ describe("session lifecycle e2e", () => {
     expect(history).toContain("OLD-TURN");
     h.faux.setResponses([]);
 
-    const compactions = h.session.sessionManager.getEntries().filter((e): e is Extract<SessionEntry, { type: "compaction" }> => e.type === "compaction");
+    const compactions = h.session.sessionManager
+      .getEntries()
+      .filter((e): e is Extract<SessionEntry, { type: "compaction" }> => e.type === "compaction");
     expect(compactions).toHaveLength(1);
     const [compaction] = compactions;
     expect(compaction.summary).toContain("NATIVE-SUMMARY-TEXT");
@@ -118,7 +140,13 @@ describe("session lifecycle e2e", () => {
     const details = (compaction.details ?? {}) as Record<string, unknown>;
     expect(details.v).toBeUndefined();
     expect(details.strategy).toBeUndefined();
-    expect(h.session.sessionManager.getEntries().some((e) => (e.type === "custom" || e.type === "custom_message") && e.customType.startsWith("context-ledger/"))).toBe(false);
+    expect(
+      h.session.sessionManager
+        .getEntries()
+        .some(
+          (e) => (e.type === "custom" || e.type === "custom_message") && e.customType.startsWith("context-ledger/"),
+        ),
+    ).toBe(false);
 
     // The next request starts from Pi's summary.
     h.script([fauxAssistantMessage("after compaction")]);

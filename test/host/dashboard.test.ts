@@ -17,7 +17,9 @@ describe("/context dashboard", () => {
     b.assistant("next");
     const session = new LedgerSession(DEFAULT_SETTINGS);
     session.sync({ getLeafId: () => b.leaf, getEntry: (id) => b.byId().get(id) });
-    const text = renderDashboard(session, { getContextUsage: () => ({ tokens: 1234, contextWindow: 128_000, percent: 1 }) as never });
+    const text = renderDashboard(session, {
+      getContextUsage: () => ({ tokens: 1234, contextWindow: 128_000, percent: 1 }) as never,
+    });
     expect(text).toContain("1,234 / 128,000 tokens (1%)");
     expect(text).toMatch(/labels: cp-start \(\S+\)/);
     expect(text).toMatch(/fold \S+: hides history after/);
@@ -34,7 +36,11 @@ describe("/context dashboard", () => {
     const b = new LedgerBuilder();
     b.user("start");
     b.tool("read", { path: "a.ts" }, "export const a = 1;");
-    const digest = b.custom("context-ledger/digest", "[context digest #1: …]", { v: 1, strategy: "digest", range: { afterId: null, throughId: b.leaf!, keepDialogue: true } });
+    const digest = b.custom("context-ledger/digest", "[context digest #1: …]", {
+      v: 1,
+      strategy: "digest",
+      range: { afterId: null, throughId: b.leaf!, keepDialogue: true },
+    });
     const session = new LedgerSession(DEFAULT_SETTINGS);
     session.sync({ getLeafId: () => b.leaf, getEntry: (id) => b.byId().get(id) });
     const text = renderDashboard(session, { getContextUsage: () => undefined });
@@ -54,7 +60,9 @@ describe("/context dashboard", () => {
     session.sync({ getLeafId: () => b.leaf, getEntry: (id) => b.byId().get(id) });
     const text = renderDashboard(session, { getContextUsage: () => undefined });
     expect(text).toContain(`fold ${fold}: revoked by restore ${r1}`);
-    expect(text).toContain(`compaction ${c}: checkpoint, kept from ${u}; summarized 0 entries (~0 tokens), summary ~2 tokens (newest part restored by ${r2})`);
+    expect(text).toContain(
+      `compaction ${c}: checkpoint, kept from ${u}; summarized 0 entries (~0 tokens), summary ~2 tokens (newest part restored by ${r2})`,
+    );
   });
 
   it("shows a preserve marker compaction as a marker that hides nothing", () => {
@@ -77,7 +85,9 @@ describe("/context dashboard, read by a person", () => {
     b.compaction(u, "summary", { v: 1, strategy: "checkpoint" });
     const session = new LedgerSession(DEFAULT_SETTINGS);
     session.sync({ getLeafId: () => b.leaf, getEntry: (id) => b.byId().get(id) });
-    const text = renderDashboard(session, { getContextUsage: () => ({ tokens: null, contextWindow: 128_000, percent: null }) as never });
+    const text = renderDashboard(session, {
+      getContextUsage: () => ({ tokens: null, contextWindow: 128_000, percent: null }) as never,
+    });
     expect(text).not.toContain("?");
     expect(text).toMatch(/usage: ~\d[\d,]* \/ 128,000 tokens \(estimated; Pi reports usage after the next response\)/);
   });
@@ -91,7 +101,9 @@ describe("/context dashboard, read by a person", () => {
     const fold = b.fold({ afterId: u, throughId: r.result }, "folded summary");
     const session = new LedgerSession(DEFAULT_SETTINGS);
     session.sync({ getLeafId: () => b.leaf, getEntry: (id) => b.byId().get(id) });
-    const text = renderDashboard(session, { getContextUsage: () => ({ tokens: 1234, contextWindow: 128_000, percent: 1 }) as never });
+    const text = renderDashboard(session, {
+      getContextUsage: () => ({ tokens: 1234, contextWindow: 128_000, percent: 1 }) as never,
+    });
     expect(text).toContain(`fold ${fold}: hides history after "cp-start" (${u})`);
     expect(text).toMatch(/hid 3 entries \(~1,\d{3} tokens\), summary ~\d+ tokens/);
     expect(text).not.toMatch(/calibration/);

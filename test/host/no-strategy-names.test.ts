@@ -10,7 +10,9 @@ import { CONFIGURABLE, STRATEGIES } from "../../src/strategies/registry.ts";
 const HOST = join(import.meta.dirname, "../../src/host");
 
 function files(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? files(join(dir, d.name)) : d.name.endsWith(".ts") ? [join(dir, d.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+    d.isDirectory() ? files(join(dir, d.name)) : d.name.endsWith(".ts") ? [join(dir, d.name)] : [],
+  );
 }
 
 /** The source with comments removed and prose strings (with a space) blanked; bare-word strings stay. */
@@ -46,8 +48,12 @@ describe("the host names no strategy", () => {
       const lines = code(readFileSync(file, "utf8")).split("\n");
       lines.forEach((line, n) => {
         // An import path names a strategy only by reaching into its folder; other modules' file names are theirs.
-        const words = /\bfrom\s*["']|^\s*import\s*["']|\bimport\(/.test(line) ? (line.match(/strategies\/\w+\//g) ?? []).join(" ") : line;
-        for (const name of names) if (new RegExp(`\\b${name}\\b`).test(words)) hits.push(`${file.slice(HOST.length + 1)}:${n + 1} ${name}: ${line.trim()}`);
+        const words = /\bfrom\s*["']|^\s*import\s*["']|\bimport\(/.test(line)
+          ? (line.match(/strategies\/\w+\//g) ?? []).join(" ")
+          : line;
+        for (const name of names)
+          if (new RegExp(`\\b${name}\\b`).test(words))
+            hits.push(`${file.slice(HOST.length + 1)}:${n + 1} ${name}: ${line.trim()}`);
       });
     }
     expect(hits).toEqual([]);
@@ -62,6 +68,8 @@ describe("the host names no strategy", () => {
 
   it("contextLedger.strategy accepts exactly the registry's selectable strategies", () => {
     expect(STRATEGY_VALUES).toEqual(CONFIGURABLE.map((s) => s.name));
-    expect(STRATEGY_VALUES).toEqual(STRATEGIES.filter((s) => !("selectable" in s && s.selectable === false)).map((s) => s.name));
+    expect(STRATEGY_VALUES).toEqual(
+      STRATEGIES.filter((s) => !("selectable" in s && s.selectable === false)).map((s) => s.name),
+    );
   });
 });

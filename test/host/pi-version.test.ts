@@ -26,11 +26,19 @@ describe("Pi's version", () => {
   });
 
   it("the extension entry refuses an old Pi with that sentence, before registering anything", async () => {
-    vi.doMock("@earendil-works/pi-coding-agent", async (original) => ({ ...(await original<Record<string, unknown>>()), VERSION: "0.74.2" }));
+    vi.doMock("@earendil-works/pi-coding-agent", async (original) => ({
+      ...(await original<Record<string, unknown>>()),
+      VERSION: "0.74.2",
+    }));
     const { default: contextLedger } = await import("../../index.ts");
     const on = vi.fn();
     const registerTool = vi.fn();
-    const pi = { on, registerTool, registerCommand: vi.fn(), registerMessageRenderer: vi.fn() } as unknown as ExtensionAPI;
+    const pi = {
+      on,
+      registerTool,
+      registerCommand: vi.fn(),
+      registerMessageRenderer: vi.fn(),
+    } as unknown as ExtensionAPI;
     expect(() => contextLedger(pi)).toThrow("pi-context-ledger needs Pi 1.6 or newer (found 0.74.2)");
     expect(on).not.toHaveBeenCalled();
     expect(registerTool).not.toHaveBeenCalled();
@@ -47,19 +55,32 @@ describe("Pi's version", () => {
       if (name !== "@earendil-works") symlinkSync(join(repo, "node_modules", name), join(modules, name));
     }
     for (const name of readdirSync(join(repo, "node_modules", "@earendil-works"))) {
-      if (name !== "pi-coding-agent") symlinkSync(join(repo, "node_modules", "@earendil-works", name), join(modules, "@earendil-works", name));
+      if (name !== "pi-coding-agent")
+        symlinkSync(join(repo, "node_modules", "@earendil-works", name), join(modules, "@earendil-works", name));
     }
     const old = join(modules, "@earendil-works", "pi-coding-agent");
-    writeFileSync(join(old, "package.json"), JSON.stringify({ name: "@earendil-works/pi-coding-agent", version: "0.74.2", type: "module", exports: { ".": "./index.js" } }));
+    writeFileSync(
+      join(old, "package.json"),
+      JSON.stringify({
+        name: "@earendil-works/pi-coding-agent",
+        version: "0.74.2",
+        type: "module",
+        exports: { ".": "./index.js" },
+      }),
+    );
     writeFileSync(join(old, "index.js"), 'export const VERSION = "0.74.2";\nexport class SessionManager {}\n');
     symlinkSync(join(repo, "src"), join(root, "src"));
     symlinkSync(join(repo, "package.json"), join(root, "package.json"));
     const session = resolve(repo, "../shared/sessions/before-compaction.jsonl");
-    const result = spawnSync(process.execPath, ["--preserve-symlinks", "--preserve-symlinks-main", join(root, "src/lab/bin.ts"), "show", session], {
-      cwd: root,
-      encoding: "utf8",
-      timeout: 120_000,
-    });
+    const result = spawnSync(
+      process.execPath,
+      ["--preserve-symlinks", "--preserve-symlinks-main", join(root, "src/lab/bin.ts"), "show", session],
+      {
+        cwd: root,
+        encoding: "utf8",
+        timeout: 120_000,
+      },
+    );
     expect(result.stderr).toBe("pi-context-ledger show: needs Pi 1.6 or newer (found 0.74.2)\n");
     expect(result.status).toBe(1);
   });

@@ -27,8 +27,20 @@ function fakeSm(cwd: string, sessionDir: string): Sm {
 }
 
 function sessionFile(cwd: string, id: string, text: string): string {
-  const header = JSON.stringify({ type: "session", version: 3, id, timestamp: `2025-01-01T00:00:0${id.length % 10}.000Z`, cwd });
-  const user = JSON.stringify({ type: "message", id: `${id}-u`, parentId: null, timestamp: "2025-01-01T00:00:01.000Z", message: { role: "user", content: text, timestamp: 1 } });
+  const header = JSON.stringify({
+    type: "session",
+    version: 3,
+    id,
+    timestamp: `2025-01-01T00:00:0${id.length % 10}.000Z`,
+    cwd,
+  });
+  const user = JSON.stringify({
+    type: "message",
+    id: `${id}-u`,
+    parentId: null,
+    timestamp: "2025-01-01T00:00:01.000Z",
+    message: { role: "user", content: text, timestamp: 1 },
+  });
   return `${header}\n${user}\n`;
 }
 
@@ -47,7 +59,9 @@ describe("project session directory", () => {
     const { cwd, dir, env } = setup();
     expect(await projectSessionDir(fakeSm(cwd, ""), env)).toEqual({ dir });
     expect(await projectSessionDir(fakeSm(cwd, join(root!, "chosen")), env)).toEqual({ dir: join(root!, "chosen") });
-    expect(await projectSessionDir(fakeSm(cwd, ""), { ...env, PI_CODING_AGENT_SESSION_DIR: join(root!, "env") })).toEqual({ dir: join(root!, "env") });
+    expect(
+      await projectSessionDir(fakeSm(cwd, ""), { ...env, PI_CODING_AGENT_SESSION_DIR: join(root!, "env") }),
+    ).toEqual({ dir: join(root!, "env") });
   });
 
   it("refuses a directory that only the project's own settings chose", async () => {
@@ -61,7 +75,9 @@ describe("project session directory", () => {
     const store = new ProjectSessionStore();
     expect(await store.source(fakeSm(cwd, planted), createTranscript(), env)).toHaveProperty("refused");
     // The same directory chosen by the user (here the environment) is read.
-    expect(await projectSessionDir(fakeSm(cwd, planted), { ...env, PI_CODING_AGENT_SESSION_DIR: planted })).toEqual({ dir: planted });
+    expect(await projectSessionDir(fakeSm(cwd, planted), { ...env, PI_CODING_AGENT_SESSION_DIR: planted })).toEqual({
+      dir: planted,
+    });
   });
 });
 
@@ -99,7 +115,16 @@ describe("project session store", () => {
     const b = await source();
     expect(b.isCached(b.earlier[0])).toBe(true);
     expect(await b.open(b.earlier[0])).toBe(first);
-    appendFileSync(file, JSON.stringify({ type: "message", id: "mine-a", parentId: "mine-u", timestamp: "2025-01-01T00:00:02.000Z", message: { role: "assistant", content: [{ type: "text", text: "SECOND" }], stopReason: "stop", timestamp: 2 } }) + "\n");
+    appendFileSync(
+      file,
+      `${JSON.stringify({
+        type: "message",
+        id: "mine-a",
+        parentId: "mine-u",
+        timestamp: "2025-01-01T00:00:02.000Z",
+        message: { role: "assistant", content: [{ type: "text", text: "SECOND" }], stopReason: "stop", timestamp: 2 },
+      })}\n`,
+    );
     const c = await source();
     expect(c.isCached(c.earlier[0])).toBe(false);
     const again = await c.open(c.earlier[0]);
@@ -109,7 +134,17 @@ describe("project session store", () => {
 
   it("skips damaged lines inside a session file and keeps the rest", async () => {
     const { cwd, dir, env } = setup();
-    const body = sessionFile(cwd, "mine", "KEPT-BEFORE") + "{broken line\n\u0000\u0001garbage\n" + JSON.stringify({ type: "message", id: "mine-b", parentId: "mine-u", timestamp: "t", message: { role: "user", content: "KEPT-AFTER", timestamp: 3 } }) + "\n";
+    const body =
+      sessionFile(cwd, "mine", "KEPT-BEFORE") +
+      "{broken line\n\u0000\u0001garbage\n" +
+      JSON.stringify({
+        type: "message",
+        id: "mine-b",
+        parentId: "mine-u",
+        timestamp: "t",
+        message: { role: "user", content: "KEPT-AFTER", timestamp: 3 },
+      }) +
+      "\n";
     writeFileSync(join(dir, "2025_mine.jsonl"), body);
     const source = await new ProjectSessionStore().source(fakeSm(cwd, dir), createTranscript(), env);
     if ("refused" in source) throw new Error(source.refused);
@@ -122,8 +157,13 @@ describe("crossSession setting", () => {
   it("is read from the global settings, with an environment override", () => {
     expect(resolveSettings({}, {}).settings.recall.crossSession).toBeUndefined();
     expect(resolveSettings({ recall: { crossSession: false } }, {}).settings.recall.crossSession).toBe(false);
-    expect(resolveSettings({ recall: { crossSession: false } }, { PI_CONTEXT_LEDGER_RECALL_CROSS_SESSION: "1" }).settings.recall.crossSession).toBe(true);
-    expect(resolveSettings({}, { PI_CONTEXT_LEDGER_RECALL_CROSS_SESSION: "0" }).settings.recall.crossSession).toBe(false);
+    expect(
+      resolveSettings({ recall: { crossSession: false } }, { PI_CONTEXT_LEDGER_RECALL_CROSS_SESSION: "1" }).settings
+        .recall.crossSession,
+    ).toBe(true);
+    expect(resolveSettings({}, { PI_CONTEXT_LEDGER_RECALL_CROSS_SESSION: "0" }).settings.recall.crossSession).toBe(
+      false,
+    );
     const bad = resolveSettings({ recall: { crossSession: "no" } }, {});
     expect(bad.settings.recall.crossSession).toBeUndefined();
     expect(bad.warnings.join("\n")).toContain("recall.crossSession");

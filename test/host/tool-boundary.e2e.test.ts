@@ -27,11 +27,19 @@ const echo = guardedTool({
 
 async function call(args: Record<string, unknown>): Promise<{ text: string; isError: boolean }> {
   const id = `c${Math.random().toString(36).slice(2)}`;
-  h!.script([fauxAssistantMessage([fauxToolCall("echo_test", args as never, { id })], { stopReason: "toolUse" }), fauxAssistantMessage("ok")]);
+  h!.script([
+    fauxAssistantMessage([fauxToolCall("echo_test", args as never, { id })], { stopReason: "toolUse" }),
+    fauxAssistantMessage("ok"),
+  ]);
   await h!.session.prompt("go");
-  const entry = h!.session.sessionManager.getBranch().find((e) => e.type === "message" && e.message.role === "toolResult" && e.message.toolCallId === id);
+  const entry = h!.session.sessionManager
+    .getBranch()
+    .find((e) => e.type === "message" && e.message.role === "toolResult" && e.message.toolCallId === id);
   if (entry?.type !== "message" || entry.message.role !== "toolResult") throw new Error("no result");
-  return { text: entry.message.content.map((c) => (c.type === "text" ? c.text : "")).join(""), isError: entry.message.isError };
+  return {
+    text: entry.message.content.map((c) => (c.type === "text" ? c.text : "")).join(""),
+    isError: entry.message.isError,
+  };
 }
 
 describe("tool boundary", () => {

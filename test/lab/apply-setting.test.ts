@@ -21,16 +21,38 @@ describe("the settings file and the JSON to merge", () => {
   });
 
   it("merging keeps every other key, of the file and of contextLedger, and sets the value", () => {
-    const jsonObject = fc.dictionary(fc.string({ maxLength: 8 }).filter((k) => k !== "contextLedger" && k !== "__proto__"), fc.jsonValue(), { maxKeys: 6 });
+    const jsonObject = fc.dictionary(
+      fc.string({ maxLength: 8 }).filter((k) => k !== "contextLedger" && k !== "__proto__"),
+      fc.jsonValue(),
+      { maxKeys: 6 },
+    );
     fc.assert(
-      fc.property(jsonObject, jsonObject, fc.constantFrom({ strategy: "digest" }, { strategy: "planned", planned: { planner: "heuristic" } }), (root, ledger, value) => {
-        const own = Object.fromEntries(Object.entries(ledger).filter(([k]) => k !== "strategy" && k !== "planned"));
-        const merged = JSON.parse(mergeSetting(JSON.stringify({ ...root, contextLedger: own }), value)) as Record<string, unknown>;
-        expect(merged).toEqual({ ...JSON.parse(JSON.stringify(root)), contextLedger: { ...JSON.parse(JSON.stringify(own)), ...value } });
-      }),
+      fc.property(
+        jsonObject,
+        jsonObject,
+        fc.constantFrom({ strategy: "digest" }, { strategy: "planned", planned: { planner: "heuristic" } }),
+        (root, ledger, value) => {
+          const own = Object.fromEntries(Object.entries(ledger).filter(([k]) => k !== "strategy" && k !== "planned"));
+          const merged = JSON.parse(mergeSetting(JSON.stringify({ ...root, contextLedger: own }), value)) as Record<
+            string,
+            unknown
+          >;
+          expect(merged).toEqual({
+            ...JSON.parse(JSON.stringify(root)),
+            contextLedger: { ...JSON.parse(JSON.stringify(own)), ...value },
+          });
+        },
+      ),
     );
     // A nested object is merged, not replaced.
-    expect(JSON.parse(mergeSetting(`{"contextLedger":{"planned":{"timeoutMs":5000}}}`, { strategy: "planned", planned: { planner: "heuristic" } }))).toEqual({
+    expect(
+      JSON.parse(
+        mergeSetting(`{"contextLedger":{"planned":{"timeoutMs":5000}}}`, {
+          strategy: "planned",
+          planned: { planner: "heuristic" },
+        }),
+      ),
+    ).toEqual({
       contextLedger: { strategy: "planned", planned: { timeoutMs: 5000, planner: "heuristic" } },
     });
     expect(() => mergeSetting("{ not json", { strategy: "digest" })).toThrow(/not valid JSON/);
@@ -46,10 +68,18 @@ describe("the settings file and the JSON to merge", () => {
     expect(await applySetting({ strategy: "digest" }, file, false, async () => "n")).toMatch(/^Not applied/);
     expect(readFileSync(real, "utf8")).toBe(`{"theme":"dark","contextLedger":{"recallTools":false}}`);
     let asked = "";
-    expect(await applySetting({ strategy: "digest" }, file, false, async (q) => ((asked = q), "y"))).toMatch(/^Applied/);
+    expect(await applySetting({ strategy: "digest" }, file, false, async (q) => ((asked = q), "y"))).toMatch(
+      /^Applied/,
+    );
     expect(asked).toContain(file);
-    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ theme: "dark", contextLedger: { recallTools: false, strategy: "digest" } });
-    expect(JSON.parse(readFileSync(real, "utf8"))).toEqual({ theme: "dark", contextLedger: { recallTools: false, strategy: "digest" } });
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({
+      theme: "dark",
+      contextLedger: { recallTools: false, strategy: "digest" },
+    });
+    expect(JSON.parse(readFileSync(real, "utf8"))).toEqual({
+      theme: "dark",
+      contextLedger: { recallTools: false, strategy: "digest" },
+    });
   });
 
   it("without a terminal, --apply needs --yes (checked before the replay)", () => {
@@ -61,7 +91,12 @@ describe("the settings file and the JSON to merge", () => {
 
 describe("the lab command", () => {
   const run = (args: string[], agentDir: string) =>
-    spawnSync(process.execPath, [join(repo, "src/lab/bin.ts"), "lab", ...args], { cwd: agentDir, encoding: "utf8", env: { ...process.env, PI_CODING_AGENT_DIR: agentDir }, timeout: 120_000 });
+    spawnSync(process.execPath, [join(repo, "src/lab/bin.ts"), "lab", ...args], {
+      cwd: agentDir,
+      encoding: "utf8",
+      env: { ...process.env, PI_CODING_AGENT_DIR: agentDir },
+      timeout: 120_000,
+    });
 
   it("prints the file and the JSON to paste; --apply --yes merges it; --apply without a terminal or --yes is refused before the replay", () => {
     const agentDir = tmp();
@@ -72,12 +107,20 @@ describe("the lab command", () => {
     expect(refused.status).toBe(2);
     expect(refused.stdout).toBe("");
     expect(refused.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^lab: --apply asks .* add --yes/)]);
-    const r = run(["--sessions", "--no-report", "--quiet", "--strategies", "checkpoint,digest", "--apply", "--yes"], agentDir);
+    const r = run(
+      ["--sessions", "--no-report", "--quiet", "--strategies", "checkpoint,digest", "--apply", "--yes"],
+      agentDir,
+    );
     expect(r.status, r.stderr).toBe(0);
     const file = join(agentDir, "settings.json");
-    expect(r.stdout).toContain(`To use it, merge this into ${file} (keep your other settings), or run the lab again with --apply:`);
+    expect(r.stdout).toContain(
+      `To use it, merge this into ${file} (keep your other settings), or run the lab again with --apply:`,
+    );
     expect(r.stdout).toMatch(/"contextLedger": \{\s+"strategy": "(checkpoint|digest)"\s+\}/);
-    const merged = JSON.parse(readFileSync(file, "utf8")) as { defaultModel: string; contextLedger: { strategy: string } };
+    const merged = JSON.parse(readFileSync(file, "utf8")) as {
+      defaultModel: string;
+      contextLedger: { strategy: string };
+    };
     expect(merged.defaultModel).toBe("x/y");
     expect(["checkpoint", "digest"]).toContain(merged.contextLedger.strategy);
     expect(r.stdout).toContain(`Applied: ${file} now sets`);

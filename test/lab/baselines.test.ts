@@ -24,7 +24,10 @@ const settings = (over: Partial<SessionSettings> = {}): SessionSettings => ({
 });
 
 /** Feed entries to a row the way the replay does: a request before each assistant message. */
-async function drive(row: Row, entries: readonly SessionEntry[]): Promise<{ requests: RequestTokens[]; actions: (ContextAction | undefined)[] }> {
+async function drive(
+  row: Row,
+  entries: readonly SessionEntry[],
+): Promise<{ requests: RequestTokens[]; actions: (ContextAction | undefined)[] }> {
   const requests: RequestTokens[] = [];
   const actions: (ContextAction | undefined)[] = [];
   for (const entry of entries) {
@@ -97,13 +100,19 @@ describe("Anthropic-style tool-result clearing", () => {
   });
 
   it("does nothing when the saving would be below clear_at_least", async () => {
-    const { requests, actions } = await drive(toolResultClearing(settings({ clearing: { trigger: 150, keep: 1, clearAtLeast: 200 } })), twoReads().entries);
+    const { requests, actions } = await drive(
+      toolResultClearing(settings({ clearing: { trigger: 150, keep: 1, clearAtLeast: 200 } })),
+      twoReads().entries,
+    );
     expect(requests[2]).toEqual({ prompt: 220, cached: 115 });
     expect(actions.every((a) => a === undefined)).toBe(true);
   });
 
   it("does nothing below the trigger", async () => {
-    const { actions } = await drive(toolResultClearing(settings({ clearing: { trigger: 1000, keep: 1, clearAtLeast: 0 } })), twoReads().entries);
+    const { actions } = await drive(
+      toolResultClearing(settings({ clearing: { trigger: 1000, keep: 1, clearAtLeast: 0 } })),
+      twoReads().entries,
+    );
     expect(actions.every((a) => a === undefined)).toBe(true);
   });
 });

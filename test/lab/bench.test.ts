@@ -8,7 +8,10 @@ import { renderBench, runBench, targetMet } from "../../src/lab/commands/bench.t
 
 function modules(rows: object[]): string {
   const dir = mkdtempSync(join(tmpdir(), "lab-bench-"));
-  writeFileSync(join(dir, "fake.bench.ts"), `export async function benchFake(options) { return ${JSON.stringify(rows)}.map((r) => ({ ...r, name: r.name + " @" + options.memoryMb })); }\n`);
+  writeFileSync(
+    join(dir, "fake.bench.ts"),
+    `export async function benchFake(options) { return ${JSON.stringify(rows)}.map((r) => ({ ...r, name: r.name + " @" + options.memoryMb })); }\n`,
+  );
   return dir;
 }
 
@@ -41,6 +44,8 @@ describe("bench targets", () => {
   });
 
   it("an unknown suite is an input error", async () => {
-    await expect(runBench(["--only", "nope"], modules([plain]))).rejects.toThrow(/unknown suite "nope" \(known: fake\)/);
+    await expect(runBench(["--only", "nope"], modules([plain]))).rejects.toThrow(
+      /unknown suite "nope" \(known: fake\)/,
+    );
   });
 });

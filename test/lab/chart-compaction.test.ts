@@ -19,12 +19,20 @@ const info: RowInfo = { id: "probe", label: "probe", family: "ours", note: "test
 
 /** A row of `strategy` whose compaction planner is `plan`. */
 function rowWith(plan: StrategyPlanner["plan"], strategy: RegisteredStrategy = checkpointStrategy): RowFactory {
-  return (s) => compactionRow(info, s, chartSummarizer(strategy, { engine: "compaction", planner: () => ({ name: "checkpoint", plan }) }, s));
+  return (s) =>
+    compactionRow(
+      info,
+      s,
+      chartSummarizer(strategy, { engine: "compaction", planner: () => ({ name: "checkpoint", plan }) }, s),
+    );
 }
 
 async function replay(factory: RowFactory) {
   const l = readingSession(settings.cwd);
-  const result = await replaySession({ name: "reading", cwd: settings.cwd, entries: l.entries }, { settings, rows: [factory], prices: DEFAULT_PRICES });
+  const result = await replaySession(
+    { name: "reading", cwd: settings.cwd, entries: l.entries },
+    { settings, rows: [factory], prices: DEFAULT_PRICES },
+  );
   return result.rows[0];
 }
 
@@ -36,10 +44,16 @@ describe("compaction rows decide through the strategy's chart and effects", () =
   });
 
   it("a plan the host's validation refuses (its kept entry is not on the branch) ends in Pi's native compaction", async () => {
-    const row = await replay(rowWith(async (input): Promise<CompactionPlan> => ({ ...planCheckpoint(input), firstKeptEntryId: "not-on-the-branch" })));
+    const row = await replay(
+      rowWith(
+        async (input): Promise<CompactionPlan> => ({ ...planCheckpoint(input), firstKeptEntryId: "not-on-the-branch" }),
+      ),
+    );
     expect(row.compactions).toBeGreaterThan(0);
     // Pi's summarization calls are costed: the native stand-in ran, not the refused plan.
-    expect(row.actions.every((a) => a.modelCall === true && a.sideCalls.some((c) => c.output === STAND_IN_SUMMARY_TOKENS))).toBe(true);
+    expect(
+      row.actions.every((a) => a.modelCall === true && a.sideCalls.some((c) => c.output === STAND_IN_SUMMARY_TOKENS)),
+    ).toBe(true);
   });
 
   it("any planner error, not only a PlanError, ends in Pi's native compaction", async () => {
@@ -53,7 +67,10 @@ describe("compaction rows decide through the strategy's chart and effects", () =
   });
 
   it("a strategy whose route cancels Pi's threshold compaction never compacts in the row", async () => {
-    const cancelling: RegisteredStrategy = { ...checkpointStrategy, routes: { ...checkpointStrategy.routes, threshold: "cancel" } };
+    const cancelling: RegisteredStrategy = {
+      ...checkpointStrategy,
+      routes: { ...checkpointStrategy.routes, threshold: "cancel" },
+    };
     let asked = 0;
     const row = await replay(
       rowWith(async (input) => {

@@ -19,7 +19,13 @@ function run(args: string[], cwd = tmp()) {
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-const header = JSON.stringify({ type: "session", version: 3, id: "s1", timestamp: "2025-01-01T00:00:00.000Z", cwd: "/home/u/proj" });
+const header = JSON.stringify({
+  type: "session",
+  version: 3,
+  id: "s1",
+  timestamp: "2025-01-01T00:00:00.000Z",
+  cwd: "/home/u/proj",
+});
 
 function entries(): string[] {
   const l = new Ledger();
@@ -46,7 +52,10 @@ const quick = ["--strategies", "checkpoint", "--no-report", "--quiet"];
 
 describe("input that is not a session", () => {
   it("package.json is refused in one line, exit 2", () => {
-    expectOneLineError(run(["lab", join(repo, "package.json"), ...quick]), /^lab: not a Pi session file: .*package\.json \(its first line is not a session header\)$/);
+    expectOneLineError(
+      run(["lab", join(repo, "package.json"), ...quick]),
+      /^lab: not a Pi session file: .*package\.json \(its first line is not a session header\)$/,
+    );
   });
 
   it("a text file named .jsonl, and an empty one, are refused, also inside a folder", () => {
@@ -56,7 +65,10 @@ describe("input that is not a session", () => {
     sessionFile(dir, "a.jsonl");
     expectOneLineError(run(["lab", dir, ...quick]), /not a Pi session file: .*notes\.jsonl/);
     writeFileSync(join(dir, "empty.jsonl"), "");
-    expectOneLineError(run(["lab", join(dir, "empty.jsonl"), ...quick]), /not a Pi session file: .*empty\.jsonl is empty/);
+    expectOneLineError(
+      run(["lab", join(dir, "empty.jsonl"), ...quick]),
+      /not a Pi session file: .*empty\.jsonl is empty/,
+    );
   });
 });
 
@@ -78,22 +90,40 @@ describe("links and option values around the inputs", () => {
     const dir = tmp();
     const file = sessionFile(dir);
     const size = readFileSync(file).length;
-    expect(await inputSize(["--dump", "/", "--json", dir, file, "--window", "64k"], "")).toEqual({ bytes: size, largest: size });
+    expect(await inputSize(["--dump", "/", "--json", dir, file, "--window", "64k"], "")).toEqual({
+      bytes: size,
+      largest: size,
+    });
   });
 });
 
 describe("output paths checked before the replay", () => {
   it("--dump /proc and /proc/self are refused in one line", () => {
     const file = sessionFile(tmp());
-    expectOneLineError(run(["lab", file, ...quick, "--dump", "/proc"]), /^lab: cannot write --dump \/proc: cannot create a file there/);
-    expectOneLineError(run(["lab", file, ...quick, "--dump", "/proc/self"]), /^lab: cannot write --dump \/proc\/self: it is a symbolic link/);
+    expectOneLineError(
+      run(["lab", file, ...quick, "--dump", "/proc"]),
+      /^lab: cannot write --dump \/proc: cannot create a file there/,
+    );
+    expectOneLineError(
+      run(["lab", file, ...quick, "--dump", "/proc/self"]),
+      /^lab: cannot write --dump \/proc\/self: it is a symbolic link/,
+    );
   });
 
   it("--json /dev/full, and --json or --report at /proc/self/status, exit 2 before any replay", () => {
     const file = sessionFile(tmp());
-    expectOneLineError(run(["lab", file, ...quick, "--json", "/dev/full"]), /^lab: cannot write --json \/dev\/full: not a regular file$/);
-    expectOneLineError(run(["lab", file, ...quick, "--json", "/proc/self/status"]), /^lab: cannot write --json \/proc\/self\/status: /);
-    expectOneLineError(run(["lab", file, "--strategies", "checkpoint", "--quiet", "--report", "/proc/self/status"]), /^lab: cannot write --report \/proc\/self\/status: /);
+    expectOneLineError(
+      run(["lab", file, ...quick, "--json", "/dev/full"]),
+      /^lab: cannot write --json \/dev\/full: not a regular file$/,
+    );
+    expectOneLineError(
+      run(["lab", file, ...quick, "--json", "/proc/self/status"]),
+      /^lab: cannot write --json \/proc\/self\/status: /,
+    );
+    expectOneLineError(
+      run(["lab", file, "--strategies", "checkpoint", "--quiet", "--report", "/proc/self/status"]),
+      /^lab: cannot write --report \/proc\/self\/status: /,
+    );
   });
 
   it("a link planted at the --json path is refused; the file it points to is untouched", () => {
@@ -102,7 +132,10 @@ describe("output paths checked before the replay", () => {
     const victim = join(dir, "victim.txt");
     writeFileSync(victim, "precious");
     symlinkSync(victim, join(dir, "out.json"));
-    expectOneLineError(run(["lab", file, ...quick, "--json", join(dir, "out.json")]), /^lab: cannot write --json .*out\.json: it is a symbolic link \(not followed\)$/);
+    expectOneLineError(
+      run(["lab", file, ...quick, "--json", join(dir, "out.json")]),
+      /^lab: cannot write --json .*out\.json: it is a symbolic link \(not followed\)$/,
+    );
     expect(readFileSync(victim, "utf8")).toBe("precious");
   });
 

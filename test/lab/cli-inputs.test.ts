@@ -19,7 +19,8 @@ function run(args: string[]) {
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-const header = (cwd = "/home/u/proj") => JSON.stringify({ type: "session", version: 3, id: "s1", timestamp: "2025-01-01T00:00:00.000Z", cwd });
+const header = (cwd = "/home/u/proj") =>
+  JSON.stringify({ type: "session", version: 3, id: "s1", timestamp: "2025-01-01T00:00:00.000Z", cwd });
 
 /** A small valid session file; returns its path. */
 function sessionFile(dir: string, name = "s.jsonl"): string {
@@ -50,7 +51,10 @@ describe("lab CLI inputs: one line, exit 2", () => {
   });
 
   it("an unknown strategy", () => {
-    expectOneLineError(run(["lab", "--strategies", "nope", "--no-report"]), /^lab: unknown strategy "nope" \(known: checkpoint,/);
+    expectOneLineError(
+      run(["lab", "--strategies", "nope", "--no-report"]),
+      /^lab: unknown strategy "nope" \(known: checkpoint,/,
+    );
   });
 
   it("an unknown flag on show", () => {
@@ -65,12 +69,18 @@ describe("lab CLI inputs: one line, exit 2", () => {
 
   it("--report into a missing directory is refused before the run starts (the sample never replays)", () => {
     const r = run(["lab", "--report", "/nonexistent-dir/r.html"]);
-    expectOneLineError(r, /^lab: cannot write --report \/nonexistent-dir\/r\.html: directory \/nonexistent-dir does not exist$/);
+    expectOneLineError(
+      r,
+      /^lab: cannot write --report \/nonexistent-dir\/r\.html: directory \/nonexistent-dir does not exist$/,
+    );
   });
 
   it("--json onto a directory is refused", () => {
     const dir = tmp();
-    expectOneLineError(run(["lab", sessionFile(dir), "--json", dir, "--no-report"]), /^lab: cannot write --json .*: it is a directory$/);
+    expectOneLineError(
+      run(["lab", sessionFile(dir), "--json", dir, "--no-report"]),
+      /^lab: cannot write --json .*: it is a directory$/,
+    );
   });
 
   it("a device or other non-regular file is refused", () => {
@@ -96,7 +106,14 @@ describe("a line longer than V8's maximum string length", () => {
 
   it("is skipped with a diagnostic by the loader, and the lines around it still load", async () => {
     const loaded = await loadSessionFile(hugeLineFile());
-    expect(loaded.diagnostics).toEqual([{ line: 3, reason: expect.stringMatching(/^line longer than 536870888 bytes \(the longest string JavaScript can hold\); skipped$/) }]);
+    expect(loaded.diagnostics).toEqual([
+      {
+        line: 3,
+        reason: expect.stringMatching(
+          /^line longer than 536870888 bytes \(the longest string JavaScript can hold\); skipped$/,
+        ),
+      },
+    ]);
     expect(loaded.entries.map((e) => e.id)).toEqual(["e000", "e001"]);
   });
 
@@ -110,7 +127,13 @@ describe("a line longer than V8's maximum string length", () => {
 
 describe("show on broken session trees", () => {
   const entry = (id: string, parentId: string | null, text: string) =>
-    JSON.stringify({ type: "message", id, parentId, timestamp: "2025-01-01T00:00:01.000Z", message: { role: "user", content: [{ type: "text", text }], timestamp: 1 } });
+    JSON.stringify({
+      type: "message",
+      id,
+      parentId,
+      timestamp: "2025-01-01T00:00:01.000Z",
+      message: { role: "user", content: [{ type: "text", text }], timestamp: 1 },
+    });
   function file(lines: string[]): string {
     const path = join(tmp(), "tree.jsonl");
     writeFileSync(path, `${[header(), ...lines].join("\n")}\n`);
@@ -136,12 +159,19 @@ describe("show on broken session trees", () => {
   it("diagnoses a dangling parent", () => {
     const r = run(["show", file([entry("a", null, "one"), entry("b", "zzz", "two"), entry("c", "b", "three")])]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/dangling parent: entry "b" names parent "zzz", which is not in the file; the active branch starts at "b"/);
+    expect(r.stdout).toMatch(
+      /dangling parent: entry "b" names parent "zzz", which is not in the file; the active branch starts at "b"/,
+    );
     expect(r.stdout).toContain("3 entries (2 on the active branch, 1 on other branches)");
   });
 
   it("the lab reports the same diagnostics for the session it replays", () => {
-    const r = run(["lab", file([entry("a", "c", "one"), entry("b", "a", "two"), entry("c", "b", "three")]), "--no-report", "--quiet"]);
+    const r = run([
+      "lab",
+      file([entry("a", "c", "one"), entry("b", "a", "two"), entry("c", "b", "three")]),
+      "--no-report",
+      "--quiet",
+    ]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/parent cycle/);
   });
@@ -155,11 +185,22 @@ describe("no raw control bytes reach the terminal", () => {
     l.say("ok");
     const name = "evil\u001b[31m.jsonl";
     const path = join(dir, name);
-    writeFileSync(path, `${header()}\n\u001b[2J\u001b[H{"clear":\n${l.entries.map((e) => JSON.stringify(e)).join("\n")}\n`);
-    for (const args of [["show", path], ["show", path, "--json"], ["lab", path, "--no-report", "--quiet"]]) {
+    writeFileSync(
+      path,
+      `${header()}\n\u001b[2J\u001b[H{"clear":\n${l.entries.map((e) => JSON.stringify(e)).join("\n")}\n`,
+    );
+    for (const args of [
+      ["show", path],
+      ["show", path, "--json"],
+      ["lab", path, "--no-report", "--quiet"],
+    ]) {
       const r = run(args);
       expect(r.code).toBe(0);
-      expect(r.stdout).toMatch(args.includes("--json") ? /"line": 2,\s+"reason": "invalid JSON \(Unexpected token\)"/ : /line 2: invalid JSON \(Unexpected token\)/);
+      expect(r.stdout).toMatch(
+        args.includes("--json")
+          ? /"line": 2,\s+"reason": "invalid JSON \(Unexpected token\)"/
+          : /line 2: invalid JSON \(Unexpected token\)/,
+      );
       expect(r.stdout).not.toMatch(/\{\\?"clear/); // the diagnostic quotes nothing of the malformed line
       expect(r.stdout).not.toMatch(CONTROL);
       expect(r.stderr).not.toMatch(CONTROL);

@@ -14,7 +14,12 @@ const shared = resolve(repo, "../shared/sessions");
 const bin = join(repo, "src/lab/bin.ts");
 
 function run(args: string[], env: Record<string, string> = {}) {
-  const result = spawnSync(process.execPath, [bin, ...args], { cwd: repo, encoding: "utf8", env: { ...process.env, ...env }, timeout: 120_000 });
+  const result = spawnSync(process.execPath, [bin, ...args], {
+    cwd: repo,
+    encoding: "utf8",
+    env: { ...process.env, ...env },
+    timeout: 120_000,
+  });
   return { code: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -31,7 +36,17 @@ describe("lab on the real sessions", () => {
     expect(stdout).toContain("■ before-compaction.jsonl");
     expect(stdout).toContain("■ large-session.jsonl");
     expect(stdout).toContain("■ all 2 sessions");
-    for (const label of ["checkpoint", "fold (policy)", "no compaction", "truncate oldest", "masking (last 10)", "tool-result clearing", "OpenCode prune", "Pi native (sim.)"]) expect(stdout).toContain(label);
+    for (const label of [
+      "checkpoint",
+      "fold (policy)",
+      "no compaction",
+      "truncate oldest",
+      "masking (last 10)",
+      "tool-result clearing",
+      "OpenCode prune",
+      "Pi native (sim.)",
+    ])
+      expect(stdout).toContain(label);
   });
 
   it("writes every figure as JSON", () => {
@@ -72,9 +87,13 @@ describe("bad input", () => {
     l.user("Please keep the tests deterministic, always.");
     l.call("Tests  3 passed (3)", { command: "npm test" }, "bash");
     l.say("done");
-    const lines = [JSON.stringify({ type: "session", version: 3, id: "s1", timestamp: "2025-01-01T00:00:00.000Z", cwd: "/tmp" })];
+    const lines = [
+      JSON.stringify({ type: "session", version: 3, id: "s1", timestamp: "2025-01-01T00:00:00.000Z", cwd: "/tmp" }),
+    ];
     lines.push(JSON.stringify(l.entries[0]), "{ not json", JSON.stringify(l.entries[1]));
-    lines.push(JSON.stringify({ type: "hologram", id: "h1", parentId: l.entries[1].id, timestamp: "2025-01-01T00:00:09.000Z" }));
+    lines.push(
+      JSON.stringify({ type: "hologram", id: "h1", parentId: l.entries[1].id, timestamp: "2025-01-01T00:00:09.000Z" }),
+    );
     lines.push("[1,2]", JSON.stringify({ ...l.entries[2], parentId: "h1" }), JSON.stringify(l.entries[3]));
     const file = join(dir, "bad.jsonl");
     writeFileSync(file, `${lines.join("\n")}\n`);
@@ -131,7 +150,10 @@ describe("show", () => {
     const l = new Ledger();
     l.user("hello there, this is fine");
     const file = join(dir, "s.jsonl");
-    writeFileSync(file, `${JSON.stringify({ type: "session", version: 3, id: "s", timestamp: "2025-01-01T00:00:00.000Z", cwd: "/" })}\n{oops\n${JSON.stringify(l.entries[0])}\n`);
+    writeFileSync(
+      file,
+      `${JSON.stringify({ type: "session", version: 3, id: "s", timestamp: "2025-01-01T00:00:00.000Z", cwd: "/" })}\n{oops\n${JSON.stringify(l.entries[0])}\n`,
+    );
     const { code, stdout } = run(["show", file]);
     expect(code).toBe(0);
     expect(stdout).toMatch(/line 2: invalid JSON/);
@@ -144,6 +166,8 @@ describe("machines", () => {
     expect(code).toBe(0);
     const machines = JSON.parse(stdout) as Record<string, { id: string; states: Record<string, unknown> }>;
     expect(machines.compaction.id).toBe("compaction");
-    expect(Object.keys(machines.compaction.states)).toEqual(expect.arrayContaining(["requested", "planning", "committed"]));
+    expect(Object.keys(machines.compaction.states)).toEqual(
+      expect.arrayContaining(["requested", "planning", "committed"]),
+    );
   });
 });

@@ -26,7 +26,12 @@ describe("per-session cwd", () => {
     const views = new Map<string, readonly AgentMessage[]>();
     const result = await replaySession(
       { name: "abs", cwd: CWD, entries: l.entries },
-      { settings: defaultSettings(40_000), rows: selectRows("checkpoint,planned").factories, prices: DEFAULT_PRICES, onFinalView: (_s, row, messages) => views.set(row.id, messages) },
+      {
+        settings: defaultSettings(40_000),
+        rows: selectRows("checkpoint,planned").factories,
+        prices: DEFAULT_PRICES,
+        onFinalView: (_s, row, messages) => views.set(row.id, messages),
+      },
     );
     for (const row of result.rows) {
       expect(row.compactions).toBeGreaterThan(0);
@@ -50,7 +55,13 @@ describe("per-session cwd", () => {
     expect(viewRetention(probes, view(`read ${CWD}/src/a.ts`), sourceOf).kept).toBe(1);
     expect(viewRetention(probes, view("read etc/hosts and src/b.ts"), sourceOf).kept).toBe(0);
     // Without a known cwd only the exact form counts.
-    expect(viewRetention(extractProbes(l.entries).filter((p) => p.kind === "path"), view("src/a.ts"), sourceOf).kept).toBe(0);
+    expect(
+      viewRetention(
+        extractProbes(l.entries).filter((p) => p.kind === "path"),
+        view("src/a.ts"),
+        sourceOf,
+      ).kept,
+    ).toBe(0);
     expect(visibleMessages(l.entries[0])).toHaveLength(1);
   });
 
@@ -60,7 +71,23 @@ describe("per-session cwd", () => {
     writeFileSync(file, sessionJsonl(session().entries, CWD));
     const repo = resolve(fileURLToPath(new URL("../../", import.meta.url)));
     const json = join(dir, "out.json");
-    const r = spawnSync(process.execPath, [join(repo, "src/lab/bin.ts"), "lab", file, "--window", "40k", "--strategies", "checkpoint", "--json", json, "--no-report", "--quiet"], { encoding: "utf8" });
+    const r = spawnSync(
+      process.execPath,
+      [
+        join(repo, "src/lab/bin.ts"),
+        "lab",
+        file,
+        "--window",
+        "40k",
+        "--strategies",
+        "checkpoint",
+        "--json",
+        json,
+        "--no-report",
+        "--quiet",
+      ],
+      { encoding: "utf8" },
+    );
     expect(r.status).toBe(0);
     const out = JSON.parse(readFileSync(json, "utf8")) as LabResult;
     expect(out.sessions[0].cwd).toBe(CWD);

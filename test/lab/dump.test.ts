@@ -15,11 +15,18 @@ const repo = resolve(fileURLToPath(new URL("../../", import.meta.url)));
 const CWD = "/home/u/proj";
 
 function lab(args: string[]) {
-  const r = spawnSync(process.execPath, [join(repo, "src/lab/bin.ts"), "lab", ...args], { encoding: "utf8", timeout: 120_000 });
+  const r = spawnSync(process.execPath, [join(repo, "src/lab/bin.ts"), "lab", ...args], {
+    encoding: "utf8",
+    timeout: 120_000,
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-const readLines = (file: string): DumpLine[] => readFileSync(file, "utf8").trimEnd().split("\n").map((l) => JSON.parse(l) as DumpLine);
+const readLines = (file: string): DumpLine[] =>
+  readFileSync(file, "utf8")
+    .trimEnd()
+    .split("\n")
+    .map((l) => JSON.parse(l) as DumpLine);
 
 describe("--dump", () => {
   const dir = mkdtempSync(join(tmpdir(), "lab-dump-"));
@@ -28,12 +35,28 @@ describe("--dump", () => {
   writeFileSync(file, sessionJsonl(session.entries, CWD));
   const dump = join(dir, "views");
   const json = join(dir, "out.json");
-  const r = lab([file, "--window", "40k", "--strategies", "checkpoint,masking,none", "--dump", dump, "--json", json, "--weights", "quality=1,cost=0", "--no-report", "--quiet"]);
+  const r = lab([
+    file,
+    "--window",
+    "40k",
+    "--strategies",
+    "checkpoint,masking,none",
+    "--dump",
+    dump,
+    "--json",
+    json,
+    "--weights",
+    "quality=1,cost=0",
+    "--no-report",
+    "--quiet",
+  ]);
   const result = JSON.parse(readFileSync(json, "utf8")) as LabResult;
   const rows = Object.fromEntries(result.sessions[0].rows.map((row) => [row.info.id, row]));
   /** Id of the source entry right before the assistant message of request `r`. */
   const beforeRequest = (request: number) => {
-    const assistants = session.entries.map((e, i) => [e, i] as const).filter(([e]) => e.type === "message" && e.message.role === "assistant");
+    const assistants = session.entries
+      .map((e, i) => [e, i] as const)
+      .filter(([e]) => e.type === "message" && e.message.role === "assistant");
     return session.entries[assistants[request][1] - 1].id;
   };
 
@@ -44,7 +67,15 @@ describe("--dump", () => {
     expect(checkpoint).toHaveLength(rows.checkpoint.actions.length);
     expect(checkpoint.length).toBeGreaterThan(0);
     checkpoint.forEach((line, i) => {
-      expect(line).toMatchObject({ session: "abs.jsonl", row: "checkpoint", label: "checkpoint", act: i, kind: "compaction", request: rows.checkpoint.actions[i].request, tokens: rows.checkpoint.actions[i].tokensAfter });
+      expect(line).toMatchObject({
+        session: "abs.jsonl",
+        row: "checkpoint",
+        label: "checkpoint",
+        act: i,
+        kind: "compaction",
+        request: rows.checkpoint.actions[i].request,
+        tokens: rows.checkpoint.actions[i].tokensAfter,
+      });
       // The row's own compaction fact is the newest entry of its ledger.
       expect(line.leafEntryId).toBe(`lab-checkpoint-${i.toString(36).padStart(4, "0")}`);
     });
@@ -69,7 +100,9 @@ describe("--dump", () => {
   });
 
   it("the terminal and the JSON recommend a strategy under the weights given", () => {
-    expect(r.stdout).toMatch(/Recommendation for this session:\n {2}Use checkpoint: "strategy": "checkpoint" \(the default\)\. Score [\d.]+ of 100 \(weights: quality 100%, cost 0%\)\./);
+    expect(r.stdout).toMatch(
+      /Recommendation for this session:\n {2}Use checkpoint: "strategy": "checkpoint" \(the default\)\. Score [\d.]+ of 100 \(weights: quality 100%, cost 0%\)\./,
+    );
     expect(result.recommendation?.choice?.id).toBe("checkpoint");
     expect(result.recommendation?.weights).toEqual({ quality: 1, cost: 0 });
     expect(result.sessions[0].recommendation?.choice?.id).toBe("checkpoint");

@@ -22,25 +22,66 @@ export class Ledger {
   }
 
   /** An assistant step calling one tool (`read` of `path` by default), then its result. */
-  call(output: string, args: Record<string, unknown> = { path: "a.ts" }, name = "read", isError = false): { call: SessionEntry; result: SessionEntry } {
+  call(
+    output: string,
+    args: Record<string, unknown> = { path: "a.ts" },
+    name = "read",
+    isError = false,
+  ): { call: SessionEntry; result: SessionEntry } {
     const toolCallId = `call${this.n}`;
     const call = this.push({
       type: "message",
-      message: { role: "assistant", content: [{ type: "toolCall", id: toolCallId, name, arguments: args }], api: "x", provider: "x", model: "x", usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: "toolUse" },
+      message: {
+        role: "assistant",
+        content: [{ type: "toolCall", id: toolCallId, name, arguments: args }],
+        api: "x",
+        provider: "x",
+        model: "x",
+        usage: {
+          input: 0,
+          output: 0,
+          cacheRead: 0,
+          cacheWrite: 0,
+          totalTokens: 0,
+          cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+        },
+        stopReason: "toolUse",
+      },
     });
-    const result = this.push({ type: "message", message: { role: "toolResult", toolCallId, toolName: name, content: [{ type: "text", text: output }], isError } });
+    const result = this.push({
+      type: "message",
+      message: { role: "toolResult", toolCallId, toolName: name, content: [{ type: "text", text: output }], isError },
+    });
     return { call, result };
   }
 
   say(text: string): SessionEntry {
     return this.push({
       type: "message",
-      message: { role: "assistant", content: [{ type: "text", text }], api: "x", provider: "x", model: "x", usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: "stop" },
+      message: {
+        role: "assistant",
+        content: [{ type: "text", text }],
+        api: "x",
+        provider: "x",
+        model: "x",
+        usage: {
+          input: 0,
+          output: 0,
+          cacheRead: 0,
+          cacheWrite: 0,
+          totalTokens: 0,
+          cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+        },
+        stopReason: "stop",
+      },
     });
   }
 
   bash(command: string, output: string, exitCode = 0): SessionEntry {
-    return this.push({ type: "message", message: { role: "bashExecution", command, output, exitCode, cancelled: false, truncated: false } });
+    return this.push({
+      type: "message",
+      message: { role: "bashExecution", command, output, exitCode, cancelled: false, truncated: false },
+    });
   }
 }
 

@@ -7,7 +7,15 @@ import { labRow } from "../../src/lab/rows/registry.ts";
 import type { SessionEntry } from "../../src/log/entries.ts";
 import { chars, Ledger } from "./fixtures.ts";
 
-const settings: SessionSettings = { cwd: "", window: 10_000, reserve: 1_000, keepRecent: 1_500, maskKeep: 1, clearing: { trigger: 150, keep: 1, clearAtLeast: 0 }, prune: { protect: 50, minimum: 20 } };
+const settings: SessionSettings = {
+  cwd: "",
+  window: 10_000,
+  reserve: 1_000,
+  keepRecent: 1_500,
+  maskKeep: 1,
+  clearing: { trigger: 150, keep: 1, clearAtLeast: 0 },
+  prune: { protect: 50, minimum: 20 },
+};
 
 /** Feed entries the way the replay does (a request before each assistant message); note what came before each. */
 async function drive(row: Row, entries: readonly SessionEntry[]) {
@@ -26,7 +34,9 @@ async function drive(row: Row, entries: readonly SessionEntry[]) {
   return { acts, tokens };
 }
 
-const isNotice = (m: unknown) => (m as { role?: string; customType?: string }).role === "custom" && (m as { customType?: string }).customType === "context-ledger/notice";
+const isNotice = (m: unknown) =>
+  (m as { role?: string; customType?: string }).role === "custom" &&
+  (m as { customType?: string }).customType === "context-ledger/notice";
 
 describe("fold (notice policy) row", () => {
   it("is told once usage passes 0.8 of the threshold, folds at the next user message, and never reaches the threshold", async () => {
@@ -47,7 +57,9 @@ describe("fold (notice policy) row", () => {
     }
     expect(Math.max(...tokens)).toBeLessThan(9_000);
     // Notices are hidden messages in the ledger; the ones a fold answered left the view with the folded work.
-    const notices = row.ledger!().filter((e) => e.type === "custom_message" && e.customType === "context-ledger/notice" && e.display === false);
+    const notices = row.ledger!().filter(
+      (e) => e.type === "custom_message" && e.customType === "context-ledger/notice" && e.display === false,
+    );
     expect(notices.length).toBe(acts.length + row.view.messages.filter(isNotice).length);
   });
 

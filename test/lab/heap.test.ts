@@ -20,8 +20,18 @@ describe("heap sized to the input", () => {
     const agent = join(dir, "nested");
     expect(await inputBytes([dir, "--window", "64k", "/nonexistent"], agent)).toBe(1500);
     expect(await inputBytes(["--sessions"], agent)).toBe(500);
-    expect(heapFlags(0)).toEqual(["--max-old-space-size=256", "--max-semi-space-size=2", "--heap-growing-percent=15", "--expose-gc"]);
-    expect(heapFlags(100_000_001)).toEqual(["--max-old-space-size=660", "--max-semi-space-size=2", "--heap-growing-percent=15", "--expose-gc"]);
+    expect(heapFlags(0)).toEqual([
+      "--max-old-space-size=256",
+      "--max-semi-space-size=2",
+      "--heap-growing-percent=15",
+      "--expose-gc",
+    ]);
+    expect(heapFlags(100_000_001)).toEqual([
+      "--max-old-space-size=660",
+      "--max-semi-space-size=2",
+      "--heap-growing-percent=15",
+      "--expose-gc",
+    ]);
   });
 
   it("the child runs with one malloc arena unless the user chose otherwise", () => {
@@ -35,7 +45,11 @@ describe("heap sized to the input", () => {
     writeFileSync(file, sessionJsonl(readingSession("/p", 3).entries, "/p"));
     const repo = resolve(fileURLToPath(new URL("../../", import.meta.url)));
     const json = join(dir, "out.json");
-    const r = spawnSync(process.execPath, [join(repo, "src/lab/bin.ts"), "lab", file, "--json", json, "--no-report", "--quiet"], { encoding: "utf8", env: { ...process.env, PI_CONTEXT_LEDGER_LAB_CHILD: "" } });
+    const r = spawnSync(
+      process.execPath,
+      [join(repo, "src/lab/bin.ts"), "lab", file, "--json", json, "--no-report", "--quiet"],
+      { encoding: "utf8", env: { ...process.env, PI_CONTEXT_LEDGER_LAB_CHILD: "" } },
+    );
     expect(r.status).toBe(0);
     const run = (JSON.parse(readFileSync(json, "utf8")) as LabResult).run!;
     // V8 adds its young generation to the old-space limit it reports.

@@ -54,7 +54,19 @@ describe("--judge with a scripted model", () => {
     const json = join(dir, "out.json");
     let stdout = "";
     const code = await runLab(
-      [file, "--window", "40k", "--strategies", "checkpoint,none", "--judge", "scripted/judge-1", "--json", json, "--no-report", "--quiet"],
+      [
+        file,
+        "--window",
+        "40k",
+        "--strategies",
+        "checkpoint,none",
+        "--judge",
+        "scripted/judge-1",
+        "--json",
+        json,
+        "--no-report",
+        "--quiet",
+      ],
       { stdout: (t) => void (stdout += t), stderr: () => {} },
       { judgeModel: async (provider, modelId) => ({ model: faux.getModel(modelId)!, apiKey: `key-for-${provider}` }) },
     );
@@ -71,7 +83,9 @@ describe("--judge with a scripted model", () => {
     // Prompts: each carries six numbered questions about evenly picked probes, none giving its answer away.
     const chosen = pickProbes(probes, 6);
     for (const prompt of prompts) {
-      expect(prompt).toMatch(/Answer from the conversation only\. Reply with one line per question, numbered, quoting exactly/);
+      expect(prompt).toMatch(
+        /Answer from the conversation only\. Reply with one line per question, numbered, quoting exactly/,
+      );
       const questions = [...prompt.matchAll(/^(\d+)\. (.*)$/gm)].map((m) => m[2]);
       expect(questions).toEqual(chosen.map(questionFor));
       for (const [i, q] of questions.entries()) if (chosen[i].text.length > 20) expect(q).not.toContain(chosen[i].text);
@@ -81,11 +95,14 @@ describe("--judge with a scripted model", () => {
     expect(nonePrompt.length).toBeGreaterThan(checkpointPrompt.length);
     expect(checkpointPrompt).toContain("<summary>");
     // Scoring: every present probe except question 1 (answered wrongly on purpose) counts.
-    const present = (prompt: string) => chosen.filter((p, i) => i > 0 && CONVERSATION.exec(prompt)![1].includes(p.text)).length;
+    const present = (prompt: string) =>
+      chosen.filter((p, i) => i > 0 && CONVERSATION.exec(prompt)![1].includes(p.text)).length;
     expect(results[0].correct).toBe(present(checkpointPrompt));
     expect(results[1].correct).toBe(5);
     expect(results[0].correct).toBeLessThan(5);
-    expect(stdout).toContain(`Judge: scripted/judge-1 answered ${results[0].correct + 5}/12 probe questions correctly across 2 final contexts`);
+    expect(stdout).toContain(
+      `Judge: scripted/judge-1 answered ${results[0].correct + 5}/12 probe questions correctly across 2 final contexts`,
+    );
   });
 });
 
@@ -100,8 +117,14 @@ describe("judge scoring and model lookup", () => {
   });
 
   it("skips with a note, never an error, without credentials or with an unknown model", async () => {
-    expect(await builtInJudgeModel("anthropic", "claude-sonnet-4-5", {})).toEqual({ skip: "judge skipped: no credentials for anthropic in the environment" });
-    expect(await builtInJudgeModel("nope", "model", {})).toEqual({ skip: 'judge skipped: unknown model "nope/model" (expected provider/model)' });
-    expect(await builtInJudgeModel("anthropic", "", {})).toMatchObject({ skip: expect.stringMatching(/unknown model/) });
+    expect(await builtInJudgeModel("anthropic", "claude-sonnet-4-5", {})).toEqual({
+      skip: "judge skipped: no credentials for anthropic in the environment",
+    });
+    expect(await builtInJudgeModel("nope", "model", {})).toEqual({
+      skip: 'judge skipped: unknown model "nope/model" (expected provider/model)',
+    });
+    expect(await builtInJudgeModel("anthropic", "", {})).toMatchObject({
+      skip: expect.stringMatching(/unknown model/),
+    });
   });
 });

@@ -1,6 +1,15 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { describe, expect, it } from "vitest";
-import { cacheReuse, DEFAULT_PRICES, messageBytes, parsePrices, requestCost, RequestTotals, sameMessage, seriesTokens } from "../../src/lab/metrics.ts";
+import {
+  cacheReuse,
+  DEFAULT_PRICES,
+  messageBytes,
+  parsePrices,
+  requestCost,
+  RequestTotals,
+  sameMessage,
+  seriesTokens,
+} from "../../src/lab/metrics.ts";
 import { View } from "../../src/lab/view.ts";
 import { chars } from "./fixtures.ts";
 
@@ -26,13 +35,24 @@ describe("cache reuse arithmetic", () => {
 
   it("a compaction that rewrites the head breaks the cache, equal bytes in new objects do not", () => {
     // [a,b] -> [summary,c]: nothing shared. Then a byte-identical copy of [summary,c] plus b is cached up to c.
-    const series = seriesTokens([[a, b], [summary, c], [msg(chars(40, "s")), msg(chars(40, "c")), b]]);
+    const series = seriesTokens([
+      [a, b],
+      [summary, c],
+      [msg(chars(40, "s")), msg(chars(40, "c")), b],
+    ]);
     expect(series.map((r) => r.cached)).toEqual([0, 0, 20]);
     expect(series.map((r) => r.prompt)).toEqual([200, 20, 120]);
   });
 
   it("prices: cached tokens read at 0.1x, the rest written at 1.25x, side calls at input/output prices", () => {
-    const cost = requestCost([{ prompt: 1000, cached: 0 }, { prompt: 1200, cached: 1000 }], [{ input: 500, output: 100 }], DEFAULT_PRICES);
+    const cost = requestCost(
+      [
+        { prompt: 1000, cached: 0 },
+        { prompt: 1200, cached: 1000 },
+      ],
+      [{ input: 500, output: 100 }],
+      DEFAULT_PRICES,
+    );
     // 1000*1.25 + (1000*0.1 + 200*1.25) + 500*1 + 100*5 = 1250 + 350 + 1000 = 2600
     expect(cost.units).toBeCloseTo(2600, 10);
     expect(cost.usd).toBeCloseTo((2600 / 1e6) * 3, 12);
@@ -42,8 +62,14 @@ describe("cache reuse arithmetic", () => {
 
   it("running totals give exactly the figures of the full request list, without keeping it", () => {
     // Awkward fractions, so a different summation order would show in the last bits.
-    const requests = Array.from({ length: 500 }, (_, i) => ({ prompt: 1000 + ((i * 7919) % 3001), cached: (i * 104729) % 997 }));
-    const sideCalls = [{ input: 333, output: 77 }, { input: 12_345, output: 1 }];
+    const requests = Array.from({ length: 500 }, (_, i) => ({
+      prompt: 1000 + ((i * 7919) % 3001),
+      cached: (i * 104729) % 997,
+    }));
+    const sideCalls = [
+      { input: 333, output: 77 },
+      { input: 12_345, output: 1 },
+    ];
     const prices = parsePrices("read=0.13,write=1.37,usd=2.9");
     const totals = new RequestTotals(prices);
     for (const r of requests) totals.add(r);

@@ -32,11 +32,25 @@ function tokens(text: string): { longest: number; squares: number } {
 // Hostile pieces: long runs of one character class, a run that looks like a path but never gets its slash,
 // dotted and dashed chains, and ordinary words between them.
 const pieceArb = fc.oneof(
-  fc.tuple(fc.constantFrom("a", "a-", "a$", "1.", "a.", "Ab", "f0", "x/", "+"), fc.integer({ min: 1, max: 3000 })).map(([unit, n]) => unit.repeat(n)),
-  fc.constantFrom("src/lib/parser.ts", "parseConfig", "TypeError", "ENOENT", "1.6.0", "5f02f96", "https://example.com/a?b=c", "README.md", "word"),
+  fc
+    .tuple(fc.constantFrom("a", "a-", "a$", "1.", "a.", "Ab", "f0", "x/", "+"), fc.integer({ min: 1, max: 3000 }))
+    .map(([unit, n]) => unit.repeat(n)),
+  fc.constantFrom(
+    "src/lib/parser.ts",
+    "parseConfig",
+    "TypeError",
+    "ENOENT",
+    "1.6.0",
+    "5f02f96",
+    "https://example.com/a?b=c",
+    "README.md",
+    "word",
+  ),
 );
 const separatorArb = fc.constantFrom(" ", "\n", "", ",", "(", "\t");
-const hostileArb = fc.array(fc.tuple(pieceArb, separatorArb), { minLength: 1, maxLength: 40 }).map((parts) => parts.map(([p, s]) => p + s).join(""));
+const hostileArb = fc
+  .array(fc.tuple(pieceArb, separatorArb), { minLength: 1, maxLength: 40 })
+  .map((parts) => parts.map(([p, s]) => p + s).join(""));
 
 describe("the item extractor's work", () => {
   it("hands the item expression each character at most once, in tokens of at most MAX_TOKEN characters", () => {
@@ -56,7 +70,10 @@ describe("the item extractor's work", () => {
   it("reads a million-character token once and finds nothing in it", () => {
     const work: ExtractWork = { scanned: 0, skipped: 0 };
     const blob = "Zm9v".repeat(250_000);
-    expect(extractItems(`before src/a.ts ${blob} after parseConfig`, "", work).map((i) => i.text)).toEqual(["src/a.ts", "parseConfig"]);
+    expect(extractItems(`before src/a.ts ${blob} after parseConfig`, "", work).map((i) => i.text)).toEqual([
+      "src/a.ts",
+      "parseConfig",
+    ]);
     expect(work.skipped).toBe(blob.length);
   });
 
@@ -73,9 +90,53 @@ describe("the item extractor's work", () => {
 
 // Ordinary text, built from the characters items are made of, so that paths, names, numbers and their borders
 // meet in every combination; every token is at most MAX_TOKEN long.
-const ALPHABET = ["a", "B", "z", "E", "R", "_", "$", "-", ".", "@", "+", "/", "~", ":", ",", "1", "0", "f", " ", "\n", "(", '"', "h", "t", "p", "s"];
+const ALPHABET = [
+  "a",
+  "B",
+  "z",
+  "E",
+  "R",
+  "_",
+  "$",
+  "-",
+  ".",
+  "@",
+  "+",
+  "/",
+  "~",
+  ":",
+  ",",
+  "1",
+  "0",
+  "f",
+  " ",
+  "\n",
+  "(",
+  '"',
+  "h",
+  "t",
+  "p",
+  "s",
+];
 const wordArb = fc.oneof(
-  fc.constantFrom("https://", "http://x.io/", "src/", ".ts", ".md", "Error", "ENOENT", "ERR_X", "TS2345", "camelCase", "snake_case", "1.2.3", "deadbeef1", "../", "~/", "./"),
+  fc.constantFrom(
+    "https://",
+    "http://x.io/",
+    "src/",
+    ".ts",
+    ".md",
+    "Error",
+    "ENOENT",
+    "ERR_X",
+    "TS2345",
+    "camelCase",
+    "snake_case",
+    "1.2.3",
+    "deadbeef1",
+    "../",
+    "~/",
+    "./",
+  ),
   fc.array(fc.constantFrom(...ALPHABET), { minLength: 1, maxLength: 12 }).map((c) => c.join("")),
 );
 const ordinaryArb = fc.oneof(

@@ -23,8 +23,13 @@ describe("the item extractor", () => {
       "path:./scripts/run.sh",
       "path:README.md",
     ]);
-    expect(texts(`open ${CWD}/src/a.ts:12:3 and https://example.com/docs/x.html.`)).toEqual(["path:src/a.ts", "path:https://example.com/docs/x.html"]);
-    expect(texts("parseConfig calls MAX_LINE_BYTES and session_start; SessionEntry is a type; plain words stay out")).toEqual([
+    expect(texts(`open ${CWD}/src/a.ts:12:3 and https://example.com/docs/x.html.`)).toEqual([
+      "path:src/a.ts",
+      "path:https://example.com/docs/x.html",
+    ]);
+    expect(
+      texts("parseConfig calls MAX_LINE_BYTES and session_start; SessionEntry is a type; plain words stay out"),
+    ).toEqual([
       "identifier:parseConfig",
       "identifier:MAX_LINE_BYTES",
       "identifier:session_start",
@@ -68,7 +73,11 @@ function session(): Ledger {
   l.call("FAIL test/parser.test.ts ENOENT", { command: "npm test" }, "bash", true);
   l.say("introducing freshName for later");
   l.user("go on");
-  l.call("ok", { path: "src/parser.ts", oldText: "parseConfig() {}", newText: "parseConfig() { return 120; }" }, "edit");
+  l.call(
+    "ok",
+    { path: "src/parser.ts", oldText: "parseConfig() {}", newText: "parseConfig() { return 120; }" },
+    "edit",
+  );
   l.call("pass", { command: "npm test" }, "bash");
   l.say("done");
   return l;
@@ -125,7 +134,10 @@ describe("needed later in the replay", () => {
       keeping(3, (t) => t.includes("go on") || t.includes("parseConfig() {}"), "keep-result"),
       keeping(99, () => true, "never"),
     ];
-    const result = await replaySession({ name: "hand", cwd: CWD, entries: session().entries }, { settings: defaultSettings(128_000), rows, prices: DEFAULT_PRICES });
+    const result = await replaySession(
+      { name: "hand", cwd: CWD, entries: session().entries },
+      { settings: defaultSettings(128_000), rows, prices: DEFAULT_PRICES },
+    );
     expect(result.neededItems).toBe(4);
     const [forget, keep, never] = result.rows;
     // Before request 3 (position 7) all four items are needed; "forget" shows none of them.
@@ -152,7 +164,12 @@ describe("the many-pattern finder", () => {
     expect([...finder.find("")]).toEqual([]);
     const words = ["src/a.ts", "a.ts", "TypeError", "Error"];
     const f = new Finder(words);
-    expect([...f.find("threw TypeError in src/a.ts")].map((i) => words[i]).sort()).toEqual(["Error", "TypeError", "a.ts", "src/a.ts"]);
+    expect([...f.find("threw TypeError in src/a.ts")].map((i) => words[i]).sort()).toEqual([
+      "Error",
+      "TypeError",
+      "a.ts",
+      "src/a.ts",
+    ]);
   });
 
   it("finds exactly the patterns a naive search finds (property: shared prefixes, suffixes, repeats, non-ASCII)", () => {
@@ -160,11 +177,15 @@ describe("the many-pattern finder", () => {
     const alphabet = fc.constantFrom("a", "b", "c", "é", "/", "💡");
     const word = fc.array(alphabet, { minLength: 0, maxLength: 6 }).map((cs) => cs.join(""));
     fc.assert(
-      fc.property(fc.array(word, { minLength: 1, maxLength: 30 }), fc.array(alphabet, { maxLength: 80 }).map((cs) => cs.join("")), (patterns, text) => {
-        const finder = new Finder(patterns);
-        const naive = patterns.flatMap((p, id) => (p && text.includes(p) ? [id] : []));
-        expect([...finder.find(text)].sort((a, b) => a - b)).toEqual(naive);
-      }),
+      fc.property(
+        fc.array(word, { minLength: 1, maxLength: 30 }),
+        fc.array(alphabet, { maxLength: 80 }).map((cs) => cs.join("")),
+        (patterns, text) => {
+          const finder = new Finder(patterns);
+          const naive = patterns.flatMap((p, id) => (p && text.includes(p) ? [id] : []));
+          expect([...finder.find(text)].sort((a, b) => a - b)).toEqual(naive);
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -14,16 +14,31 @@ const repo = resolve(fileURLToPath(new URL("../../", import.meta.url)));
 
 /** The JSON without what depends on the clock: run figures and measured latencies. */
 function timeless(text: string): string {
-  return JSON.stringify(JSON.parse(text, (key, value: unknown) => (key === "run" || key === "latencyMs" ? undefined : value)));
+  return JSON.stringify(
+    JSON.parse(text, (key, value: unknown) => (key === "run" || key === "latencyMs" ? undefined : value)),
+  );
 }
 
 describe("parallel replay", () => {
   it("--jobs 3 writes the same JSON as --jobs 1, timings aside", () => {
     const dir = mkdtempSync(join(tmpdir(), "lab-parallel-"));
-    for (const [name, tasks] of [["a", 12], ["b", 3], ["c", 20], ["d", 6]] as const) writeFileSync(join(dir, `${name}.jsonl`), sessionJsonl(readingSession(`/p/${name}`, tasks).entries, `/p/${name}`));
+    for (const [name, tasks] of [
+      ["a", 12],
+      ["b", 3],
+      ["c", 20],
+      ["d", 6],
+    ] as const)
+      writeFileSync(
+        join(dir, `${name}.jsonl`),
+        sessionJsonl(readingSession(`/p/${name}`, tasks).entries, `/p/${name}`),
+      );
     const run = (jobs: string) => {
       const json = join(dir, `out-${jobs}.json`);
-      const r = spawnSync(process.execPath, [join(repo, "src/lab/bin.ts"), "lab", dir, "--window", "20k", "--jobs", jobs, "--json", json, "--no-report"], { cwd: dir, encoding: "utf8", timeout: 240_000 });
+      const r = spawnSync(
+        process.execPath,
+        [join(repo, "src/lab/bin.ts"), "lab", dir, "--window", "20k", "--jobs", jobs, "--json", json, "--no-report"],
+        { cwd: dir, encoding: "utf8", timeout: 240_000 },
+      );
       expect(r.status, r.stderr).toBe(0);
       return { json: readFileSync(json, "utf8"), stderr: r.stderr };
     };

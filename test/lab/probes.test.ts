@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { constraintSentences, errorSignature, extractProbes, resultLines, viewRetention, viewText } from "../../src/lab/probes.ts";
+import {
+  constraintSentences,
+  errorSignature,
+  extractProbes,
+  resultLines,
+  viewRetention,
+  viewText,
+} from "../../src/lab/probes.ts";
 import { visibleMessages } from "../../src/lab/row.ts";
 import { Ledger } from "./fixtures.ts";
 
@@ -48,7 +55,9 @@ describe("probe extraction", () => {
   });
 
   it("helpers: sentences need a cue word, errors prefer error-like lines, results match counts", () => {
-    expect(constraintSentences("Please look at it. You must never touch dist/ by hand.")).toEqual(["You must never touch dist/ by hand."]);
+    expect(constraintSentences("Please look at it. You must never touch dist/ by hand.")).toEqual([
+      "You must never touch dist/ by hand.",
+    ]);
     expect(errorSignature("\n\nsomething\nError: boom at x\nCommand exited with code 1")).toBe("Error: boom at x");
     expect(errorSignature("plain failure text")).toBe("plain failure text");
     expect(resultLines("a\n 12 passed, 1 skipped\nok")).toEqual(["12 passed, 1 skipped"]);

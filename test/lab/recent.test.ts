@@ -46,7 +46,12 @@ describe("recent sessions", () => {
     mkdirSync(join(agentDir, "sessions"));
     const env = { ...process.env, PI_CODING_AGENT_DIR: agentDir };
     // The agent's sessions folder is the test folder (a link the user names is followed; links inside are not).
-    const run = (args: string[]) => spawnSync(process.execPath, [join(repo, "src/lab/bin.ts"), "lab", ...args, "--no-report", "--quiet", "--strategies", "checkpoint"], { cwd: dir, encoding: "utf8", env, timeout: 120_000 });
+    const run = (args: string[]) =>
+      spawnSync(
+        process.execPath,
+        [join(repo, "src/lab/bin.ts"), "lab", ...args, "--no-report", "--quiet", "--strategies", "checkpoint"],
+        { cwd: dir, encoding: "utf8", env, timeout: 120_000 },
+      );
     const r = run([dir, "--last", "1"]);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain("■ b.jsonl");

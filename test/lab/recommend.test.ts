@@ -5,7 +5,12 @@ import { parseWeights, recommend } from "../../src/lab/recommend.ts";
 import type { RowTotals } from "../../src/lab/results.ts";
 
 /** Totals with only what the recommendation reads. */
-function row(id: string, quality: number, usd: number, extra: { overWindow?: number; acts?: number; family?: "ours" | "baseline"; workingSet?: number } = {}): RowTotals {
+function row(
+  id: string,
+  quality: number,
+  usd: number,
+  extra: { overWindow?: number; acts?: number; family?: "ours" | "baseline"; workingSet?: number } = {},
+): RowTotals {
   const acts = extra.acts ?? 4;
   const ws = extra.workingSet;
   return {
@@ -17,9 +22,22 @@ function row(id: string, quality: number, usd: number, extra: { overWindow?: num
     actions: acts,
     modelCalls: 0,
     retention: { share: 1, kept: 1, total: 1, byKind: {} as RowTotals["retention"]["byKind"] },
-    neededLater: { acts, needed: acts ? 100 : 0, visible: acts ? Math.round(quality * 100) : 0, share: acts ? quality : 1, byKind: {} as RowTotals["neededLater"]["byKind"] },
+    neededLater: {
+      acts,
+      needed: acts ? 100 : 0,
+      visible: acts ? Math.round(quality * 100) : 0,
+      share: acts ? quality : 1,
+      byKind: {} as RowTotals["neededLater"]["byKind"],
+    },
     cache: { reuse: 0.9, promptTokens: 1, cachedTokens: 1 },
-    workingSet: { total: ws === undefined ? 0 : 100, visible: ws === undefined ? 0 : Math.round(ws * 100), share: ws ?? 1, misses: ws === undefined ? 0 : 100 - Math.round(ws * 100), seen: { total: ws === undefined ? 0 : 100, share: ws ?? 1 }, rereads: { calls: 0, readTokens: 0, contextTokens: 0 } },
+    workingSet: {
+      total: ws === undefined ? 0 : 100,
+      visible: ws === undefined ? 0 : Math.round(ws * 100),
+      share: ws ?? 1,
+      misses: ws === undefined ? 0 : 100 - Math.round(ws * 100),
+      seen: { total: ws === undefined ? 0 : 100, share: ws ?? 1 },
+      rereads: { calls: 0, readTokens: 0, contextTokens: 0 },
+    },
     cost: { units: usd * 1e6, usd, reread: { units: 0, usd: 0 } },
     overWindow: extra.overWindow ?? 0,
   };
@@ -37,12 +55,21 @@ describe("recommend", () => {
   });
 
   it("picks the best score under the default weights and says why, with the setting to use", () => {
-    const r = recommend([row("checkpoint", 0.82, 10), row("native", 0.7, 9.5), row("masking", 0.99, 8, { family: "baseline", overWindow: 3 })]);
+    const r = recommend([
+      row("checkpoint", 0.82, 10),
+      row("native", 0.7, 9.5),
+      row("masking", 0.99, 8, { family: "baseline", overWindow: 3 }),
+    ]);
     expect(r.weights).toEqual({ quality: 0.7, cost: 0.3 });
     expect(r.choice).toMatchObject({ id: "checkpoint", setting: expect.stringContaining(`"strategy": "checkpoint"`) });
     // 70 * 0.82 + 30 * 9.5 / 10 = 57.4 + 28.5 = 85.9; native: 70 * 0.7 + 30 = 79.
-    expect(r.candidates.map((c) => [c.id, Number(c.score.toFixed(1))])).toEqual([["checkpoint", 85.9], ["native", 79]]);
-    expect(r.lines[0]).toBe(`Use checkpoint row: "strategy": "checkpoint" (the default). Score 85.9 of 100 (weights: quality 70%, cost 30%).`);
+    expect(r.candidates.map((c) => [c.id, Number(c.score.toFixed(1))])).toEqual([
+      ["checkpoint", 85.9],
+      ["native", 79],
+    ]);
+    expect(r.lines[0]).toBe(
+      `Use checkpoint row: "strategy": "checkpoint" (the default). Score 85.9 of 100 (weights: quality 70%, cost 30%).`,
+    );
     expect(r.lines[1]).toBe(
       "Why: quality 82%, set by needed later: it showed 82% of what the agent used later right after it acted (needed later), and 100% of the working set, at $10.00; " +
         "native row: quality 70%, set by needed later: it showed 70% of what the agent used later right after it acted (needed later), and 100% of the working set, at $9.50 (score 79.0).",
@@ -50,36 +77,54 @@ describe("recommend", () => {
     expect(r.closeCall).toBe(false);
     // (1 - w) * 0.12 + w * (0.95 - 1) = 0  =>  w = 0.12 / 0.17.
     expect(r.flipAtCostWeight).toBeCloseTo(0.12 / 0.17, 6);
-    expect(r.lines[2]).toMatch(/^A clear choice: checkpoint row leads by 6\.9 points, on quality, not on cost; native row would win with the cost weight above 71%\.$/);
+    expect(r.lines[2]).toMatch(
+      /^A clear choice: checkpoint row leads by 6\.9 points, on quality, not on cost; native row would win with the cost weight above 71%\.$/,
+    );
     // The simulated masking row is no setting and exceeded the window: not mentioned as a choice.
     expect(r.lines.join("\n")).not.toMatch(/masking/);
   });
 
   it("quality is the lower of needed later and the working set, and the answer names the measure that decided", () => {
     // digest keeps the names (98%) but shows 79% of the text later edits replace; checkpoint the reverse.
-    const r = recommend([row("digest", 0.98, 10, { workingSet: 0.79 }), row("checkpoint", 0.6, 20, { workingSet: 0.95 })]);
+    const r = recommend([
+      row("digest", 0.98, 10, { workingSet: 0.79 }),
+      row("checkpoint", 0.6, 20, { workingSet: 0.95 }),
+    ]);
     expect(r.candidates.map((c) => [c.id, c.quality, c.decidedBy])).toEqual([
       ["digest", 0.79, "working set"],
       ["checkpoint", 0.6, "needed later"],
     ]);
     // 70 * 0.79 + 30 = 85.3 (not 98.6 on names alone).
     expect(r.candidates[0].score).toBeCloseTo(85.3, 6);
-    expect(r.lines[1]).toMatch(/^Why: quality 79%, set by the working set: it showed 79% of the text later edits replace \(working set\), and 98% of what the agent used later/);
+    expect(r.lines[1]).toMatch(
+      /^Why: quality 79%, set by the working set: it showed 79% of the text later edits replace \(working set\), and 98% of what the agent used later/,
+    );
     expect(r.lines[1]).toMatch(/checkpoint row: quality 60%, set by needed later/);
   });
 
   it("a leader that loses the working set is not a clear choice, even ahead on both counts", () => {
-    const below = recommend([row("digest", 0.98, 10, { workingSet: 0.85 }), row("checkpoint", 0.6, 20, { workingSet: 0.95 })]);
+    const below = recommend([
+      row("digest", 0.98, 10, { workingSet: 0.85 }),
+      row("checkpoint", 0.6, 20, { workingSet: 0.95 }),
+    ]);
     expect(below.closeCall).toBe(false);
     expect(below.losesWorkingSet).toBe(true);
     expect(below.lines[2]).toMatch(/^Not a clear choice: digest row leads by/);
-    expect(below.lines[3]).toBe("digest row shows less of the text later edits replace than checkpoint row (85% against 95%): it leads on what it kept of the rest.");
+    expect(below.lines[3]).toBe(
+      "digest row shows less of the text later edits replace than checkpoint row (85% against 95%): it leads on what it kept of the rest.",
+    );
     // Above the runner-up but under the floor: still not clear, and said so.
-    const floor = recommend([row("digest", 0.98, 10, { workingSet: 0.85 }), row("checkpoint", 0.6, 20, { workingSet: 0.8 })]);
+    const floor = recommend([
+      row("digest", 0.98, 10, { workingSet: 0.85 }),
+      row("checkpoint", 0.6, 20, { workingSet: 0.8 }),
+    ]);
     expect(floor.lines[2]).toMatch(/^Not a clear choice/);
     expect(floor.lines[3]).toMatch(/^digest row showed only 85% of the text later edits replace/);
     // Keeping both is a clear choice.
-    const kept = recommend([row("digest", 0.98, 10, { workingSet: 0.97 }), row("checkpoint", 0.6, 20, { workingSet: 0.95 })]);
+    const kept = recommend([
+      row("digest", 0.98, 10, { workingSet: 0.97 }),
+      row("checkpoint", 0.6, 20, { workingSet: 0.95 }),
+    ]);
     expect(kept.losesWorkingSet).toBeUndefined();
     expect(kept.lines[2]).toMatch(/^A clear choice/);
   });
@@ -108,14 +153,18 @@ describe("recommend", () => {
   it("says when a reference row that is not a setting scores higher", () => {
     const r = recommend([row("checkpoint", 0.6, 10), row("masking", 0.95, 9, { family: "baseline" })]);
     expect(r.choice?.id).toBe("checkpoint");
-    expect(r.lines.join("\n")).toMatch(/For reference, rows that are not settings of this package scored higher: masking row 96\.5/);
+    expect(r.lines.join("\n")).toMatch(
+      /For reference, rows that are not settings of this package scored higher: masking row 96\.5/,
+    );
   });
 
   it("a leader at least as good on quality and cost is a clear choice, however near the scores", () => {
     const r = recommend([row("checkpoint", 1, 10.1), row("planned", 1, 10.65)]);
     expect(r.closeCall).toBe(false);
     expect(r.flipAtCostWeight).toBeUndefined();
-    expect(r.lines[2]).toMatch(/^A clear choice: checkpoint row leads by 1\.5 points, on both quality and cost; no choice of weights makes planned row win\.$/);
+    expect(r.lines[2]).toMatch(
+      /^A clear choice: checkpoint row leads by 1\.5 points, on both quality and cost; no choice of weights makes planned row win\.$/,
+    );
   });
 
   it("when nothing had to act, says the choice hardly matters", () => {
@@ -142,7 +191,9 @@ describe("recommendation wording", () => {
     expect(r.choice?.id).toBe("checkpoint");
     // Only the chosen row never acted; the runner-up did, and is described as such.
     expect(r.lines[1].split("; ")[0]).not.toMatch(/right after it acted/);
-    expect(r.lines[1]).toMatch(/^Why: it never had to act, so the view kept everything the agent used later, and 100% of the text later edits replace \(working set\), at \$10\.00; native row: quality 50%/);
+    expect(r.lines[1]).toMatch(
+      /^Why: it never had to act, so the view kept everything the agent used later, and 100% of the text later edits replace \(working set\), at \$10\.00; native row: quality 50%/,
+    );
   });
 
   it("a tie is never a clear choice", () => {
@@ -155,10 +206,17 @@ describe("recommendation wording", () => {
   it("a run without any settable strategy says so, not that they all exceeded the window", () => {
     const r = recommend([row("none", 1, 10, { family: "baseline" })]);
     expect(r.choice).toBeUndefined();
-    expect(r.lines).toEqual([expect.stringMatching(/^No strategy to recommend: the run included none of the strategies this package can set \(checkpoint, planned, preserve, digest, digest-ws, native\)/)]);
+    expect(r.lines).toEqual([
+      expect.stringMatching(
+        /^No strategy to recommend: the run included none of the strategies this package can set \(checkpoint, planned, preserve, digest, digest-ws, native\)/,
+      ),
+    ]);
   });
 
   it("the choice carries the exact contextLedger value to merge", () => {
-    expect(recommend([row("planned", 0.9, 10)]).choice?.value).toEqual({ strategy: "planned", planned: { planner: "heuristic" } });
+    expect(recommend([row("planned", 0.9, 10)]).choice?.value).toEqual({
+      strategy: "planned",
+      planned: { planner: "heuristic" },
+    });
   });
 });

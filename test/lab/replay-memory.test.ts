@@ -40,20 +40,32 @@ describe("replay memory", () => {
   });
 
   it("a session handed over is emptied and its long texts spilled, with the same figures for every row as one kept by its caller", async () => {
-    const options = { settings: defaultSettings(40_000), rows: selectRows(undefined).factories, prices: DEFAULT_PRICES };
+    const options = {
+      settings: defaultSettings(40_000),
+      rows: selectRows(undefined).factories,
+      prices: DEFAULT_PRICES,
+    };
     const kept = sampleEntries();
     const given = sampleEntries();
     const givenObjects = given.slice();
     const withoutHandOver = await replaySession({ name: "s", cwd: "/home/dev/src/app", entries: kept }, options);
-    const withHandOver = await replaySession({ name: "s", cwd: "/home/dev/src/app", entries: given, handOver: true }, options);
+    const withHandOver = await replaySession(
+      { name: "s", cwd: "/home/dev/src/app", entries: given, handOver: true },
+      options,
+    );
     expect(kept.length).toBeGreaterThan(0);
     expect(given).toHaveLength(0);
     // The replay rewrote only what it was given: long texts of the handed-over messages read through getters.
     expect(spilledFields(givenObjects)).toBeGreaterThan(0);
     expect(spilledFields(kept)).toBe(0);
-    const figures = (result: unknown) => JSON.parse(JSON.stringify(result, (key, value) => (key === "latencyMs" ? undefined : value)));
+    const figures = (result: unknown) =>
+      JSON.parse(JSON.stringify(result, (key, value) => (key === "latencyMs" ? undefined : value)));
     expect(figures(withHandOver)).toEqual(figures(withoutHandOver));
     // The rows of ours acted, so the recall index was built and searched.
-    expect(withHandOver.rows.filter((row) => row.info.family === "ours").every((row) => row.compactions > 0 && row.recoverability !== undefined)).toBe(true);
+    expect(
+      withHandOver.rows
+        .filter((row) => row.info.family === "ours")
+        .every((row) => row.compactions > 0 && row.recoverability !== undefined),
+    ).toBe(true);
   });
 });

@@ -21,7 +21,10 @@ import type { SessionEntry } from "../../src/log/entries.ts";
 import { CHROMIUM, CHROMIUM_FLAGS, openPage, type Page } from "./chromium.ts";
 
 const repo = resolve(fileURLToPath(new URL("../../", import.meta.url)));
-if (!CHROMIUM) console.warn("report.chromium.test: SKIPPED, no Chromium found (install the Debian package `chromium`; .ci/run does)");
+if (!CHROMIUM)
+  console.warn(
+    "report.chromium.test: SKIPPED, no Chromium found (install the Debian package `chromium`; .ci/run does)",
+  );
 
 async function buildResult(): Promise<LabResult> {
   const settings = defaultSettings(64_000);
@@ -29,12 +32,25 @@ async function buildResult(): Promise<LabResult> {
   for (const [i, tasks] of [6, 24].entries()) {
     const s = generateSession(11, i, { tasks });
     const cwd = (s.entries[0] as { cwd?: string }).cwd ?? "";
-    const result = await replaySession({ name: `sample-${i}`, cwd, entries: s.entries.slice(1) as SessionEntry[] }, { settings, rows: selectRows(undefined).factories, prices: DEFAULT_PRICES });
+    const result = await replaySession(
+      { name: `sample-${i}`, cwd, entries: s.entries.slice(1) as SessionEntry[] },
+      { settings, rows: selectRows(undefined).factories, prices: DEFAULT_PRICES },
+    );
     result.recommendation = recommend(totalsOf([result]));
     sessions.push(result);
   }
   const totals = totalsOf(sessions);
-  return { v: 1, tool: "pi-context-ledger lab", input: { kind: "sample", seed: 11 }, settings, prices: DEFAULT_PRICES, unavailable: [], sessions, totals, recommendation: recommend(totals) };
+  return {
+    v: 1,
+    tool: "pi-context-ledger lab",
+    input: { kind: "sample", seed: 11 },
+    settings,
+    prices: DEFAULT_PRICES,
+    unavailable: [],
+    sessions,
+    totals,
+    recommendation: recommend(totals),
+  };
 }
 
 function writeHtml(html: string, name: string): string {
@@ -70,7 +86,9 @@ describe.skipIf(!CHROMIUM)("lab report in headless Chromium", () => {
     const longest = result.sessions.reduce((a, b) => (b.requests > a.requests ? b : a));
     const charts = await page.evaluate<string>(`document.documentElement.getAttribute("data-charts")`);
     expect(charts.split(",")).toEqual(["scores", "needed", "cache", ...longest.rows.map((_, i) => `context-${i}`)]);
-    expect(await page.evaluate<string>(`document.documentElement.getAttribute("data-rendered")`)).toBe(String(3 + longest.rows.length));
+    expect(await page.evaluate<string>(`document.documentElement.getAttribute("data-rendered")`)).toBe(
+      String(3 + longest.rows.length),
+    );
     expect(await page.evaluate<string | null>(`document.documentElement.getAttribute("data-errors")`)).toBeNull();
   });
 
@@ -82,13 +100,22 @@ describe.skipIf(!CHROMIUM)("lab report in headless Chromium", () => {
     expect(first).toBe("recommendation");
     const why = await page.evaluate<string>(`document.querySelector("#recommendation .why").textContent`);
     expect(why).toMatch(/Why: quality \d+%, set by (the working set|needed later): it showed \d+% of/);
-    expect(await page.evaluate<string>(`document.getElementById("recommendation").textContent`)).toMatch(/Weights: quality 70%, cost 30%\. Change them with --weights/);
+    expect(await page.evaluate<string>(`document.getElementById("recommendation").textContent`)).toMatch(
+      /Weights: quality 70%, cost 30%\. Change them with --weights/,
+    );
   });
 
   it("labels every scatter point directly, inside the plot, with no two labels overlapping", async () => {
-    for (const [id, rows] of [["chart-needed", result.totals.filter((t) => t.neededLater.needed > 0)], ["chart-cache", result.totals]] as const) {
-      const boxes = JSON.parse(await page.evaluate<string>(`document.getElementById("${id}").getAttribute("data-labels")`)) as Box[];
-      const area = JSON.parse(await page.evaluate<string>(`document.getElementById("${id}").getAttribute("data-area")`)) as { left: number; top: number; right: number; bottom: number };
+    for (const [id, rows] of [
+      ["chart-needed", result.totals.filter((t) => t.neededLater.needed > 0)],
+      ["chart-cache", result.totals],
+    ] as const) {
+      const boxes = JSON.parse(
+        await page.evaluate<string>(`document.getElementById("${id}").getAttribute("data-labels")`),
+      ) as Box[];
+      const area = JSON.parse(
+        await page.evaluate<string>(`document.getElementById("${id}").getAttribute("data-area")`),
+      ) as { left: number; top: number; right: number; bottom: number };
       expect(boxes.map((b) => b.text).sort()).toEqual(rows.map((r) => r.info.label).sort());
       for (const b of boxes) {
         expect(b.x).toBeGreaterThanOrEqual(area.left - 1);
@@ -113,11 +140,17 @@ describe.skipIf(!CHROMIUM)("lab report in headless Chromium", () => {
   });
 
   it("explains every column where the table is, names every context panel, and shows prices, settings and how to run it", async () => {
-    const headers = await page.evaluate<string[]>(`[...document.querySelectorAll("#results table.results th")].map((th) => th.textContent)`);
+    const headers = await page.evaluate<string[]>(
+      `[...document.querySelectorAll("#results table.results th")].map((th) => th.textContent)`,
+    );
     expect(headers).toEqual(COLUMNS.map((c) => c.title));
-    const terms = await page.evaluate<string[]>(`[...document.querySelectorAll("#results dl.columns dt")].map((dt) => dt.textContent)`);
+    const terms = await page.evaluate<string[]>(
+      `[...document.querySelectorAll("#results dl.columns dt")].map((dt) => dt.textContent)`,
+    );
     expect(terms).toEqual(COLUMNS.slice(1).map((c) => c.title));
-    const panels = await page.evaluate<string[]>(`[...document.querySelectorAll("#context-panels h4")].map((h) => h.textContent)`);
+    const panels = await page.evaluate<string[]>(
+      `[...document.querySelectorAll("#context-panels h4")].map((h) => h.textContent)`,
+    );
     const longest = result.sessions.reduce((a, b) => (b.requests > a.requests ? b : a));
     expect(panels.map((p) => p.split(" peak ")[0].trim())).toEqual(longest.rows.map((r) => r.info.label));
     const settings = await page.evaluate<string>(`document.getElementById("settings").textContent`);
@@ -135,7 +168,15 @@ describe.skipIf(!CHROMIUM)("lab report in headless Chromium", () => {
     const sections = await page.evaluate<{ id: string; x: number; y: number; width: number; height: number }[]>(
       `[...document.querySelectorAll("section")].map((s) => { const r = s.getBoundingClientRect(); return { id: s.id, x: r.left + scrollX, y: r.top + scrollY, width: r.width, height: r.height }; })`,
     );
-    expect(sections.map((s) => s.id)).toEqual(["recommendation", "results", "tradeoff", "sessions", "settings", "run", "rows"]);
+    expect(sections.map((s) => s.id)).toEqual([
+      "recommendation",
+      "results",
+      "tradeoff",
+      "sessions",
+      "settings",
+      "run",
+      "rows",
+    ]);
     for (const s of sections) {
       const png = await page.screenshot({ x: s.x, y: s.y, width: s.width, height: s.height });
       expect(png.subarray(1, 4).toString()).toBe("PNG");
@@ -148,7 +189,17 @@ describe.skipIf(!CHROMIUM)("lab report in headless Chromium", () => {
     const broken = html.replace("var data = JSON.parse", "undefinedFunctionCall(); var data = JSON.parse");
     expect(broken).toContain("undefinedFunctionCall");
     const profile = mkdtempSync(join(tmpdir(), "lab-chromium-"));
-    const dom = spawnSync(CHROMIUM!, [...CHROMIUM_FLAGS, `--user-data-dir=${profile}`, "--virtual-time-budget=10000", "--dump-dom", writeHtml(broken, "broken.html")], { encoding: "utf8", timeout: 90_000 });
+    const dom = spawnSync(
+      CHROMIUM!,
+      [
+        ...CHROMIUM_FLAGS,
+        `--user-data-dir=${profile}`,
+        "--virtual-time-budget=10000",
+        "--dump-dom",
+        writeHtml(broken, "broken.html"),
+      ],
+      { encoding: "utf8", timeout: 90_000 },
+    );
     const root = /<html[^>]*>/.exec(dom.stdout)?.[0] ?? "";
     expect(root).toContain('data-errors="1"');
     expect(root).not.toContain("data-rendered");

@@ -48,8 +48,14 @@ interface Step {
  * Replay `entries` through `row` as the lab does (act before each request, then append) and, before every request,
  * ask `expected` whether the host would write the row's fact at this boundary; compare with whether the row did.
  */
-async function compare(row: Row, entries: readonly SessionEntry[], customType: string, expected: (branch: readonly SessionEntry[], step: Step, usage: number) => boolean) {
-  const facts = () => (row.ledger?.() ?? []).filter((e) => e.type === "custom_message" && e.customType === customType).length;
+async function compare(
+  row: Row,
+  entries: readonly SessionEntry[],
+  customType: string,
+  expected: (branch: readonly SessionEntry[], step: Step, usage: number) => boolean,
+) {
+  const facts = () =>
+    (row.ledger?.() ?? []).filter((e) => e.type === "custom_message" && e.customType === customType).length;
   let step: Step | undefined;
   let boundaries = 0;
   let acts = 0;
@@ -78,8 +84,19 @@ describe("lab rows decide through the strategies' own deciders", () => {
     let acted = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(task, { minLength: 4, maxLength: 20 }), async (tasks) => {
-        const { acts } = await compare(labRow("preserve", settings), sessionOf(tasks), LedgerType.preserve, (branch, step, usage) =>
-          checkpointDue({ branch, stepEntryId: step.id, stopReason: step.stopReason, drafts: [], usageTokens: usage, contextWindow: settings.window }).due,
+        const { acts } = await compare(
+          labRow("preserve", settings),
+          sessionOf(tasks),
+          LedgerType.preserve,
+          (branch, step, usage) =>
+            checkpointDue({
+              branch,
+              stepEntryId: step.id,
+              stopReason: step.stopReason,
+              drafts: [],
+              usageTokens: usage,
+              contextWindow: settings.window,
+            }).due,
         );
         acted += acts;
       }),
@@ -94,10 +111,25 @@ describe("lab rows decide through the strategies' own deciders", () => {
     let acted = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(task, { minLength: 4, maxLength: 20 }), async (tasks) => {
-        const { acts } = await compare(labRow("digest", settings), sessionOf(tasks), LedgerType.digest, (branch, step, usage) => {
-          const due = digestDue({ branch, stepEntryId: step.id, drafts: [], usageTokens: usage, policy });
-          return due.due && planDigest({ branch, limitId: due.limitId, contextWindow: settings.window, usageTokens: usage, cwd: "", policy }).ok;
-        });
+        const { acts } = await compare(
+          labRow("digest", settings),
+          sessionOf(tasks),
+          LedgerType.digest,
+          (branch, step, usage) => {
+            const due = digestDue({ branch, stepEntryId: step.id, drafts: [], usageTokens: usage, policy });
+            return (
+              due.due &&
+              planDigest({
+                branch,
+                limitId: due.limitId,
+                contextWindow: settings.window,
+                usageTokens: usage,
+                cwd: "",
+                policy,
+              }).ok
+            );
+          },
+        );
         acted += acts;
       }),
       { numRuns: RUNS },
@@ -110,10 +142,25 @@ describe("lab rows decide through the strategies' own deciders", () => {
     let acted = 0;
     await fc.assert(
       fc.asyncProperty(fc.array(task, { minLength: 4, maxLength: 20 }), async (tasks) => {
-        const { acts } = await compare(labRow("digest-ws", settings), sessionOf(tasks), LedgerType.digest, (branch, step, usage) => {
-          const due = digestDue({ branch, stepEntryId: step.id, drafts: [], usageTokens: usage, policy, cwd: "" });
-          return due.due && planDigest({ branch, limitId: due.limitId, contextWindow: settings.window, usageTokens: usage, cwd: "", policy }).ok;
-        });
+        const { acts } = await compare(
+          labRow("digest-ws", settings),
+          sessionOf(tasks),
+          LedgerType.digest,
+          (branch, step, usage) => {
+            const due = digestDue({ branch, stepEntryId: step.id, drafts: [], usageTokens: usage, policy, cwd: "" });
+            return (
+              due.due &&
+              planDigest({
+                branch,
+                limitId: due.limitId,
+                contextWindow: settings.window,
+                usageTokens: usage,
+                cwd: "",
+                policy,
+              }).ok
+            );
+          },
+        );
         acted += acts;
       }),
       { numRuns: RUNS },

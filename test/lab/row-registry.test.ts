@@ -12,7 +12,22 @@ describe("lab row registry", () => {
     for (const id of declared) expect(ids).toContain(id);
     // The order the tables have always shown: the default strategy, the other configurable ones by name, fold, the
     // baselines, Pi native last.
-    expect(ids).toEqual(["checkpoint", "digest", "digest-ws", "planned", "planned-model", "preserve", "fold", "fold-notice", "none", "truncate", "masking", "clearing", "prune", "native"]);
+    expect(ids).toEqual([
+      "checkpoint",
+      "digest",
+      "digest-ws",
+      "planned",
+      "planned-model",
+      "preserve",
+      "fold",
+      "fold-notice",
+      "none",
+      "truncate",
+      "masking",
+      "clearing",
+      "prune",
+      "native",
+    ]);
     expect(selectRows(undefined).factories).toHaveLength(ids.length);
   });
 

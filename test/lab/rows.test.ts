@@ -17,7 +17,10 @@ describe("preserve row", () => {
       l.say(`${i}: ${chars(1996, "a")}`);
     }
     const settings = defaultSettings(40_000);
-    const result = await replaySession({ name: "prose", cwd: "", entries: l.entries }, { settings, rows: selectRows("preserve").factories, prices: DEFAULT_PRICES });
+    const result = await replaySession(
+      { name: "prose", cwd: "", entries: l.entries },
+      { settings, rows: selectRows("preserve").factories, prices: DEFAULT_PRICES },
+    );
     const [row] = result.rows;
     expect(row.overWindow).toBe(0);
     expect(row.peakTokens).toBeLessThanOrEqual(settings.window);
@@ -45,10 +48,27 @@ describe("simulated ledger", () => {
   it("keeps a superseded compaction's large details packed too, and reading them gives back equal details", () => {
     // A planned compaction's details: a kind code per summary line, as long as the summary is.
     const ledger = new SimulatedLedger("lab-test-");
-    const details = { v: 1, strategy: "planned", provenance: { digest: "00abcdef123456", kinds: "s1t3p2m1".repeat(1500) }, files: ["/src/a.ts"] };
+    const details = {
+      v: 1,
+      strategy: "planned",
+      provenance: { digest: "00abcdef123456", kinds: "s1t3p2m1".repeat(1500) },
+      files: ["/src/a.ts"],
+    };
     const small = { v: 1, strategy: "planned", provenance: { digest: "0", kinds: "s1t1" } };
-    const a = ledger.appendFact({ type: "compaction", summary: "short", firstKeptEntryId: "x", tokensBefore: 1, details });
-    const b = ledger.appendFact({ type: "compaction", summary: "second", firstKeptEntryId: "x", tokensBefore: 1, details: small });
+    const a = ledger.appendFact({
+      type: "compaction",
+      summary: "short",
+      firstKeptEntryId: "x",
+      tokensBefore: 1,
+      details,
+    });
+    const b = ledger.appendFact({
+      type: "compaction",
+      summary: "second",
+      firstKeptEntryId: "x",
+      tokensBefore: 1,
+      details: small,
+    });
     ledger.appendFact({ type: "compaction", summary: "third", firstKeptEntryId: "x", tokensBefore: 1 });
     // Moved field by field: what the reducers read on every rebuild stays plain, the large field is read back.
     const packed = (a as { details: Record<string, unknown> }).details;

@@ -31,7 +31,8 @@ describe("generated sample", () => {
       for (const entry of entries) {
         if (entry.type !== "message") continue;
         const m = entry.message;
-        if (m.role === "assistant") calls = new Set(m.content.filter((b) => b.type === "toolCall").map((b) => (b as { id: string }).id));
+        if (m.role === "assistant")
+          calls = new Set(m.content.filter((b) => b.type === "toolCall").map((b) => (b as { id: string }).id));
         if (m.role === "toolResult") expect(calls.has(m.toolCallId)).toBe(true);
       }
       // Timestamps never go backwards.
@@ -48,9 +49,16 @@ describe("generated sample", () => {
     const all = generateSample().flatMap((s) => s.entries.slice(1) as SessionEntry[]);
     const roles = new Set(all.map((e) => (e.type === "message" ? e.message.role : e.type)));
     expect(roles.has("bashExecution")).toBe(true);
-    const tools = new Set(all.flatMap((e) => (e.type === "message" && e.message.role === "toolResult" ? [e.message.toolName] : [])));
+    const tools = new Set(
+      all.flatMap((e) => (e.type === "message" && e.message.role === "toolResult" ? [e.message.toolName] : [])),
+    );
     expect([...tools].sort()).toEqual(["bash", "edit", "grep", "read", "write"]);
-    const passed = all.some((e) => e.type === "message" && e.message.role === "toolResult" && /Tests {2}\d+ passed \(\d+\)/.test(JSON.stringify(e.message.content)));
+    const passed = all.some(
+      (e) =>
+        e.type === "message" &&
+        e.message.role === "toolResult" &&
+        /Tests {2}\d+ passed \(\d+\)/.test(JSON.stringify(e.message.content)),
+    );
     expect(passed).toBe(true);
   });
 });

@@ -9,7 +9,12 @@ describe("show's hidden counts", () => {
     b.user("start");
     b.tool("read", { path: "a.ts" }, "export const a = 1;\n".repeat(40));
     b.tool("read", { path: "b.ts" }, "export const b = 2;\n".repeat(40));
-    b.custom("context-ledger/digest", "[context digest #1: …]", { v: 1, strategy: "digest", checkpoint: 1, range: { afterId: null, throughId: b.leaf!, keepDialogue: true } });
+    b.custom("context-ledger/digest", "[context digest #1: …]", {
+      v: 1,
+      strategy: "digest",
+      checkpoint: 1,
+      range: { afterId: null, throughId: b.leaf!, keepDialogue: true },
+    });
     b.user("next");
     const report = showReport("s.jsonl", b.entries, [], {});
     expect(report.hidden.folded).toBe(0);

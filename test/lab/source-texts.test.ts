@@ -15,9 +15,10 @@ function session(): Ledger {
 }
 
 type Record = { [key: string]: unknown };
-const blockOf = (entry: unknown, i = 0) => ((entry as { message: { content: Record[] } }).message.content)[i];
+const blockOf = (entry: unknown, i = 0) => (entry as { message: { content: Record[] } }).message.content[i];
 const messageOf = (entry: unknown) => (entry as { message: Record }).message;
-const isSpilled = (record: object, key: string) => typeof Object.getOwnPropertyDescriptor(record, key)?.get === "function";
+const isSpilled = (record: object, key: string) =>
+  typeof Object.getOwnPropertyDescriptor(record, key)?.get === "function";
 
 describe("source texts", () => {
   it("moves long texts out, and the messages read and serialize as before", () => {

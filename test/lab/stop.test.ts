@@ -17,13 +17,24 @@ afterEach(() => {
 });
 
 /** Start a lab on a real session that takes a while, and wait until the child replays it. */
-async function startLab(detached = false): Promise<{ parent: ChildProcess; marker: string; stderr: () => string; exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }> }> {
+async function startLab(detached = false): Promise<{
+  parent: ChildProcess;
+  marker: string;
+  stderr: () => string;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}> {
   // The marker is the --json path, unique to this run: it is on both processes' command lines.
   const marker = join(mkdtempSync(join(tmpdir(), "lab-stop-")), "out.json");
   markers.push(marker);
-  const parent = spawn(process.execPath, [join(repo, "src/lab/bin.ts"), "lab", session, "--json", marker, "--no-report"], { cwd: repo, stdio: ["ignore", "pipe", "pipe"], detached });
+  const parent = spawn(
+    process.execPath,
+    [join(repo, "src/lab/bin.ts"), "lab", session, "--json", marker, "--no-report"],
+    { cwd: repo, stdio: ["ignore", "pipe", "pipe"], detached },
+  );
   let stderr = "";
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((ok) => parent.once("exit", (code, signal) => ok({ code, signal })));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((ok) =>
+    parent.once("exit", (code, signal) => ok({ code, signal })),
+  );
   await new Promise<void>((ok, fail) => {
     parent.stderr!.on("data", (chunk: Buffer) => {
       stderr += chunk.toString();

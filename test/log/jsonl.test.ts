@@ -5,13 +5,31 @@ import { describe, expect, it } from "vitest";
 import { assignLegacyIds, parseJsonl } from "../../src/log/jsonl.ts";
 import { loadSessionFile } from "../../src/host/session-file.ts";
 
-const header = JSON.stringify({ type: "session", version: 3, id: "s", timestamp: "2026-01-01T00:00:00.000Z", cwd: "/p" });
+const header = JSON.stringify({
+  type: "session",
+  version: 3,
+  id: "s",
+  timestamp: "2026-01-01T00:00:00.000Z",
+  cwd: "/p",
+});
 const user = (id: string, parentId: string | null, text: string) =>
-  JSON.stringify({ type: "message", id, parentId, timestamp: "2026-01-01T00:00:01.000Z", message: { role: "user", content: text, timestamp: 1 } });
+  JSON.stringify({
+    type: "message",
+    id,
+    parentId,
+    timestamp: "2026-01-01T00:00:01.000Z",
+    message: { role: "user", content: text, timestamp: 1 },
+  });
 
 describe("session JSONL parsing", () => {
   it("skips a malformed line with its number and reason, never a valid one", () => {
-    const text = [header, user("a", null, "one"), "{not json", user("b", "a", "two"), '{"type":"message","id":"c","parentId":"b","message":{"role":"user","content":"trunc'].join("\n");
+    const text = [
+      header,
+      user("a", null, "one"),
+      "{not json",
+      user("b", "a", "two"),
+      '{"type":"message","id":"c","parentId":"b","message":{"role":"user","content":"trunc',
+    ].join("\n");
     const { entries, diagnostics } = parseJsonl(text);
     expect(entries.map((e) => (e as { id?: string }).id)).toEqual(["s", "a", "b"]);
     expect(diagnostics.map((d) => d.line)).toEqual([3, 5]);
@@ -25,7 +43,10 @@ describe("session JSONL parsing", () => {
   });
 
   it("gives legacy v1 files stable ids and parent links", () => {
-    const legacy = () => parseJsonl(`{"type":"session","id":"x","timestamp":"t","cwd":"/"}\n{"type":"message","timestamp":"t","message":{"role":"user","content":"a"}}\n{"type":"message","timestamp":"t","message":{"role":"assistant","content":[]}}\n`).entries;
+    const legacy = () =>
+      parseJsonl(
+        `{"type":"session","id":"x","timestamp":"t","cwd":"/"}\n{"type":"message","timestamp":"t","message":{"role":"user","content":"a"}}\n{"type":"message","timestamp":"t","message":{"role":"assistant","content":[]}}\n`,
+      ).entries;
     const a = legacy();
     const b = legacy();
     assignLegacyIds(a);

@@ -7,7 +7,13 @@ import { attemptWindow } from "../../src/recall/attempts.ts";
 import { createTranscript, syncTranscript } from "../../src/recall/transcript.ts";
 
 const user = (id: unknown, parentId: unknown, text = "hi") =>
-  ({ type: "message", id, parentId, timestamp: "2026-01-01T00:00:00.000Z", message: { role: "user", content: text, timestamp: 0 } }) as unknown as SessionEntry;
+  ({
+    type: "message",
+    id,
+    parentId,
+    timestamp: "2026-01-01T00:00:00.000Z",
+    message: { role: "user", content: text, timestamp: 0 },
+  }) as unknown as SessionEntry;
 
 /** Pi's lookup: a Map keyed by whatever `id` each line had, so an id-less line sits under `undefined`. */
 function piLookup(entries: readonly SessionEntry[]): (id: string) => SessionEntry | undefined {

@@ -2,7 +2,15 @@
 // Pi's confirmation. Requests carry a stub extension context: the chart never reads it, only the strategies do.
 import { describe, expect, it } from "vitest";
 import type { ExtensionContext, SessionBeforeCompactEvent } from "@earendil-works/pi-coding-agent";
-import { createActor, fromPromise, initialTransition, toPromise, transition, type AnyEventObject, type InspectionEvent } from "xstate";
+import {
+  createActor,
+  fromPromise,
+  initialTransition,
+  toPromise,
+  transition,
+  type AnyEventObject,
+  type InspectionEvent,
+} from "xstate";
 import { getShortestPaths } from "xstate/graph";
 import {
   compactionMachine,
@@ -18,18 +26,42 @@ import type { StrategyName } from "../../src/strategies/registry.ts";
 import type { LifecycleRequest, PlannedFacts } from "../../src/strategies/contract.ts";
 import { STRATEGIES, strategyNamed } from "../../src/strategies/registry.ts";
 
-const STATES = ["requested", "pendingAtTurnEnd", "planning", "validated", "committed", "cancelled", "nativeFallback"] as const;
+const STATES = [
+  "requested",
+  "pendingAtTurnEnd",
+  "planning",
+  "validated",
+  "committed",
+  "cancelled",
+  "nativeFallback",
+] as const;
 const COMPACTION_TRIGGERS: readonly CompactionTrigger[] = ["manual", "threshold", "overflow"];
 const TRIGGERS: readonly Trigger[] = ["tool", "turnEnd", ...COMPACTION_TRIGGERS];
 
 const ctx = {} as ExtensionContext;
 function requestFor(trigger: Trigger): LifecycleRequest {
   if (trigger === "tool")
-    return { moment: { type: "tool", call: { target: "root", summary: "done" }, toolCallId: "call-1", requestEntryId: "a1", requestKey: "a1" }, ctx, trace: {} };
+    return {
+      moment: {
+        type: "tool",
+        call: { target: "root", summary: "done" },
+        toolCallId: "call-1",
+        requestEntryId: "a1",
+        requestKey: "a1",
+      },
+      ctx,
+      trace: {},
+    };
   return { moment: { type: "session_before_compact", event: {} as SessionBeforeCompactEvent }, ctx, trace: {} };
 }
 function inputFor(strategy: StrategyName, trigger: Trigger, refused?: string): LifecycleInput {
-  return { strategy, trigger, routes: strategyNamed(strategy).routes, request: requestFor(trigger), ...(refused !== undefined ? { refused } : {}) };
+  return {
+    strategy,
+    trigger,
+    routes: strategyNamed(strategy).routes,
+    request: requestFor(trigger),
+    ...(refused !== undefined ? { refused } : {}),
+  };
 }
 
 /** Facts the test validator accepts, and facts it rejects. */
@@ -41,9 +73,15 @@ const judged = lifecycleMachine(judge);
 const intactTurnEnd: LifecycleEvent = { type: "host.turnEnded", aborted: false, sameStep: true };
 
 /** Start a real actor of `judged` whose planner resolves to `result` (or throws it). */
-function start(input: LifecycleInput, planner: (signal: AbortSignal) => Promise<PlanResult>, inspect?: (e: InspectionEvent) => void) {
+function start(
+  input: LifecycleInput,
+  planner: (signal: AbortSignal) => Promise<PlanResult>,
+  inspect?: (e: InspectionEvent) => void,
+) {
   let calls = 0;
-  const machine = judged.provide({ actors: { plan: fromPromise<PlanResult, LifecycleRequest>(({ signal }) => (calls++, planner(signal))) } });
+  const machine = judged.provide({
+    actors: { plan: fromPromise<PlanResult, LifecycleRequest>(({ signal }) => (calls++, planner(signal))) },
+  });
   const actor = createActor(machine, { input, ...(inspect ? { inspect } : {}) });
   actor.start();
   return { actor, output: toPromise(actor), calls: () => calls };
@@ -52,7 +90,8 @@ const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 describe("lifecycle chart: routes", () => {
   it("a tool request waits for the end of its step, whatever the strategy", () => {
-    for (const { name } of STRATEGIES) expect(initialTransition(compactionMachine, inputFor(name, "tool"))[0].value, name).toBe("pendingAtTurnEnd");
+    for (const { name } of STRATEGIES)
+      expect(initialTransition(compactionMachine, inputFor(name, "tool"))[0].value, name).toBe("pendingAtTurnEnd");
   });
 
   it("every registry route decides the first state: native → nativeFallback, cancel → cancelled, plan → planning", () => {
@@ -68,14 +107,20 @@ describe("lifecycle chart: routes", () => {
   it("native hands every compaction back to Pi without planning", async () => {
     for (const trigger of COMPACTION_TRIGGERS) {
       const run = start(inputFor("native", trigger), async () => ({ ok: true, plan: GOOD }));
-      expect(await run.output, trigger).toMatchObject({ outcome: "nativeFallback", reason: "the strategy leaves this trigger to Pi" });
+      expect(await run.output, trigger).toMatchObject({
+        outcome: "nativeFallback",
+        reason: "the strategy leaves this trigger to Pi",
+      });
       expect(run.calls(), trigger).toBe(0);
     }
   });
 
   it("preserve declines Pi's threshold compaction and leaves an overflow to Pi", async () => {
     const threshold = start(inputFor("preserve", "threshold"), async () => ({ ok: true, plan: GOOD }));
-    expect(await threshold.output).toMatchObject({ outcome: "cancelled", reason: "the strategy manages the window at step boundaries" });
+    expect(await threshold.output).toMatchObject({
+      outcome: "cancelled",
+      reason: "the strategy manages the window at step boundaries",
+    });
     const overflow = start(inputFor("preserve", "overflow"), async () => ({ ok: true, plan: GOOD }));
     expect((await overflow.output).outcome).toBe("nativeFallback");
     expect(threshold.calls() + overflow.calls()).toBe(0);
@@ -84,15 +129,21 @@ describe("lifecycle chart: routes", () => {
   it("a strategy that does not manage the active model leaves every compaction to Pi, even a threshold it would decline", async () => {
     for (const trigger of COMPACTION_TRIGGERS) {
       const run = start({ ...inputFor("preserve", trigger), applies: false }, async () => ({ ok: true, plan: GOOD }));
-      expect(await run.output, trigger).toMatchObject({ outcome: "nativeFallback", reason: "the strategy does not manage the active model" });
+      expect(await run.output, trigger).toMatchObject({
+        outcome: "nativeFallback",
+        reason: "the strategy does not manage the active model",
+      });
       expect(run.calls(), trigger).toBe(0);
     }
     // A tool request is the model's own: it still waits for the end of its step.
-    expect(initialTransition(compactionMachine, { ...inputFor("fold", "tool"), applies: false })[0].value).toBe("pendingAtTurnEnd");
+    expect(initialTransition(compactionMachine, { ...inputFor("fold", "tool"), applies: false })[0].value).toBe(
+      "pendingAtTurnEnd",
+    );
   });
 
   it("fold's table leaves Pi's compaction to Pi (unused: `fold` is no setting value, so its chart only gets tool requests)", () => {
-    for (const trigger of COMPACTION_TRIGGERS) expect(initialTransition(compactionMachine, inputFor("fold", trigger))[0].value).toBe("nativeFallback");
+    for (const trigger of COMPACTION_TRIGGERS)
+      expect(initialTransition(compactionMachine, inputFor("fold", trigger))[0].value).toBe("nativeFallback");
   });
 });
 
@@ -127,7 +178,10 @@ describe("lifecycle chart: pending at turn_end", () => {
   });
 
   it("a refused request claims its step and cancels at its end without planning", async () => {
-    const run = start(inputFor("fold", "tool", "the target is not in the context"), async () => ({ ok: true, plan: GOOD }));
+    const run = start(inputFor("fold", "tool", "the target is not in the context"), async () => ({
+      ok: true,
+      plan: GOOD,
+    }));
     run.actor.send(intactTurnEnd);
     expect(await run.output).toMatchObject({ outcome: "cancelled", reason: "the target is not in the context" });
     expect(run.calls()).toBe(0);
@@ -191,7 +245,9 @@ describe("lifecycle chart: planning and validation", () => {
   it("the validator sees the request the chart was started with", async () => {
     const seen: LifecycleRequest[] = [];
     const input = inputFor("checkpoint", "manual");
-    const machine = lifecycleMachine((request) => (seen.push(request), undefined)).provide({ actors: { plan: fromPromise(async () => ({ ok: true, plan: GOOD }) as PlanResult) } });
+    const machine = lifecycleMachine((request) => (seen.push(request), undefined)).provide({
+      actors: { plan: fromPromise(async () => ({ ok: true, plan: GOOD }) as PlanResult) },
+    });
     const actor = createActor(machine, { input }).start();
     await settle();
     expect(actor.getSnapshot().value).toBe("validated");
@@ -215,7 +271,10 @@ describe("lifecycle chart: planning and validation", () => {
 
   it("an abort while planning cancels and aborts the planner's signal", async () => {
     let seen: AbortSignal | undefined;
-    const run = start(inputFor("checkpoint", "manual"), (signal) => ((seen = signal), new Promise<PlanResult>(() => {})));
+    const run = start(
+      inputFor("checkpoint", "manual"),
+      (signal) => ((seen = signal), new Promise<PlanResult>(() => {})),
+    );
     run.actor.send({ type: "host.aborted" });
     expect(await run.output).toMatchObject({ outcome: "cancelled", reason: "aborted while planning" });
     expect(seen?.aborted).toBe(true);
@@ -257,10 +316,16 @@ describe("lifecycle chart: every shortest path", () => {
       const inspect = (e: InspectionEvent) => {
         if (e.type === "@xstate.microstep") for (const t of e._transitions) sources.push(t.source.key);
       };
-      createActor(judged, { input: inputFor(strategy, trigger), inspect }).start().stop();
+      createActor(judged, { input: inputFor(strategy, trigger), inspect })
+        .start()
+        .stop();
       for (const s of sources) reached.add(s);
-      const paths = getShortestPaths(judged, { input: inputFor(strategy, trigger), events: events() as LifecycleEvent[] });
-      for (const path of paths) for (const step of [path.state, ...path.steps.map((s) => s.state)]) reached.add(String(step.value));
+      const paths = getShortestPaths(judged, {
+        input: inputFor(strategy, trigger),
+        events: events() as LifecycleEvent[],
+      });
+      for (const path of paths)
+        for (const step of [path.state, ...path.steps.map((s) => s.state)]) reached.add(String(step.value));
     }
     return reached;
   }
@@ -285,6 +350,7 @@ describe("lifecycle chart: every shortest path", () => {
       digest: { triggers: ["turnEnd", ...COMPACTION_TRIGGERS], states: without("pendingAtTurnEnd") },
       native: { triggers: COMPACTION_TRIGGERS, states: ["nativeFallback", "requested"] },
     };
-    for (const { name } of STRATEGIES) expect([...reachedBy(name, table[name].triggers)].sort(), name).toEqual(table[name].states);
+    for (const { name } of STRATEGIES)
+      expect([...reachedBy(name, table[name].triggers)].sort(), name).toEqual(table[name].states);
   });
 });

@@ -11,7 +11,15 @@ describe("statechart export", () => {
 
   it("the Mermaid diagram names every lifecycle state", () => {
     const mermaid = renderMachineFiles()["compaction.machine.mmd"];
-    for (const state of ["requested", "pendingAtTurnEnd", "planning", "validated", "committed", "cancelled", "nativeFallback"]) {
+    for (const state of [
+      "requested",
+      "pendingAtTurnEnd",
+      "planning",
+      "validated",
+      "committed",
+      "cancelled",
+      "nativeFallback",
+    ]) {
       expect(mermaid).toContain(state);
     }
     expect(mermaid).toContain("pendingAtTurnEnd --> planning : host.turnEnded [isStepIntact]");
@@ -20,7 +28,10 @@ describe("statechart export", () => {
 
 describe("statechart JSON export", () => {
   type Transition = { guard?: string | { type: string; params?: unknown }; target: string };
-  const json = () => JSON.parse(renderMachineFiles()["compaction.machine.json"]) as { states: Record<string, { always?: Transition[]; invoke?: { onDone?: Transition[] } }> };
+  const json = () =>
+    JSON.parse(renderMachineFiles()["compaction.machine.json"]) as {
+      states: Record<string, { always?: Transition[]; invoke?: { onDone?: Transition[] } }>;
+    };
 
   it("keeps automatic (always) transitions and their guards, with static params", () => {
     const always = json().states.requested.always ?? [];

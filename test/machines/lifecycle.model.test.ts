@@ -5,7 +5,14 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { ExtensionContext, SessionBeforeCompactEvent } from "@earendil-works/pi-coding-agent";
 import { createActor, fromPromise, type Actor } from "xstate";
-import { lifecycleMachine, type CompactionTrigger, type LifecycleEvent, type Outcome, type PlanResult, type Trigger } from "../../machines/compaction.machine.ts";
+import {
+  lifecycleMachine,
+  type CompactionTrigger,
+  type LifecycleEvent,
+  type Outcome,
+  type PlanResult,
+  type Trigger,
+} from "../../machines/compaction.machine.ts";
 import type { StrategyName } from "../../src/strategies/registry.ts";
 import type { LifecycleRequest, PlannedFacts } from "../../src/strategies/contract.ts";
 import { strategyNamed } from "../../src/strategies/registry.ts";
@@ -80,7 +87,8 @@ function applyEvent(request: ModelRequest, event: LifecycleEvent): void {
       const plans = !request.voided && !request.refused && !event.aborted && event.sameStep;
       request.phase = plans ? "planning" : "cancelled";
       request.planned = plans;
-    } else if (event.type === "host.aborted" || event.type === "host.runEnded" || event.type === "host.sessionReplaced") request.phase = "cancelled";
+    } else if (event.type === "host.aborted" || event.type === "host.runEnded" || event.type === "host.sessionReplaced")
+      request.phase = "cancelled";
   } else if (phase === "planning" && (event.type === "host.aborted" || event.type === "host.sessionReplaced")) {
     request.phase = "cancelled";
     request.decidedBy = "event";
@@ -103,14 +111,37 @@ function applyPlan(request: ModelRequest, ending: PlanEnding): void {
 const ctx = {} as ExtensionContext;
 function requestFor(trigger: Trigger): LifecycleRequest {
   if (trigger === "tool")
-    return { moment: { type: "tool", call: { target: "root", summary: "s" }, toolCallId: "c", requestEntryId: "a", requestKey: "a" }, ctx, trace: {} };
+    return {
+      moment: {
+        type: "tool",
+        call: { target: "root", summary: "s" },
+        toolCallId: "c",
+        requestEntryId: "a",
+        requestKey: "a",
+      },
+      ctx,
+      trace: {},
+    };
   return { moment: { type: "session_before_compact", event: {} as SessionBeforeCompactEvent }, ctx, trace: {} };
 }
 
 function startRequest(model: Model, real: Real, strategy: StrategyName, trigger: Trigger, refused = false): void {
   const phase = firstPhase(strategy, trigger);
-  const modelRequest: ModelRequest = { strategy, trigger, refused, phase, planned: phase === "planning", voided: false, resolutionIssued: false, validated: false, log: [] };
-  const entry: Partial<RealRequest> & Pick<RealRequest, "completions" | "finalValues"> = { completions: 0, finalValues: [] };
+  const modelRequest: ModelRequest = {
+    strategy,
+    trigger,
+    refused,
+    phase,
+    planned: phase === "planning",
+    voided: false,
+    resolutionIssued: false,
+    validated: false,
+    log: [],
+  };
+  const entry: Partial<RealRequest> & Pick<RealRequest, "completions" | "finalValues"> = {
+    completions: 0,
+    finalValues: [],
+  };
   const provided = machine.provide({
     actors: {
       plan: fromPromise<PlanResult, LifecycleRequest>(({ signal }) => {
@@ -121,7 +152,13 @@ function startRequest(model: Model, real: Real, strategy: StrategyName, trigger:
       }),
     },
   });
-  const input = { strategy, trigger, routes: strategyNamed(strategy).routes, request: requestFor(trigger), ...(refused ? { refused: "refused at the call" } : {}) };
+  const input = {
+    strategy,
+    trigger,
+    routes: strategyNamed(strategy).routes,
+    request: requestFor(trigger),
+    ...(refused ? { refused: "refused at the call" } : {}),
+  };
   const actor = createActor(provided, { input });
   actor.subscribe({
     next: (snapshot) => {
@@ -140,7 +177,8 @@ function targets(model: Readonly<Model>, accept: (r: ModelRequest) => boolean): 
   return model.requests.flatMap((r, i) => (accept(r) ? [i] : []));
 }
 
-const describeRequest = (m: ModelRequest, i: number) => `request ${i} (${m.strategy}/${m.trigger}${m.refused ? ", refused" : ""}) after ${m.log.join(", ") || "start"}`;
+const describeRequest = (m: ModelRequest, i: number) =>
+  `request ${i} (${m.strategy}/${m.trigger}${m.refused ? ", refused" : ""}) after ${m.log.join(", ") || "start"}`;
 
 /** After every command: each actor is where the model says, and settled actors show the right output. */
 function expectAgreement(model: Model, real: Real): void {
@@ -227,7 +265,8 @@ class Send extends HostCommand {
 }
 
 const secondRequest = (pick: number) => new Send(pick, { type: "tool.compactRequested" });
-const turnEnded = (pick: number, aborted = false, sameStep = true) => new Send(pick, { type: "host.turnEnded", aborted, sameStep });
+const turnEnded = (pick: number, aborted = false, sameStep = true) =>
+  new Send(pick, { type: "host.turnEnded", aborted, sameStep });
 const abort = (pick: number) => new Send(pick, { type: "host.aborted", reason: "test abort" });
 const sessionReplaced = (pick: number) => new Send(pick, { type: "host.sessionReplaced" });
 const appended = (pick: number) => new Send(pick, { type: "pi.appended" });
@@ -308,7 +347,8 @@ async function closeOut(model: Model, real: Real): Promise<void> {
   });
   // Planner results still in flight reach actors that are already done: they must change nothing.
   model.requests.forEach((m, i) => {
-    if (m.phase === "cancelled" && m.decidedBy === "event" && !m.resolutionIssued) real.requests[i].settle?.(Promise.resolve({ ok: true, plan: PLAN }));
+    if (m.phase === "cancelled" && m.decidedBy === "event" && !m.resolutionIssued)
+      real.requests[i].settle?.(Promise.resolve({ ok: true, plan: PLAN }));
   });
   await real.scheduler.waitIdle();
   await new Promise((resolve) => setImmediate(resolve));
@@ -335,14 +375,27 @@ async function closeOut(model: Model, real: Real): Promise<void> {
       expect(turnEnd, where).toBeGreaterThanOrEqual(0);
       expect(m.refused, where).toBe(false);
       expect(m.log.slice(0, turnEnd), where).not.toContain("tool.compactRequested");
-      expect(m.log.slice(0, turnEnd).some((s) => s === "host.aborted" || s === "host.runEnded" || s === "host.sessionReplaced"), where).toBe(false);
+      expect(
+        m.log
+          .slice(0, turnEnd)
+          .some((s) => s === "host.aborted" || s === "host.runEnded" || s === "host.sessionReplaced"),
+        where,
+      ).toBe(false);
     }
     if (m.decidedBy === "event") expect(r.signal?.aborted, `${where}: planner signal`).toBe(true);
   });
 }
 
 /** How often the property reached each race; a property that never races proves nothing. */
-const reached = { cutShortWhilePlanning: 0, lateResult: 0, voidedFold: 0, committedFold: 0, committedCompaction: 0, notStored: 0, invalidPlan: 0 };
+const reached = {
+  cutShortWhilePlanning: 0,
+  lateResult: 0,
+  voidedFold: 0,
+  committedFold: 0,
+  committedCompaction: 0,
+  notStored: 0,
+  invalidPlan: 0,
+};
 
 function countRaces(model: Model): void {
   for (const m of model.requests) {
@@ -367,32 +420,56 @@ async function runScenario(scheduler: fc.Scheduler, commands: Iterable<fc.AsyncC
 describe("lifecycle chart: model-based with scheduled planner results", () => {
   it("agrees with the model under any interleaving of host events, Pi's answers and planner results", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.scheduler(), fc.commands(commandArbs, { maxCommands: 40, size: "large" }), (s, cmds) => runScenario(s, cmds)),
+      fc.asyncProperty(fc.scheduler(), fc.commands(commandArbs, { maxCommands: 40, size: "large" }), (s, cmds) =>
+        runScenario(s, cmds),
+      ),
       { numRuns: RUNS },
     );
     if (process.env.LIFECYCLE_STATS) console.log(reached);
     // Late results (plan ready after the actor left) are rarer; the named cases below pin them down.
     if (RUNS >= 100)
-      for (const race of ["cutShortWhilePlanning", "voidedFold", "committedFold", "committedCompaction", "notStored", "invalidPlan"] as const)
+      for (const race of [
+        "cutShortWhilePlanning",
+        "voidedFold",
+        "committedFold",
+        "committedCompaction",
+        "notStored",
+        "invalidPlan",
+      ] as const)
         expect(reached[race], race).toBeGreaterThan(0);
   });
 
   // Named cases. Commands run in the given order; scheduled planner results are only delivered at close-out, after
   // every command, so each case pins one interleaving.
   it("an abort during planning cancels, aborts the signal, and a late ok plan is ignored", async () => {
-    const { model, real } = await runInOrder([new Request("checkpoint", "manual"), new PlanResolves(0, "ok"), abort(0)]);
+    const { model, real } = await runInOrder([
+      new Request("checkpoint", "manual"),
+      new PlanResolves(0, "ok"),
+      abort(0),
+    ]);
     expect(real.requests[0].actor.getSnapshot().output).toMatchObject({ outcome: "cancelled", reason: "test abort" });
     expect(model.requests[0].log).toEqual(["host.aborted", "plan.ok"]);
   });
 
   it("a second request in the same step cancels the first even though its step ends intact", async () => {
     const { real } = await runInOrder([new RequestFold(false), secondRequest(0), turnEnded(0)]);
-    expect(real.requests[0].actor.getSnapshot().output).toMatchObject({ outcome: "cancelled", reason: expect.stringMatching(/more than one/) });
+    expect(real.requests[0].actor.getSnapshot().output).toMatchObject({
+      outcome: "cancelled",
+      reason: expect.stringMatching(/more than one/),
+    });
   });
 
   it("a session switch while a fold plans cancels it before the plan arrives", async () => {
-    const { model, real } = await runInOrder([new RequestFold(false), turnEnded(0), new PlanResolves(0, "ok"), sessionReplaced(0)]);
-    expect(real.requests[0].actor.getSnapshot().output).toMatchObject({ outcome: "cancelled", reason: "the session was replaced" });
+    const { model, real } = await runInOrder([
+      new RequestFold(false),
+      turnEnded(0),
+      new PlanResolves(0, "ok"),
+      sessionReplaced(0),
+    ]);
+    expect(real.requests[0].actor.getSnapshot().output).toMatchObject({
+      outcome: "cancelled",
+      reason: "the session was replaced",
+    });
     expect(real.requests[0].signal?.aborted).toBe(true);
     expect(model.requests[0].log).toEqual(["host.turnEnded", "host.sessionReplaced", "plan.ok"]);
   });
@@ -409,7 +486,11 @@ describe("lifecycle chart: model-based with scheduled planner results", () => {
     expect(real.requests[0].actor.getSnapshot().value).toBe("validated");
     await appended(0).run(model, real);
     await closeOut(model, real);
-    expect(real.requests[0].actor.getSnapshot().output).toEqual({ outcome: "committed", plan: PLAN, reason: undefined });
+    expect(real.requests[0].actor.getSnapshot().output).toEqual({
+      outcome: "committed",
+      plan: PLAN,
+      reason: undefined,
+    });
   });
 
   it("a validated plan Pi never stores ends cancelled at teardown, never committed", async () => {

@@ -1,7 +1,13 @@
 // Budget awareness, pure side: the threshold each strategy acts at, the crossing rule and the notice text.
 import { describe, expect, it } from "vitest";
 import type { SessionEntry } from "../../src/log/entries.ts";
-import { budgetNoticeDraft, isArmed, renderBudgetNotice, shouldNotify, thresholdFor } from "../../src/projection/budget.ts";
+import {
+  budgetNoticeDraft,
+  isArmed,
+  renderBudgetNotice,
+  shouldNotify,
+  thresholdFor,
+} from "../../src/projection/budget.ts";
 import { budgetOf } from "../../src/strategies/registry.ts";
 import { triggerTokens } from "../../src/strategies/preserve/reserve.ts";
 import { LedgerBuilder } from "../support/ledger-builder.ts";
@@ -21,7 +27,10 @@ describe("thresholdFor", () => {
     expect(thresholdFor(budgetOf("checkpoint"), 128_000, PI).tokens).toBe(111_616);
     expect(thresholdFor(budgetOf("native"), 128_000, { enabled: true, reserveTokens: 30_000 }).tokens).toBe(98_000);
     expect(thresholdFor(budgetOf("preserve"), 128_000, PI).tokens).toBe(triggerTokens(128_000));
-    expect(thresholdFor(budgetOf("planned"), 128_000, { enabled: false, reserveTokens: 16_384 })).toMatchObject({ tokens: 128_000, action: expect.stringContaining("compaction is off") });
+    expect(thresholdFor(budgetOf("planned"), 128_000, { enabled: false, reserveTokens: 16_384 })).toMatchObject({
+      tokens: 128_000,
+      action: expect.stringContaining("compaction is off"),
+    });
   });
 });
 

@@ -13,21 +13,26 @@ import { LedgerBuilder } from "../support/ledger-builder.ts";
 
 const path = (b: LedgerBuilder, leaf = b.leaf) => branchTo(b.entries, leaf);
 const view = (b: LedgerBuilder) => JSON.stringify(projectBranch(path(b)).messages);
-const conversation = (b: LedgerBuilder) => JSON.stringify(projectBranch(path(b)).messages.filter((m) => m.role !== "system"));
+const conversation = (b: LedgerBuilder) =>
+  JSON.stringify(projectBranch(path(b)).messages.filter((m) => m.role !== "system"));
 /** What the live ledger sends for Pi's `context` list (no system messages) at the leaf. */
 function live(b: LedgerBuilder): string {
   const ledger = new LiveLedger();
   ledger.sync(b.leaf, (id) => b.byId().get(id));
-  const request = structuredClone(buildSessionProjection(b.entries, b.leaf).messages.filter((m) => m.role !== "system"));
+  const request = structuredClone(
+    buildSessionProjection(b.entries, b.leaf).messages.filter((m) => m.role !== "system"),
+  );
   return JSON.stringify(ledger.requestContext(request, "conversation") ?? request);
 }
 const entry = (b: LedgerBuilder, id: string) => b.byId().get(id)!;
-const messageOf = (b: LedgerBuilder, id: string) => JSON.stringify((entry(b, id) as Extract<SessionEntry, { type: "message" }>).message);
+const messageOf = (b: LedgerBuilder, id: string) =>
+  JSON.stringify((entry(b, id) as Extract<SessionEntry, { type: "message" }>).message);
 function paired(messages: readonly unknown[]): boolean {
   const calls = new Set<string>();
   const answered = new Set<string>();
   for (const m of messages as { role: string; content?: { type: string; id?: string }[]; toolCallId?: string }[]) {
-    if (m.role === "assistant") for (const block of m.content ?? []) if (block.type === "toolCall") calls.add(block.id!);
+    if (m.role === "assistant")
+      for (const block of m.content ?? []) if (block.type === "toolCall") calls.add(block.id!);
     if (m.role === "toolResult") {
       if (!calls.has(m.toolCallId!)) return false;
       answered.add(m.toolCallId!);
@@ -45,7 +50,11 @@ function foldedReads() {
   const reads = [1, 2, 3].map((i) => b.tool("read", { path: `f${i}` }, `OUT-${i} ${"x".repeat(200)}`));
   const ask = b.assistant("", [{ id: "compact", name: "context_compact", args: { target: answer } }]);
   const through = b.toolResult("compact", "context_compact", "Compaction requested.");
-  return { b, reads, fold: () => b.fold({ afterId: answer, throughId: through, keepToolResultsOf: answer }, "FOLD-SUMMARY", ask, answer) };
+  return {
+    b,
+    reads,
+    fold: () => b.fold({ afterId: answer, throughId: through, keepToolResultsOf: answer }, "FOLD-SUMMARY", ask, answer),
+  };
 }
 
 describe("pins in the projection", () => {
@@ -140,7 +149,7 @@ describe("pins in the projection", () => {
   it("/context pins lists stray ids escaped and bounded, and pins off the branch hold nothing", () => {
     const b = new LedgerBuilder();
     const m = b.user("hello");
-    b.pin("\u001b[31mSTRAY\u0007" + "z".repeat(200));
+    b.pin(`\u001b[31mSTRAY\u0007${"z".repeat(200)}`);
     b.pin(m, true, "a note");
     const p = path(b);
     const lookup = lookupOf(p);
@@ -169,7 +178,7 @@ describe("pins in the projection", () => {
     const unpinned = projectBranch(path(b)).messages.map((m) => JSON.stringify(m));
     b.pin(reads[1].result);
     const pinned = projectBranch(path(b)).messages.map((m) => JSON.stringify(m));
-    const first = pinned.findIndex((m) => m === messageOf(b, reads[1].call));
+    const first = pinned.indexOf(messageOf(b, reads[1].call));
     expect(first).toBeGreaterThan(0);
     expect(pinned.slice(0, first)).toEqual(unpinned.slice(0, first));
   });
@@ -199,13 +208,21 @@ describe("pins in the projection", () => {
     const kept = b.user("KEPT");
     const label = b.label(kept, "here");
     const c = b.compaction(kept, "NATIVE");
-    for (const target of ["__proto__", "constructor", "toString", "", "x".repeat(10_000), c, label, "nope"]) b.pin(target);
+    for (const target of ["__proto__", "constructor", "toString", "", "x".repeat(10_000), c, label, "nope"])
+      b.pin(target);
     const state = reduceBranch(path(b));
     expect(activePins(state)).toHaveLength(8);
     expect(view(b)).toBe(JSON.stringify(buildSessionProjection(b.entries, b.leaf).messages));
     expect(live(b)).toBe(conversation(b));
     // A damaged pin fact is no pin.
-    b.append({ type: "custom", id: "bad", parentId: b.leaf, timestamp: new Date(0).toISOString(), customType: LedgerType.pin, data: { v: 2, targetId: kept, pinned: "yes" } } as unknown as SessionEntry);
+    b.append({
+      type: "custom",
+      id: "bad",
+      parentId: b.leaf,
+      timestamp: new Date(0).toISOString(),
+      customType: LedgerType.pin,
+      data: { v: 2, targetId: kept, pinned: "yes" },
+    } as unknown as SessionEntry);
     expect(activePins(reduceBranch(path(b)))).toHaveLength(8);
   });
 

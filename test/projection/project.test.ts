@@ -7,7 +7,9 @@ import { reduceBranch } from "../../src/projection/ledger-state.ts";
 import { LedgerBuilder } from "../support/ledger-builder.ts";
 
 function visibleTexts(b: LedgerBuilder): string[] {
-  return projectBranch(branchTo(b.entries, b.leaf)).messages.map((m) => JSON.stringify((m as { content?: unknown }).content ?? (m as { summary?: string }).summary));
+  return projectBranch(branchTo(b.entries, b.leaf)).messages.map((m) =>
+    JSON.stringify((m as { content?: unknown }).content ?? (m as { summary?: string }).summary),
+  );
 }
 
 describe("projectBranch", () => {
@@ -19,7 +21,9 @@ describe("projectBranch", () => {
     b.assistant("done");
     b.compaction(u);
     b.user("next");
-    expect(projectBranch(branchTo(b.entries, b.leaf)).messages).toEqual(buildSessionProjection(b.entries, b.leaf).messages);
+    expect(projectBranch(branchTo(b.entries, b.leaf)).messages).toEqual(
+      buildSessionProjection(b.entries, b.leaf).messages,
+    );
   });
 
   it("hides only entries inside a fold range and keeps the retained assistant's results", () => {
@@ -29,7 +33,10 @@ describe("projectBranch", () => {
     const r1 = b.toolResult("c1", "read", "A-body");
     b.assistant("finished one");
     b.user("task two");
-    const a2 = b.assistant("", [{ id: "c2", name: "bash" }, { id: "c3", name: "context_compact" }]);
+    const a2 = b.assistant("", [
+      { id: "c2", name: "bash" },
+      { id: "c3", name: "context_compact" },
+    ]);
     b.toolResult("c2", "bash", "B-out");
     const last = b.toolResult("c3", "context_compact", "ok");
     b.fold({ afterId: a1, throughId: last, keepToolResultsOf: a1 }, "SUMMARY", a2, a1);
@@ -162,7 +169,9 @@ describe("preserve checkpoints (anchored keepDialogue rules)", () => {
   const liveView = (b: LedgerBuilder) => {
     const live = new LiveLedger();
     live.sync(b.leaf, (id) => b.byId().get(id));
-    const request = structuredClone(buildSessionProjection(b.entries, b.leaf).messages.filter((m) => m.role !== "system"));
+    const request = structuredClone(
+      buildSessionProjection(b.entries, b.leaf).messages.filter((m) => m.role !== "system"),
+    );
     return live.filterContext(request) ?? request;
   };
   const text = (ms: unknown[]) => ms.map((m) => JSON.stringify((m as { content?: unknown }).content)).join("\n");

@@ -7,12 +7,21 @@ import { LedgerType, type SessionEntry } from "../../src/log/entries.ts";
 import { reduceBranch } from "../../src/projection/ledger-state.ts";
 import { LiveLedger } from "../../src/projection/live-ledger.ts";
 import { projectBranch } from "../../src/projection/project.ts";
-import { cutPoints, listActs, planRestore, renderRestored, resolveRestoreTarget } from "../../src/projection/restore.ts";
+import {
+  cutPoints,
+  listActs,
+  planRestore,
+  renderRestored,
+  resolveRestoreTarget,
+} from "../../src/projection/restore.ts";
 import { LedgerBuilder } from "../support/ledger-builder.ts";
 
 const path = (b: LedgerBuilder, leaf = b.leaf) => branchTo(b.entries, leaf);
 const view = (b: LedgerBuilder, leaf = b.leaf) => JSON.stringify(projectBranch(path(b, leaf)).messages);
-const text = (b: LedgerBuilder) => projectBranch(path(b)).messages.map((m) => JSON.stringify(m)).join("\n");
+const text = (b: LedgerBuilder) =>
+  projectBranch(path(b))
+    .messages.map((m) => JSON.stringify(m))
+    .join("\n");
 /** What the live ledger sends for Pi's request at the leaf. */
 function liveView(b: LedgerBuilder): string {
   const live = new LiveLedger();
@@ -24,10 +33,13 @@ function liveView(b: LedgerBuilder): string {
 function liveConversation(b: LedgerBuilder): string {
   const live = new LiveLedger();
   live.sync(b.leaf, (id) => b.byId().get(id));
-  const request = structuredClone(buildSessionProjection(b.entries, b.leaf).messages.filter((m) => m.role !== "system"));
+  const request = structuredClone(
+    buildSessionProjection(b.entries, b.leaf).messages.filter((m) => m.role !== "system"),
+  );
   return JSON.stringify(live.requestContext(request, "conversation") ?? request);
 }
-const conversation = (b: LedgerBuilder) => JSON.stringify(projectBranch(path(b)).messages.filter((m) => m.role !== "system"));
+const conversation = (b: LedgerBuilder) =>
+  JSON.stringify(projectBranch(path(b)).messages.filter((m) => m.role !== "system"));
 function plan(b: LedgerBuilder, target: string, limit = Infinity, newest = false) {
   const p = path(b);
   const state = reduceBranch(p);
@@ -56,7 +68,13 @@ function foldedTask(output = "OUT") {
   const through = b.toolResult("compact", "context_compact", "Compaction requested.");
   const before = b.leaf;
   const range = { afterId: answer, throughId: through, keepToolResultsOf: answer };
-  const fold = b.custom(LedgerType.fold, "FOLD-SUMMARY", { v: 1, range, requestEntryId: ask, target: "start-two", backupCheckpoint: "pre-fold" });
+  const fold = b.custom(LedgerType.fold, "FOLD-SUMMARY", {
+    v: 1,
+    range,
+    requestEntryId: ask,
+    target: "start-two",
+    backupCheckpoint: "pre-fold",
+  });
   return { b, answer, through, before, fold };
 }
 
@@ -74,7 +92,13 @@ describe("restore facts in the projection", () => {
   it("a compaction restored whole brings back what it cut and drops its summary and recap", () => {
     const b = new LedgerBuilder();
     const system = { role: "system", content: "", sections: { preamble: "SYSTEM" }, timestamp: 0 };
-    b.append({ type: "message", id: "sys", parentId: null, timestamp: new Date(0).toISOString(), message: system } as unknown as SessionEntry);
+    b.append({
+      type: "message",
+      id: "sys",
+      parentId: null,
+      timestamp: new Date(0).toISOString(),
+      message: system,
+    } as unknown as SessionEntry);
     b.user("OLD-USER");
     b.assistant("OLD-ANSWER");
     const kept = b.user("RECENT");
@@ -143,7 +167,11 @@ const markerDetails = (checkpoint: number) => ({ v: 1, strategy: "preserve", che
 
 /** A preserve checkpoint: an anchored range that keeps the dialogue and hides the tool traffic through `throughId`. */
 function checkpoint(b: LedgerBuilder, throughId: string, content: string, n: number): string {
-  const id = b.custom(LedgerType.preserve, content, { v: 1, checkpoint: n, range: { afterId: null, throughId, keepDialogue: true } });
+  const id = b.custom(LedgerType.preserve, content, {
+    v: 1,
+    checkpoint: n,
+    range: { afterId: null, throughId, keepDialogue: true },
+  });
   return id;
 }
 
@@ -230,7 +258,9 @@ describe("restores and preserve markers", () => {
     expect(t).not.toContain("OLD-TOOL");
     expect(liveView(b)).toBe(view(b));
     // Only the newer part: the older answer stays without its reasoning, the newer one has it back.
-    const u2 = path(b).find((e) => e.type === "message" && e.message.role === "user" && JSON.stringify(e.message.content).includes("USER-2"))!;
+    const u2 = path(b).find(
+      (e) => e.type === "message" && e.message.role === "user" && JSON.stringify(e.message.content).includes("USER-2"),
+    )!;
     const partial = b.restore(cp, "preserve", { throughId: u2.parentId! });
     expect(text(b)).toContain("REASONING-2");
     expect(text(b)).not.toContain("REASONING-1");
@@ -286,7 +316,11 @@ describe("restores that do not fit", () => {
     const full = whole.ok ? whole.plan.tokensAfter : 0;
     const limit = full - 150; // the whole restore misses by ~150 tokens; one read step is ~110
     const refused = plan(b, fold, limit);
-    expect(!refused.ok && refused.error).toMatch(new RegExp(`to ~${full.toLocaleString("en-US")} tokens, above the limit of ${limit.toLocaleString("en-US")}\\. Nothing was restored`));
+    expect(!refused.ok && refused.error).toMatch(
+      new RegExp(
+        `to ~${full.toLocaleString("en-US")} tokens, above the limit of ${limit.toLocaleString("en-US")}\\. Nothing was restored`,
+      ),
+    );
 
     const partial = plan(b, fold, limit, true);
     expect(partial.ok).toBe(true);
@@ -308,9 +342,9 @@ describe("restores that do not fit", () => {
 
   it("a compaction's newest part moves its cut back", () => {
     const b = new LedgerBuilder();
-    const first = b.user("FIRST " + "x".repeat(800));
+    const first = b.user(`FIRST ${"x".repeat(800)}`);
     const a1 = b.assistant("A1");
-    b.user("SECOND " + "y".repeat(80));
+    b.user(`SECOND ${"y".repeat(80)}`);
     b.assistant("A2");
     const kept = b.user("KEPT");
     const c = b.compaction(kept, "SUM");
@@ -331,7 +365,10 @@ describe("restores that do not fit", () => {
   it("cut points skip tool results and never fall between a call and its answer", () => {
     const b = new LedgerBuilder();
     b.user("u"); // 0
-    b.assistant("", [{ id: "x", name: "read" }, { id: "y", name: "read" }]); // 1
+    b.assistant("", [
+      { id: "x", name: "read" },
+      { id: "y", name: "read" },
+    ]); // 1
     b.toolResult("x", "read", "X"); // 2
     b.label("e001", "mark"); // 3: a label between two results of one step
     b.toolResult("y", "read", "Y"); // 4

@@ -6,7 +6,12 @@
 import { readFileSync } from "node:fs";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { fauxAssistantMessage, fauxToolCall, type AssistantMessage, type FauxResponseStep } from "@earendil-works/pi-ai";
+import {
+  fauxAssistantMessage,
+  fauxToolCall,
+  type AssistantMessage,
+  type FauxResponseStep,
+} from "@earendil-works/pi-ai";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { LedgerType } from "../../src/log/entries.ts";
 import { startHarness, type Harness } from "../e2e/harness.ts";
@@ -39,14 +44,19 @@ function plannerStep(fault: Fault, s: fc.Scheduler, calls: Call[]): FauxResponse
         throw new Error("provider exploded");
       case "hangs":
         // Answers only once its request is aborted, as a provider honouring the signal would.
-        return new Promise((resolve) => options!.signal!.addEventListener("abort", () => resolve(fauxAssistantMessage("too late")), { once: true }));
+        return new Promise((resolve) =>
+          options!.signal!.addEventListener("abort", () => resolve(fauxAssistantMessage("too late")), { once: true }),
+        );
       case "garbage":
         return fauxAssistantMessage("no plan here, just {[ noise ]}");
       case "oversize":
         return fauxAssistantMessage(`1-2\n${"9".repeat(1_000_000)}`);
       case "good": {
         const lines = linesWith(calls[0], "A-LINE");
-        return fauxAssistantMessage([fauxToolCall("submit_deletion_plan", { ranges: [{ start: Math.min(...lines), end: Math.max(...lines) }] })], { stopReason: "toolUse" });
+        return fauxAssistantMessage(
+          [fauxToolCall("submit_deletion_plan", { ranges: [{ start: Math.min(...lines), end: Math.max(...lines) }] })],
+          { stopReason: "toolUse" },
+        );
       }
     }
     void context;
@@ -57,15 +67,25 @@ describe("fault properties (planned planner through a real AgentSession)", () =>
   it("every run ends in exactly one valid compaction or a visible error; append-only; no orphaned result", async () => {
     await fc.assert(
       fc.asyncProperty(fc.constantFrom(...FAULTS), fc.boolean(), fc.scheduler(), async (fault, userAborts, s) => {
-        h = await startHarness({ persist: true, ledgerSettings: { strategy: "planned", planned: { timeoutMs: 300 } }, files: FILES });
+        h = await startHarness({
+          persist: true,
+          ledgerSettings: { strategy: "planned", planned: { timeoutMs: 300 } },
+          files: FILES,
+        });
         await workSession(h);
         const file = h.sessionFile()!;
         const before = readFileSync(file);
         const calls: Call[] = [];
         const native = () => fauxAssistantMessage("NATIVE-SUMMARY of the work");
-        h.faux.appendResponses([recorded(calls, plannerStep(fault, s, calls)), recorded(calls, native), recorded(calls, native)]);
+        h.faux.appendResponses([
+          recorded(calls, plannerStep(fault, s, calls)),
+          recorded(calls, native),
+          recorded(calls, native),
+        ]);
 
-        const abort = userAborts ? s.schedule(Promise.resolve("abort"), "user aborts").then(() => h!.session.abortCompaction()) : Promise.resolve();
+        const abort = userAborts
+          ? s.schedule(Promise.resolve("abort"), "user aborts").then(() => h!.session.abortCompaction())
+          : Promise.resolve();
         const compact = h.session.compact().then(
           () => "compacted" as const,
           (error: Error) => `error: ${error.message}`,
@@ -96,8 +116,10 @@ describe("fault properties (planned planner through a real AgentSession)", () =>
         const callIds = new Set<string>();
         for (const entry of entriesOf(file)) {
           if (entry.type !== "message") continue;
-          if (entry.message.role === "assistant") for (const b of entry.message.content) if (b.type === "toolCall") callIds.add(b.id);
-          if (entry.message.role === "toolResult") expect(callIds.has(entry.message.toolCallId), "tool result after its call").toBe(true);
+          if (entry.message.role === "assistant")
+            for (const b of entry.message.content) if (b.type === "toolCall") callIds.add(b.id);
+          if (entry.message.role === "toolResult")
+            expect(callIds.has(entry.message.toolCallId), "tool result after its call").toBe(true);
         }
         await h.dispose();
         h = undefined;

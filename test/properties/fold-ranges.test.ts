@@ -6,7 +6,12 @@ import { branchTo } from "../../src/log/branch.ts";
 import { LedgerType, type FoldDetails, type SessionEntry } from "../../src/log/entries.ts";
 import { LiveLedger } from "../../src/projection/live-ledger.ts";
 import { projectBranch } from "../../src/projection/project.ts";
-import { ALREADY_COMPACTED, assistantAtOrBefore, validateTarget, type FoldView } from "../../src/strategies/fold/targets.ts";
+import {
+  ALREADY_COMPACTED,
+  assistantAtOrBefore,
+  validateTarget,
+  type FoldView,
+} from "../../src/strategies/fold/targets.ts";
 import { ledgerArb, naiveHiddenIds, visibleFoldTargets } from "../arbitraries/index.ts";
 
 const runs = Number(process.env.FC_RUNS ?? 200);
@@ -17,7 +22,14 @@ function viewOf(path: readonly SessionEntry[], all: readonly SessionEntry[]): Fo
   live.sync(path.at(-1)?.id ?? null, (id) => byId.get(id));
   const labels: Record<string, string> = {};
   for (const [id, label] of Object.entries(live.state.labels)) if (live.indexOf(id) >= 0) labels[id] = label;
-  return { path: live.entries, indexOf: (id) => live.indexOf(id), isHidden: (id) => live.isHidden(id), labels, exists: (id) => byId.has(id), labelledElsewhere: () => [] };
+  return {
+    path: live.entries,
+    indexOf: (id) => live.indexOf(id),
+    isHidden: (id) => live.isHidden(id),
+    labels,
+    exists: (id) => byId.has(id),
+    labelledElsewhere: () => [],
+  };
 }
 
 describe("invariant 9: fold ranges", () => {
@@ -32,7 +44,8 @@ describe("invariant 9: fold ranges", () => {
         const target = candidates[pick % candidates.length];
         const visible = new Set(visibleFoldTargets(path).map((e) => e.id));
         const verdict = validateTarget(target.id, request.id, view);
-        if (visible.has(target.id)) expect(verdict.ok, `visible target ${target.id} rejected: ${JSON.stringify(verdict)}`).toBe(true);
+        if (visible.has(target.id))
+          expect(verdict.ok, `visible target ${target.id} rejected: ${JSON.stringify(verdict)}`).toBe(true);
         if (naiveHiddenIds(path).has(target.id)) {
           expect(verdict.ok).toBe(false);
           if (!verdict.ok) expect(verdict.error).toContain(ALREADY_COMPACTED);
@@ -58,8 +71,16 @@ describe("invariant 9: fold ranges", () => {
           display: true,
           details,
         } as SessionEntry;
-        const before = new Set(projectBranch(path).entries.filter((e) => e.messages.length).map((e) => e.sourceEntry.id));
-        const after = new Set(projectBranch([...path, fold]).entries.filter((e) => e.messages.length).map((e) => e.sourceEntry.id));
+        const before = new Set(
+          projectBranch(path)
+            .entries.filter((e) => e.messages.length)
+            .map((e) => e.sourceEntry.id),
+        );
+        const after = new Set(
+          projectBranch([...path, fold])
+            .entries.filter((e) => e.messages.length)
+            .map((e) => e.sourceEntry.id),
+        );
         const newlyHidden = [...before].filter((id) => !after.has(id));
         for (const id of newlyHidden) {
           const at = path.findIndex((e) => e.id === id);

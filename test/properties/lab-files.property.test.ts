@@ -27,7 +27,10 @@ describe("lab CLI on damaged session files", () => {
         try {
           const file = join(dir, "damaged.jsonl");
           writeFileSync(file, damageSessionFile(toJsonl(ledger), d));
-          for (const args of [["show", file], ["lab", file, "--strategies", "checkpoint,native", "--report", join(dir, "r.html")]]) {
+          for (const args of [
+            ["show", file],
+            ["lab", file, "--strategies", "checkpoint,native", "--report", join(dir, "r.html")],
+          ]) {
             const r = run(args, dir);
             expect([0, 2], `${args[0]} exit code; stderr: ${r.stderr.slice(0, 300)}`).toContain(r.code);
             if (r.code === 2) expect(r.stderr.trimEnd().split("\n")).toHaveLength(1);

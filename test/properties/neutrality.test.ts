@@ -11,7 +11,6 @@ import { ledgerArb, type GeneratedLedger } from "../arbitraries/index.ts";
 import { loadRealSessions } from "./real-sessions.ts";
 import { numRuns, propertyTimeout } from "./runs.ts";
 
-
 function expectNeutral(entries: SessionEntry[], leafId: string | null, byId = indexById(entries)): void {
   const ours = projectBranch(branchTo(entries, leafId, byId));
   const pi = buildSessionProjection(entries, leafId, byId);
@@ -33,29 +32,38 @@ function leavesOf(ledger: GeneratedLedger): { entries: SessionEntry[]; leafId: s
 }
 
 describe("neutrality (invariant 4)", () => {
-  it("equals Pi's projection on generated ledgers without ledger facts, at every leaf", () => {
-    fc.assert(
-      fc.property(ledgerArb({ folds: false }), (ledger) => {
-        for (const { entries, leafId } of leavesOf(ledger)) expectNeutral(entries, leafId);
-      }),
-      { numRuns },
-    );
-  }, propertyTimeout);
+  it(
+    "equals Pi's projection on generated ledgers without ledger facts, at every leaf",
+    () => {
+      fc.assert(
+        fc.property(ledgerArb({ folds: false }), (ledger) => {
+          for (const { entries, leafId } of leavesOf(ledger)) expectNeutral(entries, leafId);
+        }),
+        { numRuns },
+      );
+    },
+    propertyTimeout,
+  );
 
-  it("equals Pi's projection wherever the active branch carries no ledger fact (facts on other branches)", () => {
-    fc.assert(
-      fc.property(ledgerArb(), (ledger) => {
-        const byId = indexById(ledger.entries);
-        for (const step of ledger.steps) {
-          if (step.kind !== "move") continue;
-          if (branchTo(ledger.entries, step.leafId, byId).some((e) => isLedgerEntry(e) || keepsContext(e))) continue;
-          expectNeutral(ledger.entries, step.leafId, byId);
-        }
-        if (!branchTo(ledger.entries, ledger.leafId, byId).some((e) => isLedgerEntry(e) || keepsContext(e))) expectNeutral(ledger.entries, ledger.leafId, byId);
-      }),
-      { numRuns },
-    );
-  }, propertyTimeout);
+  it(
+    "equals Pi's projection wherever the active branch carries no ledger fact (facts on other branches)",
+    () => {
+      fc.assert(
+        fc.property(ledgerArb(), (ledger) => {
+          const byId = indexById(ledger.entries);
+          for (const step of ledger.steps) {
+            if (step.kind !== "move") continue;
+            if (branchTo(ledger.entries, step.leafId, byId).some((e) => isLedgerEntry(e) || keepsContext(e))) continue;
+            expectNeutral(ledger.entries, step.leafId, byId);
+          }
+          if (!branchTo(ledger.entries, ledger.leafId, byId).some((e) => isLedgerEntry(e) || keepsContext(e)))
+            expectNeutral(ledger.entries, ledger.leafId, byId);
+        }),
+        { numRuns },
+      );
+    },
+    propertyTimeout,
+  );
 
   describe.each(loadRealSessions())("real session $name", ({ entries }) => {
     const byId = indexById(entries);
@@ -65,11 +73,15 @@ describe("neutrality (invariant 4)", () => {
       expectNeutral(entries, entries[entries.length - 1].id, byId);
     });
 
-    it("equals Pi's projection at any earlier leaf", () => {
-      fc.assert(
-        fc.property(fc.nat({ max: entries.length - 1 }), (i) => expectNeutral(entries, entries[i].id, byId)),
-        { numRuns },
-      );
-    }, propertyTimeout);
+    it(
+      "equals Pi's projection at any earlier leaf",
+      () => {
+        fc.assert(
+          fc.property(fc.nat({ max: entries.length - 1 }), (i) => expectNeutral(entries, entries[i].id, byId)),
+          { numRuns },
+        );
+      },
+      propertyTimeout,
+    );
   });
 });

@@ -11,7 +11,6 @@ import { loadRealSessions } from "./real-sessions.ts";
 import { answeredCallIds, pairingViolations } from "./tool-pairing.ts";
 import { numRuns, propertyTimeout } from "./runs.ts";
 
-
 function violationsAt(entries: SessionEntry[], leafId: string | null, byId = indexById(entries)): string[] {
   const branch = branchTo(entries, leafId, byId);
   return pairingViolations(projectBranch(branch).messages, answeredCallIds(branch));
@@ -20,7 +19,13 @@ function violationsAt(entries: SessionEntry[], leafId: string | null, byId = ind
 describe("paired tool results (invariant 1)", () => {
   it("the checker flags orphan results and unanswered calls, and ignores calls the branch never answered", () => {
     const call = { role: "assistant", content: [{ type: "toolCall", id: "c1", name: "read", arguments: {} }] };
-    const result = (id: string) => ({ role: "toolResult", toolCallId: id, toolName: "read", content: [], isError: false });
+    const result = (id: string) => ({
+      role: "toolResult",
+      toolCallId: id,
+      toolName: "read",
+      content: [],
+      isError: false,
+    });
     const user = { role: "user", content: "hi" };
     const m = (...list: object[]) => list as AgentMessage[];
     expect(pairingViolations(m(call, result("c1")))).toEqual([]);
@@ -30,20 +35,24 @@ describe("paired tool results (invariant 1)", () => {
     expect(pairingViolations(m(call, user), new Set(["c1"]))).toEqual(["unanswered-call:c1"]);
   });
 
-  it("holds at every leaf of generated ledgers with folds, compactions and /tree moves", () => {
-    fc.assert(
-      fc.property(ledgerArb(), (ledger) => {
-        let count = 0;
-        for (const step of ledger.steps) {
-          if (step.kind === "append") count++;
-          const leafId = step.kind === "append" ? step.entry.id : step.leafId;
-          const entries = ledger.entries.slice(0, count);
-          expect(violationsAt(entries, leafId), `leaf ${leafId}`).toEqual([]);
-        }
-      }),
-      { numRuns },
-    );
-  }, propertyTimeout);
+  it(
+    "holds at every leaf of generated ledgers with folds, compactions and /tree moves",
+    () => {
+      fc.assert(
+        fc.property(ledgerArb(), (ledger) => {
+          let count = 0;
+          for (const step of ledger.steps) {
+            if (step.kind === "append") count++;
+            const leafId = step.kind === "append" ? step.entry.id : step.leafId;
+            const entries = ledger.entries.slice(0, count);
+            expect(violationsAt(entries, leafId), `leaf ${leafId}`).toEqual([]);
+          }
+        }),
+        { numRuns },
+      );
+    },
+    propertyTimeout,
+  );
 
   describe.each(loadRealSessions())("real session $name", ({ entries }) => {
     const byId = indexById(entries);
@@ -52,13 +61,17 @@ describe("paired tool results (invariant 1)", () => {
       expect(violationsAt(entries, entries[entries.length - 1].id, byId)).toEqual([]);
     });
 
-    it("holds at any earlier leaf", () => {
-      fc.assert(
-        fc.property(fc.nat({ max: entries.length - 1 }), (i) => {
-          expect(violationsAt(entries, entries[i].id, byId)).toEqual([]);
-        }),
-        { numRuns },
-      );
-    }, propertyTimeout);
+    it(
+      "holds at any earlier leaf",
+      () => {
+        fc.assert(
+          fc.property(fc.nat({ max: entries.length - 1 }), (i) => {
+            expect(violationsAt(entries, entries[i].id, byId)).toEqual([]);
+          }),
+          { numRuns },
+        );
+      },
+      propertyTimeout,
+    );
   });
 });

@@ -16,7 +16,10 @@ import { numRuns, propertyTimeout } from "./runs.ts";
 import { answeredCallIds, pairingViolations } from "./tool-pairing.ts";
 
 /** Pin-heavy ledgers: pins, folds, tool checkpoints, compactions and restores in one mix. */
-const pinnedLedgerArb = ledgerArb({ minCommands: 10, weights: { pin: 10, fold: 4, compaction: 3, toolCheckpoint: 3, restore: 2 } });
+const pinnedLedgerArb = ledgerArb({
+  minCommands: 10,
+  weights: { pin: 10, fold: 4, compaction: 3, toolCheckpoint: 3, restore: 2 },
+});
 
 /** Entries a context edit in the view removed (Pi's edits still apply to pinned entries), and revoked acts' messages. */
 function silenced(branch: readonly SessionEntry[]): Set<string> {
@@ -29,29 +32,37 @@ function silenced(branch: readonly SessionEntry[]): Set<string> {
 }
 
 describe("pins (properties)", () => {
-  it("every pinned entry is in the view with its own messages; pairs intact; the live request equals the projection", () => {
-    fc.assert(
-      fc.property(pinnedLedgerArb, (ledger) => {
-        const byId = indexById(ledger.entries);
-        const live = new LiveLedger();
-        const entries: SessionEntry[] = [];
-        for (const step of ledger.steps) {
-          if (step.kind === "append") entries.push(step.entry);
-          const leafId = step.kind === "append" ? step.entry.id : step.leafId;
-          live.sync(leafId, (id) => byId.get(id));
-          const branch = branchTo(entries, leafId, byId);
-          const projection = projectBranch(branch);
-          const shown = new Set(projection.entries.filter((e) => e.messages.length).map((e) => e.sourceEntry.id));
-          const quiet = silenced(branch);
-          for (const id of naivePinnedIds(branch)) if (isPinnable(byId.get(id)) && !quiet.has(id)) expect(shown.has(id), `pinned ${id} is in the view`).toBe(true);
-          expect(pairingViolations(projection.messages, answeredCallIds(branch))).toEqual([]);
-          const request = buildSessionProjection(entries, leafId, byId).messages.filter((m) => m.role !== "system");
-          expect(live.requestContext(structuredClone(request), "conversation") ?? request).toEqual(projection.messages.filter((m) => m.role !== "system"));
-        }
-      }),
-      { numRuns: Math.max(20, Math.floor(numRuns / 4)) },
-    );
-  }, propertyTimeout);
+  it(
+    "every pinned entry is in the view with its own messages; pairs intact; the live request equals the projection",
+    () => {
+      fc.assert(
+        fc.property(pinnedLedgerArb, (ledger) => {
+          const byId = indexById(ledger.entries);
+          const live = new LiveLedger();
+          const entries: SessionEntry[] = [];
+          for (const step of ledger.steps) {
+            if (step.kind === "append") entries.push(step.entry);
+            const leafId = step.kind === "append" ? step.entry.id : step.leafId;
+            live.sync(leafId, (id) => byId.get(id));
+            const branch = branchTo(entries, leafId, byId);
+            const projection = projectBranch(branch);
+            const shown = new Set(projection.entries.filter((e) => e.messages.length).map((e) => e.sourceEntry.id));
+            const quiet = silenced(branch);
+            for (const id of naivePinnedIds(branch))
+              if (isPinnable(byId.get(id)) && !quiet.has(id))
+                expect(shown.has(id), `pinned ${id} is in the view`).toBe(true);
+            expect(pairingViolations(projection.messages, answeredCallIds(branch))).toEqual([]);
+            const request = buildSessionProjection(entries, leafId, byId).messages.filter((m) => m.role !== "system");
+            expect(live.requestContext(structuredClone(request), "conversation") ?? request).toEqual(
+              projection.messages.filter((m) => m.role !== "system"),
+            );
+          }
+        }),
+        { numRuns: Math.max(20, Math.floor(numRuns / 4)) },
+      );
+    },
+    propertyTimeout,
+  );
 
   describe.each(loadRealSessions())("real session $name", ({ entries }) => {
     it("a thousand pins survive a compaction verbatim, live and pure alike, pairs intact", () => {
@@ -65,7 +76,8 @@ describe("pins (properties)", () => {
       };
       const pinnable = entries.filter((e) => isPinnable(e) && e.type === "message" && e.message.role !== "toolResult");
       const targets = Array.from({ length: 1000 }, (_, i) => pinnable[(i * 7919) % pinnable.length].id);
-      for (const targetId of targets) append({ type: "custom", customType: LedgerType.pin, data: { v: 1, targetId, pinned: true } });
+      for (const targetId of targets)
+        append({ type: "custom", customType: LedgerType.pin, data: { v: 1, targetId, pinned: true } });
       const kept = [...entries].reverse().find((e) => e.type === "message" && e.message.role === "user")!;
       append({ type: "compaction", summary: "THOUSAND-PIN-SUMMARY", firstKeptEntryId: kept.id, tokensBefore: 1 });
       append({ type: "message", message: { role: "user", content: "after", timestamp: 1 } });

@@ -22,13 +22,28 @@ const renamedArb = (options: Parameters<typeof ledgerArb>[0] = {}) =>
   ledgerArb({ minCommands: 3, ...options }).chain((ledger) =>
     fc
       .shuffledSubarray([...PROTOTYPE_KEYS], { minLength: 1 })
-      .chain((names) => fc.tuple(fc.constant(ledger), fc.constant(names), fc.array(fc.nat(), { minLength: names.length, maxLength: names.length }))),
+      .chain((names) =>
+        fc.tuple(
+          fc.constant(ledger),
+          fc.constant(names),
+          fc.array(fc.nat(), { minLength: names.length, maxLength: names.length }),
+        ),
+      ),
   );
 
-function rename(ledger: GeneratedLedger, names: readonly string[], picks: readonly number[]): { map: Map<string, string>; entries: SessionEntry[]; leafId: string | null } {
+function rename(
+  ledger: GeneratedLedger,
+  names: readonly string[],
+  picks: readonly number[],
+): { map: Map<string, string>; entries: SessionEntry[]; leafId: string | null } {
   const path = branchTo(ledger.entries, ledger.leafId);
   // Prefer the entries records are keyed by: acts (folds, compactions, preserve messages) and label targets.
-  const keyed = path.filter((e) => e.type === "compaction" || e.type === "custom_message" || path.some((l) => l.type === "label" && l.targetId === e.id));
+  const keyed = path.filter(
+    (e) =>
+      e.type === "compaction" ||
+      e.type === "custom_message" ||
+      path.some((l) => l.type === "label" && l.targetId === e.id),
+  );
   const pool = [...keyed, ...ledger.entries].map((e) => e.id);
   const map = new Map<string, string>();
   // A name the ledger already holds (a pin fact's stray target is `__proto__` or `constructor` on purpose) is not a
@@ -46,58 +61,85 @@ function rename(ledger: GeneratedLedger, names: readonly string[], picks: readon
 const json = (value: unknown) => JSON.stringify(value);
 /** Text with every original id, wherever it stands as a word (in JSON strings or in prose), renamed. */
 const renameText = (text: string, map: ReadonlyMap<string, string>) =>
-  map.size ? text.replace(new RegExp(`(?<!\\w)(?:${[...map.keys()].join("|")})(?!\\w)`, "g"), (id) => map.get(id)!) : text;
+  map.size
+    ? text.replace(new RegExp(`(?<!\\w)(?:${[...map.keys()].join("|")})(?!\\w)`, "g"), (id) => map.get(id)!)
+    : text;
 
 describe("ids named like prototype members (item 7)", () => {
-  it("renaming ids to prototype keys renames the view, the acts, the labels and the listing, and changes nothing else", () => {
-    fc.assert(
-      fc.property(renamedArb(), ([ledger, names, picks]) => {
-        const { map, entries, leafId } = rename(ledger, names, picks);
-        const before = branchTo(ledger.entries, ledger.leafId);
-        const after = branchTo(entries, leafId);
-        const stateBefore = reduceBranch(before);
-        const stateAfter = reduceBranch(after);
-        expect(json(projectBranch(after).messages)).toBe(renameInJson(json(projectBranch(before).messages), map));
-        expect(json(listActs(after, stateAfter))).toBe(renameInJson(json(listActs(before, stateBefore)), map));
-        // Key order aside (integer-like ids come first in any object), the same records under the new names.
-        const sorted = (record: Record<string, string>) => json(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-        const renamedRecord = (record: Record<string, string>) => Object.fromEntries(Object.entries(record).map(([k, v]) => [map.get(k) ?? k, map.get(v) ?? v]));
-        expect(sorted(stateAfter.labels)).toBe(sorted(renamedRecord(stateBefore.labels)));
-        expect(sorted(stateAfter.revoked)).toBe(sorted(renamedRecord(stateBefore.revoked)));
-        for (const name of map.values()) {
-          const found = resolveRestoreTarget(name, after, stateAfter);
-          const original = resolveRestoreTarget([...map].find(([, n]) => n === name)![0], before, stateBefore);
-          expect(json(found)).toBe(renameText(json(original), map));
-        }
-        // The live ledger Pi's requests go through agrees with the pure projection on the renamed branch.
-        const live = new LiveLedger();
-        const byId = new Map(entries.map((e) => [e.id, e]));
-        live.sync(leafId, (id) => byId.get(id));
-        const request = structuredClone(buildSessionProjection(entries, leafId).messages);
-        expect(json(live.requestContext(request) ?? request)).toBe(json(projectBranch(after).messages));
-        const list = (path: SessionEntry[]) => listEntries(buildTranscript(path), {}, DEFAULT_RECALL_LIMITS);
-        expect(json(list(after))).toBe(renameText(json(list(before)), map));
-      }),
-      { numRuns },
-    );
-  }, propertyTimeout);
+  it(
+    "renaming ids to prototype keys renames the view, the acts, the labels and the listing, and changes nothing else",
+    () => {
+      fc.assert(
+        fc.property(renamedArb(), ([ledger, names, picks]) => {
+          const { map, entries, leafId } = rename(ledger, names, picks);
+          const before = branchTo(ledger.entries, ledger.leafId);
+          const after = branchTo(entries, leafId);
+          const stateBefore = reduceBranch(before);
+          const stateAfter = reduceBranch(after);
+          expect(json(projectBranch(after).messages)).toBe(renameInJson(json(projectBranch(before).messages), map));
+          expect(json(listActs(after, stateAfter))).toBe(renameInJson(json(listActs(before, stateBefore)), map));
+          // Key order aside (integer-like ids come first in any object), the same records under the new names.
+          const sorted = (record: Record<string, string>) =>
+            json(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+          const renamedRecord = (record: Record<string, string>) =>
+            Object.fromEntries(Object.entries(record).map(([k, v]) => [map.get(k) ?? k, map.get(v) ?? v]));
+          expect(sorted(stateAfter.labels)).toBe(sorted(renamedRecord(stateBefore.labels)));
+          expect(sorted(stateAfter.revoked)).toBe(sorted(renamedRecord(stateBefore.revoked)));
+          for (const name of map.values()) {
+            const found = resolveRestoreTarget(name, after, stateAfter);
+            const original = resolveRestoreTarget([...map].find(([, n]) => n === name)![0], before, stateBefore);
+            expect(json(found)).toBe(renameText(json(original), map));
+          }
+          // The live ledger Pi's requests go through agrees with the pure projection on the renamed branch.
+          const live = new LiveLedger();
+          const byId = new Map(entries.map((e) => [e.id, e]));
+          live.sync(leafId, (id) => byId.get(id));
+          const request = structuredClone(buildSessionProjection(entries, leafId).messages);
+          expect(json(live.requestContext(request) ?? request)).toBe(json(projectBranch(after).messages));
+          const list = (path: SessionEntry[]) => listEntries(buildTranscript(path), {}, DEFAULT_RECALL_LIMITS);
+          expect(json(list(after))).toBe(renameText(json(list(before)), map));
+        }),
+        { numRuns },
+      );
+    },
+    propertyTimeout,
+  );
 
-  it("with no ledger facts, the renamed session still projects as Pi projects it", () => {
-    fc.assert(
-      fc.property(renamedArb({ folds: false }), ([ledger, names, picks]) => {
-        const { entries, leafId } = rename(ledger, names, picks);
-        const ours = projectBranch(branchTo(entries, leafId));
-        expect(ours.messages).toEqual(buildSessionProjection(entries, leafId).messages);
-      }),
-      { numRuns },
-    );
-  }, propertyTimeout);
+  it(
+    "with no ledger facts, the renamed session still projects as Pi projects it",
+    () => {
+      fc.assert(
+        fc.property(renamedArb({ folds: false }), ([ledger, names, picks]) => {
+          const { entries, leafId } = rename(ledger, names, picks);
+          const ours = projectBranch(branchTo(entries, leafId));
+          expect(ours.messages).toEqual(buildSessionProjection(entries, leafId).messages);
+        }),
+        { numRuns },
+      );
+    },
+    propertyTimeout,
+  );
 
   it("a fold named constructor, a compaction named toString and a label on __proto__ read as ordinary ids", () => {
     // The regression cases the property found first, written out.
     const state = reduceBranch([
-      { type: "label", id: "l1", parentId: null, timestamp: "2026-01-01T00:00:00.000Z", targetId: "__proto__", label: "start" },
-      { type: "compaction", id: "toString", parentId: "l1", timestamp: "2026-01-01T00:00:00.000Z", summary: "s", firstKeptEntryId: "l1", tokensBefore: 1 },
+      {
+        type: "label",
+        id: "l1",
+        parentId: null,
+        timestamp: "2026-01-01T00:00:00.000Z",
+        targetId: "__proto__",
+        label: "start",
+      },
+      {
+        type: "compaction",
+        id: "toString",
+        parentId: "l1",
+        timestamp: "2026-01-01T00:00:00.000Z",
+        summary: "s",
+        firstKeptEntryId: "l1",
+        tokensBefore: 1,
+      },
     ] as SessionEntry[]);
     expect(Object.entries(state.labels)).toEqual([["__proto__", "start"]]);
     expect(state.labels.constructor).toBeUndefined();

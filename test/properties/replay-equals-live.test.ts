@@ -14,7 +14,6 @@ import { LedgerBuilder } from "../support/ledger-builder.ts";
 import { loadRealSessions } from "./real-sessions.ts";
 import { numRuns, propertyTimeout } from "./runs.ts";
 
-
 /** What Pi hands the `context` hook: its own projection, cloned (identity is lost on the way). */
 function piRequest(entries: SessionEntry[], leafId: string | null, byId: Map<string, SessionEntry>): AgentMessage[] {
   return structuredClone(buildSessionProjection(entries, leafId, byId).messages);
@@ -24,9 +23,13 @@ function piRequest(entries: SessionEntry[], leafId: string | null, byId: Map<str
 function liveVersusPure(ledger: GeneratedLedger): { live: AgentMessage[]; pure: AgentMessage[] } {
   const byId = indexById(ledger.entries);
   const live = new LiveLedger();
-  for (const step of ledger.steps) live.sync(step.kind === "append" ? step.entry.id : step.leafId, (id) => byId.get(id));
+  for (const step of ledger.steps)
+    live.sync(step.kind === "append" ? step.entry.id : step.leafId, (id) => byId.get(id));
   const request = piRequest(ledger.entries, ledger.leafId, byId);
-  return { live: live.requestContext(request) ?? request, pure: projectBranch(branchTo(ledger.entries, ledger.leafId, byId)).messages };
+  return {
+    live: live.requestContext(request) ?? request,
+    pure: projectBranch(branchTo(ledger.entries, ledger.leafId, byId)).messages,
+  };
 }
 
 /**
@@ -35,32 +38,42 @@ function liveVersusPure(ledger: GeneratedLedger): { live: AgentMessage[]; pure: 
  * matcher paired the unedited second message with the first entry (exact content match, first candidate
  * wins) and the edited first message with the second entry, so it kept the wrong one.
  */
-const editedTwinAssistants = buildLedger({ idPrefix: "000", start: Date.UTC(2025, 0, 1), sessionId: "00000000-0000-7000-8000-000000000000" }, [
-  { kind: "assistant", dt: 1, calls: [], ending: "stop" },
-  { kind: "assistant", dt: 0, calls: [], ending: "stop" },
-  { kind: "contextEdit", dt: 1, pick: 0, omit: false, text: "read" },
-  { kind: "fold", dt: 1, pick: 0, toRoot: false, summary: "read read read" },
-]);
+const editedTwinAssistants = buildLedger(
+  { idPrefix: "000", start: Date.UTC(2025, 0, 1), sessionId: "00000000-0000-7000-8000-000000000000" },
+  [
+    { kind: "assistant", dt: 1, calls: [], ending: "stop" },
+    { kind: "assistant", dt: 0, calls: [], ending: "stop" },
+    { kind: "contextEdit", dt: 1, pick: 0, omit: false, text: "read" },
+    { kind: "fold", dt: 1, pick: 0, toRoot: false, summary: "read read read" },
+  ],
+);
 
 /**
  * Shrunk from FC_RUNS=3000 (seed -1836413533): two user messages in the same millisecond, both edited to
  * the same text; a fold targets the first. Neither request message equals its raw entry any more, so the
  * matcher left both unmatched and kept both: the folded second message leaked into the request.
  */
-const editedTwinUsers = buildLedger({ idPrefix: "000", start: Date.UTC(2025, 0, 1), sessionId: "00000000-0000-7000-8000-000000000000" }, [
-  { kind: "user", dt: 1, text: "", asString: false },
-  { kind: "user", dt: 0, text: "read", asString: false },
-  { kind: "contextEdit", dt: 1, pick: 0, omit: false, text: "read" },
-  { kind: "contextEdit", dt: 1, pick: 1, omit: false, text: "read" },
-  { kind: "fold", dt: 1, pick: 0, toRoot: false, summary: "read read read" },
-]);
+const editedTwinUsers = buildLedger(
+  { idPrefix: "000", start: Date.UTC(2025, 0, 1), sessionId: "00000000-0000-7000-8000-000000000000" },
+  [
+    { kind: "user", dt: 1, text: "", asString: false },
+    { kind: "user", dt: 0, text: "read", asString: false },
+    { kind: "contextEdit", dt: 1, pick: 0, omit: false, text: "read" },
+    { kind: "contextEdit", dt: 1, pick: 1, omit: false, text: "read" },
+    { kind: "fold", dt: 1, pick: 0, toRoot: false, summary: "read read read" },
+  ],
+);
 
 describe("replay equals live (invariant 3)", () => {
   // Both regressions were matcher bugs (src/projection/message-match.ts), fixed by pairing in path order
   // against edited content.
   it("regression: a context edit on one of two identical same-millisecond messages", () => {
     const { live, pure } = liveVersusPure(editedTwinAssistants);
-    expect(pure.map((m) => (m.role === "assistant" ? JSON.stringify(m.content) : m.role))).toEqual(["system", '[{"type":"text","text":"read"}]', "custom"]);
+    expect(pure.map((m) => (m.role === "assistant" ? JSON.stringify(m.content) : m.role))).toEqual([
+      "system",
+      '[{"type":"text","text":"read"}]',
+      "custom",
+    ]);
     expect(live).toEqual(pure);
   });
 
@@ -70,43 +83,53 @@ describe("replay equals live (invariant 3)", () => {
     expect(live).toEqual(pure);
   });
 
-  it("live state and live filtering match a from-scratch fold after every append and /tree move", () => {
-    fc.assert(
-      fc.property(ledgerArb(), (ledger) => {
-        const live = new LiveLedger();
-        const entries: SessionEntry[] = [];
-        const byId = new Map<string, SessionEntry>();
-        let leafId: string | null = null;
-        for (const step of ledger.steps) {
-          if (step.kind === "append") {
-            entries.push(step.entry);
-            byId.set(step.entry.id, step.entry);
-            leafId = step.entry.id;
-          } else leafId = step.leafId;
-          live.sync(leafId, (id) => byId.get(id));
+  it(
+    "live state and live filtering match a from-scratch fold after every append and /tree move",
+    () => {
+      fc.assert(
+        fc.property(ledgerArb(), (ledger) => {
+          const live = new LiveLedger();
+          const entries: SessionEntry[] = [];
+          const byId = new Map<string, SessionEntry>();
+          let leafId: string | null = null;
+          for (const step of ledger.steps) {
+            if (step.kind === "append") {
+              entries.push(step.entry);
+              byId.set(step.entry.id, step.entry);
+              leafId = step.entry.id;
+            } else leafId = step.leafId;
+            live.sync(leafId, (id) => byId.get(id));
 
-          const branch = branchTo(entries, leafId, byId);
-          expect(live.entries.map((e) => e.id)).toEqual(branch.map((e) => e.id));
-          expect(live.state).toEqual(reduceBranch(branch));
+            const branch = branchTo(entries, leafId, byId);
+            expect(live.entries.map((e) => e.id)).toEqual(branch.map((e) => e.id));
+            expect(live.state).toEqual(reduceBranch(branch));
 
-          // The request the `context` hook gets (no system messages), then Pi's whole projection: both are the view.
-          const pure = projectBranch(branch).messages;
-          const request = piRequest(entries, leafId, byId);
-          const conversation = request.filter((m) => m.role !== "system");
-          expect(live.requestContext(conversation, "conversation") ?? conversation).toEqual(pure.filter((m) => m.role !== "system"));
-          expect(live.requestContext(request) ?? request).toEqual(pure);
-          expect(live.view().map((e) => e.sourceEntry.id)).toEqual(projectBranch(branch).entries.map((e) => e.sourceEntry.id));
-        }
-        // A fresh ledger synced once to the final leaf (a reload) agrees with the one that lived through it all.
-        const reloaded = new LiveLedger();
-        reloaded.sync(ledger.leafId, (id) => byId.get(id));
-        expect(reloaded.state).toEqual(live.state);
-        const request = piRequest(entries, ledger.leafId, byId);
-        expect(reloaded.requestContext(structuredClone(request)) ?? request).toEqual(live.requestContext(structuredClone(request)) ?? request);
-      }),
-      { numRuns },
-    );
-  }, propertyTimeout);
+            // The request the `context` hook gets (no system messages), then Pi's whole projection: both are the view.
+            const pure = projectBranch(branch).messages;
+            const request = piRequest(entries, leafId, byId);
+            const conversation = request.filter((m) => m.role !== "system");
+            expect(live.requestContext(conversation, "conversation") ?? conversation).toEqual(
+              pure.filter((m) => m.role !== "system"),
+            );
+            expect(live.requestContext(request) ?? request).toEqual(pure);
+            expect(live.view().map((e) => e.sourceEntry.id)).toEqual(
+              projectBranch(branch).entries.map((e) => e.sourceEntry.id),
+            );
+          }
+          // A fresh ledger synced once to the final leaf (a reload) agrees with the one that lived through it all.
+          const reloaded = new LiveLedger();
+          reloaded.sync(ledger.leafId, (id) => byId.get(id));
+          expect(reloaded.state).toEqual(live.state);
+          const request = piRequest(entries, ledger.leafId, byId);
+          expect(reloaded.requestContext(structuredClone(request)) ?? request).toEqual(
+            live.requestContext(structuredClone(request)) ?? request,
+          );
+        }),
+        { numRuns },
+      );
+    },
+    propertyTimeout,
+  );
 
   describe.each(loadRealSessions())("real session $name", ({ entries }) => {
     const byId = indexById(entries);
@@ -117,17 +140,21 @@ describe("replay equals live (invariant 3)", () => {
       expect(live.state).toEqual(reduceBranch(branchTo(entries, entries[entries.length - 1].id, byId)));
     });
 
-    it("live state after a jump to any earlier leaf equals the from-scratch fold", () => {
-      const live = new LiveLedger();
-      live.sync(entries[entries.length - 1].id, (id) => byId.get(id));
-      fc.assert(
-        fc.property(fc.nat({ max: entries.length - 1 }), (i) => {
-          live.sync(entries[i].id, (id) => byId.get(id));
-          expect(live.state).toEqual(reduceBranch(branchTo(entries, entries[i].id, byId)));
-        }),
-        { numRuns },
-      );
-    }, propertyTimeout);
+    it(
+      "live state after a jump to any earlier leaf equals the from-scratch fold",
+      () => {
+        const live = new LiveLedger();
+        live.sync(entries[entries.length - 1].id, (id) => byId.get(id));
+        fc.assert(
+          fc.property(fc.nat({ max: entries.length - 1 }), (i) => {
+            live.sync(entries[i].id, (id) => byId.get(id));
+            expect(live.state).toEqual(reduceBranch(branchTo(entries, entries[i].id, byId)));
+          }),
+          { numRuns },
+        );
+      },
+      propertyTimeout,
+    );
   });
 });
 
@@ -146,7 +173,11 @@ function checkpointThenNativeCompaction(): LedgerBuilder {
   b.user("Find the bug.");
   const older = b.tool("read", { path: "a.ts" }, "A".repeat(400));
   const current = b.tool("read", { path: "b.ts" }, "B".repeat(400));
-  b.custom(LedgerType.preserve, "checkpoint #1: read a.ts", { v: 1, checkpoint: 1, range: { afterId: null, throughId: older.result, keepDialogue: true } });
+  b.custom(LedgerType.preserve, "checkpoint #1: read a.ts", {
+    v: 1,
+    checkpoint: 1,
+    range: { afterId: null, throughId: older.result, keepDialogue: true },
+  });
   b.compaction(current.call, "native summary of the start");
   b.user("go on");
   return b;
@@ -159,13 +190,23 @@ describe("replay equals live: named regressions", () => {
     const live = new LiveLedger();
     live.sync(b.leaf, (id) => byId.get(id));
     const pure = projectBranch(b.entries).messages;
-    expect(shape(pure)).toEqual(["compactionSummary", "assistant", "toolResult", "custom:context-ledger/preserve", "user"]);
+    expect(shape(pure)).toEqual([
+      "compactionSummary",
+      "assistant",
+      "toolResult",
+      "custom:context-ledger/preserve",
+      "user",
+    ]);
     // What Pi itself sends for this branch, before any extension: the same order.
-    expect(shape(buildSessionProjection(b.entries, b.leaf, byId).messages).filter((r) => r !== "system")).toEqual(shape(pure));
+    expect(shape(buildSessionProjection(b.entries, b.leaf, byId).messages).filter((r) => r !== "system")).toEqual(
+      shape(pure),
+    );
     const request = piRequest(b.entries, b.leaf, byId);
     expect(live.requestContext(structuredClone(request)) ?? request).toEqual(pure);
     const conversation = request.filter((m) => m.role !== "system");
-    expect(live.requestContext(conversation, "conversation") ?? conversation).toEqual(pure.filter((m) => m.role !== "system"));
+    expect(live.requestContext(conversation, "conversation") ?? conversation).toEqual(
+      pure.filter((m) => m.role !== "system"),
+    );
   });
 });
 
@@ -177,19 +218,89 @@ describe("replay equals live: memoized request matching", () => {
    */
   it("regression: a context edit that removes a same-millisecond twin does not reuse the stale decision", () => {
     const at = (ms: number) => new Date(Date.UTC(2025, 0, 1) + ms).toISOString();
-    const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+    const usage = {
+      input: 0,
+      output: 0,
+      cacheRead: 0,
+      cacheWrite: 0,
+      totalTokens: 0,
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+    };
     const assistant = (id: string, parentId: string, content: unknown[], stopReason: string) =>
-      ({ type: "message", id, parentId, timestamp: at(1), message: { role: "assistant", content, api: "a", provider: "p", model: "m", usage, stopReason, timestamp: Date.UTC(2025, 0, 1) + 1 } }) as unknown as SessionEntry;
+      ({
+        type: "message",
+        id,
+        parentId,
+        timestamp: at(1),
+        message: {
+          role: "assistant",
+          content,
+          api: "a",
+          provider: "p",
+          model: "m",
+          usage,
+          stopReason,
+          timestamp: Date.UTC(2025, 0, 1) + 1,
+        },
+      }) as unknown as SessionEntry;
     const result = (id: string, parentId: string, callId: string, ms: number) =>
-      ({ type: "message", id, parentId, timestamp: at(ms), message: { role: "toolResult", toolCallId: callId, toolName: "read", content: [{ type: "text", text: `out ${id}` }], isError: false, timestamp: Date.UTC(2025, 0, 1) + ms } }) as unknown as SessionEntry;
+      ({
+        type: "message",
+        id,
+        parentId,
+        timestamp: at(ms),
+        message: {
+          role: "toolResult",
+          toolCallId: callId,
+          toolName: "read",
+          content: [{ type: "text", text: `out ${id}` }],
+          isError: false,
+          timestamp: Date.UTC(2025, 0, 1) + ms,
+        },
+      }) as unknown as SessionEntry;
     const entries: SessionEntry[] = [
-      { type: "message", id: "u", parentId: null, timestamp: at(0), message: { role: "user", content: "go", timestamp: Date.UTC(2025, 0, 1) } } as unknown as SessionEntry,
+      {
+        type: "message",
+        id: "u",
+        parentId: null,
+        timestamp: at(0),
+        message: { role: "user", content: "go", timestamp: Date.UTC(2025, 0, 1) },
+      } as unknown as SessionEntry,
       assistant("a3", "u", [{ type: "text", text: "" }], "stop"),
-      assistant("a4", "a3", [{ type: "toolCall", id: "c1", name: "read", arguments: {} }, { type: "toolCall", id: "c2", name: "context_compact", arguments: {} }], "toolUse"),
+      assistant(
+        "a4",
+        "a3",
+        [
+          { type: "toolCall", id: "c1", name: "read", arguments: {} },
+          { type: "toolCall", id: "c2", name: "context_compact", arguments: {} },
+        ],
+        "toolUse",
+      ),
       result("r5", "a4", "c1", 2),
       result("r6", "r5", "c2", 3),
-      { type: "custom_message", id: "f7", parentId: "r6", timestamp: at(4), customType: "context-ledger/fold", content: "sum", display: true, details: { v: 1, range: { afterId: "a3", throughId: "r6", keepToolResultsOf: "a3" }, requestEntryId: "a4", target: "a3" } } as SessionEntry,
-      { type: "context_edit", id: "e8", parentId: "f7", timestamp: at(5), targetId: "a3", replacement: null } as SessionEntry,
+      {
+        type: "custom_message",
+        id: "f7",
+        parentId: "r6",
+        timestamp: at(4),
+        customType: "context-ledger/fold",
+        content: "sum",
+        display: true,
+        details: {
+          v: 1,
+          range: { afterId: "a3", throughId: "r6", keepToolResultsOf: "a3" },
+          requestEntryId: "a4",
+          target: "a3",
+        },
+      } as SessionEntry,
+      {
+        type: "context_edit",
+        id: "e8",
+        parentId: "f7",
+        timestamp: at(5),
+        targetId: "a3",
+        replacement: null,
+      } as SessionEntry,
     ];
     const byId = indexById(entries);
     const live = new LiveLedger();

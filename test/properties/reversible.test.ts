@@ -35,7 +35,8 @@ const bytes = (path: readonly SessionEntry[]) => JSON.stringify(projectBranch(pa
 function liveRequest(folder: LedgerFolder): string {
   const byId = indexById(folder.entries);
   const live = new LiveLedger();
-  for (const step of folder.steps) live.sync(step.kind === "append" ? step.entry.id : step.leafId, (id) => byId.get(id));
+  for (const step of folder.steps)
+    live.sync(step.kind === "append" ? step.entry.id : step.leafId, (id) => byId.get(id));
   const request = structuredClone(buildSessionProjection(folder.entries, folder.leafId, byId).messages);
   return JSON.stringify(live.requestContext(request) ?? request);
 }
@@ -59,12 +60,18 @@ interface Scenario {
 }
 
 /** Build the history, apply the act, restore it whole. Undefined when the act could not be applied here. */
-function actThenRestore(input: { seed: LedgerSeed; history: LedgerCommand[]; act: LedgerCommand }): Scenario | undefined {
+function actThenRestore(input: {
+  seed: LedgerSeed;
+  history: LedgerCommand[];
+  act: LedgerCommand;
+}): Scenario | undefined {
   const folder = new LedgerFolder(input.seed, true);
   for (const command of input.history) folder.apply(command);
   const count = folder.entries.length;
   folder.apply(input.act);
-  const act = folder.entries.slice(count).find((e) => e.type === "compaction" || (e.type === "custom_message" && e.customType === LedgerType.fold));
+  const act = folder.entries
+    .slice(count)
+    .find((e) => e.type === "compaction" || (e.type === "custom_message" && e.customType === LedgerType.fold));
   if (!act) return undefined;
   const pick = restorableActs(folder.branch()).findIndex((e) => e.id === act.id);
   expect(pick).toBeGreaterThanOrEqual(0);
@@ -73,74 +80,86 @@ function actThenRestore(input: { seed: LedgerSeed; history: LedgerCommand[]; act
 }
 
 describe("invariant 10: a restore right after an act", () => {
-  it("gives the projection from before the act, byte for byte, in the pure view and in the live request", () => {
-    let checked = 0;
-    fc.assert(
-      fc.property(scenarioArb, (input) => {
-        const scenario = actThenRestore(input);
-        if (!scenario) return;
-        checked++;
-        const { folder, beforeLeaf } = scenario;
-        const before = bytes(folder.branch(beforeLeaf));
-        const restored = folder.branch();
-        expect(isRestoreEntry(restored.at(-1)!)).toBe(true);
-        expect(bytes(restored)).toBe(before);
-        expect(liveRequest(folder)).toBe(before);
-      }),
-      { numRuns },
-    );
-    expect(checked).toBeGreaterThan(numRuns / 4);
-  }, propertyTimeout);
+  it(
+    "gives the projection from before the act, byte for byte, in the pure view and in the live request",
+    () => {
+      let checked = 0;
+      fc.assert(
+        fc.property(scenarioArb, (input) => {
+          const scenario = actThenRestore(input);
+          if (!scenario) return;
+          checked++;
+          const { folder, beforeLeaf } = scenario;
+          const before = bytes(folder.branch(beforeLeaf));
+          const restored = folder.branch();
+          expect(isRestoreEntry(restored.at(-1)!)).toBe(true);
+          expect(bytes(restored)).toBe(before);
+          expect(liveRequest(folder)).toBe(before);
+        }),
+        { numRuns },
+      );
+      expect(checked).toBeGreaterThan(numRuns / 4);
+    },
+    propertyTimeout,
+  );
 
-  it("composes with /tree: leaving the restore brings the act back, returning undoes it again", () => {
-    fc.assert(
-      fc.property(scenarioArb, (input) => {
-        const scenario = actThenRestore(input);
-        if (!scenario) return;
-        const { folder, beforeLeaf } = scenario;
-        const byId = indexById(folder.entries);
-        const restoreId = folder.leafId!;
-        const actLeaf = byId.get(restoreId)!.parentId;
-        const live = new LiveLedger();
-        const at = (leaf: string | null) => {
-          live.sync(leaf, (id) => byId.get(id));
-          const path = branchTo(folder.entries, leaf, byId);
-          expect(live.state).toEqual(reduceBranch(path));
-          const request = structuredClone(buildSessionProjection(folder.entries, leaf, byId).messages);
-          return JSON.stringify(live.requestContext(request) ?? request);
-        };
-        const before = bytes(folder.branch(beforeLeaf));
-        expect(at(restoreId)).toBe(before);
-        expect(at(actLeaf)).toBe(bytes(folder.branch(actLeaf)));
-        expect(at(restoreId)).toBe(before);
-      }),
-      { numRuns },
-    );
-  }, propertyTimeout);
+  it(
+    "composes with /tree: leaving the restore brings the act back, returning undoes it again",
+    () => {
+      fc.assert(
+        fc.property(scenarioArb, (input) => {
+          const scenario = actThenRestore(input);
+          if (!scenario) return;
+          const { folder, beforeLeaf } = scenario;
+          const byId = indexById(folder.entries);
+          const restoreId = folder.leafId!;
+          const actLeaf = byId.get(restoreId)!.parentId;
+          const live = new LiveLedger();
+          const at = (leaf: string | null) => {
+            live.sync(leaf, (id) => byId.get(id));
+            const path = branchTo(folder.entries, leaf, byId);
+            expect(live.state).toEqual(reduceBranch(path));
+            const request = structuredClone(buildSessionProjection(folder.entries, leaf, byId).messages);
+            return JSON.stringify(live.requestContext(request) ?? request);
+          };
+          const before = bytes(folder.branch(beforeLeaf));
+          expect(at(restoreId)).toBe(before);
+          expect(at(actLeaf)).toBe(bytes(folder.branch(actLeaf)));
+          expect(at(restoreId)).toBe(before);
+        }),
+        { numRuns },
+      );
+    },
+    propertyTimeout,
+  );
 
-  it("survives reload and fork: Pi's SessionManager reopens the file, and a fork of the restored leaf, with the same view", () => {
-    let n = 0;
-    fc.assert(
-      fc.property(scenarioArb, (input) => {
-        const scenario = actThenRestore(input);
-        if (!scenario) return;
-        const { folder, beforeLeaf } = scenario;
-        const expected = bytes(folder.branch(beforeLeaf));
-        const file = join(dir, `s${n++}.jsonl`);
-        writeFileSync(file, toJsonl(folder.result()));
+  it(
+    "survives reload and fork: Pi's SessionManager reopens the file, and a fork of the restored leaf, with the same view",
+    () => {
+      let n = 0;
+      fc.assert(
+        fc.property(scenarioArb, (input) => {
+          const scenario = actThenRestore(input);
+          if (!scenario) return;
+          const { folder, beforeLeaf } = scenario;
+          const expected = bytes(folder.branch(beforeLeaf));
+          const file = join(dir, `s${n++}.jsonl`);
+          writeFileSync(file, toJsonl(folder.result()));
 
-        const reopened = SessionManager.open(file, dir);
-        reopened.branch(folder.leafId!);
-        expect(bytes(reopened.getBranch())).toBe(expected);
+          const reopened = SessionManager.open(file, dir);
+          reopened.branch(folder.leafId!);
+          expect(bytes(reopened.getBranch())).toBe(expected);
 
-        // Forking switches the manager to a new session holding the path (labels re-appended at its end).
-        const forkedFile = reopened.createBranchedSession(folder.leafId!)!;
-        expect(reopened.getEntries().some((e) => isRestoreEntry(e))).toBe(true);
-        expect(bytes(reopened.getBranch())).toBe(expected);
-        // Pi writes the fork once it holds a conversation; reopening that file gives the same view again.
-        if (existsSync(forkedFile)) expect(bytes(SessionManager.open(forkedFile, dir).getBranch())).toBe(expected);
-      }),
-      { numRuns: Math.max(20, Math.floor(numRuns / 4)) },
-    );
-  }, propertyTimeout);
+          // Forking switches the manager to a new session holding the path (labels re-appended at its end).
+          const forkedFile = reopened.createBranchedSession(folder.leafId!)!;
+          expect(reopened.getEntries().some((e) => isRestoreEntry(e))).toBe(true);
+          expect(bytes(reopened.getBranch())).toBe(expected);
+          // Pi writes the fork once it holds a conversation; reopening that file gives the same view again.
+          if (existsSync(forkedFile)) expect(bytes(SessionManager.open(forkedFile, dir).getBranch())).toBe(expected);
+        }),
+        { numRuns: Math.max(20, Math.floor(numRuns / 4)) },
+      );
+    },
+    propertyTimeout,
+  );
 });

@@ -21,34 +21,57 @@ const runs = Math.max(10, Math.round(Number(process.env.FC_RUNS ?? 200) / 10));
 describe("damaged session files in a real Pi session", () => {
   it("the package loads whatever Pi reads, answers the next prompt adding no orphaned result, and appends only", async () => {
     await fc.assert(
-      fc.asyncProperty(ledgerArb({ minCommands: 2, maxCommands: 25 }), fileDamageArb(["truncate", "garbage", "duplicate", "dangling", "huge", "oddLast", "prototypeIds"]), async (ledger, d) => {
-        const root = mkdtempSync(join(tmpdir(), "ctx-ledger-damaged-"));
-        mkdirSync(join(root, "sessions"), { recursive: true });
-        const file = join(root, "sessions", "damaged.jsonl");
-        writeFileSync(file, damageSessionFile(toJsonl({ ...ledger, header: { ...ledger.header, cwd: join(root, "project") } }), d));
-        const before = readFileSync(file);
-        const h = await startHarness({ root, sessionFile: file });
-        try {
-          // The recall tools walk the branch from the leaf: whatever the damage, they answer (an odd last line once made
-          // that walk run until memory ran out).
-          h.script([
-            fauxAssistantMessage([fauxToolCall("context_list_entries", {}), fauxToolCall("context_grep", { pattern: "after the damage" })], { stopReason: "toolUse" }),
-            fauxAssistantMessage("ok"),
-          ]);
-          await h.session.prompt("after the damage");
-          const results = h.session.sessionManager.getBranch().flatMap((e) => (e.type === "message" && e.message.role === "toolResult" && e.message.toolName.startsWith("context_") ? [e.message] : []));
-          expect(results.slice(-2).map((r) => [r.toolName, r.isError])).toEqual([["context_list_entries", false], ["context_grep", false]]);
-          // A damaged file can cut a turn in two (a dangling parent in the middle of a step), and Pi's own view then
-          // starts with a result whose call is lost. The package must add no such orphan of its own.
-          const piOrphans = orphanResults(h.session.sessionManager.buildSessionContext().messages as Message[]);
-          for (const id of orphanResults(h.requests.at(-1)!)) expect(piOrphans.has(id), `orphaned result ${id} that Pi's own view does not have`).toBe(true);
-          const after = readFileSync(file);
-          expect(after.subarray(0, before.length).equals(before), "earlier bytes kept").toBe(true);
-        } finally {
-          await h.dispose();
-          rmSync(root, { recursive: true, force: true });
-        }
-      }),
+      fc.asyncProperty(
+        ledgerArb({ minCommands: 2, maxCommands: 25 }),
+        fileDamageArb(["truncate", "garbage", "duplicate", "dangling", "huge", "oddLast", "prototypeIds"]),
+        async (ledger, d) => {
+          const root = mkdtempSync(join(tmpdir(), "ctx-ledger-damaged-"));
+          mkdirSync(join(root, "sessions"), { recursive: true });
+          const file = join(root, "sessions", "damaged.jsonl");
+          writeFileSync(
+            file,
+            damageSessionFile(toJsonl({ ...ledger, header: { ...ledger.header, cwd: join(root, "project") } }), d),
+          );
+          const before = readFileSync(file);
+          const h = await startHarness({ root, sessionFile: file });
+          try {
+            // The recall tools walk the branch from the leaf: whatever the damage, they answer (an odd last line once made
+            // that walk run until memory ran out).
+            h.script([
+              fauxAssistantMessage(
+                [
+                  fauxToolCall("context_list_entries", {}),
+                  fauxToolCall("context_grep", { pattern: "after the damage" }),
+                ],
+                { stopReason: "toolUse" },
+              ),
+              fauxAssistantMessage("ok"),
+            ]);
+            await h.session.prompt("after the damage");
+            const results = h.session.sessionManager
+              .getBranch()
+              .flatMap((e) =>
+                e.type === "message" && e.message.role === "toolResult" && e.message.toolName.startsWith("context_")
+                  ? [e.message]
+                  : [],
+              );
+            expect(results.slice(-2).map((r) => [r.toolName, r.isError])).toEqual([
+              ["context_list_entries", false],
+              ["context_grep", false],
+            ]);
+            // A damaged file can cut a turn in two (a dangling parent in the middle of a step), and Pi's own view then
+            // starts with a result whose call is lost. The package must add no such orphan of its own.
+            const piOrphans = orphanResults(h.session.sessionManager.buildSessionContext().messages as Message[]);
+            for (const id of orphanResults(h.requests.at(-1)!))
+              expect(piOrphans.has(id), `orphaned result ${id} that Pi's own view does not have`).toBe(true);
+            const after = readFileSync(file);
+            expect(after.subarray(0, before.length).equals(before), "earlier bytes kept").toBe(true);
+          } finally {
+            await h.dispose();
+            rmSync(root, { recursive: true, force: true });
+          }
+        },
+      ),
       { numRuns: runs },
     );
   });

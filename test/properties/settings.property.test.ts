@@ -8,14 +8,42 @@ import { anyJsonArb, envStringArb, hasRawControl, hostileStringArb } from "../ar
 
 const runs = Number(process.env.FC_RUNS ?? 200);
 const ENV_NAMES = [
-  "STRATEGY", "FOLD_TOOLS", "RECALL_TOOLS", "INSPECT", "CAP_PERCENT", "GREP_MAX_RESULTS", "GREP_MAX_CHARS",
-  "LOOKUP_TURN_BUDGET", "LOOKUP_MODEL", "PLANNED_TIMEOUT_MS", "PLANNED_MAX_OUTPUT_TOKENS",
+  "STRATEGY",
+  "FOLD_TOOLS",
+  "RECALL_TOOLS",
+  "INSPECT",
+  "CAP_PERCENT",
+  "GREP_MAX_RESULTS",
+  "GREP_MAX_CHARS",
+  "LOOKUP_TURN_BUDGET",
+  "LOOKUP_MODEL",
+  "PLANNED_TIMEOUT_MS",
+  "PLANNED_MAX_OUTPUT_TOKENS",
 ];
-const SECTIONS = ["strategy", "foldTools", "recallTools", "inspect", "recall", "checkpoint", "planned", "plannerModel", "preserve"];
+const SECTIONS = [
+  "strategy",
+  "foldTools",
+  "recallTools",
+  "inspect",
+  "recall",
+  "checkpoint",
+  "planned",
+  "plannerModel",
+  "preserve",
+];
 
 /** A `contextLedger` value: any JSON, or an object whose known keys hold any JSON (closer to a real typo). */
-const rawArb = fc.oneof(anyJsonArb, fc.dictionary(fc.constantFrom(...SECTIONS), fc.oneof(anyJsonArb, hostileStringArb, fc.dictionary(fc.string({ maxLength: 20 }), anyJsonArb))));
-const envArb = fc.dictionary(fc.constantFrom(...ENV_NAMES).map((n) => `PI_CONTEXT_LEDGER_${n}`), fc.oneof(envStringArb, hostileStringArb));
+const rawArb = fc.oneof(
+  anyJsonArb,
+  fc.dictionary(
+    fc.constantFrom(...SECTIONS),
+    fc.oneof(anyJsonArb, hostileStringArb, fc.dictionary(fc.string({ maxLength: 20 }), anyJsonArb)),
+  ),
+);
+const envArb = fc.dictionary(
+  fc.constantFrom(...ENV_NAMES).map((n) => `PI_CONTEXT_LEDGER_${n}`),
+  fc.oneof(envStringArb, hostileStringArb),
+);
 
 describe("settings properties", () => {
   it("any contextLedger JSON and any environment strings give valid settings with bounded warnings", () => {

@@ -7,14 +7,21 @@ import { forTerminal, LINE_BREAK, NOTICE_MAX_CHARS, quoted, shownName } from "..
 import type { SessionEntry } from "../../src/log/entries.ts";
 import { reduceBranch } from "../../src/projection/ledger-state.ts";
 import { listActs, resolveRestoreTarget } from "../../src/projection/restore.ts";
-import { controlCharsArb, hasRawTerminalControl, hostileStringArb, terminalControlArb } from "../arbitraries/hostile.ts";
+import {
+  controlCharsArb,
+  hasRawTerminalControl,
+  hostileStringArb,
+  terminalControlArb,
+} from "../arbitraries/hostile.ts";
 import { LedgerBuilder } from "../support/ledger-builder.ts";
 import { numRuns } from "./runs.ts";
 
 /** A hostile string made of terminal controls, separators and bidi marks around ordinary text. */
 const storedStringArb = fc.oneof(
   hostileStringArb,
-  fc.array(fc.oneof(controlCharsArb, terminalControlArb, fc.string({ maxLength: 8 })), { minLength: 1, maxLength: 6 }).map((parts) => parts.join("")),
+  fc
+    .array(fc.oneof(controlCharsArb, terminalControlArb, fc.string({ maxLength: 8 })), { minLength: 1, maxLength: 6 })
+    .map((parts) => parts.join("")),
 );
 
 describe("text for the terminal and for one line (fast-check)", () => {

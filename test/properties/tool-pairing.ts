@@ -6,7 +6,8 @@ import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 /** Tool call ids answered by a tool result entry somewhere on `branch`. */
 export function answeredCallIds(branch: readonly SessionEntry[]): Set<string> {
   const ids = new Set<string>();
-  for (const entry of branch) if (entry.type === "message" && entry.message.role === "toolResult") ids.add(entry.message.toolCallId);
+  for (const entry of branch)
+    if (entry.type === "message" && entry.message.role === "toolResult") ids.add(entry.message.toolCallId);
   return ids;
 }
 

@@ -9,7 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fauxAssistantMessage, fauxToolCall } from "@earendil-works/pi-ai";
 import { startHarness, type Harness } from "../e2e/harness.ts";
 import { DEFAULT_RECALL_LIMITS } from "../../src/recall/settings.ts";
-import { anyJsonArb, assertBounded, forgedStructureArb, hasRawControl, hostileStringArb, regexArb } from "../arbitraries/hostile.ts";
+import {
+  anyJsonArb,
+  assertBounded,
+  forgedStructureArb,
+  hasRawControl,
+  hostileStringArb,
+  regexArb,
+} from "../arbitraries/hostile.ts";
 
 const runs = Math.max(10, Math.round(Number(process.env.FC_RUNS ?? 200) / 10));
 
@@ -18,14 +25,23 @@ const RESULT_CHAR_BOUND = 20_000;
 
 /** Argument arbitraries per tool: plausible values mixed with hostile ones and wrong JSON types. */
 const stringish = fc.oneof(hostileStringArb, forgedStructureArb, fc.string({ maxLength: 12 }));
-const loose = (arb: fc.Arbitrary<unknown>) => fc.oneof({ weight: 4, arbitrary: arb }, { weight: 1, arbitrary: anyJsonArb });
+const loose = (arb: fc.Arbitrary<unknown>) =>
+  fc.oneof({ weight: 4, arbitrary: arb }, { weight: 1, arbitrary: anyJsonArb });
 const TOOLS: Record<string, fc.Arbitrary<Record<string, unknown>>> = {
-  context_compact: fc.record({ target: loose(stringish), summary: loose(stringish), backupCheckpoint: loose(stringish) }, { requiredKeys: ["target", "summary"] }),
+  context_compact: fc.record(
+    { target: loose(stringish), summary: loose(stringish), backupCheckpoint: loose(stringish) },
+    { requiredKeys: ["target", "summary"] },
+  ),
   context_checkpoint: fc.record({ name: loose(stringish) }),
   context_timeline: fc.record({ cursor: loose(stringish) }, { requiredKeys: [] }),
   context_list_entries: fc.record({ role: loose(stringish), cursor: loose(stringish) }, { requiredKeys: [] }),
   context_grep: fc.record(
-    { pattern: loose(fc.oneof(regexArb, stringish)), literal: loose(fc.boolean()), context: loose(fc.integer({ min: -5, max: 1e9 })), cursor: loose(stringish) },
+    {
+      pattern: loose(fc.oneof(regexArb, stringish)),
+      literal: loose(fc.boolean()),
+      context: loose(fc.integer({ min: -5, max: 1e9 })),
+      cursor: loose(stringish),
+    },
     { requiredKeys: ["pattern"] },
   ),
   context_show_entry: fc.record({ id: loose(stringish), cursor: loose(stringish) }, { requiredKeys: ["id"] }),
@@ -46,7 +62,10 @@ let callCount = 0;
 beforeAll(async () => {
   h = await startHarness({ persist: true });
   // A little history to search, list and fold.
-  h.script([fauxAssistantMessage([fauxToolCall("bash", { command: "echo hello-world" })], { stopReason: "toolUse" }), fauxAssistantMessage("done")]);
+  h.script([
+    fauxAssistantMessage([fauxToolCall("bash", { command: "echo hello-world" })], { stopReason: "toolUse" }),
+    fauxAssistantMessage("done"),
+  ]);
   await h.session.prompt("set up some history: ERROR E1234 in src/parser.ts");
 });
 afterAll(async () => h?.dispose());
@@ -54,11 +73,21 @@ afterAll(async () => h?.dispose());
 /** Ask the faux model to make one call with these arguments; return the result the session recorded. */
 async function call(tool: string, args: Record<string, unknown>): Promise<ToolResultMessage | undefined> {
   const id = `fuzz-${callCount++}`;
-  h.script([fauxAssistantMessage([fauxToolCall(tool, args as Parameters<typeof fauxToolCall>[1], { id })], { stopReason: "toolUse" }), fauxAssistantMessage("ok")]);
+  h.script([
+    fauxAssistantMessage([fauxToolCall(tool, args as Parameters<typeof fauxToolCall>[1], { id })], {
+      stopReason: "toolUse",
+    }),
+    fauxAssistantMessage("ok"),
+  ]);
   await h.session.prompt(`call ${tool}`);
   const entry = h.session.sessionManager
     .getBranch()
-    .find((e) => e.type === "message" && e.message.role === "toolResult" && (e.message as unknown as ToolResultMessage).toolCallId === id);
+    .find(
+      (e) =>
+        e.type === "message" &&
+        e.message.role === "toolResult" &&
+        (e.message as unknown as ToolResultMessage).toolCallId === id,
+    );
   return entry?.type === "message" ? (entry.message as unknown as ToolResultMessage) : undefined;
 }
 
@@ -76,7 +105,8 @@ describe("tool properties (hostile arguments through a real AgentSession)", () =
           expect(hasRawControl(text), "raw control byte in the result").toBe(false);
           if (result!.isError) expect(text.trim().length).toBeGreaterThan(0);
           // Work is counted, not timed: a grep call never spends more than its work cap.
-          if (tool === "context_grep" && !result!.isError) expect(result!.details?.work ?? Number.NaN).toBeLessThanOrEqual(DEFAULT_RECALL_LIMITS.maxScanWork);
+          if (tool === "context_grep" && !result!.isError)
+            expect(result!.details?.work ?? Number.NaN).toBeLessThanOrEqual(DEFAULT_RECALL_LIMITS.maxScanWork);
           const after = readFileSync(file);
           expect(after.subarray(0, before.length).equals(before), "earlier bytes are a prefix").toBe(true);
           for (const line of after.toString("utf8").split("\n").filter(Boolean)) JSON.parse(line);

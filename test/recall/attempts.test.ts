@@ -28,7 +28,11 @@ describe("one context_lookup attempt until a reset", () => {
     b.user("go");
     b.assistant([lookup("L1")]);
     b.toolResult("L1", "context_lookup", "findings");
-    b.assistant([{ type: "thinking", thinking: "hmm" }, { type: "text", text: "let me grep" }, toolCall("context_grep", { pattern: "x" }, "G1")]);
+    b.assistant([
+      { type: "thinking", thinking: "hmm" },
+      { type: "text", text: "let me grep" },
+      toolCall("context_grep", { pattern: "x" }, "G1"),
+    ]);
     b.toolResult("G1", "context_grep", "no matches");
     b.assistant([lookup("L2")]);
     expect(decideFromLeaf(b, "L2").allowed).toBe(false);
@@ -72,13 +76,19 @@ describe("one context_lookup attempt until a reset", () => {
   });
 
   it("matches a naive count on random histories, and the leaf window agrees with the whole branch", () => {
-    type Step = { kind: "user" } | { kind: "bash" } | { kind: "step"; calls: ("lookup" | "grep" | "read")[]; resultsFirst: number };
+    type Step =
+      | { kind: "user" }
+      | { kind: "bash" }
+      | { kind: "step"; calls: ("lookup" | "grep" | "read")[]; resultsFirst: number };
     const stepArb: fc.Arbitrary<Step> = fc.oneof(
       fc.constant<Step>({ kind: "user" }),
       fc.constant<Step>({ kind: "bash" }),
       fc.record({
         kind: fc.constant("step" as const),
-        calls: fc.array(fc.constantFrom("lookup" as const, "grep" as const, "read" as const), { minLength: 1, maxLength: 4 }),
+        calls: fc.array(fc.constantFrom("lookup" as const, "grep" as const, "read" as const), {
+          minLength: 1,
+          maxLength: 4,
+        }),
         resultsFirst: fc.nat({ max: 4 }),
       }),
     );

@@ -36,7 +36,8 @@ function leaves(value: unknown, out: string[]): void {
 
 function blockTexts(content: unknown, out: string[]): void {
   if (typeof content === "string") out.push(content);
-  else if (Array.isArray(content)) for (const b of content as Loose[]) if (b?.type === "text") out.push(String(b.text ?? ""));
+  else if (Array.isArray(content))
+    for (const b of content as Loose[]) if (b?.type === "text") out.push(String(b.text ?? ""));
 }
 
 /**
@@ -99,12 +100,20 @@ function grepUntil(
 
 describe("recall completeness (fast-check)", () => {
   it("finds every fragment of every branch entry by exact grep, attributed to its entry", () => {
-    const probe = fc.record({ entry: fc.nat(), text: fc.nat(), start: fc.nat(), length: fc.integer({ min: 1, max: 40 }) });
+    const probe = fc.record({
+      entry: fc.nat(),
+      text: fc.nat(),
+      start: fc.nat(),
+      length: fc.integer({ min: 1, max: 40 }),
+    });
     fc.assert(
       fc.property(
         ledgerArb({ maxCommands: 40 }),
         fc.array(probe, { minLength: 1, maxLength: 6 }),
-        fc.record({ grepMaxResults: fc.integer({ min: 1, max: 12 }), grepMaxChars: fc.integer({ min: 500, max: 20_000 }) }),
+        fc.record({
+          grepMaxResults: fc.integer({ min: 1, max: 12 }),
+          grepMaxChars: fc.integer({ min: 500, max: 20_000 }),
+        }),
         (ledger, probes, settings) => {
           const branch = activeBranch(ledger.entries, ledger.leafId);
           const index = buildTranscript(branch);
@@ -156,12 +165,20 @@ describe("recall completeness (fast-check)", () => {
   });
 
   it("keeps every string leaf of arbitrary tool arguments verbatim (quotes, backslashes, newlines, nesting)", () => {
-    const argsArb = fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.jsonValue({ maxDepth: 3 }), { minKeys: 1, maxKeys: 4 });
-    const multiline = fc.array(fc.string({ unit: "grapheme", maxLength: 30 }), { minLength: 2, maxLength: 5 }).map((l) => l.join("\n"));
+    const argsArb = fc.dictionary(fc.string({ minLength: 1, maxLength: 8 }), fc.jsonValue({ maxDepth: 3 }), {
+      minKeys: 1,
+      maxKeys: 4,
+    });
+    const multiline = fc
+      .array(fc.string({ unit: "grapheme", maxLength: 30 }), { minLength: 2, maxLength: 5 })
+      .map((l) => l.join("\n"));
     fc.assert(
       fc.property(
         fc.array(fc.record({ args: argsArb, code: multiline }), { minLength: 1, maxLength: 5 }),
-        fc.array(fc.record({ call: fc.nat(), leaf: fc.nat(), start: fc.nat(), length: fc.integer({ min: 1, max: 30 }) }), { minLength: 1, maxLength: 8 }),
+        fc.array(
+          fc.record({ call: fc.nat(), leaf: fc.nat(), start: fc.nat(), length: fc.integer({ min: 1, max: 30 }) }),
+          { minLength: 1, maxLength: 8 },
+        ),
         (calls, probes) => {
           const b = new Branch();
           b.user("start");
@@ -178,7 +195,9 @@ describe("recall completeness (fast-check)", () => {
             const start = p.start % text.length;
             const fragment = text.slice(start, start + p.length);
             const source = b.entries[i + 1].id;
-            expect(grepUntil(index, fragment, limits, index.ordinalById.get(source)!).map((m) => m.entryId)).toContain(source);
+            expect(grepUntil(index, fragment, limits, index.ordinalById.get(source)!).map((m) => m.entryId)).toContain(
+              source,
+            );
           }
         },
       ),
@@ -224,7 +243,10 @@ describe("recall completeness (fast-check)", () => {
         const start = Math.floor(text.length / 2);
         const fragment = text.slice(Math.max(0, start - 20), start + 20);
         const matches = grepUntil(index, fragment, limits, index.ordinalById.get(entry.id)!);
-        expect(matches.map((m) => m.entryId), `${session.name} ${entry.id}`).toContain(entry.id);
+        expect(
+          matches.map((m) => m.entryId),
+          `${session.name} ${entry.id}`,
+        ).toContain(entry.id);
         checked++;
       }
       expect(checked).toBeGreaterThan(500);

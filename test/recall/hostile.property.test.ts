@@ -16,7 +16,11 @@ function history() {
   const b = new Branch();
   b.user("build and test");
   b.assistant([toolCall("bash", { command: "npm test" }, "c1")]);
-  b.toolResult("c1", "bash", Array.from({ length: 400 }, (_, i) => `${"a".repeat(i % 90)}Z case ${i}: error TS${i}.${i}.1 (warning)`).join("\n"));
+  b.toolResult(
+    "c1",
+    "bash",
+    Array.from({ length: 400 }, (_, i) => `${"a".repeat(i % 90)}Z case ${i}: error TS${i}.${i}.1 (warning)`).join("\n"),
+  );
   b.assistant([toolCall("context_grep", { pattern: "error" }, "g1")]);
   b.toolResult("g1", "context_grep", "1 matching line");
   return buildTranscript(b.entries);
@@ -32,14 +36,20 @@ describe("recall under hostile arguments (fast-check)", () => {
 
   it("every tool answers any string argument with a bounded page or a short error", async () => {
     await assertBounded(
-      fc.property(hostileStringArb, fc.boolean(), fc.boolean(), fc.boolean(), (value, literal, caseSensitive, includeRecall) => {
-        bounded(grepTranscript(index, { pattern: value, literal, caseSensitive, includeRecall }, L));
-        bounded(grepTranscript(index, { pattern: "error", cursor: value }, L));
-        bounded(showEntry(index, { id: value }, L));
-        bounded(showEntry(index, { id: "e3", cursor: value }, L));
-        bounded(listEntries(index, { role: value }, L));
-        bounded(listEntries(index, { cursor: value }, L));
-      }),
+      fc.property(
+        hostileStringArb,
+        fc.boolean(),
+        fc.boolean(),
+        fc.boolean(),
+        (value, literal, caseSensitive, includeRecall) => {
+          bounded(grepTranscript(index, { pattern: value, literal, caseSensitive, includeRecall }, L));
+          bounded(grepTranscript(index, { pattern: "error", cursor: value }, L));
+          bounded(showEntry(index, { id: value }, L));
+          bounded(showEntry(index, { id: "e3", cursor: value }, L));
+          bounded(listEntries(index, { role: value }, L));
+          bounded(listEntries(index, { cursor: value }, L));
+        },
+      ),
       { numRuns: RUNS },
     );
   });
@@ -61,7 +71,16 @@ describe("recall under hostile arguments (fast-check)", () => {
         const b = new Branch();
         b.user("before");
         const last = b.entries[b.entries.length - 1];
-        const odd = { type, id: "odd00001", parentId: last.id, timestamp: "2026-01-01T00:00:00.000Z", summary, firstKeptEntryId: last.id, fromId: last.id, tokensBefore: 1 } as unknown as SessionEntry;
+        const odd = {
+          type,
+          id: "odd00001",
+          parentId: last.id,
+          timestamp: "2026-01-01T00:00:00.000Z",
+          summary,
+          firstKeptEntryId: last.id,
+          fromId: last.id,
+          tokensBefore: 1,
+        } as unknown as SessionEntry;
         const index = buildTranscript([...b.entries, odd]);
         bounded(listEntries(index, {}, L));
         bounded(grepTranscript(index, { pattern: "." }, L));

@@ -45,14 +45,23 @@ function fakeProject(count: number, options: { size?: number; cached?: boolean; 
   const indexes = new Map<string, TranscriptIndex>();
   for (let i = 0; i < count; i++) {
     const id = `s${String(i).padStart(3, "0")}`;
-    earlier.push({ id, file: `2025-01-${String(i + 1).padStart(2, "0")}_${id}.jsonl`, started: `2025-01-${String((i % 28) + 1).padStart(2, "0")}T00:00:${String(i % 60).padStart(2, "0")}.000Z`, size: options.size ?? 1000 });
+    earlier.push({
+      id,
+      file: `2025-01-${String(i + 1).padStart(2, "0")}_${id}.jsonl`,
+      started: `2025-01-${String((i % 28) + 1).padStart(2, "0")}T00:00:${String(i % 60).padStart(2, "0")}.000Z`,
+      size: options.size ?? 1000,
+    });
     indexes.set(id, sessionIndex(`NEEDLE from ${id}`, options.filler ?? 0));
   }
   const fake: Fake = {
     opened: [],
     pauses: 0,
     source: {
-      current: { id: "current-1", started: "2026-01-01T00:00:00.000Z", index: sessionIndex("NEEDLE from the current session") },
+      current: {
+        id: "current-1",
+        started: "2026-01-01T00:00:00.000Z",
+        index: sessionIndex("NEEDLE from the current session"),
+      },
       earlier: orderSessions(earlier),
       skipped: { damaged: 2, otherProject: 1 },
       isCached: () => options.cached === true,
@@ -93,17 +102,27 @@ describe("project-scope grep", () => {
     if (!out.ok) return;
     expect(out.details.matches.map((m) => m.session)).toEqual(["current-1", "s002", "s001", "s000"]);
     expect(out.details.matches[0]).toMatchObject({ current: true, sessionStarted: "2026-01-01T00:00:00.000Z" });
-    expect(out.details.matches[1]).toMatchObject({ current: false, sessionFile: "2025-01-03_s002.jsonl", sessionStarted: "2025-01-03T00:00:02.000Z" });
+    expect(out.details.matches[1]).toMatchObject({
+      current: false,
+      sessionFile: "2025-01-03_s002.jsonl",
+      sessionStarted: "2025-01-03T00:00:02.000Z",
+    });
     expect(out.text).toContain("══ session this session current-1");
     expect(out.text).toContain("══ session s002 · started 2025-01-03T00:00:02.000Z · file 2025-01-03_s002.jsonl");
-    expect(out.text).toMatch(/── entry \S+ · user · \S+ · in \[text\] · session s001 \(started 2025-01-02T00:00:01\.000Z\)/);
+    expect(out.text).toMatch(
+      /── entry \S+ · user · \S+ · in \[text\] · session s001 \(started 2025-01-02T00:00:01\.000Z\)/,
+    );
     expect(out.text).toContain("Skipped 2 files of the session directory");
     expect(out.nextCursor).toBeUndefined();
   });
 
   it("opens at most sessionsPerCall earlier sessions per call; the cursors lead through all of them, each hit once", async () => {
     const fake = fakeProject(30);
-    const { sessions, pages } = await allPages(fake, { sessionsPerCall: 7, readBytesPerCall: 1e12, sliceWork: 1e9 }, "NEEDLE from");
+    const { sessions, pages } = await allPages(
+      fake,
+      { sessionsPerCall: 7, readBytesPerCall: 1e12, sliceWork: 1e9 },
+      "NEEDLE from",
+    );
     const expected = ["current-1", ...fake.source.earlier.map((s) => s.id)];
     // Eight results fit a page; every session is searched once, in order, whatever bound stopped each page.
     expect(sessions).toEqual(expected);
@@ -119,39 +138,67 @@ describe("project-scope grep", () => {
     expect(pages[0].text).toContain("the search continues in session s003");
     // Cached files cost no reading: one call opens them all.
     const cached = fakeProject(5, { size: 600, cached: true });
-    expect((await allPages(cached, { sessionsPerCall: 100, readBytesPerCall: 1000, sliceWork: 1e9 })).pages).toHaveLength(1);
+    expect(
+      (await allPages(cached, { sessionsPerCall: 100, readBytesPerCall: 1000, sliceWork: 1e9 })).pages,
+    ).toHaveLength(1);
   });
 
   it("pauses between slices of a long session and finds the same as an unsliced scan", async () => {
     const fake = fakeProject(1, { filler: 400 });
-    const sliced = await grepProject(fake.source, { pattern: "needle from s000", literal: true }, limits, { sessionsPerCall: 10, readBytesPerCall: 1e12, sliceWork: 5_000 });
+    const sliced = await grepProject(fake.source, { pattern: "needle from s000", literal: true }, limits, {
+      sessionsPerCall: 10,
+      readBytesPerCall: 1e12,
+      sliceWork: 5_000,
+    });
     if (!sliced.ok) throw new Error(sliced.error);
     expect(fake.pauses).toBeGreaterThan(10);
     const index = await fake.source.open(fake.source.earlier[0]);
     const plain = grepTranscript(index as TranscriptIndex, { pattern: "needle from s000", literal: true }, limits);
     if (!plain.ok) throw new Error(plain.error);
-    expect(sliced.details.matches.map((m) => [m.entryId, m.line])).toEqual(plain.details.matches.map((m) => [m.entryId, m.line]));
+    expect(sliced.details.matches.map((m) => [m.entryId, m.line])).toEqual(
+      plain.details.matches.map((m) => [m.entryId, m.line]),
+    );
   });
 
   it("refuses a cursor of another query, of a session that left the list, and of an entry that changed", async () => {
     const fake = fakeProject(20);
-    const first = await grepProject(fake.source, { pattern: "NEEDLE", literal: true }, limits, { sessionsPerCall: 2, readBytesPerCall: 1e12, sliceWork: 1e9 });
+    const first = await grepProject(fake.source, { pattern: "NEEDLE", literal: true }, limits, {
+      sessionsPerCall: 2,
+      readBytesPerCall: 1e12,
+      sliceWork: 1e9,
+    });
     if (!first.ok || !first.nextCursor) throw new Error("expected a cursor");
     const other = await grepProject(fake.source, { pattern: "other", literal: true, cursor: first.nextCursor }, limits);
     expect(other).toMatchObject({ ok: false, error: expect.stringContaining("different query") });
-    const gone = { ...fake.source, earlier: fake.source.earlier.filter((s) => !first.nextCursor!.includes(`:${s.id}~`)) };
-    expect(await grepProject(gone, { pattern: "NEEDLE", literal: true, cursor: first.nextCursor }, limits)).toMatchObject({ ok: false, error: expect.stringContaining("no longer in the project's list") });
+    const gone = {
+      ...fake.source,
+      earlier: fake.source.earlier.filter((s) => !first.nextCursor!.includes(`:${s.id}~`)),
+    };
+    expect(
+      await grepProject(gone, { pattern: "NEEDLE", literal: true, cursor: first.nextCursor }, limits),
+    ).toMatchObject({ ok: false, error: expect.stringContaining("no longer in the project's list") });
     const forged = first.nextCursor.replace(/~\d+~/, "~0~zzzz");
-    expect(await grepProject(fake.source, { pattern: "NEEDLE", literal: true, cursor: forged }, limits)).toMatchObject({ ok: false });
+    expect(await grepProject(fake.source, { pattern: "NEEDLE", literal: true, cursor: forged }, limits)).toMatchObject({
+      ok: false,
+    });
     // A single-session cursor is not a project cursor.
-    const single = grepTranscript(fake.source.current.index, { pattern: "e", cursor: undefined }, recallLimits({ grepMaxResults: 1 }));
+    const single = grepTranscript(
+      fake.source.current.index,
+      { pattern: "e", cursor: undefined },
+      recallLimits({ grepMaxResults: 1 }),
+    );
     if (!single.ok || !single.nextCursor) throw new Error("expected a single-session cursor");
-    expect(await grepProject(fake.source, { pattern: "e", cursor: single.nextCursor }, recallLimits({ grepMaxResults: 1 }))).toMatchObject({ ok: false });
+    expect(
+      await grepProject(fake.source, { pattern: "e", cursor: single.nextCursor }, recallLimits({ grepMaxResults: 1 })),
+    ).toMatchObject({ ok: false });
   });
 
   it("counts a session that cannot be read and goes on", async () => {
     const fake = fakeProject(3);
-    const broken = { ...fake.source, open: async (s: ProjectSession) => (s.id === "s001" ? "the file could not be read" : fake.source.open(s)) };
+    const broken = {
+      ...fake.source,
+      open: async (s: ProjectSession) => (s.id === "s001" ? "the file could not be read" : fake.source.open(s)),
+    };
     const out = await grepProject(broken, { pattern: "NEEDLE", literal: true }, limits);
     if (!out.ok) throw new Error(out.error);
     expect(out.details.matches.map((m) => m.session)).toEqual(["current-1", "s002", "s000"]);
@@ -165,8 +212,18 @@ describe("project session listing", () => {
     const fake = fakeProject(60);
     const out = await listProjectSessions(fake.source, {}, limits);
     if (!out.ok) throw new Error(out.error);
-    expect(out.details.sessions[0]).toMatchObject({ id: "current-1", current: true, entries: 1, firstUserMessage: "NEEDLE from the current session" });
-    expect(out.details.sessions[1]).toMatchObject({ id: fake.source.earlier[0].id, file: fake.source.earlier[0].file, entries: 1, current: false });
+    expect(out.details.sessions[0]).toMatchObject({
+      id: "current-1",
+      current: true,
+      entries: 1,
+      firstUserMessage: "NEEDLE from the current session",
+    });
+    expect(out.details.sessions[1]).toMatchObject({
+      id: fake.source.earlier[0].id,
+      file: fake.source.earlier[0].file,
+      entries: 1,
+      current: false,
+    });
     expect(out.details.sessions.length).toBeLessThanOrEqual(26);
     expect(out.nextCursor).toBeDefined();
     const rest = await listProjectSessions(fake.source, { cursor: out.nextCursor }, limits);
@@ -177,7 +234,8 @@ describe("project session listing", () => {
 
 describe("names, headers and branches", () => {
   it("refuses paths and oversized names as session, and finds sessions by id, file name or an 8+ character prefix", () => {
-    for (const bad of ["../x", "a/b", "a\\b", "/etc/passwd", "x..y", "nul\u0000", "x".repeat(300), "", 42]) expect(checkSessionName(bad)).toHaveProperty("error");
+    for (const bad of ["../x", "a/b", "a\\b", "/etc/passwd", "x..y", "nul\u0000", "x".repeat(300), "", 42])
+      expect(checkSessionName(bad)).toHaveProperty("error");
     expect(checkSessionName(" s001 ")).toBe("s001");
     const sessions: ProjectSession[] = [
       { id: "01a2-aaaa-1111", file: "2025_01a2-aaaa-1111.jsonl", started: "b", size: 1 },
@@ -192,14 +250,26 @@ describe("names, headers and branches", () => {
   });
 
   it("accepts only a session header with a plain id, a cwd and a timestamp", () => {
-    expect(parseSessionHeader(JSON.stringify({ type: "session", id: "abc-1", cwd: "/p", timestamp: "2025-01-01T00:00:00.000Z" }))).toEqual({ id: "abc-1", cwd: "/p", started: "2025-01-01T00:00:00.000Z" });
-    for (const bad of ["{", "[]", "null", JSON.stringify({ type: "message" }), JSON.stringify({ type: "session", id: "../x", cwd: "/p", timestamp: "t" }), JSON.stringify({ type: "session", id: "a", timestamp: "t" })]) {
+    expect(
+      parseSessionHeader(
+        JSON.stringify({ type: "session", id: "abc-1", cwd: "/p", timestamp: "2025-01-01T00:00:00.000Z" }),
+      ),
+    ).toEqual({ id: "abc-1", cwd: "/p", started: "2025-01-01T00:00:00.000Z" });
+    for (const bad of [
+      "{",
+      "[]",
+      "null",
+      JSON.stringify({ type: "message" }),
+      JSON.stringify({ type: "session", id: "../x", cwd: "/p", timestamp: "t" }),
+      JSON.stringify({ type: "session", id: "a", timestamp: "t" }),
+    ]) {
       expect(typeof parseSessionHeader(bad)).toBe("string");
     }
   });
 
   it("takes the branch a session resumes on, ending a walk at a missing parent or a cycle", () => {
-    const e = (id: string, parentId: string | null) => ({ type: "label", id, parentId, timestamp: "t", targetId: id }) as unknown as SessionEntry;
+    const e = (id: string, parentId: string | null) =>
+      ({ type: "label", id, parentId, timestamp: "t", targetId: id }) as unknown as SessionEntry;
     expect(branchOf([e("a", null), e("b", "a"), e("x", "a"), e("c", "b")]).map((x) => x.id)).toEqual(["a", "b", "c"]);
     expect(branchOf([e("a", null), e("b", "a"), e("c", "gone")]).map((x) => x.id)).toEqual(["c"]);
     expect(branchOf([e("a", "b"), e("b", "a")]).map((x) => x.id)).toEqual(["a", "b"]);
@@ -211,17 +281,25 @@ describe("hostile session names and cursors", () => {
   it("any string as session is refused with a short error or resolves to a listed session, and a name with a path part never resolves", () => {
     const sessions = fakeProject(4).source.earlier;
     fc.assert(
-      fc.property(fc.oneof(hostileStringArb, fc.constantFrom(...sessions.map((s) => s.id)), fc.string().map((x) => `../${x}`), fc.string().map((x) => `${x}/${x}`)), (raw) => {
-        const name = checkSessionName(raw);
-        if (typeof name !== "string") {
-          expect(name.error.length).toBeLessThan(400);
-          return;
-        }
-        expect(name).not.toMatch(/[/\\]|\.\./);
-        const found = resolveSession(sessions, name);
-        if (typeof found === "string") expect(found.length).toBeLessThan(400);
-        else expect(sessions).toContain(found);
-      }),
+      fc.property(
+        fc.oneof(
+          hostileStringArb,
+          fc.constantFrom(...sessions.map((s) => s.id)),
+          fc.string().map((x) => `../${x}`),
+          fc.string().map((x) => `${x}/${x}`),
+        ),
+        (raw) => {
+          const name = checkSessionName(raw);
+          if (typeof name !== "string") {
+            expect(name.error.length).toBeLessThan(400);
+            return;
+          }
+          expect(name).not.toMatch(/[/\\]|\.\./);
+          const found = resolveSession(sessions, name);
+          if (typeof found === "string") expect(found.length).toBeLessThan(400);
+          else expect(sessions).toContain(found);
+        },
+      ),
     );
   });
 
@@ -240,18 +318,43 @@ describe("hostile session names and cursors", () => {
 
 describe("lookup with the project scope", () => {
   const reply = (content: AssistantMessage["content"]): AssistantMessage =>
-    ({ role: "assistant", content, api: "x", provider: "x", model: "x", usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: content.some((b) => b.type === "toolCall") ? "toolUse" : "stop", timestamp: 1 }) as AssistantMessage;
+    ({
+      role: "assistant",
+      content,
+      api: "x",
+      provider: "x",
+      model: "x",
+      usage: {
+        input: 0,
+        output: 0,
+        cacheRead: 0,
+        cacheWrite: 0,
+        totalTokens: 0,
+        cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+      },
+      stopReason: content.some((b) => b.type === "toolCall") ? "toolUse" : "stop",
+      timestamp: 1,
+    }) as AssistantMessage;
 
   it("offers scope and session only when the project scope is on, and runs such calls through the host", async () => {
     const index = sessionIndex("NEEDLE here");
     const seen: LookupRequest[] = [];
-    const script = [reply([{ type: "toolCall", id: "c1", name: "grep", arguments: { pattern: "NEEDLE", literal: true, scope: "project" } }]), reply([{ type: "text", text: "answer" }])];
+    const script = [
+      reply([
+        { type: "toolCall", id: "c1", name: "grep", arguments: { pattern: "NEEDLE", literal: true, scope: "project" } },
+      ]),
+      reply([{ type: "text", text: "answer" }]),
+    ];
     const model = (replies: AssistantMessage[]) => async (request: LookupRequest) => {
       seen.push(request);
       return replies.shift()!;
     };
     const ran: string[] = [];
-    const project = { run: async (name: string) => (ran.push(name), { ok: true as const, text: "══ session s1 · PROJECT PAGE", details: {} }) };
+    const project = {
+      run: async (name: string) => (
+        ran.push(name), { ok: true as const, text: "══ session s1 · PROJECT PAGE", details: {} }
+      ),
+    };
     await runLookup({ question: "q", index, callModel: model([...script]), limits, now: 1, project });
     expect(ran).toEqual(["grep"]);
     expect(JSON.stringify(seen[0].tools)).toContain('"scope"');
@@ -260,7 +363,13 @@ describe("lookup with the project scope", () => {
 
     // Without it, the subagent's request is what it always was.
     const plain: LookupRequest[] = [];
-    await runLookup({ question: "q", index, callModel: async (request) => (plain.push(request), reply([{ type: "text", text: "answer" }])), limits, now: 1 });
+    await runLookup({
+      question: "q",
+      index,
+      callModel: async (request) => (plain.push(request), reply([{ type: "text", text: "answer" }])),
+      limits,
+      now: 1,
+    });
     expect(plain[0].tools).toBe(LOOKUP_TOOLS);
     expect(plain[0].systemPrompt).not.toContain("project");
   });

@@ -9,7 +9,14 @@ import { LedgerBuilder } from "../support/ledger-builder.ts";
 function view(b: LedgerBuilder): FoldView {
   const live = new LiveLedger();
   live.sync(b.leaf, (id) => b.byId().get(id));
-  return { path: live.entries, indexOf: (id) => live.indexOf(id), isHidden: (id) => live.isHidden(id), labels: {}, exists: (id) => b.byId().has(id), labelledElsewhere: () => [] };
+  return {
+    path: live.entries,
+    indexOf: (id) => live.indexOf(id),
+    isHidden: (id) => live.isHidden(id),
+    labels: {},
+    exists: (id) => b.byId().has(id),
+    labelledElsewhere: () => [],
+  };
 }
 
 function page(v: FoldView, cursor?: string) {
@@ -64,7 +71,9 @@ describe("context_timeline pages", () => {
     const parts = cursor.split(":");
     const forged = [parts[0], parts[1], "9".repeat(30), ...parts.slice(3)].join(":");
     expect(renderTimelinePage(view(b), forged)).toEqual({ error: expect.stringContaining("out of range") });
-    expect(renderTimelinePage(view(b), "g:00000000:1:0:x")).toEqual({ error: expect.stringContaining("invalid cursor") });
+    expect(renderTimelinePage(view(b), "g:00000000:1:0:x")).toEqual({
+      error: expect.stringContaining("invalid cursor"),
+    });
     // New entries at the end leave earlier pages where they were.
     b.user("later");
     expect("error" in renderTimelinePage(view(b), cursor)).toBe(false);

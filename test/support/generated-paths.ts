@@ -12,13 +12,22 @@ export function pathOf(entries: readonly SessionEntry[], leafId: string | null):
 
 /** Entries that change earlier context by design (a compaction, a context edit, a fold): a prefix may differ after them. */
 export function rewritesHistory(entry: SessionEntry): boolean {
-  return entry.type === "compaction" || entry.type === "context_edit" || (entry.type === "custom_message" && entry.customType === LedgerType.fold);
+  return (
+    entry.type === "compaction" ||
+    entry.type === "context_edit" ||
+    (entry.type === "custom_message" && entry.customType === LedgerType.fold)
+  );
 }
 
 /** End of the batch started by the assistant at `i`: its trailing tool results. */
 export function batchEnd(path: readonly SessionEntry[], i: number): number {
   let j = i;
-  while (j + 1 < path.length && path[j + 1].type === "message" && (path[j + 1] as { message: AgentMessage }).message.role === "toolResult") j++;
+  while (
+    j + 1 < path.length &&
+    path[j + 1].type === "message" &&
+    (path[j + 1] as { message: AgentMessage }).message.role === "toolResult"
+  )
+    j++;
   return j;
 }
 
@@ -32,11 +41,14 @@ export function assistantIndices(path: readonly SessionEntry[], from = 0): numbe
 }
 
 /** Ids of tool results with no earlier call in `messages`. */
-export function orphanResults(messages: readonly { role: string; content?: unknown; toolCallId?: string }[]): Set<string> {
+export function orphanResults(
+  messages: readonly { role: string; content?: unknown; toolCallId?: string }[],
+): Set<string> {
   const calls = new Set<string>();
   const orphans = new Set<string>();
   for (const m of messages) {
-    if (m.role === "assistant" && Array.isArray(m.content)) for (const b of m.content as { type: string; id?: string }[]) if (b.type === "toolCall" && b.id) calls.add(b.id);
+    if (m.role === "assistant" && Array.isArray(m.content))
+      for (const b of m.content as { type: string; id?: string }[]) if (b.type === "toolCall" && b.id) calls.add(b.id);
     if (m.role === "toolResult" && m.toolCallId !== undefined && !calls.has(m.toolCallId)) orphans.add(m.toolCallId);
   }
   return orphans;

@@ -3,7 +3,14 @@
 import type { SessionEntry } from "../../src/log/entries.ts";
 import { LedgerType, type HiddenRange, type RestoreData } from "../../src/log/entries.ts";
 
-const USAGE = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } };
+const USAGE = {
+  input: 0,
+  output: 0,
+  cacheRead: 0,
+  cacheWrite: 0,
+  totalTokens: 0,
+  cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+};
 
 export interface Call {
   id: string;
@@ -45,7 +52,11 @@ export class LedgerBuilder {
   private base(): { id: string; parentId: string | null; timestamp: string } {
     const id = this.pendingId ?? `e${String(++this.n).padStart(this.pad, "0")}`;
     this.pendingId = undefined;
-    const entry = { id, parentId: this.leaf, timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, ++this.tick)).toISOString() };
+    const entry = {
+      id,
+      parentId: this.leaf,
+      timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, ++this.tick)).toISOString(),
+    };
     this.leaf = id;
     return entry;
   }
@@ -72,7 +83,10 @@ export class LedgerBuilder {
   }
 
   user(text: string): string {
-    return this.push({ type: "message", message: { role: "user", content: [{ type: "text", text }], timestamp: this.ms() } });
+    return this.push({
+      type: "message",
+      message: { role: "user", content: [{ type: "text", text }], timestamp: this.ms() },
+    });
   }
 
   /** `text` is one text block (none when empty), or the content blocks verbatim. */
@@ -119,7 +133,12 @@ export class LedgerBuilder {
   }
 
   /** One assistant step with one tool call (id `call-<n>`) and its result. */
-  tool(name: string, args: Record<string, unknown>, output: string, options: ToolResultOptions & { text?: string } = {}): { call: string; result: string } {
+  tool(
+    name: string,
+    args: Record<string, unknown>,
+    output: string,
+    options: ToolResultOptions & { text?: string } = {},
+  ): { call: string; result: string } {
     const id = `call-${this.n + 1}`;
     const call = this.assistant(options.text ?? "", [{ id, name, args }]);
     const result = this.toolResult(id, name, output, options);
@@ -144,30 +163,59 @@ export class LedgerBuilder {
   }
 
   custom(customType: string, content: string, details?: unknown): string {
-    return this.push({ type: "custom_message", customType, content, display: true, ...(details !== undefined ? { details } : {}) });
+    return this.push({
+      type: "custom_message",
+      customType,
+      content,
+      display: true,
+      ...(details !== undefined ? { details } : {}),
+    });
   }
 
-  fold(range: HiddenRange, summary: string, requestEntryId = range.throughId, target = range.afterId ?? "root"): string {
+  fold(
+    range: HiddenRange,
+    summary: string,
+    requestEntryId = range.throughId,
+    target = range.afterId ?? "root",
+  ): string {
     return this.custom(LedgerType.fold, summary, { v: 1, range, requestEntryId, target });
   }
 
   /** A context edit: `null` drops the target from context, a string replaces its content. */
   edit(targetId: string, replacement: string | null): string {
-    return this.push({ type: "context_edit", targetId, replacement: replacement === null ? null : { content: replacement } });
+    return this.push({
+      type: "context_edit",
+      targetId,
+      replacement: replacement === null ? null : { content: replacement },
+    });
   }
 
   compaction(firstKeptEntryId: string, summary = "native summary", details?: unknown): string {
-    return this.push({ type: "compaction", summary, firstKeptEntryId, tokensBefore: 1000, ...(details !== undefined ? { details } : {}) });
+    return this.push({
+      type: "compaction",
+      summary,
+      firstKeptEntryId,
+      tokensBefore: 1000,
+      ...(details !== undefined ? { details } : {}),
+    });
   }
 
   /** A restore fact revoking an act whole, or (with a boundary) only its newer part. */
-  restore(targetId: string, act: RestoreData["act"], partial: Pick<RestoreData, "throughId" | "firstKeptEntryId"> = {}): string {
+  restore(
+    targetId: string,
+    act: RestoreData["act"],
+    partial: Pick<RestoreData, "throughId" | "firstKeptEntryId"> = {},
+  ): string {
     return this.push({ type: "custom", customType: LedgerType.restore, data: { v: 1, targetId, act, ...partial } });
   }
 
   /** A pin fact: pin (or unpin) one entry. */
   pin(targetId: string, pinned = true, note?: string): string {
-    return this.push({ type: "custom", customType: LedgerType.pin, data: { v: 1, targetId, pinned, ...(note !== undefined ? { note } : {}) } });
+    return this.push({
+      type: "custom",
+      customType: LedgerType.pin,
+      data: { v: 1, targetId, pinned, ...(note !== undefined ? { note } : {}) },
+    });
   }
 
   label(targetId: string, label: string | undefined): string {

@@ -42,7 +42,8 @@ export const toolResultClearing = (settings: LabSettings): Row => {
       const target = Math.max(0, toolIndexes.length - keep);
       if (target <= cleared) return undefined;
       let extra = 0;
-      for (let i = cleared; i < target; i++) extra += messageTokens(originals[i]) - messageTokens(blanked(originals[i], CLEARED_TEXT));
+      for (let i = cleared; i < target; i++)
+        extra += messageTokens(originals[i]) - messageTokens(blanked(originals[i], CLEARED_TEXT));
       if (saved + extra < clearAtLeast) return undefined;
       const tokensBefore = view.tokens;
       const changes: [number, AgentMessage][] = [];

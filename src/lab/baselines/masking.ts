@@ -13,7 +13,12 @@ export const observationMasking = (settings: LabSettings): Row => {
   let masked = 0;
   const keep = settings.maskKeep;
   return {
-    info: { id: "masking", label: `masking (last ${keep})`, family: "baseline", note: `simulated observation masking: keep the last ${keep} tool outputs (Lindenbauer et al. 2025)` },
+    info: {
+      id: "masking",
+      label: `masking (last ${keep})`,
+      family: "baseline",
+      note: `simulated observation masking: keep the last ${keep} tool outputs (Lindenbauer et al. 2025)`,
+    },
     view,
     append(entry: SessionEntry) {
       for (const m of visibleMessages(entry)) {
@@ -30,7 +35,10 @@ export const observationMasking = (settings: LabSettings): Row => {
       const changes: [number, AgentMessage][] = [];
       for (; toolIndexes.length - masked > keep; masked++) {
         const original = originals[masked];
-        changes.push([toolIndexes[masked], blanked(original, `[Old tool output omitted: ${outputLines(original)} lines]`)]);
+        changes.push([
+          toolIndexes[masked],
+          blanked(original, `[Old tool output omitted: ${outputLines(original)} lines]`),
+        ]);
       }
       view.replaceMany(changes);
       return { kind: "masking", tokensBefore, sideCalls: [] };

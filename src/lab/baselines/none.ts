@@ -6,7 +6,12 @@ import { View } from "../view.ts";
 export const noCompaction: RowFactory = (): Row => {
   const view = new View();
   return {
-    info: { id: "none", label: "no compaction", family: "baseline", note: "everything stays; requests past the window would be rejected" },
+    info: {
+      id: "none",
+      label: "no compaction",
+      family: "baseline",
+      note: "everything stays; requests past the window would be rejected",
+    },
     view,
     append(entry: SessionEntry) {
       for (const m of visibleMessages(entry)) view.push(m);

@@ -13,7 +13,12 @@ export const PRUNED_TEXT = "[Old tool result content cleared]";
 const PROTECTED_TOOLS = new Set(["skill"]);
 
 /** Indexes the prune would clear in `messages`, or none when the saving is too small. */
-export function pruneTargets(messages: readonly AgentMessage[], pruned: ReadonlySet<number>, protect: number, minimum: number): number[] {
+export function pruneTargets(
+  messages: readonly AgentMessage[],
+  pruned: ReadonlySet<number>,
+  protect: number,
+  minimum: number,
+): number[] {
   let turns = 0;
   let total = 0;
   let saving = 0;
@@ -42,7 +47,12 @@ export const opencodePrune = (settings: LabSettings): Row => {
   const pruned = new Set<number>();
   let turnEnded = false;
   return {
-    info: { id: "prune", label: "OpenCode prune", family: "baseline", note: `simulated OpenCode prune: protect the last ${protect} tool-output tokens, prune only if >${minimum} saved (summary step not modelled)` },
+    info: {
+      id: "prune",
+      label: "OpenCode prune",
+      family: "baseline",
+      note: `simulated OpenCode prune: protect the last ${protect} tool-output tokens, prune only if >${minimum} saved (summary step not modelled)`,
+    },
     view,
     append(entry: SessionEntry) {
       for (const m of visibleMessages(entry)) {

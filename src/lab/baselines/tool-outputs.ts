@@ -23,6 +23,8 @@ export function outputLines(message: AgentMessage): number {
   const content = (message as { content?: unknown }).content;
   let text = "";
   if (typeof content === "string") text = content;
-  else if (Array.isArray(content)) for (const block of content as { type?: string; text?: string }[]) if (block?.type === "text") text += block.text ?? "";
+  else if (Array.isArray(content))
+    for (const block of content as { type?: string; text?: string }[])
+      if (block?.type === "text") text += block.text ?? "";
   return text ? text.split("\n").length : 0;
 }

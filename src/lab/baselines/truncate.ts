@@ -30,7 +30,12 @@ export const truncateOldest = (settings: LabSettings): Row => {
   let start = 0;
   const threshold = thresholdOf(settings);
   return {
-    info: { id: "truncate", label: "truncate oldest", family: "baseline", note: "simulated sliding window: drop the oldest turns until the context fits" },
+    info: {
+      id: "truncate",
+      label: "truncate oldest",
+      family: "baseline",
+      note: "simulated sliding window: drop the oldest turns until the context fits",
+    },
     view,
     append(entry: SessionEntry) {
       for (const m of visibleMessages(entry)) {

@@ -21,7 +21,12 @@ function digestedLedger(size: number): SessionEntry[] {
     customType: LedgerType.digest,
     content: "[context digest #1: for the benchmark]",
     display: true,
-    details: { v: 1, strategy: "digest", checkpoint: 1, range: { afterId: null, throughId: through.id, keepDialogue: true } },
+    details: {
+      v: 1,
+      strategy: "digest",
+      checkpoint: 1,
+      range: { afterId: null, throughId: through.id, keepDialogue: true },
+    },
     id: "bench-digest",
     parentId: through.id,
     timestamp: through.timestamp,
@@ -39,7 +44,17 @@ export async function benchDigest(): Promise<BenchRow[]> {
     const step = branch.findLastIndex((e) => e.type === "message" && e.message.role === "assistant");
     const index = new Map(branch.map((e, i) => [e.id, i]));
     const pi = timeIt(() => buildSessionProjection(branch, leaf));
-    const check = timeIt(() => digestDue({ branch, stepEntryId: branch[step].id, drafts: [], usageTokens: 50_000, policy, indexOf: (id) => index.get(id) ?? -1, cwd: "/work" }));
+    const check = timeIt(() =>
+      digestDue({
+        branch,
+        stepEntryId: branch[step].id,
+        drafts: [],
+        usageTokens: 50_000,
+        policy,
+        indexOf: (id) => index.get(id) ?? -1,
+        cwd: "/work",
+      }),
+    );
     rows.push({
       suite: "digest",
       name: `turn_end check, working set on, ${size} entries, ${SINCE_DIGEST} since the last digest`,

@@ -19,7 +19,9 @@ export async function writeLargeSession(path: string, megabytes: number, tasks =
   let bytes = 0;
   let parent: string | null = null;
   let round = 0;
-  await write(`${JSON.stringify({ type: "session", version: 3, id: "bench-large", timestamp: "2025-01-06T00:00:00.000Z", cwd: "/home/dev/src/bench" })}\n`);
+  await write(
+    `${JSON.stringify({ type: "session", version: 3, id: "bench-large", timestamp: "2025-01-06T00:00:00.000Z", cwd: "/home/dev/src/bench" })}\n`,
+  );
   while (bytes < target) {
     const session = generateSession(90_000 + round, round, { tasks, longOutputRate: 0.04 });
     for (const entry of session.entries) {
@@ -42,7 +44,11 @@ function labRun(file: string, json: string): { result: LabResult; seconds: numbe
   const started = Date.now();
   const env = { ...process.env };
   delete env.PI_CONTEXT_LEDGER_LAB_CHILD;
-  const child = spawnSync(process.execPath, [bin, "lab", file, "--json", json, "--no-report", "--quiet"], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, env });
+  const child = spawnSync(process.execPath, [bin, "lab", file, "--json", json, "--no-report", "--quiet"], {
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+    env,
+  });
   if (child.status !== 0) throw new Error(`lab failed on ${file}: ${child.stderr.slice(0, 2000)}`);
   return { result: JSON.parse(readFileSync(json, "utf8")) as LabResult, seconds: (Date.now() - started) / 1000 };
 }
@@ -64,10 +70,35 @@ export async function benchLabMemory(options: BenchOptions): Promise<BenchRow[]>
     const mb = (size / 1e6).toFixed(0);
     return [
       { suite: "memory", name: `lab on a tiny session, peak RSS (fixed cost)`, value: baseline / 1e6, unit: "MB" },
-      { suite: "memory", name: `lab on a ${mb} MB session (${session.branchEntries} entries), peak RSS`, value: rss / 1e6, unit: "MB", reference: "session file size", ratio: rss / size },
-      { suite: "memory", name: `lab on a ${mb} MB session, RSS above the fixed cost`, value: (rss - baseline) / 1e6, unit: "MB", reference: "session file size", ratio: (rss - baseline) / size, target: "≤ 3x" },
-      { suite: "memory", name: `lab on a ${mb} MB session, wall time (${session.rows.length} rows, one pass)`, value: seconds, unit: "s" },
-      { suite: "memory", name: `lab on a ${mb} MB session, CPU time of the replaying process`, value: result.run?.cpuSeconds ?? 0, unit: "s" },
+      {
+        suite: "memory",
+        name: `lab on a ${mb} MB session (${session.branchEntries} entries), peak RSS`,
+        value: rss / 1e6,
+        unit: "MB",
+        reference: "session file size",
+        ratio: rss / size,
+      },
+      {
+        suite: "memory",
+        name: `lab on a ${mb} MB session, RSS above the fixed cost`,
+        value: (rss - baseline) / 1e6,
+        unit: "MB",
+        reference: "session file size",
+        ratio: (rss - baseline) / size,
+        target: "≤ 3x",
+      },
+      {
+        suite: "memory",
+        name: `lab on a ${mb} MB session, wall time (${session.rows.length} rows, one pass)`,
+        value: seconds,
+        unit: "s",
+      },
+      {
+        suite: "memory",
+        name: `lab on a ${mb} MB session, CPU time of the replaying process`,
+        value: result.run?.cpuSeconds ?? 0,
+        unit: "s",
+      },
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });

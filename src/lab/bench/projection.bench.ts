@@ -25,8 +25,22 @@ export function generatedLedger(size: number, foldEvery = 0): SessionEntry[] {
       if (entry.type === "session") continue;
       push({ ...entry, id: `${round}-${entry.id}` } as SessionEntry);
       if (foldEvery && entries.length % foldEvery === 0 && entries.length > 31 && entries.length < size) {
-        const details: FoldDetails = { v: 1, range: { afterId: entries[entries.length - 31].id, throughId: entries[entries.length - 1].id }, requestEntryId: entries[entries.length - 1].id, target: "bench" };
-        push({ type: "custom_message", customType: LedgerType.fold, content: "[folded for the benchmark]", display: true, details, id: `fold-${entries.length}`, parentId: null, timestamp: entry.timestamp } as SessionEntry);
+        const details: FoldDetails = {
+          v: 1,
+          range: { afterId: entries[entries.length - 31].id, throughId: entries[entries.length - 1].id },
+          requestEntryId: entries[entries.length - 1].id,
+          target: "bench",
+        };
+        push({
+          type: "custom_message",
+          customType: LedgerType.fold,
+          content: "[folded for the benchmark]",
+          display: true,
+          details,
+          id: `fold-${entries.length}`,
+          parentId: null,
+          timestamp: entry.timestamp,
+        } as SessionEntry);
       }
       if (entries.length >= size) break;
     }
@@ -57,7 +71,15 @@ export async function benchProjection(): Promise<BenchRow[]> {
     const pi = timeIt(() => buildSessionProjection(ledger, leaf));
     const ours = timeIt(() => projectBranch(ledger));
     rows.push({ suite: "projection", name: `full rebuild, ${size} entries (Pi)`, value: pi, unit: "ms" });
-    rows.push({ suite: "projection", name: `full rebuild, ${size} entries (ours)`, value: ours, unit: "ms", reference: "Pi buildSessionProjection, same ledger", ratio: ours / pi, target: "≤ 1.5x" });
+    rows.push({
+      suite: "projection",
+      name: `full rebuild, ${size} entries (ours)`,
+      value: ours,
+      unit: "ms",
+      reference: "Pi buildSessionProjection, same ledger",
+      ratio: ours / pi,
+      target: "≤ 1.5x",
+    });
     // Per request: what the `context` hook does. The live ledger syncs the entry appended since the last request,
     // maps Pi's (cloned) request onto its view, and notes the view's token estimate. The ledger grows by one entry
     // per request; requests are prepared outside the timed section, in the shape the hook gets (no system
@@ -66,7 +88,8 @@ export async function benchProjection(): Promise<BenchRow[]> {
     const extra = 25;
     const grown = generatedLedger(size + extra, 200);
     const byId = new Map(grown.map((e) => [e.id, e]));
-    const conversation = (leaf: string) => buildSessionProjection(grown, leaf).messages.filter((m) => m.role !== "system");
+    const conversation = (leaf: string) =>
+      buildSessionProjection(grown, leaf).messages.filter((m) => m.role !== "system");
     const live = new LiveLedger();
     live.sync(grown[size - 1].id, (id) => byId.get(id));
     live.requestContext(conversation(grown[size - 1].id), "conversation");
@@ -97,7 +120,20 @@ export async function benchProjection(): Promise<BenchRow[]> {
   const denseLeaf = dense[dense.length - 1].id;
   const piDense = timeIt(() => buildSessionProjection(dense, denseLeaf));
   const oursDense = timeIt(() => projectBranch(dense));
-  rows.push({ suite: "projection", name: "full rebuild, 50000 entries, a range every 20 (Pi)", value: piDense, unit: "ms" });
-  rows.push({ suite: "projection", name: "full rebuild, 50000 entries, a range every 20 (ours)", value: oursDense, unit: "ms", reference: "Pi buildSessionProjection, same ledger", ratio: oursDense / piDense, target: "≤ 1.5x" });
+  rows.push({
+    suite: "projection",
+    name: "full rebuild, 50000 entries, a range every 20 (Pi)",
+    value: piDense,
+    unit: "ms",
+  });
+  rows.push({
+    suite: "projection",
+    name: "full rebuild, 50000 entries, a range every 20 (ours)",
+    value: oursDense,
+    unit: "ms",
+    reference: "Pi buildSessionProjection, same ledger",
+    ratio: oursDense / piDense,
+    target: "≤ 1.5x",
+  });
   return rows;
 }

@@ -82,7 +82,8 @@ export async function benchRecallProject(): Promise<BenchRow[]> {
         if ("refused" in source) throw new Error(source.refused);
         const out = await grepProject(source, { ...params, cursor }, limits);
         if (!out.ok) throw new Error(out.error);
-        if ((out.details as ProjectGrepDetails).matches.length) throw new Error(`bench needle ${params.pattern} was found`);
+        if ((out.details as ProjectGrepDetails).matches.length)
+          throw new Error(`bench needle ${params.pattern} was found`);
         sessions += out.details.sessionsSearched;
         cursor = out.nextCursor;
         calls++;
@@ -103,9 +104,32 @@ export async function benchRecallProject(): Promise<BenchRow[]> {
     const reference = `grep -F -r over the same ${SESSIONS} files (${mb} MB)`;
     return [
       { suite: "recall-project", name: `grep -F -r, ${SESSIONS} sessions, ${mb} MB`, value: grepExact, unit: "ms" },
-      { suite: "recall-project", name: `first project grep (reads and indexes every file; ${first.calls} calls, ${first.sessions} sessions searched)`, value: first.ms, unit: "ms", reference, ratio: first.ms / grepExact },
-      { suite: "recall-project", name: `repeated project grep (indexes reused; ${repeated.calls} calls)`, value: warm, unit: "ms", reference, ratio: warm / grepExact, target: "≤ 3x" },
-      { suite: "recall-project", name: "repeated project grep, ignoring case (the default)", value: folded.ms, unit: "ms", reference: `grep -F -i -r, same files`, ratio: folded.ms / grepFold, target: "≤ 3x" },
+      {
+        suite: "recall-project",
+        name: `first project grep (reads and indexes every file; ${first.calls} calls, ${first.sessions} sessions searched)`,
+        value: first.ms,
+        unit: "ms",
+        reference,
+        ratio: first.ms / grepExact,
+      },
+      {
+        suite: "recall-project",
+        name: `repeated project grep (indexes reused; ${repeated.calls} calls)`,
+        value: warm,
+        unit: "ms",
+        reference,
+        ratio: warm / grepExact,
+        target: "≤ 3x",
+      },
+      {
+        suite: "recall-project",
+        name: "repeated project grep, ignoring case (the default)",
+        value: folded.ms,
+        unit: "ms",
+        reference: `grep -F -i -r, same files`,
+        ratio: folded.ms / grepFold,
+        target: "≤ 3x",
+      },
     ];
   } finally {
     rmSync(root, { recursive: true, force: true });

@@ -51,7 +51,12 @@ export async function benchRecall(): Promise<BenchRow[]> {
   let index: TranscriptIndex | undefined;
   const build = timeIt(() => (index = buildTranscript(ledger)), 1_000, 3);
   index = index!;
-  rows.push({ suite: "recall", name: `index build, ${SIZE} entries (${(index.chars / 1e6).toFixed(1)}M chars)`, value: build, unit: "ms" });
+  rows.push({
+    suite: "recall",
+    name: `index build, ${SIZE} entries (${(index.chars / 1e6).toFixed(1)}M chars)`,
+    value: build,
+    unit: "ms",
+  });
 
   const dir = mkdtempSync(join(tmpdir(), "ctx-ledger-recall-bench-"));
   try {
@@ -67,13 +72,37 @@ export async function benchRecall(): Promise<BenchRow[]> {
     };
     const rare = rareFragment(index);
     const cases: { name: string; params: GrepParams; grep: string[]; target?: string }[] = [
-      { name: "literal, absent", params: { pattern: "zq-no-such-token-81", literal: true }, grep: ["-F", "-i", "-n"], target: "≤ 3x" },
+      {
+        name: "literal, absent",
+        params: { pattern: "zq-no-such-token-81", literal: true },
+        grep: ["-F", "-i", "-n"],
+        target: "≤ 3x",
+      },
       { name: "literal, rare", params: { pattern: rare, literal: true }, grep: ["-F", "-i", "-n"], target: "≤ 3x" },
-      { name: "literal, rare, case-sensitive", params: { pattern: rare, literal: true, caseSensitive: true }, grep: ["-F", "-n"], target: "≤ 3x" },
+      {
+        name: "literal, rare, case-sensitive",
+        params: { pattern: rare, literal: true, caseSensitive: true },
+        grep: ["-F", "-n"],
+        target: "≤ 3x",
+      },
       { name: "regex, absent", params: { pattern: "no-such-[0-9]+x" }, grep: ["-E", "-i", "-n"], target: "≤ 3x" },
-      { name: "regex, absent, case-sensitive", params: { pattern: "no-such-[0-9]+x", caseSensitive: true }, grep: ["-E", "-n"], target: "≤ 3x" },
-      { name: "regex, alternation", params: { pattern: "(error|warning)+: zq[0-9]+" }, grep: ["-E", "-i", "-n"], target: "≤ 3x" },
-      { name: "regex, no literal to look for", params: { pattern: "[0-9]{3}-[0-9]{5}[a-f]\\b" }, grep: ["-E", "-i", "-n"] },
+      {
+        name: "regex, absent, case-sensitive",
+        params: { pattern: "no-such-[0-9]+x", caseSensitive: true },
+        grep: ["-E", "-n"],
+        target: "≤ 3x",
+      },
+      {
+        name: "regex, alternation",
+        params: { pattern: "(error|warning)+: zq[0-9]+" },
+        grep: ["-E", "-i", "-n"],
+        target: "≤ 3x",
+      },
+      {
+        name: "regex, no literal to look for",
+        params: { pattern: "[0-9]{3}-[0-9]{5}[a-f]\\b" },
+        grep: ["-E", "-i", "-n"],
+      },
     ];
     for (const c of cases) {
       const args = [...c.grep, c.params.pattern];
@@ -92,7 +121,10 @@ export async function benchRecall(): Promise<BenchRow[]> {
     // Patterns built to be slow: the one that kept V8's backtracking engine busy for tens of seconds, and one
     // whose counting makes RE2's DFA give way to its slower NFA. One call each, default limits, no time budget.
     const slow: { name: string; params: GrepParams }[] = [
-      { name: `45 × ".?", 45 × ".", "Z"`, params: { pattern: `${".?".repeat(45)}${".".repeat(45)}Z`, caseSensitive: true } },
+      {
+        name: `45 × ".?", 45 × ".", "Z"`,
+        params: { pattern: `${".?".repeat(45)}${".".repeat(45)}Z`, caseSensitive: true },
+      },
       { name: "e.{450}[qv]", params: { pattern: "e.{450}[qv]" } },
     ];
     for (const c of slow) {
@@ -101,7 +133,12 @@ export async function benchRecall(): Promise<BenchRow[]> {
       if (!first?.ok) throw new Error(`bench pattern ${c.params.pattern} was refused`);
       const d = first.details;
       const how = d.scanCapped ? "stopped by the work cap" : d.nextCursor ? "page full" : "whole branch";
-      rows.push({ suite: "recall", name: `context_grep ${c.name}, one call (${how} after ${(d.scannedChars / 1e6).toFixed(1)}M chars)`, value, unit: "ms" });
+      rows.push({
+        suite: "recall",
+        name: `context_grep ${c.name}, one call (${how} after ${(d.scannedChars / 1e6).toFixed(1)}M chars)`,
+        value,
+        unit: "ms",
+      });
     }
     // Incremental sync: a new leaf costs one render, not a rebuild. Alternate between the last two leaves so
     // every run appends (or drops) exactly one entry.
@@ -112,7 +149,14 @@ export async function benchRecall(): Promise<BenchRow[]> {
       flip = !flip;
       syncTranscript(live, ledger[flip ? SIZE - 1 : SIZE - 2].id, (id) => byId.get(id));
     });
-    rows.push({ suite: "recall", name: `index sync per new entry, ${SIZE} entries`, value: sync, unit: "ms", reference: "full index build, same branch", ratio: sync / build });
+    rows.push({
+      suite: "recall",
+      name: `index sync per new entry, ${SIZE} entries`,
+      value: sync,
+      unit: "ms",
+      reference: "full index build, same branch",
+      ratio: sync / build,
+    });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -31,7 +31,9 @@ export interface BenchOptions {
 type BenchFn = (options: BenchOptions) => Promise<BenchRow[]>;
 
 /** Bench modules next to this command, by suite name. */
-export async function benchModules(dir = fileURLToPath(new URL("../bench/", import.meta.url))): Promise<Map<string, BenchFn[]>> {
+export async function benchModules(
+  dir = fileURLToPath(new URL("../bench/", import.meta.url)),
+): Promise<Map<string, BenchFn[]>> {
   const out = new Map<string, BenchFn[]>();
   for (const file of (await readdir(dir)).filter((f) => f.endsWith(".bench.ts")).sort()) {
     const module = (await import(pathToFileURL(join(dir, file)).href)) as Record<string, unknown>;
@@ -62,9 +64,26 @@ export function renderBench(rows: readonly BenchRow[]): string {
     const met = targetMet(r);
     return met === undefined ? (r.target ?? "") : `${r.target} ${met ? "✓" : "✗ missed"}`;
   };
-  const cells = [["suite", "name", "value", "ratio", "target", "reference"], ...rows.map((r) => [r.suite, r.name, `${format(r.value)} ${r.unit}`, r.ratio === undefined ? "" : `${r.ratio.toFixed(3)}x`, mark(r), r.reference ?? ""])];
+  const cells = [
+    ["suite", "name", "value", "ratio", "target", "reference"],
+    ...rows.map((r) => [
+      r.suite,
+      r.name,
+      `${format(r.value)} ${r.unit}`,
+      r.ratio === undefined ? "" : `${r.ratio.toFixed(3)}x`,
+      mark(r),
+      r.reference ?? "",
+    ]),
+  ];
   const widths = cells[0].map((_, c) => Math.max(...cells.map((row) => row[c].length)));
-  const table = cells.map((row) => row.map((cell, c) => (c === 2 || c === 3 ? cell.padStart(widths[c]) : cell.padEnd(widths[c]))).join("  ").trimEnd()).join("\n");
+  const table = cells
+    .map((row) =>
+      row
+        .map((cell, c) => (c === 2 || c === 3 ? cell.padStart(widths[c]) : cell.padEnd(widths[c])))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
   const judged = rows.map(targetMet).filter((m) => m !== undefined);
   const missed = judged.filter((m) => !m).length;
   return `${table}\n\n${judged.length} target(s): ${judged.length - missed} met, ${missed} missed\n`;
@@ -74,7 +93,13 @@ export function renderBench(rows: readonly BenchRow[]): string {
 export async function runBench(argv: readonly string[], dir?: string): Promise<number> {
   const { values } = parseArgs({
     args: [...argv],
-    options: { json: { type: "string" }, only: { type: "string" }, large: { type: "boolean" }, strict: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+    options: {
+      json: { type: "string" },
+      only: { type: "string" },
+      large: { type: "boolean" },
+      strict: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
   });
   if (values.help) {
     process.stdout.write(USAGE);
@@ -94,10 +119,25 @@ export async function runBench(argv: readonly string[], dir?: string): Promise<n
     process.stderr.write(`bench: ${suite}…\n`);
     for (const fn of fns) rows.push(...(await fn({ memoryMb })));
   }
-  if (values.json === "-") process.stdout.write(`${JSON.stringify(rows.map((r) => ({ ...r, met: targetMet(r) })), null, 1)}\n`);
+  if (values.json === "-")
+    process.stdout.write(
+      `${JSON.stringify(
+        rows.map((r) => ({ ...r, met: targetMet(r) })),
+        null,
+        1,
+      )}\n`,
+    );
   else {
     process.stdout.write(renderBench(rows));
-    if (jsonPath) await writeFile(jsonPath, `${JSON.stringify(rows.map((r) => ({ ...r, met: targetMet(r) })), null, 1)}\n`);
+    if (jsonPath)
+      await writeFile(
+        jsonPath,
+        `${JSON.stringify(
+          rows.map((r) => ({ ...r, met: targetMet(r) })),
+          null,
+          1,
+        )}\n`,
+      );
   }
   return values.strict && rows.some((r) => targetMet(r) === false) ? 1 : 0;
 }

@@ -6,7 +6,15 @@ import { resolve } from "node:path";
 import { applySetting, checkApply, pasteText, settingsFile } from "../apply-setting.ts";
 import { createDump, prepareDumpDir } from "../dump.ts";
 import { firstLine, InputError } from "../errors.ts";
-import { checkOutputPath, newestSessions, recentOptions, sampleInputs, sessionFiles, userSessionsDir, writeOutput } from "../inputs.ts";
+import {
+  checkOutputPath,
+  newestSessions,
+  recentOptions,
+  sampleInputs,
+  sessionFiles,
+  userSessionsDir,
+  writeOutput,
+} from "../inputs.ts";
 import { LAB_OPTIONS } from "../lab-options.ts";
 import { judgeRun, type JudgeNote, type ResolveJudgeModel } from "../judge.ts";
 import { DEFAULT_PRICES, parsePrices } from "../metrics.ts";
@@ -16,7 +24,13 @@ import { createProgress, createWorkerProgress } from "../progress.ts";
 import { fileInput } from "../session-input.ts";
 import { parseWeights, recommend } from "../recommend.ts";
 import { renderReport } from "../report/html.ts";
-import { type ReplayOptions, replaySession, type SessionInput, type SessionResult, yieldToEventLoop } from "../replay.ts";
+import {
+  type ReplayOptions,
+  replaySession,
+  type SessionInput,
+  type SessionResult,
+  yieldToEventLoop,
+} from "../replay.ts";
 import { type LabResult, totalsOf } from "../results.ts";
 import { defaultSettings } from "../row.ts";
 import { selectRows } from "../rows/registry.ts";
@@ -52,7 +66,8 @@ Options:
 export function jobCount(value: string | undefined, cores = availableParallelism()): number {
   if (value === undefined) return cores;
   const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) throw new InputError(`bad --jobs "${terminalSafe(value)}" (a count of workers, 1 or more)`);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1)
+    throw new InputError(`bad --jobs "${terminalSafe(value)}" (a count of workers, 1 or more)`);
   return n;
 }
 
@@ -106,7 +121,9 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
     if (!Number.isInteger(seed)) throw new InputError(`bad seed "${values.seed}"`);
     // Output paths are checked before the replay, which can take long on big sessions.
     const jsonPath = values.json ? await checkOutputPath("--json", values.json) : undefined;
-    const reportPath = values["no-report"] ? undefined : await checkOutputPath("--report", values.report ?? "lab-report.html");
+    const reportPath = values["no-report"]
+      ? undefined
+      : await checkOutputPath("--report", values.report ?? "lab-report.html");
     checkApply(values.apply === true, values.yes === true);
     const recent = recentOptions(values.last, values.since);
     const dump = values.dump ? createDump(await prepareDumpDir(values.dump)) : undefined;
@@ -114,7 +131,8 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
     // Inputs: paths, the user's sessions, or the sample. Files load one at a time, so memory follows one session.
     const paths = [...positionals];
     if (values.sessions) paths.push(userSessionsDir());
-    if (recent && !paths.length) throw new InputError("--last and --since pick among session files: give --sessions or paths");
+    if (recent && !paths.length)
+      throw new InputError("--last and --since pick among session files: give --sessions or paths");
     const found = paths.length ? await sessionFiles(paths) : [];
     const files = recent ? await newestSessions(found, recent) : found;
     if (recent && !files.length) throw new InputError(`no session file changed since ${values.since}`);
@@ -141,7 +159,13 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
     // thread, so a run with it stays serial.
     if (files.length > 1 && jobs > 1 && !judge) {
       const workers = createWorkerProgress(Math.min(jobs, files.length), process.stderr, values.quiet === true);
-      sessions = await replayInWorkers(files, jobs, { settings, strategies: values.strategies, prices, ...(dump ? { dumpDir: resolve(values.dump ?? "") } : {}) }, workers, workerHeapMb);
+      sessions = await replayInWorkers(
+        files,
+        jobs,
+        { settings, strategies: values.strategies, prices, ...(dump ? { dumpDir: resolve(values.dump ?? "") } : {}) },
+        workers,
+        workerHeapMb,
+      );
     } else {
       for (let i = 0; i < count; i++) {
         const input: SessionInput = files.length ? await fileInput(files[i]) : sample[i];
@@ -149,7 +173,9 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
         await dump?.session(i, input.name);
         const t0 = performance.now();
         const result = await replaySession(input, options);
-        progress.finish(`${result.requests} requests, ${result.probes.total} probes, ${((performance.now() - t0) / 1000).toFixed(1)}s`);
+        progress.finish(
+          `${result.requests} requests, ${result.probes.total} probes, ${((performance.now() - t0) / 1000).toFixed(1)}s`,
+        );
         sessions.push(result);
         // The session's recall index and the rest of its replay are garbage now; the next session, or the JSON and
         // the report, would otherwise be allocated on top of them.
@@ -173,20 +199,29 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
     for (const session of sessions) session.recommendation = recommend(totalsOf([session]), weights);
     if (judge) result.judge = await judge.finish();
     const usage = process.resourceUsage();
-    result.run = { seconds: (performance.now() - started) / 1000, cpuSeconds: (usage.userCPUTime + usage.systemCPUTime) / 1e6, maxRssBytes: usage.maxRSS * 1024, heapLimitBytes: getHeapStatistics().heap_size_limit };
+    result.run = {
+      seconds: (performance.now() - started) / 1000,
+      cpuSeconds: (usage.userCPUTime + usage.systemCPUTime) / 1e6,
+      maxRssBytes: usage.maxRSS * 1024,
+      heapLimitBytes: getHeapStatistics().heap_size_limit,
+    };
 
     out.stdout(renderSummary(result));
     if (jsonPath) {
       await writeOutput(jsonPath, `${JSON.stringify(result, null, 1)}\n`);
       out.stdout(`JSON: ${terminalSafe(values.json ?? "")}\n`);
     }
-    if (dump) out.stdout(`Dump: ${terminalSafe(values.dump ?? "")} (the model view after every act, one JSON line per act)\n`);
+    if (dump)
+      out.stdout(`Dump: ${terminalSafe(values.dump ?? "")} (the model view after every act, one JSON line per act)\n`);
     if (reportPath) {
       await writeOutput(reportPath, await renderReport(result));
       out.stdout(`Report: ${terminalSafe(values.report ?? "lab-report.html")}\n`);
     }
     const choice = result.recommendation?.choice;
-    if (values.apply) out.stdout(`${choice ? await applySetting(choice.value, settingsFile(), values.yes === true) : "Nothing applied: no strategy to recommend."}\n`);
+    if (values.apply)
+      out.stdout(
+        `${choice ? await applySetting(choice.value, settingsFile(), values.yes === true) : "Nothing applied: no strategy to recommend."}\n`,
+      );
     return 0;
   } catch (error) {
     if (error instanceof InputError) {
@@ -202,27 +237,51 @@ export function renderSummary(result: LabResult, settingsPath = settingsFile()):
   const lines: string[] = [];
   const { settings } = result;
   const count = result.sessions.length;
-  const source = result.input.kind === "sample" ? `generated sample (seed ${result.input.seed}), ${count} session${count === 1 ? "" : "s"}` : `${count} session file${count === 1 ? "" : "s"}`;
-  lines.push(``, `pi-context-ledger lab · ${source} · window ${settings.window} (compacts above ${settings.window - settings.reserve}) · prices ${priceText(result)}`, ``);
+  const source =
+    result.input.kind === "sample"
+      ? `generated sample (seed ${result.input.seed}), ${count} session${count === 1 ? "" : "s"}`
+      : `${count} session file${count === 1 ? "" : "s"}`;
+  lines.push(
+    ``,
+    `pi-context-ledger lab · ${source} · window ${settings.window} (compacts above ${settings.window - settings.reserve}) · prices ${priceText(result)}`,
+    ``,
+  );
   for (const session of result.sessions) {
-    lines.push(`■ ${session.name}: ${session.branchEntries} entries, ${session.requests} requests, ${session.probes.total} probes, ${session.neededItems} items needed later`);
+    lines.push(
+      `■ ${session.name}: ${session.branchEntries} entries, ${session.requests} requests, ${session.probes.total} probes, ${session.neededItems} items needed later`,
+    );
     const notes = diagnostics(session);
     if (notes.length) lines.push(...notes.map((n) => `  ${n}`));
     lines.push(renderTable(totalsOf([session])));
     const own = session.recommendation;
-    if (own?.choice && count > 1) lines.push(`  for this session alone: ${own.choice.label}${own.closeCall ? " (a close call)" : ""}`);
+    if (own?.choice && count > 1)
+      lines.push(`  for this session alone: ${own.choice.label}${own.closeCall ? " (a close call)" : ""}`);
     lines.push(``);
   }
   if (count > 1) lines.push(`■ all ${count} sessions`, renderTable(result.totals), ``);
   lines.push(...LEGEND, ``);
   const simulated = result.totals.filter((t) => t.info.note.startsWith("simulated"));
-  if (simulated.length) lines.push(`Simulations of published behaviour (not the real products): ${simulated.map((t) => t.info.label).join(", ")}.`);
+  if (simulated.length)
+    lines.push(
+      `Simulations of published behaviour (not the real products): ${simulated.map((t) => t.info.label).join(", ")}.`,
+    );
   for (const row of result.unavailable) lines.push(`Not in this run: ${row.id} (${row.reason}).`);
   if (result.judge) lines.push(`Judge: ${result.judge.note}`);
-  if (result.recommendation) lines.push(``, `Recommendation for ${count === 1 ? "this session" : `these ${count} sessions`}:`, ...result.recommendation.lines.map((l) => `  ${l}`));
+  if (result.recommendation)
+    lines.push(
+      ``,
+      `Recommendation for ${count === 1 ? "this session" : `these ${count} sessions`}:`,
+      ...result.recommendation.lines.map((l) => `  ${l}`),
+    );
   const choice = result.recommendation?.choice;
   if (choice) {
-    lines.push(``, `To use it, merge this into ${settingsPath} (keep your other settings), or run the lab again with --apply:`, ...pasteText(choice.value).split("\n").map((l) => `  ${l}`));
+    lines.push(
+      ``,
+      `To use it, merge this into ${settingsPath} (keep your other settings), or run the lab again with --apply:`,
+      ...pasteText(choice.value)
+        .split("\n")
+        .map((l) => `  ${l}`),
+    );
   }
   lines.push(``);
   return terminalLines(lines.join("\n"));
@@ -238,12 +297,18 @@ export function diagnostics(session: SessionResult): string[] {
   const out: string[] = [];
   if (session.malformedLines.length) {
     const shown = session.malformedLines.slice(0, 10).map((d) => `line ${d.line}: ${terminalSafe(d.reason)}`);
-    out.push(`skipped ${session.malformedLines.length} malformed line(s): ${shown.join("; ")}${session.malformedLines.length > 10 ? "; …" : ""}`);
+    out.push(
+      `skipped ${session.malformedLines.length} malformed line(s): ${shown.join("; ")}${session.malformedLines.length > 10 ? "; …" : ""}`,
+    );
   }
   const unknown = Object.entries(session.unknownTypes);
-  if (unknown.length) out.push(`unknown entry types (ignored): ${unknown.map(([t, n]) => `${terminalSafe(t)} ×${n}`).join(", ")}`);
+  if (unknown.length)
+    out.push(`unknown entry types (ignored): ${unknown.map(([t, n]) => `${terminalSafe(t)} ×${n}`).join(", ")}`);
   for (const problem of session.treeProblems ?? []) out.push(`session tree: ${problem}`);
-  if (session.originalCompactions) out.push(`the file's own ${session.originalCompactions} compaction(s) were set aside, so every row starts from the raw history`);
+  if (session.originalCompactions)
+    out.push(
+      `the file's own ${session.originalCompactions} compaction(s) were set aside, so every row starts from the raw history`,
+    );
   return out;
 }
 

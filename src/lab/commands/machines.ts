@@ -13,7 +13,10 @@ Exports each statechart as <name>.machine.json and <name>.machine.mmd.
 export async function runMachines(argv: readonly string[]): Promise<number> {
   let values: { out?: string; help?: boolean };
   try {
-    ({ values } = parseArgs({ args: [...argv], options: { out: { type: "string" }, help: { type: "boolean", short: "h" } } }));
+    ({ values } = parseArgs({
+      args: [...argv],
+      options: { out: { type: "string" }, help: { type: "boolean", short: "h" } },
+    }));
   } catch (error) {
     process.stderr.write(`machines: ${error instanceof Error ? error.message : String(error)}\n`);
     return 2;
@@ -27,7 +30,11 @@ export async function runMachines(argv: readonly string[]): Promise<number> {
     return 0;
   }
   const files = renderMachineFiles();
-  const json = Object.fromEntries(Object.entries(files).filter(([name]) => name.endsWith(".json")).map(([name, body]) => [name.replace(/\.machine\.json$/, ""), JSON.parse(body) as unknown]));
+  const json = Object.fromEntries(
+    Object.entries(files)
+      .filter(([name]) => name.endsWith(".json"))
+      .map(([name, body]) => [name.replace(/\.machine\.json$/, ""), JSON.parse(body) as unknown]),
+  );
   process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
   return 0;
 }

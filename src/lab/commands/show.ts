@@ -63,7 +63,12 @@ function rangeMasks(branch: readonly SessionEntry[], state: LedgerState): { word
 }
 
 /** Build the report from loaded entries (pure apart from the loading done by the caller). */
-export function showReport(path: string, entries: readonly SessionEntry[], malformedLines: ShowReport["malformedLines"], unknownTypes: Record<string, number>): ShowReport {
+export function showReport(
+  path: string,
+  entries: readonly SessionEntry[],
+  malformedLines: ShowReport["malformedLines"],
+  unknownTypes: Record<string, number>,
+): ShowReport {
   const { branch, problems } = checkedBranch(entries);
   const state = reduceBranch(branch);
   const projection = projectBranch(branch, state);
@@ -96,18 +101,41 @@ export function showReport(path: string, entries: readonly SessionEntry[], malfo
     }
     if (isFoldEntry(entry)) {
       const r = entry.details!.range;
-      facts.push({ id: entry.id, type: "fold", what: `hides (${r.afterId ?? "start"}, ${r.throughId}]${r.keepToolResultsOf ? ` keeping results of ${r.keepToolResultsOf}` : ""}: ${oneLine(textOf(entry.content), 70)}` });
+      facts.push({
+        id: entry.id,
+        type: "fold",
+        what: `hides (${r.afterId ?? "start"}, ${r.throughId}]${r.keepToolResultsOf ? ` keeping results of ${r.keepToolResultsOf}` : ""}: ${oneLine(textOf(entry.content), 70)}`,
+      });
     } else if (entry.type === "compaction") {
       const strategy = isLedgerCompaction(entry) ? entry.details!.strategy : "native";
-      facts.push({ id: entry.id, type: `compaction (${strategy})`, what: `keeps from ${entry.firstKeptEntryId ?? "nothing"}, ${entry.tokensBefore} tokens before, summary ${kTokens(Math.ceil(entry.summary.length / 4))} tokens` });
+      facts.push({
+        id: entry.id,
+        type: `compaction (${strategy})`,
+        what: `keeps from ${entry.firstKeptEntryId ?? "nothing"}, ${entry.tokensBefore} tokens before, summary ${kTokens(Math.ceil(entry.summary.length / 4))} tokens`,
+      });
     } else if (isLedgerEntry(entry) && (entry.type === "custom" || entry.type === "custom_message")) {
-      facts.push({ id: entry.id, type: entry.customType, what: entry.type === "custom_message" ? oneLine(textOf(entry.content), 80) : oneLine(JSON.stringify(entry.data ?? {}), 80) });
+      facts.push({
+        id: entry.id,
+        type: entry.customType,
+        what:
+          entry.type === "custom_message"
+            ? oneLine(textOf(entry.content), 80)
+            : oneLine(JSON.stringify(entry.data ?? {}), 80),
+      });
     }
     if (labels[entry.id]) facts.push({ id: entry.id, type: "label", what: `label "${labels[entry.id]}"` });
-    if (entry.type === "message" && entry.message.role === "user") timeline.push({ id: entry.id, timestamp: entry.timestamp, what: `user: ${oneLine(textOf(entry.message.content))}` });
-    else if (entry.type === "compaction" || isFoldEntry(entry)) timeline.push({ id: entry.id, timestamp: entry.timestamp, what: facts[facts.length - 1]?.type ?? entry.type });
-    else if (entry.type === "model_change") timeline.push({ id: entry.id, timestamp: entry.timestamp, what: `model: ${entry.provider}/${entry.modelId}` });
-    else if (entry.type === "branch_summary") timeline.push({ id: entry.id, timestamp: entry.timestamp, what: `branch summary from ${entry.fromId}` });
+    if (entry.type === "message" && entry.message.role === "user")
+      timeline.push({
+        id: entry.id,
+        timestamp: entry.timestamp,
+        what: `user: ${oneLine(textOf(entry.message.content))}`,
+      });
+    else if (entry.type === "compaction" || isFoldEntry(entry))
+      timeline.push({ id: entry.id, timestamp: entry.timestamp, what: facts[facts.length - 1]?.type ?? entry.type });
+    else if (entry.type === "model_change")
+      timeline.push({ id: entry.id, timestamp: entry.timestamp, what: `model: ${entry.provider}/${entry.modelId}` });
+    else if (entry.type === "branch_summary")
+      timeline.push({ id: entry.id, timestamp: entry.timestamp, what: `branch summary from ${entry.fromId}` });
   });
   return {
     path,
@@ -135,21 +163,29 @@ export function renderShow(report: ShowReport): string {
     for (const d of report.malformedLines) lines.push(`  line ${d.line}: ${terminalSafe(d.reason)}`);
   }
   const unknown = Object.entries(report.unknownTypes);
-  if (unknown.length) lines.push(`unknown entry types: ${unknown.map(([t, n]) => `${terminalSafe(t)} ×${n}`).join(", ")}`);
+  if (unknown.length)
+    lines.push(`unknown entry types: ${unknown.map(([t, n]) => `${terminalSafe(t)} ×${n}`).join(", ")}`);
   for (const problem of report.treeProblems) lines.push(`tree: ${problem}`);
   lines.push(
     ``,
     `model view: ${report.visible.entries} entries visible, ${kTokens(report.visible.tokens)} tokens`,
-    `hidden in the file: ${report.hidden.compacted} compacted, ${report.hidden.folded} folded${Object.entries(report.hidden.ranges)
+    `hidden in the file: ${report.hidden.compacted} compacted, ${report.hidden.folded} folded${Object.entries(
+      report.hidden.ranges,
+    )
       .map(([word, n]) => `, ${n} under ${word}s`)
-      .join("")}${report.hidden.withdrawn ? `, ${report.hidden.withdrawn} withdrawn by restores` : ""} (${kTokens(report.hidden.tokens)} tokens)`,
+      .join(
+        "",
+      )}${report.hidden.withdrawn ? `, ${report.hidden.withdrawn} withdrawn by restores` : ""} (${kTokens(report.hidden.tokens)} tokens)`,
     ``,
     `facts (${report.facts.length}):`,
   );
   if (!report.facts.length) lines.push(`  none: no compactions, folds or labels on this branch`);
   for (const f of report.facts) lines.push(`  ${terminalSafe(f.id)}  ${terminalSafe(f.type)}: ${terminalSafe(f.what)}`);
   lines.push(``, `timeline (${report.timeline.length}):`);
-  for (const t of report.timeline) lines.push(`  ${terminalSafe(String(t.timestamp).slice(0, 19).replace("T", " "))}  ${terminalSafe(t.id)}  ${terminalSafe(t.what)}`);
+  for (const t of report.timeline)
+    lines.push(
+      `  ${terminalSafe(String(t.timestamp).slice(0, 19).replace("T", " "))}  ${terminalSafe(t.id)}  ${terminalSafe(t.what)}`,
+    );
   // Every line passes through terminalLines: nothing from the file reaches the terminal raw.
   return `${terminalLines(lines.join("\n"))}\n`;
 }
@@ -158,7 +194,11 @@ export async function runShow(argv: readonly string[]): Promise<number> {
   let values;
   let positionals;
   try {
-    ({ values, positionals } = parseArgs({ args: [...argv], allowPositionals: true, options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } } }));
+    ({ values, positionals } = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      options: { json: { type: "boolean" }, help: { type: "boolean", short: "h" } },
+    }));
     if (!values.help && positionals.length !== 1) throw new InputError(`expected one session file (see show --help)`);
   } catch (error) {
     process.stderr.write(`show: ${terminalSafe(firstLine(error))}\n`);

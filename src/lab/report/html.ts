@@ -23,14 +23,20 @@ function escapeHtml(text: string): string {
 
 /** JSON safe inside a <script> element. */
 function scriptJson(value: unknown): string {
-  return JSON.stringify(value).replace(/</g, "\\u003c").replace(/\u2028/g, "\\u2028").replace(/\u2029/g, "\\u2029");
+  return JSON.stringify(value)
+    .replace(/</g, "\\u003c")
+    .replace(/\u2028/g, "\\u2028")
+    .replace(/\u2029/g, "\\u2029");
 }
 
 /** The results table; headers carry their explanation as a tooltip too, and the explanations follow the table. */
 function htmlTable(rows: readonly RowTotals[]): string {
   const head = COLUMNS.map((c) => `<th title="${escapeHtml(c.help)}">${escapeHtml(c.title)}</th>`).join("");
   const body = tableCells(rows)
-    .map((cells, i) => `<tr class="${rows[i].info.family}">${cells.map((c, j) => (j === 0 ? `<td title="${escapeHtml(rows[i].info.note)}">${escapeHtml(c)}</td>` : `<td>${escapeHtml(c)}</td>`)).join("")}</tr>`)
+    .map(
+      (cells, i) =>
+        `<tr class="${rows[i].info.family}">${cells.map((c, j) => (j === 0 ? `<td title="${escapeHtml(rows[i].info.note)}">${escapeHtml(c)}</td>` : `<td>${escapeHtml(c)}</td>`)).join("")}</tr>`,
+    )
     .join("\n");
   return `<table class="results"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`;
 }
@@ -71,7 +77,9 @@ function kindTable(session: SessionResult): string {
 
 function sessionBlock(session: SessionResult, weightsNote: string): string {
   const own = session.recommendation;
-  const verdict = own?.choice ? `<p class="verdict">For this session alone: <b>${escapeHtml(own.choice.label)}</b>${own.closeCall ? " (a close call)" : ""}. ${escapeHtml(weightsNote)}</p>` : "";
+  const verdict = own?.choice
+    ? `<p class="verdict">For this session alone: <b>${escapeHtml(own.choice.label)}</b>${own.closeCall ? " (a close call)" : ""}. ${escapeHtml(weightsNote)}</p>`
+    : "";
   const ws = session.workingSet;
   return `<h3>${escapeHtml(session.name)}: ${session.requests} requests, ${session.probes.total} probes, ${session.neededItems} items needed later, ${ws.texts} replaced texts (${ws.seen} seen before their edit: the ceiling)</h3>
 ${verdict}${htmlTable(totalsOf([session]))}
@@ -89,14 +97,21 @@ function settingsTable(result: LabResult): string {
     ["reply reserve (Pi)", `${s.reserve} tokens; rows that compact act above ${s.window - s.reserve}`],
     ["kept verbatim when Pi compacts", `${s.keepRecent} tokens`],
     ["masking baseline", `keeps the last ${s.maskKeep} tool outputs`],
-    ["clearing baseline", `trigger ${s.clearing.trigger} input tokens, keeps ${s.clearing.keep} tool results, clears at least ${s.clearing.clearAtLeast}`],
-    ["prune baseline", `protects the newest ${s.prune.protect} tool-output tokens, prunes only if more than ${s.prune.minimum} are saved`],
+    [
+      "clearing baseline",
+      `trigger ${s.clearing.trigger} input tokens, keeps ${s.clearing.keep} tool results, clears at least ${s.clearing.clearAtLeast}`,
+    ],
+    [
+      "prune baseline",
+      `protects the newest ${s.prune.protect} tool-output tokens, prunes only if more than ${s.prune.minimum} are saved`,
+    ],
     ["price of an input token", `$${p.usdPerMTok} per million`],
     ["cache read / cache write", `${p.cacheRead}× / ${p.cacheWrite}× the input price`],
     ["uncached input / output (summary calls)", `${p.input}× / ${p.output}× the input price`],
     ["measured acts per row", `at most one in each of ${MAX_MEASURED} equal slices of a session's requests`],
   ];
-  if (w) rows.push(["recommendation weights", `quality ${Math.round(w.quality * 100)}%, cost ${Math.round(w.cost * 100)}%`]);
+  if (w)
+    rows.push(["recommendation weights", `quality ${Math.round(w.quality * 100)}%, cost ${Math.round(w.cost * 100)}%`]);
   return `<table class="settings"><tbody>${rows.map(([k, v]) => `<tr><th>${escapeHtml(k)}</th><td>${escapeHtml(v)}</td></tr>`).join("")}</tbody></table>`;
 }
 
@@ -123,15 +138,24 @@ pre{background:#f4f5f9;padding:10px 12px;border-radius:6px;overflow:auto;font-si
 export async function renderReport(result: LabResult, chartJs?: string): Promise<string> {
   const library = chartJs ?? (await chartJsSource());
   const count = result.sessions.length;
-  const source = result.input.kind === "sample" ? `the generated sample (seed ${result.input.seed}, ${count} sessions)` : `${count} session file${count === 1 ? "" : "s"}`;
+  const source =
+    result.input.kind === "sample"
+      ? `the generated sample (seed ${result.input.seed}, ${count} sessions)`
+      : `${count} session file${count === 1 ? "" : "s"}`;
   const rec = result.recommendation;
-  const weights = rec ? `Weights: quality ${Math.round(rec.weights.quality * 100)}%, cost ${Math.round(rec.weights.cost * 100)}%.` : "";
-  const answer = rec?.lines.length
-    ? `<p class="answer" id="answer">${escapeHtml(rec.lines[0])}</p><ul class="why">${rec.lines.slice(1).map((l) => `<li>${escapeHtml(l)}</li>`).join("")}</ul>`
-    : `<p class="answer" id="answer">No strategy a user can set was part of this run.</p>`;
-  const perSession = count > 1
-    ? `<p>Per session: ${result.sessions.map((s) => `${escapeHtml(s.name)}: <b>${escapeHtml(s.recommendation?.choice?.label ?? "—")}</b>${s.recommendation?.closeCall ? " (close call)" : ""}`).join(" · ")}</p>`
+  const weights = rec
+    ? `Weights: quality ${Math.round(rec.weights.quality * 100)}%, cost ${Math.round(rec.weights.cost * 100)}%.`
     : "";
+  const answer = rec?.lines.length
+    ? `<p class="answer" id="answer">${escapeHtml(rec.lines[0])}</p><ul class="why">${rec.lines
+        .slice(1)
+        .map((l) => `<li>${escapeHtml(l)}</li>`)
+        .join("")}</ul>`
+    : `<p class="answer" id="answer">No strategy a user can set was part of this run.</p>`;
+  const perSession =
+    count > 1
+      ? `<p>Per session: ${result.sessions.map((s) => `${escapeHtml(s.name)}: <b>${escapeHtml(s.recommendation?.choice?.label ?? "—")}</b>${s.recommendation?.closeCall ? " (close call)" : ""}`).join(" · ")}</p>`
+      : "";
   const simulated = result.totals.filter((t) => t.info.note.startsWith("simulated"));
   const notes = [
     ...result.totals.map((t) => `<li><b>${escapeHtml(t.info.label)}</b>: ${escapeHtml(t.info.note)}</li>`),

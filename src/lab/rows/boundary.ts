@@ -14,7 +14,12 @@ import { nativeSummary } from "./native.ts";
 
 type BoundaryReplay = Extract<LabReplay, { engine: "boundary" }>;
 
-export function boundaryRow(strategy: Strategy<unknown>, info: RowInfo, replay: BoundaryReplay, settings: SessionSettings): Row {
+export function boundaryRow(
+  strategy: Strategy<unknown>,
+  info: RowInfo,
+  replay: BoundaryReplay,
+  settings: SessionSettings,
+): Row {
   const ledger = new SimulatedLedger(`lab-${info.id}-`);
   let state: LedgerState = initialLedgerState();
   /** The step that ended before the next request: its message and how it stopped. */
@@ -28,7 +33,8 @@ export function boundaryRow(strategy: Strategy<unknown>, info: RowInfo, replay: 
     append(entry: SessionEntry) {
       ledger.appendSource(entry);
       state = evolve(state, entry);
-      if (entry.type === "message" && entry.message.role === "assistant") lastStep = { id: entry.id, stopReason: entry.message.stopReason };
+      if (entry.type === "message" && entry.message.role === "assistant")
+        lastStep = { id: entry.id, stopReason: entry.message.stopReason };
     },
     async beforeRequest(): Promise<TimedAction | undefined> {
       const action = act();
@@ -36,7 +42,9 @@ export function boundaryRow(strategy: Strategy<unknown>, info: RowInfo, replay: 
       const overflow = await compactNow(ledger, settings, nativeSummary, "ours");
       if (overflow) state = reduceBranch(ledger.branch);
       // One act per request: a fact that did not prevent the overflow is reported with it.
-      return overflow && action ? { ...overflow, tokensBefore: action.tokensBefore, sideCalls: [...action.sideCalls, ...overflow.sideCalls] } : (overflow ?? action);
+      return overflow && action
+        ? { ...overflow, tokensBefore: action.tokensBefore, sideCalls: [...action.sideCalls, ...overflow.sideCalls] }
+        : (overflow ?? action);
     },
   };
 
@@ -44,7 +52,14 @@ export function boundaryRow(strategy: Strategy<unknown>, info: RowInfo, replay: 
     if (!lastStep || lastStep.id === settledAt) return undefined;
     const usageTokens = ledger.view.tokens;
     const started = performance.now();
-    const result = replay.step({ branch: ledger.branch, stepEntryId: lastStep.id, stopReason: lastStep.stopReason, usageTokens, contextWindow: settings.window, cwd: settings.cwd });
+    const result = replay.step({
+      branch: ledger.branch,
+      stepEntryId: lastStep.id,
+      stopReason: lastStep.stopReason,
+      usageTokens,
+      contextWindow: settings.window,
+      cwd: settings.cwd,
+    });
     if (!result.ok) {
       if (result.settled) settledAt = lastStep.id;
       return undefined;

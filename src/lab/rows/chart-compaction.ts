@@ -17,7 +17,11 @@ import { nativeSummary } from "./native.ts";
 type CompactionReplay = Extract<LabReplay, { engine: "compaction" }>;
 
 /** The row's summarizer: one chart run per compaction, with the strategy's effects built once per row. */
-export function chartSummarizer(strategy: RegisteredStrategy, replay: CompactionReplay, settings: SessionSettings): Summarizer {
+export function chartSummarizer(
+  strategy: RegisteredStrategy,
+  replay: CompactionReplay,
+  settings: SessionSettings,
+): Summarizer {
   let scripted: { complete: CompleteText; sideCalls: SideCall[] } | undefined;
   const kit = labKit(() => scripted);
   const effects = compactionEffects(replay.planner(), kit);
@@ -27,7 +31,9 @@ export function chartSummarizer(strategy: RegisteredStrategy, replay: Compaction
     const ctx = labContext(settings);
     const sideCalls: SideCall[] = [];
     // The scripted model reads the same input the planner gets (built before the model is bound to it).
-    scripted = replay.model ? { complete: measured(replay.model(strategyInput(event, ctx, [], undefined)), sideCalls), sideCalls } : undefined;
+    scripted = replay.model
+      ? { complete: measured(replay.model(strategyInput(event, ctx, [], undefined)), sideCalls), sideCalls }
+      : undefined;
     const run = await chart.start(event.reason, { moment: { type: "session_before_compact", event }, ctx, trace: {} });
     const decision = await run.decided();
     scripted = undefined;
@@ -43,10 +49,17 @@ export function chartSummarizer(strategy: RegisteredStrategy, replay: Compaction
 }
 
 /** Pi's `session_before_compact` for the threshold, from the lab's run of Pi's preparation. */
-function compactionEvent(prep: PiPreparation, branch: readonly SessionEntry[], settings: SessionSettings): SessionBeforeCompactEvent {
+function compactionEvent(
+  prep: PiPreparation,
+  branch: readonly SessionEntry[],
+  settings: SessionSettings,
+): SessionBeforeCompactEvent {
   return {
     type: "session_before_compact",
-    preparation: { ...prep, settings: { enabled: true, reserveTokens: settings.reserve, keepRecentTokens: settings.keepRecent } },
+    preparation: {
+      ...prep,
+      settings: { enabled: true, reserveTokens: settings.reserve, keepRecentTokens: settings.keepRecent },
+    },
     branchEntries: branch.slice(),
     reason: "threshold",
     willRetry: false,
@@ -69,7 +82,8 @@ function labContext(settings: SessionSettings): ExtensionContext {
   };
   const ctx = new Proxy(known, {
     get(target, key) {
-      if (typeof key === "string" && !(key in target)) throw new Error(`lab: a strategy read ctx.${key}, which the lab does not replay`);
+      if (typeof key === "string" && !(key in target))
+        throw new Error(`lab: a strategy read ctx.${key}, which the lab does not replay`);
       return Reflect.get(target, key);
     },
   });
@@ -78,7 +92,9 @@ function labContext(settings: SessionSettings): ExtensionContext {
 
 /** The kit parts the compaction effects use: no settings of the user's, no instruction files, the scripted model. */
 function labKit(model: () => { complete: CompleteText } | undefined): StrategyKit<unknown> {
-  const session = { settings: { strategy: "checkpoint", foldTools: false } } as Partial<LedgerSessionView> as LedgerSessionView;
+  const session = {
+    settings: { strategy: "checkpoint", foldTools: false },
+  } as Partial<LedgerSessionView> as LedgerSessionView;
   const kit: Partial<StrategyKit<unknown>> = {
     session: () => session,
     contextFiles: () => [],
@@ -96,8 +112,12 @@ function measured(complete: CompleteText, calls: SideCall[]): CompleteText {
     const reply = await complete(request, signal);
     const text = typeof reply === "string" ? reply : reply.text;
     const toolCalls = typeof reply === "string" ? [] : reply.toolCalls;
-    const answer = estimateTextTokens(text) + toolCalls.reduce((sum, c) => sum + estimateTextTokens(JSON.stringify(c.arguments)), 0);
-    const input = estimateTextTokens(request.system) + estimateTextTokens(request.prompt) + estimateTextTokens(JSON.stringify(request.tools ?? []));
+    const answer =
+      estimateTextTokens(text) + toolCalls.reduce((sum, c) => sum + estimateTextTokens(JSON.stringify(c.arguments)), 0);
+    const input =
+      estimateTextTokens(request.system) +
+      estimateTextTokens(request.prompt) +
+      estimateTextTokens(JSON.stringify(request.tools ?? []));
     calls.push({ input, output: Math.min(answer, request.maxOutputTokens ?? Number.POSITIVE_INFINITY) });
     return reply;
   };

@@ -20,14 +20,23 @@ export interface Summarized {
 }
 
 /** A summarizer may decline (undefined): the strategy's chart cancelled Pi's compaction. */
-export type Summarizer = (prep: PiPreparation, branch: readonly SessionEntry[], settings: LabSettings) => Promise<Summarized | undefined> | Summarized | undefined;
+export type Summarizer = (
+  prep: PiPreparation,
+  branch: readonly SessionEntry[],
+  settings: LabSettings,
+) => Promise<Summarized | undefined> | Summarized | undefined;
 
 /** Per-compaction timing the lab reports as latency (our planners only; model calls are not timed). */
 export interface TimedAction extends ContextAction {
   latencyMs?: number;
 }
 
-export function compactionRow(info: RowInfo, settings: LabSettings, summarize: Summarizer, project: "pi" | "ours" = "ours"): Row {
+export function compactionRow(
+  info: RowInfo,
+  settings: LabSettings,
+  summarize: Summarizer,
+  project: "pi" | "ours" = "ours",
+): Row {
   const ledger = new SimulatedLedger(`lab-${info.id}-`);
   const threshold = thresholdOf(settings);
   return {
@@ -35,25 +44,47 @@ export function compactionRow(info: RowInfo, settings: LabSettings, summarize: S
     view: ledger.view,
     append: (entry) => ledger.appendSource(entry),
     ledger: () => ledger.branch,
-    beforeRequest: async () => (ledger.view.tokens <= threshold ? undefined : compactNow(ledger, settings, summarize, project)),
+    beforeRequest: async () =>
+      ledger.view.tokens <= threshold ? undefined : compactNow(ledger, settings, summarize, project),
   };
 }
 
 /** One compaction of a simulated ledger, as Pi runs it: Pi's preparation, the summarizer, the fact, the view projected again. */
-export async function compactNow(ledger: SimulatedLedger, settings: LabSettings, summarize: Summarizer, project: "pi" | "ours"): Promise<TimedAction | undefined> {
+export async function compactNow(
+  ledger: SimulatedLedger,
+  settings: LabSettings,
+  summarize: Summarizer,
+  project: "pi" | "ours",
+): Promise<TimedAction | undefined> {
   const pi = await piCompaction();
   const tokensBefore = ledger.view.tokens;
   const started = performance.now();
-  const prep = pi.prepareCompaction(ledger.branch, { enabled: true, reserveTokens: settings.reserve, keepRecentTokens: settings.keepRecent });
+  const prep = pi.prepareCompaction(ledger.branch, {
+    enabled: true,
+    reserveTokens: settings.reserve,
+    keepRecentTokens: settings.keepRecent,
+  });
   if (!prep) return undefined;
   const result = await summarize(prep, ledger.branch, settings);
   if (!result) return undefined;
   const latencyMs = performance.now() - started;
-  const entry: Partial<CompactionEntry> = { type: "compaction", summary: result.summary, firstKeptEntryId: result.firstKeptEntryId, tokensBefore: prep.tokensBefore, details: result.details };
+  const entry: Partial<CompactionEntry> = {
+    type: "compaction",
+    summary: result.summary,
+    firstKeptEntryId: result.firstKeptEntryId,
+    tokensBefore: prep.tokensBefore,
+    details: result.details,
+  };
   entry.fromHook = project !== "pi";
   ledger.appendFact(entry as Record<string, unknown>);
   ledger.reset(await projectMessages(ledger.branch, project));
-  return { kind: "compaction", tokensBefore, sideCalls: result.sideCalls, modelCall: result.modelCall, latencyMs: result.modelCall ? undefined : latencyMs };
+  return {
+    kind: "compaction",
+    tokensBefore,
+    sideCalls: result.sideCalls,
+    modelCall: result.modelCall,
+    latencyMs: result.modelCall ? undefined : latencyMs,
+  };
 }
 
 async function projectMessages(branch: readonly SessionEntry[], project: "pi" | "ours") {

@@ -21,9 +21,13 @@ export const foldNotice = (settings: SessionSettings, info: RowInfo): Row => {
   // The safety net is the strategy a user gets by default, answering Pi's compaction through its own chart.
   const fallback = strategyNamed(DEFAULT_STRATEGY);
   const net = fallback.lab?.find((spec) => spec.replay.engine === "compaction")?.replay;
-  if (net?.engine !== "compaction") throw new Error(`the default strategy ${fallback.name} declares no compaction row for the lab`);
+  if (net?.engine !== "compaction")
+    throw new Error(`the default strategy ${fallback.name} declares no compaction row for the lab`);
   const safetyNet = chartSummarizer(fallback, net, settings);
-  const threshold = thresholdFor(budgetOf(DEFAULT_STRATEGY), settings.window, { enabled: true, reserveTokens: settings.reserve });
+  const threshold = thresholdFor(budgetOf(DEFAULT_STRATEGY), settings.window, {
+    enabled: true,
+    reserveTokens: settings.reserve,
+  });
   // The ledger state is folded as entries arrive, so a projection costs one pass over the branch.
   let state: LedgerState = initialLedgerState();
   let armed = true;
@@ -48,9 +52,21 @@ export const foldNotice = (settings: SessionSettings, info: RowInfo): Row => {
     if (!through || !finished.some(isFoldable)) return;
     const tokensBefore = ledger.view.tokens;
     const started = performance.now();
-    const request = [...finished].reverse().find((e) => e.type === "message" && e.message.role === "assistant") ?? through;
-    const details: FoldDetails = { v: 1, range: { afterId: foldAfter, throughId: through.id }, requestEntryId: request.id, target: foldAfter ?? "root" };
-    foldAfter = fact({ type: "custom_message", customType: LedgerType.fold, content: foldSummary(finished), display: true, details }).id;
+    const request =
+      [...finished].reverse().find((e) => e.type === "message" && e.message.role === "assistant") ?? through;
+    const details: FoldDetails = {
+      v: 1,
+      range: { afterId: foldAfter, throughId: through.id },
+      requestEntryId: request.id,
+      target: foldAfter ?? "root",
+    };
+    foldAfter = fact({
+      type: "custom_message",
+      customType: LedgerType.fold,
+      content: foldSummary(finished),
+      display: true,
+      details,
+    }).id;
     reproject();
     pending = { kind: "fold", tokensBefore, sideCalls: [], latencyMs: performance.now() - started };
   };
@@ -83,13 +99,29 @@ export const foldNotice = (settings: SessionSettings, info: RowInfo): Row => {
         const pi = await piCompaction();
         const tokensBefore = ledger.view.tokens;
         const started = performance.now();
-        const prep = pi.prepareCompaction(ledger.branch, { enabled: true, reserveTokens: settings.reserve, keepRecentTokens: settings.keepRecent });
+        const prep = pi.prepareCompaction(ledger.branch, {
+          enabled: true,
+          reserveTokens: settings.reserve,
+          keepRecentTokens: settings.keepRecent,
+        });
         const plan = prep && (await safetyNet(prep, ledger.branch, settings));
         if (prep && plan) {
-          fact({ type: "compaction", summary: plan.summary, firstKeptEntryId: plan.firstKeptEntryId, tokensBefore: prep.tokensBefore, details: plan.details, fromHook: true });
+          fact({
+            type: "compaction",
+            summary: plan.summary,
+            firstKeptEntryId: plan.firstKeptEntryId,
+            tokensBefore: prep.tokensBefore,
+            details: plan.details,
+            fromHook: true,
+          });
           reproject();
           // A fold at this same boundary that did not get under the threshold is reported with the compaction.
-          pending = { kind: "compaction", tokensBefore: pending?.tokensBefore ?? tokensBefore, sideCalls: plan.sideCalls, latencyMs: performance.now() - started };
+          pending = {
+            kind: "compaction",
+            tokensBefore: pending?.tokensBefore ?? tokensBefore,
+            sideCalls: plan.sideCalls,
+            latencyMs: performance.now() - started,
+          };
         }
       }
       const action = pending;

@@ -31,7 +31,8 @@ export function foldSummary(entries: readonly SessionEntry[]): string {
   }
   const lines = [`[folded: ${steps} assistant steps of finished work]`];
   if (files.size) lines.push(`Files touched: ${[...files].join(", ")}`);
-  if (outcome) lines.push(`Outcome: ${outcome.length > MAX_OUTCOME_CHARS ? `${outcome.slice(0, MAX_OUTCOME_CHARS)}…` : outcome}`);
+  if (outcome)
+    lines.push(`Outcome: ${outcome.length > MAX_OUTCOME_CHARS ? `${outcome.slice(0, MAX_OUTCOME_CHARS)}…` : outcome}`);
   return lines.join("\n");
 }
 
@@ -54,9 +55,21 @@ export const foldPolicy = (_settings: LabSettings, info: RowInfo): Row => {
         if (through && finished.some(isFoldable)) {
           const tokensBefore = ledger.view.tokens;
           const started = performance.now();
-          const requestEntry = [...finished].reverse().find((e) => e.type === "message" && e.message.role === "assistant") ?? through;
-          const details: FoldDetails = { v: 1, range: { afterId: turnUserId, throughId: through.id }, requestEntryId: requestEntry.id, target: turnUserId };
-          const fact = ledger.appendFact({ type: "custom_message", customType: LedgerType.fold, content: foldSummary(finished), display: true, details });
+          const requestEntry =
+            [...finished].reverse().find((e) => e.type === "message" && e.message.role === "assistant") ?? through;
+          const details: FoldDetails = {
+            v: 1,
+            range: { afterId: turnUserId, throughId: through.id },
+            requestEntryId: requestEntry.id,
+            target: turnUserId,
+          };
+          const fact = ledger.appendFact({
+            type: "custom_message",
+            customType: LedgerType.fold,
+            content: foldSummary(finished),
+            display: true,
+            details,
+          });
           state = evolve(state, fact);
           ledger.reset(projectBranch(ledger.branch, state).messages);
           pending = { kind: "fold", tokensBefore, sideCalls: [], latencyMs: performance.now() - started };

@@ -38,7 +38,12 @@ export class SimulatedLedger {
   /** Append a fact of ours (compaction, fold) with a derived id, parented on the leaf. */
   appendFact(body: Record<string, unknown>): SessionEntry {
     const last = this.branch[this.branch.length - 1];
-    const entry = { ...body, id: `${this.prefix}${(this.facts++).toString(36).padStart(4, "0")}`, parentId: this.leafId, timestamp: last?.timestamp ?? "1970-01-01T00:00:00.000Z" } as unknown as SessionEntry;
+    const entry = {
+      ...body,
+      id: `${this.prefix}${(this.facts++).toString(36).padStart(4, "0")}`,
+      parentId: this.leafId,
+      timestamp: last?.timestamp ?? "1970-01-01T00:00:00.000Z",
+    } as unknown as SessionEntry;
     this.branch.push(entry);
     this.relinkNext = true;
     if (entry.type === "compaction") {
@@ -50,7 +55,11 @@ export class SimulatedLedger {
 
   /** Rebuild the view from a projection's messages. */
   reset(messages: readonly AgentMessage[]): void {
-    this.view.replaceAll(messages.filter((m) => !(m.role === "bashExecution" && (m as { excludeFromContext?: boolean }).excludeFromContext)));
+    this.view.replaceAll(
+      messages.filter(
+        (m) => !(m.role === "bashExecution" && (m as { excludeFromContext?: boolean }).excludeFromContext),
+      ),
+    );
   }
 }
 
@@ -63,7 +72,8 @@ export class SimulatedLedger {
  */
 function packSummary(entry: SessionEntry): void {
   const record = entry as unknown as { summary?: unknown; details?: unknown };
-  if (typeof record.summary === "string" && record.summary.length >= PACK_MIN_CHARS) spillProperty(record, "summary", spill(record.summary));
+  if (typeof record.summary === "string" && record.summary.length >= PACK_MIN_CHARS)
+    spillProperty(record, "summary", spill(record.summary));
   const details = record.details;
   if (details === undefined || details === null) return;
   if (typeof details !== "object" || Array.isArray(details)) {

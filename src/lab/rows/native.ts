@@ -17,7 +17,8 @@ const PROMPT_TOKENS = 430;
 
 /** Filler of `tokens` tokens that carries no fact from the session (so probes measure only what Pi keeps verbatim). */
 export function standInText(title: string, tokens: number): string {
-  const line = "(simulated summary: this stand-in occupies the space a model-written summary would, and repeats nothing from the session)";
+  const line =
+    "(simulated summary: this stand-in occupies the space a model-written summary would, and repeats nothing from the session)";
   let text = `## ${title}\n`;
   while (estimateTextTokens(text) < tokens) text += `${line}\n`;
   return text;
@@ -31,7 +32,10 @@ export async function nativeSummary(prep: PiPreparation): Promise<Summarized> {
   let summary = standInText("Goal", STAND_IN_SUMMARY_TOKENS);
   if (prep.messagesToSummarize.length > 0) {
     const history = serializeConversation(convertToLlm(prep.messagesToSummarize));
-    sideCalls.push({ input: system + estimateTextTokens(history) + estimateTextTokens(prep.previousSummary ?? "") + PROMPT_TOKENS, output: STAND_IN_SUMMARY_TOKENS });
+    sideCalls.push({
+      input: system + estimateTextTokens(history) + estimateTextTokens(prep.previousSummary ?? "") + PROMPT_TOKENS,
+      output: STAND_IN_SUMMARY_TOKENS,
+    });
   }
   if (prep.isSplitTurn && prep.turnPrefixMessages.length > 0) {
     const prefix = serializeConversation(convertToLlm(prep.turnPrefixMessages));
@@ -40,13 +44,14 @@ export async function nativeSummary(prep: PiPreparation): Promise<Summarized> {
   }
   const { readFiles, modifiedFiles } = pi.computeFileLists(prep.fileOps);
   summary += pi.formatFileOperations(readFiles, modifiedFiles);
-  return { summary, firstKeptEntryId: prep.firstKeptEntryId, details: { readFiles, modifiedFiles }, sideCalls, modelCall: true };
+  return {
+    summary,
+    firstKeptEntryId: prep.firstKeptEntryId,
+    details: { readFiles, modifiedFiles },
+    sideCalls,
+    modelCall: true,
+  };
 }
 
 export const piNative = (settings: LabSettings, info: RowInfo): Row =>
-  compactionRow(
-    info,
-    settings,
-    nativeSummary,
-    "pi",
-  );
+  compactionRow(info, settings, nativeSummary, "pi");

@@ -54,7 +54,9 @@ const ordered = [...PLUGINS].sort((a, b) => {
   const [rb, nb] = rank(b);
   return ra - rb || na.localeCompare(nb);
 });
-const declared = ordered.flatMap((strategy) => (strategy.lab ?? []).map((spec) => ({ spec, entry: { id: spec.id, factory: strategyRow(strategy, spec) } })));
+const declared = ordered.flatMap((strategy) =>
+  (strategy.lab ?? []).map((spec) => ({ spec, entry: { id: spec.id, factory: strategyRow(strategy, spec) } })),
+);
 
 /** Reference baselines: simulations of what other agents do, no strategy of ours. */
 const BASELINES: readonly RowEntry[] = [
@@ -74,7 +76,12 @@ export const ROWS: readonly RowEntry[] = [
 
 /** Resolve `--strategies a,b` (default: every available row). Unknown ids throw; unavailable ones are reported. */
 export function selectRows(spec: string | undefined): { factories: RowFactory[]; skipped: RowEntry[] } {
-  const wanted = spec ? spec.split(",").map((s) => s.trim()).filter(Boolean) : ROWS.map((r) => r.id);
+  const wanted = spec
+    ? spec
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : ROWS.map((r) => r.id);
   const factories: RowFactory[] = [];
   const skipped: RowEntry[] = [];
   for (const id of wanted) {

@@ -15,15 +15,52 @@ export interface Project {
 }
 
 const PROJECTS: { name: string; modules: string[]; nouns: string[] }[] = [
-  { name: "tiny-router", modules: ["router", "params", "middleware", "server"], nouns: ["route", "segment", "handler", "params", "match"] },
-  { name: "ledger-kv", modules: ["store", "wal", "compaction", "cli"], nouns: ["record", "segment", "snapshot", "index", "key"] },
-  { name: "invoice-service", modules: ["billing", "tax", "pdf", "api", "db"], nouns: ["invoice", "lineItem", "customer", "tax", "currency"] },
-  { name: "weatherly", modules: ["forecast", "units", "cache", "http"], nouns: ["forecast", "station", "reading", "unit", "cache"] },
-  { name: "md-slides", modules: ["parser", "render", "theme", "watch"], nouns: ["slide", "token", "theme", "fragment", "deck"] },
-  { name: "queue-worker", modules: ["queue", "retry", "metrics", "jobs"], nouns: ["job", "attempt", "backoff", "lease", "metric"] },
+  {
+    name: "tiny-router",
+    modules: ["router", "params", "middleware", "server"],
+    nouns: ["route", "segment", "handler", "params", "match"],
+  },
+  {
+    name: "ledger-kv",
+    modules: ["store", "wal", "compaction", "cli"],
+    nouns: ["record", "segment", "snapshot", "index", "key"],
+  },
+  {
+    name: "invoice-service",
+    modules: ["billing", "tax", "pdf", "api", "db"],
+    nouns: ["invoice", "lineItem", "customer", "tax", "currency"],
+  },
+  {
+    name: "weatherly",
+    modules: ["forecast", "units", "cache", "http"],
+    nouns: ["forecast", "station", "reading", "unit", "cache"],
+  },
+  {
+    name: "md-slides",
+    modules: ["parser", "render", "theme", "watch"],
+    nouns: ["slide", "token", "theme", "fragment", "deck"],
+  },
+  {
+    name: "queue-worker",
+    modules: ["queue", "retry", "metrics", "jobs"],
+    nouns: ["job", "attempt", "backoff", "lease", "metric"],
+  },
 ];
 
-const VERBS = ["parse", "build", "resolve", "load", "normalize", "validate", "format", "merge", "apply", "create", "find", "encode"];
+const VERBS = [
+  "parse",
+  "build",
+  "resolve",
+  "load",
+  "normalize",
+  "validate",
+  "format",
+  "merge",
+  "apply",
+  "create",
+  "find",
+  "encode",
+];
 const FILE_SUFFIXES = ["index", "types", "utils", "core", "errors", "config"];
 
 function capitalize(word: string): string {
@@ -61,7 +98,10 @@ export function fileContent(project: Project, file: string, lines?: number): str
   const rng = new Rng(hashString(`${project.name}:${file}`));
   const target = lines ?? rng.int(40, 260);
   const out: string[] = [];
-  const others = rng.sample(project.files.filter((f) => f !== file), 3);
+  const others = rng.sample(
+    project.files.filter((f) => f !== file),
+    3,
+  );
   for (const other of others) {
     const rel = other.replace(/^src\//, "../").replace(/\.ts$/, ".ts");
     out.push(`import { ${rng.pick(project.symbols)} } from "${rel}";`);
@@ -72,19 +112,24 @@ export function fileContent(project: Project, file: string, lines?: number): str
     const kind = rng.int(0, 3);
     if (kind === 0) {
       out.push(`export interface ${capitalize(symbol)}Options {`);
-      for (let i = rng.int(2, 6); i > 0; i--) out.push(`  ${rng.pick(["id", "name", "limit", "timeoutMs", "strict", "retries", "prefix"])}${i}?: ${rng.pick(["string", "number", "boolean"])};`);
+      for (let i = rng.int(2, 6); i > 0; i--)
+        out.push(
+          `  ${rng.pick(["id", "name", "limit", "timeoutMs", "strict", "retries", "prefix"])}${i}?: ${rng.pick(["string", "number", "boolean"])};`,
+        );
       out.push("}");
     } else {
-      out.push(`export function ${symbol}${rng.int(1, 9)}(input: ${rng.pick(["string", "Buffer", "Record<string, unknown>", "number[]"])}, options = {}) {`);
+      out.push(
+        `export function ${symbol}${rng.int(1, 9)}(input: ${rng.pick(["string", "Buffer", "Record<string, unknown>", "number[]"])}, options = {}) {`,
+      );
       for (let i = rng.int(3, 14); i > 0; i--) {
         out.push(
           rng.pick([
             `  const value${i} = ${rng.pick(project.symbols)}(input);`,
             `  if (!value${i}) throw new Error("${symbol}: missing ${rng.pick(["key", "segment", "header", "id"])}");`,
             `  for (const item of Object.keys(options)) total += item.length * ${i};`,
-            `  // ${rng.pick(["keep insertion order", "callers rely on this", "see issue #" + rng.int(10, 400), "hot path: avoid allocations"])}`,
+            `  // ${rng.pick(["keep insertion order", "callers rely on this", `see issue #${rng.int(10, 400)}`, "hot path: avoid allocations"])}`,
             `  result.push({ at: ${i}, value: value${i} ?? null });`,
-            `  return ${rng.pick(["result", "null", "value" + i, "{ ok: true }"])};`,
+            `  return ${rng.pick(["result", "null", `value${i}`, "{ ok: true }"])};`,
           ]),
         );
       }
@@ -96,7 +141,12 @@ export function fileContent(project: Project, file: string, lines?: number): str
 }
 
 /** A failing-test output with a stack-like error signature. Returns the text and the signature line. */
-export function failingTestOutput(rng: Rng, project: Project, testFile: string, source: string): { text: string; signature: string } {
+export function failingTestOutput(
+  rng: Rng,
+  project: Project,
+  testFile: string,
+  source: string,
+): { text: string; signature: string } {
   const symbol = rng.pick(project.symbols);
   const prop = rng.pick(["id", "params", "length", "headers", "value", "key"]);
   const signature = rng.pick([
@@ -142,13 +192,22 @@ export function passingTestOutput(rng: Rng, project: Project, testFiles: string[
     lines.push(` ✓ ${file} (${n} tests) ${rng.int(3, 120)}ms`);
   }
   const summary = `Tests  ${total} passed (${total})`;
-  lines.push(``, ` Test Files  ${testFiles.length} passed (${testFiles.length})`, `      ${summary}`, `   Duration  ${(rng.int(200, 3000) / 1000).toFixed(2)}s`);
+  lines.push(
+    ``,
+    ` Test Files  ${testFiles.length} passed (${testFiles.length})`,
+    `      ${summary}`,
+    `   Duration  ${(rng.int(200, 3000) / 1000).toFixed(2)}s`,
+  );
   return { text: lines.join("\n"), summary };
 }
 
 /** A long build log (the occasional huge tool output). */
 export function buildLog(rng: Rng, project: Project, lines: number): string {
-  const out = [`> ${project.name}@1.${rng.int(0, 9)}.${rng.int(0, 20)} build`, `> tsc -p tsconfig.build.json && node scripts/bundle.mjs`, ``];
+  const out = [
+    `> ${project.name}@1.${rng.int(0, 9)}.${rng.int(0, 20)} build`,
+    `> tsc -p tsconfig.build.json && node scripts/bundle.mjs`,
+    ``,
+  ];
   for (let i = 0; i < lines; i++) {
     const file = rng.pick(project.files);
     out.push(
@@ -167,13 +226,19 @@ export function buildLog(rng: Rng, project: Project, lines: number): string {
 export function grepOutput(rng: Rng, project: Project, pattern: string): string {
   const hits = rng.int(2, 14);
   const out: string[] = [];
-  for (let i = 0; i < hits; i++) out.push(`${rng.pick(project.files)}:${rng.int(1, 260)}:  const x = ${pattern}(${rng.pick(["input", "options", "req", "record"])});`);
+  for (let i = 0; i < hits; i++)
+    out.push(
+      `${rng.pick(project.files)}:${rng.int(1, 260)}:  const x = ${pattern}(${rng.pick(["input", "options", "req", "record"])});`,
+    );
   return out.join("\n");
 }
 
 /** `git status` / `git diff --stat` style output. */
 export function gitStatus(rng: Rng, project: Project, modified: string[]): string {
-  const out = [`On branch ${rng.pick(["main", "feature/" + rng.pick(project.modules), "fix/" + rng.hex(4)])}`, `Changes not staged for commit:`];
+  const out = [
+    `On branch ${rng.pick(["main", `feature/${rng.pick(project.modules)}`, `fix/${rng.hex(4)}`])}`,
+    `Changes not staged for commit:`,
+  ];
   for (const file of modified) out.push(`\tmodified:   ${file}`);
   if (!modified.length) out.push(`nothing to commit, working tree clean`);
   return out.join("\n");

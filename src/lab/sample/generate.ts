@@ -68,7 +68,15 @@ const ASKS = [
   "Write tests for {symbol} covering {case}.",
   "Why is {symbol} so slow on large inputs? Profile it and speed it up.",
 ];
-const CASES = ["empty input", "nested segments", "unicode keys", "a missing tenant", "duplicate ids", "trailing slashes", "very large payloads"];
+const CASES = [
+  "empty input",
+  "nested segments",
+  "unicode keys",
+  "a missing tenant",
+  "duplicate ids",
+  "trailing slashes",
+  "very large payloads",
+];
 
 interface Ctx {
   rng: Rng;
@@ -98,7 +106,12 @@ function nextId(ctx: Ctx): string {
 
 function append(ctx: Ctx, body: Record<string, unknown>, advanceSeconds: number): SessionEntry {
   ctx.clock += advanceSeconds * 1000 + ctx.rng.int(0, 999);
-  const entry = { ...body, id: nextId(ctx), parentId: ctx.parentId, timestamp: new Date(ctx.clock).toISOString() } as unknown as SessionEntry;
+  const entry = {
+    ...body,
+    id: nextId(ctx),
+    parentId: ctx.parentId,
+    timestamp: new Date(ctx.clock).toISOString(),
+  } as unknown as SessionEntry;
   if (entry.type === "message") (entry.message as { timestamp: number }).timestamp = ctx.clock;
   ctx.entries.push(entry);
   ctx.parentId = entry.id;
@@ -122,7 +135,9 @@ function step(ctx: Ctx, text: string | undefined, calls: Call[], thinking?: stri
   if (thinking) content.push({ type: "thinking", thinking, thinkingSignature: ctx.rng.hex(24) });
   if (text) content.push({ type: "text", text });
   const ids = calls.map(() => `toolu_${ctx.rng.hex(24)}`);
-  calls.forEach((call, i) => content.push({ type: "toolCall", id: ids[i], name: call.name, arguments: call.arguments }));
+  calls.forEach((call, i) =>
+    content.push({ type: "toolCall", id: ids[i], name: call.name, arguments: call.arguments }),
+  );
   const output = Math.ceil(JSON.stringify(content).length / 4);
   append(
     ctx,
@@ -132,7 +147,14 @@ function step(ctx: Ctx, text: string | undefined, calls: Call[], thinking?: stri
         role: "assistant",
         content,
         ...MODEL,
-        usage: { input: ctx.rng.int(3, 40), output, cacheRead: 0, cacheWrite: 0, totalTokens: output, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+        usage: {
+          input: ctx.rng.int(3, 40),
+          output,
+          cacheRead: 0,
+          cacheWrite: 0,
+          totalTokens: output,
+          cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 },
+        },
         stopReason: calls.length ? "toolUse" : "stop",
       },
     },
@@ -143,7 +165,13 @@ function step(ctx: Ctx, text: string | undefined, calls: Call[], thinking?: stri
       ctx,
       {
         type: "message",
-        message: { role: "toolResult", toolCallId: ids[i], toolName: call.name, content: [{ type: "text", text: call.output }], isError: call.isError ?? false },
+        message: {
+          role: "toolResult",
+          toolCallId: ids[i],
+          toolName: call.name,
+          content: [{ type: "text", text: call.output }],
+          isError: call.isError ?? false,
+        },
       },
       ctx.rng.int(0, 8),
     );
@@ -152,7 +180,11 @@ function step(ctx: Ctx, text: string | undefined, calls: Call[], thinking?: stri
 
 function readCall(ctx: Ctx, file: string, long: boolean): Call {
   const path = ctx.rng.chance(0.3) ? `${ctx.project.cwd}/${file}` : file;
-  return { name: "read", arguments: { path }, output: fileContent(ctx.project, file, long ? ctx.rng.int(900, 1800) : undefined) };
+  return {
+    name: "read",
+    arguments: { path },
+    output: fileContent(ctx.project, file, long ? ctx.rng.int(900, 1800) : undefined),
+  };
 }
 
 function testCommand(ctx: Ctx, testFile?: string): string {
@@ -167,7 +199,12 @@ function editCall(ctx: Ctx, file: string): Call {
     name: "edit",
     arguments: {
       path: file,
-      edits: [{ oldText: `  const value1 = ${symbol}(input);`, newText: `  const value1 = ${symbol}(input) ?? fallback(input);` }],
+      edits: [
+        {
+          oldText: `  const value1 = ${symbol}(input);`,
+          newText: `  const value1 = ${symbol}(input) ?? fallback(input);`,
+        },
+      ],
     },
     output: `Successfully replaced 1 block(s) in ${file}.`,
   };
@@ -183,12 +220,22 @@ function task(ctx: Ctx, index: number, longRate: number): void {
   userSays(ctx, ask);
 
   // Explore: parallel reads, sometimes a grep or an ls first.
-  const related = rng.sample(project.files.filter((f) => f !== focus), rng.int(1, 3));
+  const related = rng.sample(
+    project.files.filter((f) => f !== focus),
+    rng.int(1, 3),
+  );
   const reads = [focus, ...related].map((f) => readCall(ctx, f, rng.chance(longRate)));
-  step(ctx, `I'll start by reading ${focus} and the code around it.`, reads, `The user wants: ${ask.slice(0, 120)}. First I need to see how ${focus} is structured.`);
+  step(
+    ctx,
+    `I'll start by reading ${focus} and the code around it.`,
+    reads,
+    `The user wants: ${ask.slice(0, 120)}. First I need to see how ${focus} is structured.`,
+  );
   if (rng.chance(0.6)) {
     const symbol = rng.pick(project.symbols);
-    step(ctx, undefined, [{ name: "grep", arguments: { pattern: symbol, path: "src" }, output: grepOutput(rng, project, symbol) }]);
+    step(ctx, undefined, [
+      { name: "grep", arguments: { pattern: symbol, path: "src" }, output: grepOutput(rng, project, symbol) },
+    ]);
   }
   if (rng.chance(0.5)) step(ctx, undefined, [readCall(ctx, testFile, false)]);
 
@@ -198,20 +245,39 @@ function task(ctx: Ctx, index: number, longRate: number): void {
   if (rng.chance(0.25)) {
     const newTest = testFile.replace(/\.test\.ts$/, `.${rng.pick(["edge", "regression", "unicode"])}.test.ts`);
     ctx.modified.push(newTest);
-    step(ctx, undefined, [{ name: "write", arguments: { path: newTest, content: fileContent(project, newTest, rng.int(20, 60)) }, output: `Successfully wrote ${rng.int(600, 3000)} bytes to ${newTest}` }]);
+    step(ctx, undefined, [
+      {
+        name: "write",
+        arguments: { path: newTest, content: fileContent(project, newTest, rng.int(20, 60)) },
+        output: `Successfully wrote ${rng.int(600, 3000)} bytes to ${newTest}`,
+      },
+    ]);
   }
 
   // Test, sometimes failing first.
   if (rng.chance(0.45)) {
     const failing = failingTestOutput(rng, project, testFile, focus);
-    step(ctx, undefined, [{ name: "bash", arguments: { command: testCommand(ctx, testFile) }, output: failing.text, isError: true }]);
-    step(ctx, `The test fails with \`${failing.signature.slice(0, 60)}\`. Looking at the stack.`, [readCall(ctx, focus, false)]);
+    step(ctx, undefined, [
+      { name: "bash", arguments: { command: testCommand(ctx, testFile) }, output: failing.text, isError: true },
+    ]);
+    step(ctx, `The test fails with \`${failing.signature.slice(0, 60)}\`. Looking at the stack.`, [
+      readCall(ctx, focus, false),
+    ]);
     step(ctx, undefined, [editCall(ctx, focus)]);
   }
-  const passing = passingTestOutput(rng, project, [testFile, ...rng.sample(project.files.map(testFileFor), rng.int(1, 4))]);
+  const passing = passingTestOutput(rng, project, [
+    testFile,
+    ...rng.sample(project.files.map(testFileFor), rng.int(1, 4)),
+  ]);
   step(ctx, undefined, [{ name: "bash", arguments: { command: testCommand(ctx) }, output: passing.text }]);
   if (rng.chance(longRate * 3)) {
-    step(ctx, undefined, [{ name: "bash", arguments: { command: `${project.packageManager} run build` }, output: buildLog(rng, project, rng.int(400, 1200)) }]);
+    step(ctx, undefined, [
+      {
+        name: "bash",
+        arguments: { command: `${project.packageManager} run build` },
+        output: buildLog(rng, project, rng.int(400, 1200)),
+      },
+    ]);
   }
 
   // The user sometimes corrects course mid-task.
@@ -222,13 +288,27 @@ function task(ctx: Ctx, index: number, longRate: number): void {
     const again = passingTestOutput(rng, project, [testFile]);
     step(ctx, undefined, [{ name: "bash", arguments: { command: testCommand(ctx, testFile) }, output: again.text }]);
   }
-  step(ctx, `Summary of the change:\n- ${focus}: handle the missing value instead of throwing\n- tests: ${passing.summary}`, []);
+  step(
+    ctx,
+    `Summary of the change:\n- ${focus}: handle the missing value instead of throwing\n- tests: ${passing.summary}`,
+    [],
+  );
 
   // A `!` command from the user between tasks.
   if (rng.chance(0.15)) {
     append(
       ctx,
-      { type: "message", message: { role: "bashExecution", command: "git status", output: gitStatus(rng, project, ctx.modified), exitCode: 0, cancelled: false, truncated: false } },
+      {
+        type: "message",
+        message: {
+          role: "bashExecution",
+          command: "git status",
+          output: gitStatus(rng, project, ctx.modified),
+          exitCode: 0,
+          cancelled: false,
+          truncated: false,
+        },
+      },
       rng.int(5, 120),
     );
   }
@@ -239,7 +319,13 @@ export function generateSession(seed: number, index: number, spec: SessionSpec):
   const rng = new Rng(seed).fork(index);
   const project = makeProject(rng, index);
   const start = Date.UTC(2025, 0, 6) + (seed % 1000) * 86_400_000 + index * 3_600_000;
-  const header: SessionHeader = { type: "session", version: 3, id: `${rng.hex(8)}-${rng.hex(4)}-4${rng.hex(3)}-a${rng.hex(3)}-${rng.hex(12)}`, timestamp: new Date(start).toISOString(), cwd: project.cwd };
+  const header: SessionHeader = {
+    type: "session",
+    version: 3,
+    id: `${rng.hex(8)}-${rng.hex(4)}-4${rng.hex(3)}-a${rng.hex(3)}-${rng.hex(12)}`,
+    timestamp: new Date(start).toISOString(),
+    cwd: project.cwd,
+  };
   const ctx: Ctx = { rng, project, entries: [header], parentId: null, clock: start, ids: new Set(), modified: [] };
   append(ctx, { type: "model_change", provider: MODEL.provider, modelId: MODEL.model }, 0);
   append(ctx, { type: "thinking_level_change", thinkingLevel: "medium" }, 0);
@@ -248,6 +334,9 @@ export function generateSession(seed: number, index: number, spec: SessionSpec):
 }
 
 /** Generate the sample set. */
-export function generateSample(seed: number = DEFAULT_SEED, specs: readonly SessionSpec[] = DEFAULT_SAMPLE): SampleSession[] {
+export function generateSample(
+  seed: number = DEFAULT_SEED,
+  specs: readonly SessionSpec[] = DEFAULT_SAMPLE,
+): SampleSession[] {
   return specs.map((spec, index) => generateSession(seed, index, spec));
 }

@@ -60,7 +60,10 @@ export class Rng {
   /** Lowercase hex string of `length` digits. */
   hex(length: number): string {
     let out = "";
-    while (out.length < length) out += Math.floor(this.float() * 4294967296).toString(16).padStart(8, "0");
+    while (out.length < length)
+      out += Math.floor(this.float() * 4294967296)
+        .toString(16)
+        .padStart(8, "0");
     return out.slice(0, length);
   }
 

@@ -128,7 +128,8 @@ export function capSpans(spans: readonly CheckpointSpan[], budgetChars: number):
     change(s, w, () => {
       let kept = 0;
       let to = 0;
-      while (to < w.item.body.length && kept + w.item.body[to].length + 1 <= STUB_KEEP_CHARS) kept += w.item.body[to++].length + 1;
+      while (to < w.item.body.length && kept + w.item.body[to].length + 1 <= STUB_KEEP_CHARS)
+        kept += w.item.body[to++].length + 1;
       w.to = to;
       w.prefixOnly = to === 0;
     });

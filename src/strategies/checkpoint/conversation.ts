@@ -160,7 +160,8 @@ export function pairCalls(entries: readonly ProjectedEntry[], from = 0, to = ent
     }
   }
   for (const [id, list] of byId) {
-    if (list.length > 1 || (resultCount.get(id) ?? 0) > 1 || doubtful.has(id)) for (const paired of list) paired.ambiguous = true;
+    if (list.length > 1 || (resultCount.get(id) ?? 0) > 1 || doubtful.has(id))
+      for (const paired of list) paired.ambiguous = true;
   }
   return calls;
 }
@@ -170,7 +171,10 @@ export function pairCalls(entries: readonly ProjectedEntry[], from = 0, to = ent
  * for other entry types), for pairing outside the model view.
  */
 export function rawEntries(branch: readonly SessionEntry[]): ProjectedEntry[] {
-  return branch.map((entry) => ({ sourceEntry: entry, messages: entry.type === "message" ? [entry.message as AgentMessage] : [] }));
+  return branch.map((entry) => ({
+    sourceEntry: entry,
+    messages: entry.type === "message" ? [entry.message as AgentMessage] : [],
+  }));
 }
 
 /**

@@ -31,7 +31,8 @@ const MUTATING_TOOLS = new Set(["write", "edit"]);
 /** A continuation notice Pi (current and older versions) appends when a read stopped before the end. */
 // The notice is matched from its first " exceeds " on: a later one could only find the same " limit" after it, and
 // trying every one on a long last line would be quadratic.
-const CONTINUATION = /Use offset=\d+ to continue|more lines (in file|not shown)|^\[Line \d+ is (?:(?! exceeds ).)* exceeds .* limit/;
+const CONTINUATION =
+  /Use offset=\d+ to continue|more lines (in file|not shown)|^\[Line \d+ is (?:(?! exceeds ).)* exceeds .* limit/;
 
 /**
  * Classify a successful text read. Offset and limit alone do not make a read partial: Pi reports any
@@ -40,7 +41,8 @@ const CONTINUATION = /Use offset=\d+ to continue|more lines (in file|not shown)|
  */
 export function classifyRead(args: unknown, text: string, details: unknown, replaced: boolean): ReadCompleteness {
   if (replaced) return "uncertain";
-  const truncation = (details as { truncation?: { truncated?: unknown; firstLineExceedsLimit?: unknown } } | undefined)?.truncation;
+  const truncation = (details as { truncation?: { truncated?: unknown; firstLineExceedsLimit?: unknown } } | undefined)
+    ?.truncation;
   if (truncation?.truncated === true || truncation?.firstLineExceedsLimit === true) return "partial";
   const lines = text.trimEnd().split("\n");
   const last = lines[lines.length - 1] ?? "";
@@ -140,7 +142,12 @@ function evidenceFor(map: Map<string, PathEvidence>, path: string): PathEvidence
 }
 
 /** Paths the raw branch records as mutated, with the step of each mutation (tool calls and nested calls). */
-function collectMutations(branch: readonly SessionEntry[], from: number, cwd: string, add: (path: string, step: number, tool: string) => void): void {
+function collectMutations(
+  branch: readonly SessionEntry[],
+  from: number,
+  cwd: string,
+  add: (path: string, step: number, tool: string) => void,
+): void {
   const failed = new Set<string>();
   const callStep = new Map<string, number>();
   for (let i = from; i < branch.length; i++) {
@@ -189,15 +196,23 @@ function tailEvidence(input: EvidenceInput): Map<string, PathEvidence> {
     const step = rawIndex.get(paired.entryId) ?? -1;
     if (name === "write") {
       const content = argsObject(paired.call.arguments)?.content;
-      if (typeof content === "string") evidenceFor(byPath, displayPath(path, input.cwd)).snapshots.push({ step, kind: "write", completeness: "full" });
+      if (typeof content === "string")
+        evidenceFor(byPath, displayPath(path, input.cwd)).snapshots.push({ step, kind: "write", completeness: "full" });
       continue;
     }
     if (!isTextOnly(result.view.content)) continue;
     const text = textBlocks(result.view.content).join("\n");
-    const completeness = classifyRead(paired.call.arguments, text, result.view.details, input.replaced.has(result.entryId));
+    const completeness = classifyRead(
+      paired.call.arguments,
+      text,
+      result.view.details,
+      input.replaced.has(result.entryId),
+    );
     evidenceFor(byPath, displayPath(path, input.cwd)).snapshots.push({ step, kind: "read", completeness });
   }
-  collectMutations(input.branch, input.rawTailStart, input.cwd, (path, step, tool) => evidenceFor(byPath, path).mutations.push({ step, tool }));
+  collectMutations(input.branch, input.rawTailStart, input.cwd, (path, step, tool) =>
+    evidenceFor(byPath, path).mutations.push({ step, tool }),
+  );
   return byPath;
 }
 
@@ -215,7 +230,9 @@ function tailLabel(evidence: PathEvidence | undefined): TailLabel | undefined {
   const cleanReads = evidence.snapshots.filter((s) => s.kind === "read" && s.step > lastMutation);
   // A write is itself the last mutation; its payload is the file only if nothing else changed it in that step.
   const cleanWrite =
-    atLast.length === 1 && atLast[0].tool === "write" && evidence.snapshots.some((s) => s.kind === "write" && s.step === lastMutation);
+    atLast.length === 1 &&
+    atLast[0].tool === "write" &&
+    evidence.snapshots.some((s) => s.kind === "write" && s.step === lastMutation);
   if (cleanReads.some((s) => s.completeness === "full")) return { text: "full read in tail", positive: true };
   if (cleanWrite) return { text: "write content in tail", positive: true };
   if (cleanReads.some((s) => s.completeness === "uncertain")) return { text: "read output in tail", positive: true };
@@ -228,13 +245,21 @@ function tailLabel(evidence: PathEvidence | undefined): TailLabel | undefined {
   const earlier = evidence.snapshots.filter((s) => s.step < lastMutation);
   if (earlier.length > 0) {
     const latest = earlier.reduce((a, b) => (b.step >= a.step ? b : a));
-    return { text: latest.kind === "write" ? "write content in tail, then edited" : "read in tail, then edited", positive: false };
+    return {
+      text: latest.kind === "write" ? "write content in tail, then edited" : "read in tail, then edited",
+      positive: false,
+    };
   }
   return undefined;
 }
 
 function startupLabel(startup: StartupEvidence, editedAfter: boolean): string {
-  const kind = startup.completeness === "full" ? "startup read retained" : startup.completeness === "partial" ? "partial startup read retained" : "startup read output retained";
+  const kind =
+    startup.completeness === "full"
+      ? "startup read retained"
+      : startup.completeness === "partial"
+        ? "partial startup read retained"
+        : "startup read output retained";
   return editedAfter ? `${kind}, then edited` : kind;
 }
 

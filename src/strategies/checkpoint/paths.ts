@@ -18,7 +18,8 @@ export function displayPath(path: string, cwd: string): string {
   const base = trimSlash(cwd);
   if (!path.startsWith("/")) {
     const normalized = trimSlash(posix.normalize(path));
-    if (normalized === ".." || normalized.startsWith("../")) return base.startsWith("/") ? absolutePath(normalized, base) : normalized;
+    if (normalized === ".." || normalized.startsWith("../"))
+      return base.startsWith("/") ? absolutePath(normalized, base) : normalized;
     return normalized === "" ? "." : normalized;
   }
   const absolute = trimSlash(posix.normalize(path));

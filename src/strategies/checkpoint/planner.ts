@@ -6,7 +6,16 @@ import { projectBranch } from "../../projection/project.ts";
 import { CHARS_PER_TOKEN, estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
 import type { CompactionInput, CompactionPlan, StrategyPlanner } from "../contract.ts";
 import { capSpans } from "./cap.ts";
-import { latestEdits, pairCalls, outcomeOf, rawEntries, textBlocks, toolResultOf, type Outcome, type ToolCallView } from "./conversation.ts";
+import {
+  latestEdits,
+  pairCalls,
+  outcomeOf,
+  rawEntries,
+  textBlocks,
+  toolResultOf,
+  type Outcome,
+  type ToolCallView,
+} from "./conversation.ts";
 import { annotateFiles, mergeFileLists, spanFileOps, type FileLists, type StartupEvidence } from "./file-evidence.ts";
 import { displayPath } from "./paths.ts";
 import { footLines, headLines, renderSummary, type RenderableStartupRead } from "./render.ts";
@@ -58,7 +67,11 @@ export function isCheckpointCompaction(entry: SessionEntry): entry is Compaction
 function validItem(item: unknown): item is SpanItem {
   const i = item as Partial<SpanItem> | undefined;
   return (
-    !!i && (i.kind === "user" || i.kind === "other") && typeof i.head === "string" && Array.isArray(i.body) && i.body.every((l) => typeof l === "string")
+    !!i &&
+    (i.kind === "user" || i.kind === "other") &&
+    typeof i.head === "string" &&
+    Array.isArray(i.body) &&
+    i.body.every((l) => typeof l === "string")
   );
 }
 
@@ -75,10 +88,16 @@ function storedSpans(details: CheckpointDetails): CheckpointSpan[] {
 
 /** File lists a prior compaction recorded: ours under `files`, Pi's default under `readFiles`/`modifiedFiles`. */
 function priorFiles(entry: CompactionEntry, cwd: string): Partial<FileLists> {
-  const details = entry.details as { files?: Partial<FileLists>; readFiles?: unknown; modifiedFiles?: unknown } | undefined;
+  const details = entry.details as
+    | { files?: Partial<FileLists>; readFiles?: unknown; modifiedFiles?: unknown }
+    | undefined;
   if (!details) return {};
-  const list = (value: unknown) => (Array.isArray(value) ? value.filter((p): p is string => typeof p === "string").map((p) => displayPath(p, cwd)) : []);
-  return { read: [...list(details.files?.read), ...list(details.readFiles)], modified: [...list(details.files?.modified), ...list(details.modifiedFiles)] };
+  const list = (value: unknown) =>
+    Array.isArray(value) ? value.filter((p): p is string => typeof p === "string").map((p) => displayPath(p, cwd)) : [];
+  return {
+    read: [...list(details.files?.read), ...list(details.readFiles)],
+    modified: [...list(details.files?.modified), ...list(details.modifiedFiles)],
+  };
 }
 
 /** The compactions before this one: the newest opaque base (if any) and the checkpoints after it. */
@@ -109,7 +128,10 @@ function lineChars(lines: readonly string[]): number {
  * Plan a checkpoint compaction. Same input, same bytes: no clocks, no randomness, no model.
  * The boundary is Pi's `firstKeptEntryId`, unchanged.
  */
-export function planCheckpoint(input: CompactionInput, options: CheckpointOptions = DEFAULT_CHECKPOINT_OPTIONS): CompactionPlan {
+export function planCheckpoint(
+  input: CompactionInput,
+  options: CheckpointOptions = DEFAULT_CHECKPOINT_OPTIONS,
+): CompactionPlan {
   const { branch, cwd } = input;
   const projection = projectBranch(branch);
   const entries = projection.entries;
@@ -170,18 +192,37 @@ export function planCheckpoint(input: CompactionInput, options: CheckpointOption
       if (index === undefined || index >= rawTailStart) continue;
       const text = resultText(branch[index]);
       if (text === undefined) continue;
-      retained.push({ entryId: ref.entryId, path: ref.path, offset: ref.offset, limit: ref.limit, completeness: ref.completeness, text });
+      retained.push({
+        entryId: ref.entryId,
+        path: ref.path,
+        offset: ref.offset,
+        limit: ref.limit,
+        completeness: ref.completeness,
+        text,
+      });
       const known = startupEvidence.get(ref.path);
-      if (!known || (known.completeness !== "full" && ref.completeness === "full")) startupEvidence.set(ref.path, { completeness: ref.completeness, index });
+      if (!known || (known.completeness !== "full" && ref.completeness === "full"))
+        startupEvidence.set(ref.path, { completeness: ref.completeness, index });
     }
   }
 
   const replaced = new Set<string>();
   for (const [target, edit] of edits) if (edit.replacement !== null) replaced.add(target);
-  const annotated = annotateFiles({ branch, entries, tailStart, rawTailStart, replaced, cwd, lists: files, startup: startupEvidence, ambiguous });
+  const annotated = annotateFiles({
+    branch,
+    entries,
+    tailStart,
+    rawTailStart,
+    replaced,
+    cwd,
+    lists: files,
+    startup: startupEvidence,
+    ambiguous,
+  });
 
   const baseBlock = base ? { entryId: base.id, summary: base.summary } : undefined;
-  const overheadChars = lineChars(headLines(baseBlock)) + lineChars(footLines({ startupReads: retained, ...annotated }));
+  const overheadChars =
+    lineChars(headLines(baseBlock)) + lineChars(footLines({ startupReads: retained, ...annotated }));
   const capOn = options.capPercent !== null && options.capPercent > 0;
   const budgetTokens = capOn ? Math.floor((input.contextWindow * options.capPercent!) / 100) : null;
   const warnings: string[] = [];
@@ -200,7 +241,10 @@ export function planCheckpoint(input: CompactionInput, options: CheckpointOption
   const summary = renderSummary({ base: baseBlock, spans: capped.spans, startupReads: retained, ...annotated });
   const summaryTokens = estimateTextTokens(summary);
   const tailMessages = entries.slice(tailStart).flatMap((entry) => entry.messages);
-  const tokensAfter = summaryTokens + estimateMessagesTokens(tailMessages) + (input.systemPrompt ? estimateTextTokens(input.systemPrompt) : 0);
+  const tokensAfter =
+    summaryTokens +
+    estimateMessagesTokens(tailMessages) +
+    (input.systemPrompt ? estimateTextTokens(input.systemPrompt) : 0);
 
   const details: CheckpointDetails = {
     v: 1,
@@ -220,11 +264,19 @@ export function planCheckpoint(input: CompactionInput, options: CheckpointOption
     },
     ...(warnings.length ? { warnings } : {}),
   };
-  return { summary, firstKeptEntryId: input.firstKeptEntryId, tokensBefore: input.tokensBefore, estimatedTokensAfter: tokensAfter, details };
+  return {
+    summary,
+    firstKeptEntryId: input.firstKeptEntryId,
+    tokensBefore: input.tokensBefore,
+    estimatedTokensAfter: tokensAfter,
+    details,
+  };
 }
 
 /** Builds the planner for the host, with options read at call time (settings can change between compactions). */
-export function createCheckpointPlanner(getOptions: () => CheckpointOptions = () => DEFAULT_CHECKPOINT_OPTIONS): StrategyPlanner {
+export function createCheckpointPlanner(
+  getOptions: () => CheckpointOptions = () => DEFAULT_CHECKPOINT_OPTIONS,
+): StrategyPlanner {
   return {
     name: "checkpoint",
     // No model and no await: the plan is ready as soon as it is asked for.

@@ -24,7 +24,9 @@ export interface RecapMessage {
 }
 
 /** The newest compaction on the branch when it is a checkpoint; a later native compaction ends the recap. */
-export function currentCheckpoint(branch: readonly SessionEntry[]): { entry: CompactionEntry<CheckpointDetails>; index: number } | undefined {
+export function currentCheckpoint(
+  branch: readonly SessionEntry[],
+): { entry: CompactionEntry<CheckpointDetails>; index: number } | undefined {
   return checkpointAt(branch, lastCompactionIndex(branch));
 }
 
@@ -45,7 +47,10 @@ function fullBranchView(ctx: ExtensionContext): RecapView {
   return { branch, lastCompaction: lastCompactionIndex(branch) };
 }
 
-function checkpointAt(branch: readonly SessionEntry[], index: number): { entry: CompactionEntry<CheckpointDetails>; index: number } | undefined {
+function checkpointAt(
+  branch: readonly SessionEntry[],
+  index: number,
+): { entry: CompactionEntry<CheckpointDetails>; index: number } | undefined {
   const entry = branch[index];
   return entry && isCheckpointCompaction(entry) ? { entry, index } : undefined;
 }
@@ -72,7 +77,12 @@ export function recapFor(entry: CompactionEntry<CheckpointDetails>): RecapMessag
 export function hasRecapAfter(branch: readonly SessionEntry[], index: number, compactionId: string): boolean {
   for (let i = index + 1; i < branch.length; i++) {
     const entry = branch[i];
-    if (entry.type === "custom_message" && entry.customType === RECAP_TYPE && isRecapDetails(entry.details) && entry.details.compactionId === compactionId)
+    if (
+      entry.type === "custom_message" &&
+      entry.customType === RECAP_TYPE &&
+      isRecapDetails(entry.details) &&
+      entry.details.compactionId === compactionId
+    )
       return true;
   }
   return false;
@@ -123,7 +133,14 @@ export function placeRecap(
   if (current?.firstRequest) {
     const recap =
       kept ??
-      ({ role: "custom", customType: RECAP_TYPE, content: current.recap.content, display: current.recap.display, details: current.recap.details, timestamp } as AgentMessage);
+      ({
+        role: "custom",
+        customType: RECAP_TYPE,
+        content: current.recap.content,
+        display: current.recap.display,
+        details: current.recap.details,
+        timestamp,
+      } as AgentMessage);
     if (out[out.length - 1] !== recap) {
       if (kept) out.splice(out.indexOf(kept), 1);
       out.push(recap);
@@ -147,7 +164,9 @@ export function recapCard(details: RecapDetails): string {
   ];
   if (details.trimmedSpans > 0) {
     const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
-    parts.push(`trimmed: ${plural(details.trimmedSpans, "span")}, ${plural(details.removedItems, "item")} removed, ${details.shortenedItems} shortened`);
+    parts.push(
+      `trimmed: ${plural(details.trimmedSpans, "span")}, ${plural(details.removedItems, "item")} removed, ${details.shortenedItems} shortened`,
+    );
   }
   return `Context checkpoint · ${parts.join(" · ")}`;
 }
@@ -157,7 +176,11 @@ export function recapCard(details: RecapDetails): string {
  * still going (threshold mid-run, overflow retry), and `request` places it and removes stale copies. Also
  * registers the transcript card. `view` gives the branch and its newest effective compaction.
  */
-export function recapHooks(kit: Pick<StrategyKit<unknown>, "sendMessage" | "registerMessageCard">, getSettings: () => RecapSettings, view: (ctx: ExtensionContext) => RecapView = fullBranchView) {
+export function recapHooks(
+  kit: Pick<StrategyKit<unknown>, "sendMessage" | "registerMessageCard">,
+  getSettings: () => RecapSettings,
+  view: (ctx: ExtensionContext) => RecapView = fullBranchView,
+) {
   // Only guards against adding a second copy while a steered one waits in Pi's queue; placement never uses it.
   let steeredFor: string | undefined;
   // True between agent_start and agent_end. Pi checks the threshold again after a run's final answer (and before
@@ -186,7 +209,8 @@ export function recapHooks(kit: Pick<StrategyKit<unknown>, "sendMessage" | "regi
     compacted(event: SessionCompactEvent, ctx: ExtensionContext): void {
       if (!isCheckpointCompaction(event.compactionEntry)) return;
       // The planner is pure, so its warnings (startup reads over the cap) surface here.
-      for (const warning of event.compactionEntry.details?.warnings ?? []) ctx.ui.notify(forTerminal(`context-ledger: ${warning}`), "warning");
+      for (const warning of event.compactionEntry.details?.warnings ?? [])
+        ctx.ui.notify(forTerminal(`context-ledger: ${warning}`), "warning");
       if (!getSettings().enabled) return;
       // Steer only into a run that goes on: mid-run, or the overflow retry Pi is about to start. A steered message
       // after the final answer would make Pi continue the run, a model turn nobody asked for. Idle and post-run
@@ -197,7 +221,8 @@ export function recapHooks(kit: Pick<StrategyKit<unknown>, "sendMessage" | "regi
     },
     runStart(ctx: ExtensionContext): { message: RecapMessage } | undefined {
       const found = checkpointOn(ctx);
-      if (!found || steeredFor === found.entry.id || hasRecapAfter(found.branch, found.index, found.entry.id)) return undefined;
+      if (!found || steeredFor === found.entry.id || hasRecapAfter(found.branch, found.index, found.entry.id))
+        return undefined;
       return { message: recapFor(found.entry) };
     },
     request(messages: AgentMessage[], ctx: ExtensionContext): AgentMessage[] | undefined {
@@ -208,7 +233,9 @@ export function recapHooks(kit: Pick<StrategyKit<unknown>, "sendMessage" | "regi
       if (lastCompaction < 0) return undefined;
       const found = checkpointAt(branch, lastCompaction);
       if (found && hasRecapAfter(branch, found.index, found.entry.id)) steeredFor = undefined;
-      const current = found ? { recap: recapFor(found.entry), firstRequest: isFirstRequestAfter(branch, found.index) } : undefined;
+      const current = found
+        ? { recap: recapFor(found.entry), firstRequest: isFirstRequestAfter(branch, found.index) }
+        : undefined;
       const timestamp = found ? Date.parse(found.entry.timestamp) : 0;
       return placeRecap(messages, current, timestamp);
     },

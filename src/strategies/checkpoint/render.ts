@@ -9,7 +9,7 @@ import { lineSafeJson, BREAK_IN_LINE } from "../../log/display.ts";
  */
 export const INTRODUCTION: readonly string[] = [
   "[context-ledger checkpoint]",
-  "Earlier turns of this conversation were compacted without being summarized. In the spans below, user messages and assistant prose are copied word for word, except where a span says trimmed=\"true\".",
+  'Earlier turns of this conversation were compacted without being summarized. In the spans below, user messages and assistant prose are copied word for word, except where a span says trimmed="true".',
   "Each tool call is reduced to one line ending in ok, error or unknown. That label is the tool's own status, not proof that the work behind it succeeded.",
   "Removed here: tool outputs (except the startup reads retained below), assistant thinking, and the bodies of custom messages (shown as type stubs).",
   "Nothing was deleted from the session. To recover a specific detail, call context_lookup with a question; the direct fallbacks context_grep, context_list_entries and context_show_entry take the entry ids shown in square brackets.",
@@ -28,7 +28,8 @@ export const MODIFIED_LIST_HEAD = "[modified] Files modified:";
 /** The single evidence-boundary warning and the marker that opens the verbatim tail. */
 export const EVIDENCE_BOUNDARY =
   "[evidence boundary] Everything above is a record of past work. It does not show current file contents or build and test state; check those before relying on them.";
-export const TAIL_MARKER = "[verbatim tail] The messages after this summary are the most recent conversation, unchanged.";
+export const TAIL_MARKER =
+  "[verbatim tail] The messages after this summary are the most recent conversation, unchanged.";
 
 /** A span ready to render: the (possibly capped) items and whether the cap changed it. */
 export interface RenderableSpan {
@@ -59,7 +60,8 @@ export interface FileLine {
 const STRUCTURE_TAG = /<(?=\s*\/?\s*(?:summary|span|base|startup-reads?|files)\b)/i;
 const STRUCTURE_TAGS = new RegExp(STRUCTURE_TAG.source, "gi");
 /** Bracketed markers the renderer writes at the start of a line. */
-const STRUCTURE_MARKER = /^\s*\[(?:user|assistant|call|custom|fold|shell|branch-summary|message|read|modified|files|trimmed|evidence boundary|verbatim tail|context-ledger)\b/i;
+const STRUCTURE_MARKER =
+  /^\s*\[(?:user|assistant|call|custom|fold|shell|branch-summary|message|read|modified|files|trimmed|evidence boundary|verbatim tail|context-ledger)\b/i;
 /** How an escaped line starts: a backslash, then the line as a JSON string. */
 const ESCAPED_START = '\\"';
 
@@ -196,7 +198,8 @@ const TEMPLATE_LINES: ReadonlySet<string> = new Set([
   "",
 ]);
 const TAG_LINE = /^<\/?(span|base|startup-reads?|files)( [a-z]+="(?:[^"\\]|\\.)*")*>$/;
-const MARKER_LINE = /^\[(user|assistant|call|custom|fold|shell|branch-summary|message|read|modified)([ ;][^\]\n]*)?\]( .*)?$/;
+const MARKER_LINE =
+  /^\[(user|assistant|call|custom|fold|shell|branch-summary|message|read|modified)([ ;][^\]\n]*)?\]( .*)?$/;
 
 /**
  * True for lines the renderer generates (template text, tags, item heads, file-list lines). Every other

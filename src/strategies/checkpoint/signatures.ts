@@ -90,7 +90,10 @@ export function formatArguments(name: string, args: unknown, cwd: string): strin
       parts.push(`${label}=${chars(value)}`);
     } else if (name === "edit" && key === "edits") {
       parts.push(`${label}=${editsCount(value)}`);
-    } else if (name === "edit" && (key === "oldText" || key === "newText" || key === "old_string" || key === "new_string")) {
+    } else if (
+      name === "edit" &&
+      (key === "oldText" || key === "newText" || key === "old_string" || key === "new_string")
+    ) {
       parts.push(`${label}=${chars(value)}`);
     } else if (shellTool && key === "command" && typeof value === "string") {
       parts.push(`${label}=${jsonPrefix(abbreviateCwd(value, cwd))}`);

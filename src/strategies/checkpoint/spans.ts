@@ -41,7 +41,13 @@ function imageNote(content: unknown): string {
   return images === 0 ? "" : `, ${images} image${images === 1 ? "" : "s"} omitted`;
 }
 
-function assistantItems(message: AgentMessage, id: string, index: number, outcome: OutcomeLookup, cwd: string): SpanItem[] {
+function assistantItems(
+  message: AgentMessage,
+  id: string,
+  index: number,
+  outcome: OutcomeLookup,
+  cwd: string,
+): SpanItem[] {
   const m = message as unknown as Loose;
   const items: SpanItem[] = [];
   const prose = textBlocks(m.content).join("\n");
@@ -57,19 +63,34 @@ function assistantItems(message: AgentMessage, id: string, index: number, outcom
 }
 
 /** Items one message contributes to a span (none for tool results, thinking-only turns and system state). */
-export function messageItems(message: AgentMessage, id: string, index: number, outcome: OutcomeLookup, cwd: string): SpanItem[] {
+export function messageItems(
+  message: AgentMessage,
+  id: string,
+  index: number,
+  outcome: OutcomeLookup,
+  cwd: string,
+): SpanItem[] {
   const m = message as unknown as Loose;
   switch (roleOf(message)) {
     case "user":
-      return [{ kind: "user", head: `[user ${id}${imageNote(m.content)}]`, body: linesOf(textBlocks(m.content).join("\n")) }];
+      return [
+        { kind: "user", head: `[user ${id}${imageNote(m.content)}]`, body: linesOf(textBlocks(m.content).join("\n")) },
+      ];
     case "assistant":
       return assistantItems(message, id, index, outcome, cwd);
     case "custom": {
       // Our own recap is regenerated around every checkpoint; copying it would make recaps pile up.
       if (m.customType === LedgerType.recap) return [];
       // A fold summary is the model's own account of the work it folded away: kept like assistant prose.
-      if (m.customType === LedgerType.fold) return [{ kind: "other", head: `[fold ${id}]`, body: linesOf(textBlocks(m.content).join("\n")) }];
-      return [{ kind: "other", head: `[custom ${id}] type=${jsonPrefix(String(m.customType ?? ""))} (content removed)`, body: [] }];
+      if (m.customType === LedgerType.fold)
+        return [{ kind: "other", head: `[fold ${id}]`, body: linesOf(textBlocks(m.content).join("\n")) }];
+      return [
+        {
+          kind: "other",
+          head: `[custom ${id}] type=${jsonPrefix(String(m.customType ?? ""))} (content removed)`,
+          body: [],
+        },
+      ];
     }
     case "bashExecution": {
       if (m.excludeFromContext === true) return [];
@@ -83,7 +104,13 @@ export function messageItems(message: AgentMessage, id: string, index: number, o
     case "compactionSummary":
       return [];
     default:
-      return [{ kind: "other", head: `[message ${id}] role=${displayName(roleOf(message) || "?")} (content removed)`, body: [] }];
+      return [
+        {
+          kind: "other",
+          head: `[message ${id}] role=${displayName(roleOf(message) || "?")} (content removed)`,
+          body: [],
+        },
+      ];
   }
 }
 

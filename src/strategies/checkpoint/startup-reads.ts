@@ -3,7 +3,16 @@
 import { posix } from "node:path";
 import type { ContextEditEntry, SessionEntry } from "../../log/entries.ts";
 import type { ContextFile } from "../contract.ts";
-import { ambiguousCallIds, argsObject, isTextOnly, pairCalls, pathArgument, rawEntries, roleOf, textBlocks } from "./conversation.ts";
+import {
+  ambiguousCallIds,
+  argsObject,
+  isTextOnly,
+  pairCalls,
+  pathArgument,
+  rawEntries,
+  roleOf,
+  textBlocks,
+} from "./conversation.ts";
 import { classifyRead, type ReadCompleteness } from "./file-evidence.ts";
 import { absolutePath, baseName, displayPath } from "./paths.ts";
 
@@ -171,7 +180,9 @@ export function scanStartupReads(input: StartupScanInput): StartupReadState {
   const selected = reads.filter(
     (read) =>
       readInstructions.includes(read) ||
-      sources.some((source) => candidates(read.absolute, input.cwd, source.path).some((candidate) => mentions(source.content, candidate))),
+      sources.some((source) =>
+        candidates(read.absolute, input.cwd, source.path).some((candidate) => mentions(source.content, candidate)),
+      ),
   );
   return { closed: second >= 0, reads: selected.map((read) => read.ref) };
 }
@@ -188,7 +199,10 @@ export function selectStartupReads(previous: StartupReadState | undefined, input
   input.branch.forEach((entry, i) => position.set(entry.id, i));
   const byId = new Map<string, StartupReadRef>();
   for (const read of [...previous.reads, ...scanned.reads]) if (!byId.has(read.entryId)) byId.set(read.entryId, read);
-  const reads = [...byId.values()].sort((a, b) => (position.get(a.entryId) ?? Number.MAX_SAFE_INTEGER) - (position.get(b.entryId) ?? Number.MAX_SAFE_INTEGER));
+  const reads = [...byId.values()].sort(
+    (a, b) =>
+      (position.get(a.entryId) ?? Number.MAX_SAFE_INTEGER) - (position.get(b.entryId) ?? Number.MAX_SAFE_INTEGER),
+  );
   return { closed: scanned.closed, reads };
 }
 

@@ -18,14 +18,19 @@ const checkpointSettings: SettingsSection<CheckpointOptions> = {
     if (cap === undefined) return;
     const value = cap === "off" ? 0 : read.decimal(cap, true);
     if (isCap(value)) target.capPercent = value;
-    else read.warn(`PI_CONTEXT_LEDGER_CAP_PERCENT: expected a decimal percentage from 0 to 100 (0 or off: no cap), got ${read.quote(cap)}; ignored`);
+    else
+      read.warn(
+        `PI_CONTEXT_LEDGER_CAP_PERCENT: expected a decimal percentage from 0 to 100 (0 or off: no cap), got ${read.quote(cap)}; ignored`,
+      );
   },
 };
 
 export const checkpointStrategy = {
   name: "checkpoint",
   summary: "A deterministic checkpoint of the compacted region, with no model call (the default).",
-  budget: { action: "older turns are compacted into a verbatim checkpoint (no model call) and recent turns stay as they are" },
+  budget: {
+    action: "older turns are compacted into a verbatim checkpoint (no model call) and recent turns stay as they are",
+  },
   routes: { turnEnd: "native", manual: "plan", threshold: "plan", overflow: "plan" },
   // The recap follows every checkpoint compaction on the branch, whichever strategy is configured now.
   scope: "always",
@@ -39,13 +44,17 @@ export const checkpointStrategy = {
     },
   ],
   create(kit) {
-    const recap = recapHooks(kit, () => ({ enabled: true }), (ctx) => {
-      const session = kit.session();
-      session.sync(ctx.sessionManager);
-      // The recap follows the compaction the view follows: a revoked one has no recap in view.
-      const last = effectiveCompaction(session.live.state);
-      return { branch: session.live.entries, lastCompaction: last ? session.live.indexOf(last.entryId) : -1 };
-    });
+    const recap = recapHooks(
+      kit,
+      () => ({ enabled: true }),
+      (ctx) => {
+        const session = kit.session();
+        session.sync(ctx.sessionManager);
+        // The recap follows the compaction the view follows: a revoked one has no recap in view.
+        const last = effectiveCompaction(session.live.state);
+        return { branch: session.live.entries, lastCompaction: last ? session.live.indexOf(last.entryId) : -1 };
+      },
+    );
     return { effects: compactionEffects(kit.wrapPlanner(createCheckpointPlanner(() => kit.options())), kit), ...recap };
   },
 } as const satisfies Strategy<CheckpointOptions>;

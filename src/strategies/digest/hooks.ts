@@ -40,12 +40,20 @@ export class DigestHost {
   }
 
   register(): void {
-    this.kit.registerMessageCard<DigestDetails>(LedgerType.digest, ({ content, details }, options) => (options.expanded ? content : digestCardLine(details)));
+    this.kit.registerMessageCard<DigestDetails>(LedgerType.digest, ({ content, details }, options) =>
+      options.expanded ? content : digestCardLine(details),
+    );
   }
 
   /** session_start (called only while digest is the configured strategy): install the manual /compact shim. */
   onSessionStart(ctx: ExtensionContext): void {
-    if (!this.shim.install(() => true)) ctx.ui.notify(forTerminal("context-ledger: digest could not adjust Pi's compaction settings; /compact on a short session keeps Pi's answer."), "warning");
+    if (!this.shim.install(() => true))
+      ctx.ui.notify(
+        forTerminal(
+          "context-ledger: digest could not adjust Pi's compaction settings; /compact on a short session keeps Pi's answer.",
+        ),
+        "warning",
+      );
   }
 
   /** session_shutdown: Pi's own compaction settings apply again. */
@@ -62,7 +70,12 @@ export class DigestHost {
     this.shim.runSettled();
   }
 
-  private input(branch: readonly SessionEntry[], limitId: string, ctx: ExtensionContext, extra: Partial<DigestInput> = {}): DigestInput {
+  private input(
+    branch: readonly SessionEntry[],
+    limitId: string,
+    ctx: ExtensionContext,
+    extra: Partial<DigestInput> = {},
+  ): DigestInput {
     const usage = ctx.getContextUsage();
     let systemPrompt: string | undefined;
     try {
@@ -88,7 +101,11 @@ export class DigestHost {
    * turn_end: the step's assistant message and tool results are persisted. When a digest is due, it covers older raw
    * steps (never this one) and is appended after the drafts other handlers return for this boundary.
    */
-  async onTurnEnd(event: TurnEndEvent, ctx: ExtensionContext, entries: SessionBoundaryDraft[] = event.entries): Promise<TurnEndEventResult | undefined> {
+  async onTurnEnd(
+    event: TurnEndEvent,
+    ctx: ExtensionContext,
+    entries: SessionBoundaryDraft[] = event.entries,
+  ): Promise<TurnEndEventResult | undefined> {
     const session = this.session();
     session.sync(ctx.sessionManager);
     const usage = ctx.getContextUsage();
@@ -142,7 +159,9 @@ export class DigestHost {
       const contextWindow = usage.contextWindow ?? ctx.model?.contextWindow ?? 128_000;
       const limit = contextWindow - moment.event.preparation.settings.reserveTokens;
       const after = usage.tokens - tokens.tokens.hidden + tokens.tokens.digest;
-      return after > limit ? `a digest would leave ~${Math.round(after)} tokens, above Pi's compaction point of ${limit}` : undefined;
+      return after > limit
+        ? `a digest would leave ~${Math.round(after)} tokens, above Pi's compaction point of ${limit}`
+        : undefined;
     },
   };
 
@@ -162,7 +181,10 @@ export class DigestHost {
     const outcome = planDigest(this.input(session.live.entries, limitId, ctx, { force: manual ? "manual" : "window" }));
     if (!outcome.ok) {
       if (!(manual && lowered)) return { ok: false, reason: outcome.reason };
-      ctx.ui.notify(forTerminal(`context-ledger: no digest (${outcome.reason}); the conversation stays verbatim.`), "info");
+      ctx.ui.notify(
+        forTerminal(`context-ledger: no digest (${outcome.reason}); the conversation stays verbatim.`),
+        "info",
+      );
       return { ok: true, plan: { declineCompaction: true } };
     }
     const { customType, content, display, details } = outcome.draft;

@@ -59,7 +59,8 @@ const STRUCTURED_NAME = /^[A-Za-z_$][\w$]*(?:[a-z0-9][A-Z]|[A-Za-z0-9]_[A-Za-z0-
 /** Runs of the characters names and paths are made of. Matched in one pass, so any input costs linear time. */
 const TOKEN = /[\w.@~+$/-]+/g;
 /** A bare file name with a source, config or document extension. */
-const FILE_NAME = /^[\w-]+(?:\.[\w-]+)*\.(?:ts|tsx|mts|cts|js|jsx|mjs|cjs|json|md|txt|py|rs|go|java|kt|rb|c|cc|cpp|h|hpp|cs|php|sh|yml|yaml|toml|css|scss|html|sql|lock)$/;
+const FILE_NAME =
+  /^[\w-]+(?:\.[\w-]+)*\.(?:ts|tsx|mts|cts|js|jsx|mjs|cjs|json|md|txt|py|rs|go|java|kt|rb|c|cc|cpp|h|hpp|cs|php|sh|yml|yaml|toml|css|scss|html|sql|lock)$/;
 /** Shortest and longest mentioned name listed (longer tokens are data, not names). */
 const NAME_LENGTH = { min: 4, max: 80 };
 
@@ -126,7 +127,10 @@ export function definedNames(lines: readonly string[]): string[] {
 }
 
 /** Per selection: how many error, result, outline, head and last lines, and the overall cap. */
-const LIMITS: Record<Selection, { error: number; result: number; outline: number; head: number; last: number; total: number }> = {
+const LIMITS: Record<
+  Selection,
+  { error: number; result: number; outline: number; head: number; last: number; total: number }
+> = {
   // A failure: the error lines say what broke, the tallies how much, the last line where it stopped.
   failure: { error: 3, result: 3, outline: 0, head: 0, last: 1, total: 7 },
   // A successful command: its tallies (per file, per suite), else its last line (where most tools print a summary).
@@ -151,7 +155,13 @@ export function pickLines(lines: readonly string[], selection: Selection): numbe
       const line = lines[i];
       // Pi's own exit-status line is only worth quoting as the last line of a failure.
       const head = line.length > SCAN ? line.slice(0, SCAN) : line;
-      if (picked.has(i) || !head.trim() || (EXIT_STATUS.test(head.trim()) && !(fromEnd && selection === "failure")) || !test(head)) continue;
+      if (
+        picked.has(i) ||
+        !head.trim() ||
+        (EXIT_STATUS.test(head.trim()) && !(fromEnd && selection === "failure")) ||
+        !test(head)
+      )
+        continue;
       picked.add(i);
       n++;
     }

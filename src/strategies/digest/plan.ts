@@ -1,7 +1,15 @@
 // The digest strategy's one decision, shared by the host (at turn_end, on /compact) and the lab: whether to act now,
 // which older steps to cover, and the custom message that covers them. Deterministic; pure: no I/O, no clock.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import { isDigestEntry, isToolCheckpoint, LedgerType, type CustomMessageEntry, type HiddenRange, type RangeDetails, type SessionEntry } from "../../log/entries.ts";
+import {
+  isDigestEntry,
+  isToolCheckpoint,
+  LedgerType,
+  type CustomMessageEntry,
+  type HiddenRange,
+  type RangeDetails,
+  type SessionEntry,
+} from "../../log/entries.ts";
 import { isDialogue, isFoldable } from "../../projection/ranges.ts";
 import { ownCopy } from "../../log/own-copy.ts";
 import { entryMessages, type ProjectedEntry, projectBranch } from "../../projection/project.ts";
@@ -97,17 +105,32 @@ function currentTouches(branch: readonly SessionEntry[], limit: number, cwd: str
  * The units to digest and the ones to keep raw. With a working-set cap in the decision the tail reaches back to the
  * newest read of each file the agent is working on ({@link tailStart}); without one it is `keepRaw` alone.
  */
-function splitUnits(units: readonly DeltaUnit[], decision: { keepRaw: number; maxRaw: number }, input: DigestInput, policy: DigestPolicy): { included: DeltaUnit[]; kept: DeltaUnit[] } {
+function splitUnits(
+  units: readonly DeltaUnit[],
+  decision: { keepRaw: number; maxRaw: number },
+  input: DigestInput,
+  policy: DigestPolicy,
+): { included: DeltaUnit[]; kept: DeltaUnit[] } {
   if (decision.maxRaw <= decision.keepRaw) return splitTail(units, decision.keepRaw);
   const steps: WorkStep[] = units.map((unit) => ({ tokens: unit.tokens, ...stepFiles(unit.messages, input.cwd) }));
   const limit = input.branch.findIndex((e) => e.id === input.limitId);
-  const cut = tailStart(steps, currentTouches(input.branch, limit, input.cwd), { keepRaw: decision.keepRaw, maxRaw: decision.maxRaw, hotSteps: policy.hotSteps ?? HOT_STEPS });
+  const cut = tailStart(steps, currentTouches(input.branch, limit, input.cwd), {
+    keepRaw: decision.keepRaw,
+    maxRaw: decision.maxRaw,
+    hotSteps: policy.hotSteps ?? HOT_STEPS,
+  });
   return { included: units.slice(0, cut), kept: units.slice(cut) };
 }
 
 /** Result entry ids of the startup reads among `targets` (reads named by the project instructions at task start). */
 function startupReadIds(input: DigestInput, targets: ReadonlySet<string>): Set<string> {
-  const state = scanStartupReads({ branch: input.branch, cwd: input.cwd, contextFiles: input.contextFiles ?? [], systemPrompt: input.systemPrompt, edits: latestEdits(input.branch) });
+  const state = scanStartupReads({
+    branch: input.branch,
+    cwd: input.cwd,
+    contextFiles: input.contextFiles ?? [],
+    systemPrompt: input.systemPrompt,
+    edits: latestEdits(input.branch),
+  });
   return new Set(state.reads.map((r) => r.entryId).filter((id) => targets.has(id)));
 }
 
@@ -187,7 +210,9 @@ export function planDigest(input: DigestInput): DigestOutcome {
   if (!delta) return { ok: false, reason: "the boundary is not on the branch" };
   if (!delta.units.length) return { ok: false, reason: "nothing to digest" };
   const policy = input.policy ?? digestPolicy(input.contextWindow);
-  const decision = input.force ? ({ act: true, why: input.force, keepRaw: 0, maxRaw: 0 } as const) : decideDigest({ rawTokens: delta.tokens, usageTokens: input.usageTokens, policy });
+  const decision = input.force
+    ? ({ act: true, why: input.force, keepRaw: 0, maxRaw: 0 } as const)
+    : decideDigest({ rawTokens: delta.tokens, usageTokens: input.usageTokens, policy });
   if (!decision.act) return { ok: false, reason: decision.why };
   const { included, kept } = splitUnits(delta.units, decision, input, policy);
   const sum = (units: readonly DeltaUnit[]) => units.reduce((n, u) => n + u.tokens, 0);
@@ -197,7 +222,13 @@ export function planDigest(input: DigestInput): DigestOutcome {
   if (decision.why === "batch" && hidden < policy.batch) return { ok: false, reason: "below batch" };
 
   const targets = new Set(included.flatMap((u) => u.entryIds));
-  const superseded = findSuperseded(input.branch, input.branch.length - 1, targets, input.cwd, policy.written !== undefined);
+  const superseded = findSuperseded(
+    input.branch,
+    input.branch.length - 1,
+    targets,
+    input.cwd,
+    policy.written !== undefined,
+  );
   const startupReads = startupReadIds(input, targets);
   const { text, stats } = renderDigest(included, {
     checkpoint: delta.checkpoint,
@@ -210,7 +241,8 @@ export function planDigest(input: DigestInput): DigestOutcome {
   });
   const tokens = estimateTextTokens(text);
   // A digest that saves nothing would only break the cache; a forced one is still written (the user or the window asked).
-  if (!input.force && tokens >= hidden) return { ok: false, reason: "the digest would not be smaller than the steps it covers" };
+  if (!input.force && tokens >= hidden)
+    return { ok: false, reason: "the digest would not be smaller than the steps it covers" };
   const throughId = included[included.length - 1].entryIds[included[included.length - 1].entryIds.length - 1];
   return {
     ok: true,
@@ -240,7 +272,9 @@ export function planDigest(input: DigestInput): DigestOutcome {
  */
 export function rawTokensBound(branch: readonly SessionEntry[], limit: number): number {
   let throughId: string | undefined;
-  for (let i = branch.length - 1; i >= 0 && throughId === undefined; i--) if (isToolCheckpoint(branch[i])) throughId = (branch[i] as CustomMessageEntry<RangeDetails>).details!.range.throughId;
+  for (let i = branch.length - 1; i >= 0 && throughId === undefined; i--)
+    if (isToolCheckpoint(branch[i]))
+      throughId = (branch[i] as CustomMessageEntry<RangeDetails>).details!.range.throughId;
   let total = 0;
   for (let i = Math.min(limit, branch.length - 1); i >= 0 && branch[i].id !== throughId; i--) {
     const entry = branch[i];
@@ -266,7 +300,9 @@ export interface DigestBoundary {
   cwd?: string;
 }
 
-export type DigestDue = { due: true; limitId: string } | { due: false; why: "range fact here" | "no boundary" | "below batch" | "nothing to digest" };
+export type DigestDue =
+  | { due: true; limitId: string }
+  | { due: false; why: "range fact here" | "no boundary" | "below batch" | "nothing to digest" };
 
 /**
  * Whether a digest may be due at a step boundary: the one check the host's turn_end hook and the lab's digest row
@@ -275,9 +311,12 @@ export type DigestDue = { due: true; limitId: string } | { due: false; why: "ran
 export function digestDue(boundary: DigestBoundary): DigestDue {
   const { branch, drafts, usageTokens, policy } = boundary;
   // One range fact per boundary: a fold or checkpoint committed here already changed what the model sees.
-  if (drafts.some((t) => t === LedgerType.fold || t === LedgerType.preserve || t === LedgerType.digest)) return { due: false, why: "range fact here" };
+  if (drafts.some((t) => t === LedgerType.fold || t === LedgerType.preserve || t === LedgerType.digest))
+    return { due: false, why: "range fact here" };
   // With the host's live index the boundary is found without a scan: the check grows with the raw tail, not the session.
-  const step = boundary.indexOf ? boundary.indexOf(boundary.stepEntryId) : branch.findIndex((e) => e.id === boundary.stepEntryId);
+  const step = boundary.indexOf
+    ? boundary.indexOf(boundary.stepEntryId)
+    : branch.findIndex((e) => e.id === boundary.stepEntryId);
   if (step <= 0) return { due: false, why: "no boundary" };
   const limit = step - 1;
   const limitId = branch[limit].id;
@@ -286,7 +325,11 @@ export function digestDue(boundary: DigestBoundary): DigestDue {
   if (decision.maxRaw > decision.keepRaw) {
     // The working set may hold the tail longer than `keepRaw`: due only when what lies before it still makes a batch.
     const steps = rawStepsBound(branch, limit, boundary.cwd ?? "");
-    const cut = tailStart(steps, currentTouches(branch, limit, boundary.cwd ?? ""), { keepRaw: decision.keepRaw, maxRaw: decision.maxRaw, hotSteps: policy.hotSteps ?? HOT_STEPS });
+    const cut = tailStart(steps, currentTouches(branch, limit, boundary.cwd ?? ""), {
+      keepRaw: decision.keepRaw,
+      maxRaw: decision.maxRaw,
+      hotSteps: policy.hotSteps ?? HOT_STEPS,
+    });
     const hidden = steps.slice(0, cut).reduce((n, step) => n + step.tokens, 0);
     if (hidden < (decision.why === "batch" ? policy.batch : policy.minFull)) return { due: false, why: "below batch" };
   }
@@ -300,7 +343,9 @@ export function digestDue(boundary: DigestBoundary): DigestDue {
  */
 function rawStepsBound(branch: readonly SessionEntry[], limit: number, cwd: string): WorkStep[] {
   let throughId: string | undefined;
-  for (let i = branch.length - 1; i >= 0 && throughId === undefined; i--) if (isToolCheckpoint(branch[i])) throughId = (branch[i] as CustomMessageEntry<RangeDetails>).details!.range.throughId;
+  for (let i = branch.length - 1; i >= 0 && throughId === undefined; i--)
+    if (isToolCheckpoint(branch[i]))
+      throughId = (branch[i] as CustomMessageEntry<RangeDetails>).details!.range.throughId;
   let start = Math.min(limit, branch.length - 1);
   while (start >= 0 && branch[start].id !== throughId) start--;
   const groups: { tokens: number; messages: AgentMessage[] }[] = [];

@@ -51,7 +51,10 @@ export const DEFAULT_DIGEST_OPTIONS: DigestOptions = { workingSet: false };
 export const digestSettings: SettingsSection<DigestOptions> = {
   defaults: DEFAULT_DIGEST_OPTIONS,
   resolve(target, raw, read) {
-    target.workingSet = read.envBool("DIGEST_WORKING_SET", read.pick("digest.workingSet", raw.workingSet, read.isBool, target.workingSet));
+    target.workingSet = read.envBool(
+      "DIGEST_WORKING_SET",
+      read.pick("digest.workingSet", raw.workingSet, read.isBool, target.workingSet),
+    );
   },
 };
 
@@ -89,11 +92,17 @@ export type DigestDecision =
  * Decide at a step boundary. `rawTokens` is the raw technical state a digest could cover now (the current step is
  * never part of it); `usageTokens` the context size, when known.
  */
-export function decideDigest(input: { rawTokens: number; usageTokens: number | null; policy: DigestPolicy }): DigestDecision {
+export function decideDigest(input: {
+  rawTokens: number;
+  usageTokens: number | null;
+  policy: DigestPolicy;
+}): DigestDecision {
   const { rawTokens, usageTokens, policy } = input;
   if (rawTokens <= 0) return { act: false, why: "nothing to digest" };
   // Near the window's end the working set keeps only what the usual tail holds: room matters more than re-reads.
-  if (usageTokens !== null && usageTokens >= policy.full && rawTokens >= policy.minFull) return { act: true, why: "window", keepRaw: 0, maxRaw: policy.maxRaw ? policy.keepRaw : 0 };
-  if (rawTokens >= policy.keepRaw + policy.batch) return { act: true, why: "batch", keepRaw: policy.keepRaw, maxRaw: policy.maxRaw ?? policy.keepRaw };
+  if (usageTokens !== null && usageTokens >= policy.full && rawTokens >= policy.minFull)
+    return { act: true, why: "window", keepRaw: 0, maxRaw: policy.maxRaw ? policy.keepRaw : 0 };
+  if (rawTokens >= policy.keepRaw + policy.batch)
+    return { act: true, why: "batch", keepRaw: policy.keepRaw, maxRaw: policy.maxRaw ?? policy.keepRaw };
   return { act: false, why: "below batch" };
 }

@@ -1,11 +1,30 @@
 // The text of a digest checkpoint: per step, one line naming the entry that holds it in full, the tool, its outcome
 // and its identifying argument, then a few quoted lines of its output. Deterministic; pure: no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import { argsObject, imageCount, pathArgument, textBlocks, toolCallsOf, toolResultOf, type ToolResultView } from "../checkpoint/conversation.ts";
+import {
+  argsObject,
+  imageCount,
+  pathArgument,
+  textBlocks,
+  toolCallsOf,
+  toolResultOf,
+  type ToolResultView,
+} from "../checkpoint/conversation.ts";
 import { displayPath } from "../checkpoint/paths.ts";
 import { jsonPrefix } from "../checkpoint/signatures.ts";
 import type { DeltaUnit } from "../preserve/delta.ts";
-import { definedNames, exitStatus, inline, mentionedNames, namesIn, pickLines, quote, QUOTE, splitLines, type Selection } from "./lines.ts";
+import {
+  definedNames,
+  exitStatus,
+  inline,
+  mentionedNames,
+  namesIn,
+  pickLines,
+  quote,
+  QUOTE,
+  splitLines,
+  type Selection,
+} from "./lines.ts";
 import type { WrittenQuote } from "./policy.ts";
 import type { Superseded } from "./supersede.ts";
 
@@ -82,7 +101,8 @@ function subject(name: string, args: unknown, cwd: string): string {
   const raw = pathArgument(args);
   const path = raw === undefined ? undefined : displayPath(raw, cwd);
   if (SHELL_TOOLS.has(name) && typeof object?.command === "string") return inline(object.command);
-  if ((name === "grep" || name === "find") && typeof object?.pattern === "string") return `${inline(object.pattern)}${path ? ` in ${inline(path)}` : ""}`;
+  if ((name === "grep" || name === "find") && typeof object?.pattern === "string")
+    return `${inline(object.pattern)}${path ? ` in ${inline(path)}` : ""}`;
   if (path) return inline(path);
   return args === undefined ? "" : jsonPrefix(args);
 }
@@ -188,7 +208,8 @@ const MAX_WRITTEN_CHARS = 8_000;
 function writtenTexts(step: Step, rule: WrittenQuote): string[] {
   const object = argsObject(step.args);
   let texts: unknown[] = [];
-  if (step.name === "edit") texts = Array.isArray(object?.edits) ? object.edits.map((e: unknown) => argsObject(e)?.newText) : [object?.newText];
+  if (step.name === "edit")
+    texts = Array.isArray(object?.edits) ? object.edits.map((e: unknown) => argsObject(e)?.newText) : [object?.newText];
   else if (step.name === "write" && rule.writes) texts = [object?.content];
   if (!texts.length || !texts.every((t): t is string => typeof t === "string")) return [];
   if (texts.some((t) => t.length > MAX_WRITTEN_CHARS || splitLines(t).length > rule.maxLines)) return [];
@@ -274,7 +295,10 @@ function unitLines(unit: DeltaUnit, context: RenderContext, stats: RenderStats):
 }
 
 /** The whole digest text for the included units, grouped by the user message that started the work. */
-export function renderDigest(units: readonly DeltaUnit[], context: RenderContext): { text: string; stats: RenderStats } {
+export function renderDigest(
+  units: readonly DeltaUnit[],
+  context: RenderContext,
+): { text: string; stats: RenderStats } {
   const stats: RenderStats = { steps: 0, superseded: 0, duplicates: 0, startupReads: 0, quotedEdits: 0 };
   const lines = [digestHeading(context.checkpoint, context.explained)];
   let ordinal: number | undefined;

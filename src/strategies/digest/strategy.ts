@@ -10,7 +10,11 @@ export const digestStrategy = {
   summary: "Older tool steps become deterministic digests at step boundaries, with no model call.",
   // Only Pi's summary can shrink a context that overflowed on dialogue.
   // Digests come in batches long before this; here it covers every older step at once.
-  budget: { action: "every older tool step is replaced by a digest (call, outcome, key output lines) while the dialogue stays verbatim", ownThreshold: (contextWindow: number) => digestPolicy(contextWindow).full },
+  budget: {
+    action:
+      "every older tool step is replaced by a digest (call, outcome, key output lines) while the dialogue stays verbatim",
+    ownThreshold: (contextWindow: number) => digestPolicy(contextWindow).full,
+  },
   routes: { turnEnd: "plan", manual: "plan", threshold: "plan", overflow: "native" },
   scope: "configured",
   settings: digestSettings,

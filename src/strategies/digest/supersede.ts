@@ -31,7 +31,9 @@ function rangeKey(args: unknown): string {
   const object = argsObject(args);
   const offset = object?.offset;
   const limit = object?.limit;
-  return offset === undefined && limit === undefined ? "" : `${JSON.stringify(offset ?? null)}:${JSON.stringify(limit ?? null)}`;
+  return offset === undefined && limit === undefined
+    ? ""
+    : `${JSON.stringify(offset ?? null)}:${JSON.stringify(limit ?? null)}`;
 }
 
 /** Every tool result on `branch[0..end]` with the call it answers (calls matched by id, first call wins). */
@@ -41,7 +43,8 @@ function resultsOf(branch: readonly SessionEntry[], end: number): ResultInfo[] {
   for (let i = 0; i <= end && i < branch.length; i++) {
     const entry = branch[i];
     if (entry.type !== "message") continue;
-    for (const call of toolCallsOf(entry.message)) if (!calls.has(call.id)) calls.set(call.id, { name: call.name, args: call.arguments });
+    for (const call of toolCallsOf(entry.message))
+      if (!calls.has(call.id)) calls.set(call.id, { name: call.name, args: call.arguments });
     const result = toolResultOf(entry.message);
     if (result) out.push({ entryId: entry.id, call: calls.get(result.toolCallId), message: entry.message });
   }
@@ -56,7 +59,13 @@ function resultsOf(branch: readonly SessionEntry[], end: number): ResultInfo[] {
  * whole read or write of its file, which shows the file as it is after it. Any other output is redundant when an
  * earlier output was byte-identical. Paths compare resolved against `cwd`.
  */
-export function findSuperseded(branch: readonly SessionEntry[], end: number, targets: ReadonlySet<string>, cwd: string, edits = false): Map<string, Superseded> {
+export function findSuperseded(
+  branch: readonly SessionEntry[],
+  end: number,
+  targets: ReadonlySet<string>,
+  cwd: string,
+  edits = false,
+): Map<string, Superseded> {
   const results = resultsOf(branch, end);
   const out = new Map<string, Superseded>();
   // Backwards: the nearest later whole read, same-range read or write of each path.
@@ -72,7 +81,8 @@ export function findSuperseded(branch: readonly SessionEntry[], end: number, tar
     if (call.name === "read") {
       const range = rangeKey(call.args);
       if (targets.has(entryId)) {
-        const by = laterWrite.get(key) ?? laterWhole.get(key) ?? (range ? laterRange.get(`${key}\u0000${range}`) : undefined);
+        const by =
+          laterWrite.get(key) ?? laterWhole.get(key) ?? (range ? laterRange.get(`${key}\u0000${range}`) : undefined);
         if (by) out.set(entryId, { by });
       }
       if (range) laterRange.set(`${key}\u0000${range}`, entryId);

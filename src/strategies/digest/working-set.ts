@@ -60,7 +60,8 @@ export function tailStart(steps: readonly WorkStep[], current: readonly string[]
   while (cut > 0 && kept < rule.keepRaw) kept += steps[--cut].tokens;
   if (rule.maxRaw <= kept || cut === 0) return cut;
   const hot = new Set(current);
-  for (let k = Math.max(0, steps.length - rule.hotSteps); k < steps.length; k++) for (const path of steps[k].touched) hot.add(path);
+  for (let k = Math.max(0, steps.length - rule.hotSteps); k < steps.length; k++)
+    for (const path of steps[k].touched) hot.add(path);
   // Walking back from the newest step: the newest source of each hot file, while the tail stays within the cap.
   let start = cut;
   let tokens = 0;

@@ -128,7 +128,13 @@ export function foldDraft(input: {
 }
 
 /** The short, model-visible notice for a cancelled or dropped fold. */
-export function noticeDraft(reason: string): { type: "custom_message"; customType: string; content: string; display: boolean; details: { v: 1; kind: "foldCancelled"; reason: string } } {
+export function noticeDraft(reason: string): {
+  type: "custom_message";
+  customType: string;
+  content: string;
+  display: boolean;
+  details: { v: 1; kind: "foldCancelled"; reason: string };
+} {
   return {
     type: "custom_message",
     customType: LedgerType.notice,

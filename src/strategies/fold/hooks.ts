@@ -66,14 +66,19 @@ export function foldView(session: LedgerSessionView, sm: SessionManagerView): Fo
 }
 
 /** Find the assistant entry that made `toolCallId`; nested calls resolve to the step's assistant. */
-function findRequest(session: LedgerSessionView, toolCallId: string, nestedCount: number): { entryId: string; key: string } | undefined {
+function findRequest(
+  session: LedgerSessionView,
+  toolCallId: string,
+  nestedCount: number,
+): { entryId: string; key: string } | undefined {
   const path = session.live.entries;
   let lastAssistant: string | undefined;
   for (let i = path.length - 1; i >= 0; i--) {
     const entry = path[i];
     if (entry.type !== "message" || entry.message.role !== "assistant") continue;
     lastAssistant ??= entry.id;
-    if (entry.message.content.some((b) => b.type === "toolCall" && b.id === toolCallId)) return { entryId: entry.id, key: entry.id };
+    if (entry.message.content.some((b) => b.type === "toolCall" && b.id === toolCallId))
+      return { entryId: entry.id, key: entry.id };
     break;
   }
   return lastAssistant ? { entryId: lastAssistant, key: `${lastAssistant}/${nestedCount}` } : undefined;
@@ -95,7 +100,9 @@ export class FoldCoordinator {
   /** The tools, and the fold's card: the transcript keeps showing folded history, the fold itself is one line. */
   register(): void {
     const kit = this.kit;
-    kit.registerMessageCard(LedgerType.fold, (message, options) => (options.expanded ? message.content : "Context compacted (expand to read the summary)"));
+    kit.registerMessageCard(LedgerType.fold, (message, options) =>
+      options.expanded ? message.content : "Context compacted (expand to read the summary)",
+    );
     kit.registerTool({
       name: "context_compact",
       label: "Compact context",
@@ -110,7 +117,9 @@ export class FoldCoordinator {
       parameters: Type.Object({
         target: Type.String({ description: "Label, entry id from context_timeline, or root" }),
         summary: Type.String({ description: "Handoff summary that replaces the folded history" }),
-        backupCheckpoint: Type.Optional(Type.String({ description: "Optional new label for the position before folding" })),
+        backupCheckpoint: Type.Optional(
+          Type.String({ description: "Optional new label for the position before folding" }),
+        ),
       }),
       execute: async (toolCallId, params, _signal, _onUpdate, ctx) => this.requestFold(toolCallId, params, ctx),
     });
@@ -132,13 +141,18 @@ export class FoldCoordinator {
         "'compacted: not a compact target' are already folded or summarized and cannot be used as a context_compact target. " +
         "A long timeline is paged: the first page holds the newest entries; its cursor leads to earlier ones.",
       promptSnippet: "List context entries and labels usable as compact targets",
-      parameters: Type.Object({ cursor: Type.Optional(Type.String({ description: "Cursor from the previous page, for earlier entries" })) }),
+      parameters: Type.Object({
+        cursor: Type.Optional(Type.String({ description: "Cursor from the previous page, for earlier entries" })),
+      }),
       execute: async (_toolCallId, params, _signal, _onUpdate, ctx) => {
         const session = this.session();
         session.sync(ctx.sessionManager);
         const page = renderTimelinePage(foldView(session, ctx.sessionManager), params.cursor);
         if ("error" in page) throw new Error(page.error);
-        return { content: [{ type: "text", text: page.text }], details: page.nextCursor ? { nextCursor: page.nextCursor } : undefined };
+        return {
+          content: [{ type: "text", text: page.text }],
+          details: page.nextCursor ? { nextCursor: page.nextCursor } : undefined,
+        };
       },
     });
   }
@@ -159,20 +173,32 @@ export class FoldCoordinator {
     }
     if (current) void current.run.then((run) => run.send({ type: "host.runEnded" }));
     const refusal = this.refusal(params, request.entryId, ctx);
-    const moment = { type: "tool" as const, call: params, toolCallId, requestEntryId: request.entryId, requestKey: request.key };
+    const moment = {
+      type: "tool" as const,
+      call: params,
+      toolCallId,
+      requestEntryId: request.entryId,
+      requestKey: request.key,
+    };
     const run = this.kit.chart.start("tool", { moment, ctx, trace: {} }, refusal);
     this.pending = { run, requestEntryId: request.entryId, refused: refusal !== undefined };
     await run;
     if (refusal !== undefined) throw new Error(refusal);
     return {
-      content: [{ type: "text" as const, text: "Compaction requested. It is applied when this step ends; the summary then replaces the history after the target." }],
+      content: [
+        {
+          type: "text" as const,
+          text: "Compaction requested. It is applied when this step ends; the summary then replaces the history after the target.",
+        },
+      ],
       details: { requestKey: request.key },
     };
   }
 
   /** Why a request cannot be accepted as written, or undefined. */
   private refusal(params: FoldCall, requestEntryId: string, ctx: ExtensionContext): string | undefined {
-    if (!params.summary?.trim()) return "summary must not be empty: it is all that remains of the folded history in your context.";
+    if (!params.summary?.trim())
+      return "summary must not be empty: it is all that remains of the folded history in your context.";
     const tooLong = summarySizeError(params.summary, ctx.model?.contextWindow ?? DEFAULT_CONTEXT_WINDOW);
     if (tooLong) return tooLong;
     const view = foldView(this.session(), ctx.sessionManager);
@@ -200,22 +226,39 @@ export class FoldCoordinator {
       if (!throughId) return { ok: false, reason: "the session is empty" };
       const targetIndex = target.afterId === null ? -1 : session.live.indexOf(target.afterId);
       const keeper = targetIndex >= 0 ? assistantAtOrBefore(view, targetIndex) : undefined;
-      const keepsResults = keeper?.type === "message" && keeper.message.role === "assistant" && keeper.message.content.some((b) => b.type === "toolCall");
+      const keepsResults =
+        keeper?.type === "message" &&
+        keeper.message.role === "assistant" &&
+        keeper.message.content.some((b) => b.type === "toolCall");
       const draft = foldDraft({
         summary: moment.call.summary,
         outputs: this.stepOutputs(moment.requestEntryId, session),
-        range: { afterId: target.afterId, throughId, ...(keepsResults && keeper ? { keepToolResultsOf: keeper.id } : {}) },
+        range: {
+          afterId: target.afterId,
+          throughId,
+          ...(keepsResults && keeper ? { keepToolResultsOf: keeper.id } : {}),
+        },
         requestEntryId: moment.requestEntryId,
         target: moment.call.target,
         backupCheckpoint: moment.call.backupCheckpoint,
       });
-      return { ok: true, plan: { entries: [draft], continue: true, ...(moment.call.backupCheckpoint ? { label: { entryId: throughId, name: moment.call.backupCheckpoint } } : {}) } };
+      return {
+        ok: true,
+        plan: {
+          entries: [draft],
+          continue: true,
+          ...(moment.call.backupCheckpoint
+            ? { label: { entryId: throughId, name: moment.call.backupCheckpoint } }
+            : {}),
+        },
+      };
     },
     validate: (request, facts) => {
       const { moment, ctx } = request;
       if (moment.type !== "tool") return "not a fold request";
       const fold = facts.entries?.length === 1 ? facts.entries[0] : undefined;
-      if (fold?.type !== "custom_message" || fold.customType !== LedgerType.fold) return "a fold stores exactly one fold summary";
+      if (fold?.type !== "custom_message" || fold.customType !== LedgerType.fold)
+        return "a fold stores exactly one fold summary";
       // The range must still start inside the context and end at the stored end of the step.
       const session = this.session();
       const target = validateTarget(moment.call.target, moment.requestEntryId, foldView(session, ctx.sessionManager));
@@ -231,7 +274,8 @@ export class FoldCoordinator {
     const path = session.live.entries;
     for (let i = session.live.indexOf(requestEntryId) + 1; i < path.length; i++) {
       const entry = path[i] as SessionEntry;
-      if (entry.type === "message" && entry.message.role === "toolResult") results.set(entry.message.toolCallId, entry.message);
+      if (entry.type === "message" && entry.message.role === "toolResult")
+        results.set(entry.message.toolCallId, entry.message);
     }
     return request.message.content
       .filter((b) => b.type === "toolCall")
@@ -247,9 +291,15 @@ export class FoldCoordinator {
     const problem = checkName(name, view, this.pendingNames);
     if (problem) throw new Error(problem);
     const existing = ctx.sessionManager.getLabel(request.entryId);
-    if (existing) throw new Error(`this position already has the label ${quoted(existing)}; relabelling would lose it. Use that label.`);
+    if (existing)
+      throw new Error(
+        `this position already has the label ${quoted(existing)}; relabelling would lose it. Use that label.`,
+      );
     this.kit.setLabel(request.entryId, name);
-    return { content: [{ type: "text" as const, text: `Label "${name}" set at entry ${request.entryId}.` }], details: { entryId: request.entryId } };
+    return {
+      content: [{ type: "text" as const, text: `Label "${name}" set at entry ${request.entryId}.` }],
+      details: { entryId: request.entryId },
+    };
   }
 
   /** turn_end boundary: the step's fold request plans now (or cancels), and its facts go to Pi with this boundary. */
@@ -286,7 +336,10 @@ export class FoldCoordinator {
     void pending.run.then((run) => run.send({ type: "host.runEnded" }));
     if (pending.refused) return;
     const notice = noticeDraft("the step ended before the fold could be applied");
-    this.kit.sendMessage({ customType: notice.customType, content: notice.content, display: false, details: notice.details }, { deliverAs: "nextTurn" });
+    this.kit.sendMessage(
+      { customType: notice.customType, content: notice.content, display: false, details: notice.details },
+      { deliverAs: "nextTurn" },
+    );
   }
 
   /** Session replaced (new, resume, fork): nothing pending survives. */

@@ -61,14 +61,16 @@ export function contextOrder(view: CutView): number[] {
   return order;
 }
 
-
 /** The single wording for both kinds of unusable target: the remedy is the same. */
 export const ALREADY_COMPACTED = "inside history that was already compacted";
 
 export type TargetResolution = { ok: true; afterId: string | null; label?: string } | { ok: false; error: string };
 
 /** Resolve a label first (newest on the path, then elsewhere), then an entry id. */
-export function resolveTarget(target: string, view: FoldView): { id: string | null; label?: string } | { error: string } {
+export function resolveTarget(
+  target: string,
+  view: FoldView,
+): { id: string | null; label?: string } | { error: string } {
   const name = target.trim();
   if (!name) return { error: "target is empty; pass a label, an entry id from context_timeline, or root" };
   if (name === "root") return { id: null };
@@ -93,16 +95,21 @@ export function validateTarget(target: string, requestEntryId: string, view: Fol
   const id = resolved.id;
   const shown = `target ${quoted(target)}`;
   if (!view.exists(id))
-    return { ok: false, error: `${shown} was not found. Use a label or an entry id listed by context_timeline, or root.` };
+    return {
+      ok: false,
+      error: `${shown} was not found. Use a label or an entry id listed by context_timeline, or root.`,
+    };
   const at = view.indexOf(id);
   if (at < 0) return { ok: false, error: `${shown} is not on the current branch.` };
   const request = view.indexOf(requestEntryId);
-  if (request >= 0 && at >= request) return { ok: false, error: `${shown} must come before the message that asks to compact.` };
+  if (request >= 0 && at >= request)
+    return { ok: false, error: `${shown} must come before the message that asks to compact.` };
   if (view.isHidden(id) || at < contextStartIndex(view))
     return { ok: false, error: `${shown} is ${ALREADY_COMPACTED}. Pick a later label or entry, or root.` };
   // The latest compaction's summary leads the context, ahead of the kept tail that precedes it on the path.
   // Folding after it in context order is folding from the start of the context: the summary itself stays.
-  if (at === latestCompactionIndex(view)) return { ok: true, afterId: null, ...(resolved.label ? { label: resolved.label } : {}) };
+  if (at === latestCompactionIndex(view))
+    return { ok: true, afterId: null, ...(resolved.label ? { label: resolved.label } : {}) };
   return { ok: true, afterId: id, ...(resolved.label ? { label: resolved.label } : {}) };
 }
 
@@ -112,14 +119,20 @@ export const MAX_NAME_CHARS = 100;
 /** C0 and C1 controls (newline, escape, NUL, …) and the Unicode line and paragraph separators. */
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 
-export function checkName(name: string, view: FoldView, pendingNames: ReadonlySet<string> = new Set()): string | undefined {
+export function checkName(
+  name: string,
+  view: FoldView,
+  pendingNames: ReadonlySet<string> = new Set(),
+): string | undefined {
   const trimmed = name.trim();
   if (!trimmed) return "label must not be empty";
   if (name.length > MAX_NAME_CHARS) return `label must be at most ${MAX_NAME_CHARS} characters (got ${name.length})`;
   // A newline would forge a line in context_timeline; escapes and NUL would reach terminals and logs.
-  if (CONTROL.test(name)) return `label must not contain control characters (newlines, tabs, escapes, NUL): ${quoted(name)}`;
+  if (CONTROL.test(name))
+    return `label must not contain control characters (newlines, tabs, escapes, NUL): ${quoted(name)}`;
   // A bidi control reorders what is displayed around it, so a label could pose as other text in /tree and the timeline.
-  if (BIDI_CONTROL.test(name)) return `label must not contain bidirectional controls (such as U+202E, right-to-left override): ${quoted(name)}`;
+  if (BIDI_CONTROL.test(name))
+    return `label must not contain bidirectional controls (such as U+202E, right-to-left override): ${quoted(name)}`;
   if (trimmed !== name) return "label must not start or end with whitespace";
   if (name === "root") return `"root" is reserved for the start of the context`;
   if (view.exists(name)) return `"${name}" is already an entry id; choose another label`;

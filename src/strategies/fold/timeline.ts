@@ -17,7 +17,10 @@ function preview(entry: SessionEntry): { role: string; text: string } | undefine
         const blocks = Array.isArray(m.content) ? (m.content as { type: string; name?: string }[]) : [];
         const calls = blocks.filter((b) => b.type === "toolCall").map((b) => b.name);
         const text = textOf(m.content);
-        return { role: "assistant", text: [text, calls.length ? `[calls: ${calls.join(", ")}]` : ""].filter(Boolean).join(" ") };
+        return {
+          role: "assistant",
+          text: [text, calls.length ? `[calls: ${calls.join(", ")}]` : ""].filter(Boolean).join(" "),
+        };
       }
       if (m.role === "toolResult") return { role: `toolResult(${m.toolName ?? "?"})`, text: textOf(m.content) };
       if (m.role === "bashExecution") return { role: "bash", text: String(m.command ?? "") };
@@ -56,7 +59,10 @@ export function timelineRows(view: FoldView): { id: string; line: string }[] {
     if (view.isPinned?.(entry.id)) marks.push("pinned");
     // A compaction entry itself stays in context even though it sits after the kept range it starts.
     if (entry.type !== "compaction" && (index < start || view.isHidden(entry.id))) marks.push(NOT_A_TARGET);
-    rows.push({ id: entry.id, line: `${entry.id} ${shown.role}: ${oneLine(shown.text)}${marks.length ? ` (${marks.join("; ")})` : ""}` });
+    rows.push({
+      id: entry.id,
+      line: `${entry.id} ${shown.role}: ${oneLine(shown.text)}${marks.length ? ` (${marks.join("; ")})` : ""}`,
+    });
   }
   return rows;
 }
@@ -76,30 +82,44 @@ export const TIMELINE_PAGE = { rows: 100, chars: 12_000 };
  * context), with `root` above them; each cursor leads to the page of rows just before. Rows within a page are
  * oldest first. A timeline that fits one page is exactly {@link renderTimeline}. Pure.
  */
-export function renderTimelinePage(view: FoldView, cursor?: string, bounds = TIMELINE_PAGE): { text: string; nextCursor?: string } | { error: string } {
+export function renderTimelinePage(
+  view: FoldView,
+  cursor?: string,
+  bounds = TIMELINE_PAGE,
+): { text: string; nextCursor?: string } | { error: string } {
   const rows = timelineRows(view);
   let end = rows.length;
   if (cursor) {
     const decoded = decodeCursor("t", "timeline", cursor, "context_timeline");
     if (typeof decoded === "string") return { error: decoded };
     if (decoded.ordinal < 1 || decoded.ordinal > rows.length || rows[decoded.ordinal - 1].id !== decoded.anchor) {
-      return { error: "the timeline changed since this cursor was issued (e.g. /tree); call context_timeline again without a cursor" };
+      return {
+        error:
+          "the timeline changed since this cursor was issued (e.g. /tree); call context_timeline again without a cursor",
+      };
     }
     end = decoded.ordinal;
   }
   // Fill backwards from `end` within both bounds; a single row always fits (rows are one short line each).
   let start = end;
   let chars = 0;
-  while (start > 0 && end - start < bounds.rows && (start === end || chars + rows[start - 1].line.length + 1 <= bounds.chars)) {
+  while (
+    start > 0 &&
+    end - start < bounds.rows &&
+    (start === end || chars + rows[start - 1].line.length + 1 <= bounds.chars)
+  ) {
     chars += rows[start - 1].line.length + 1;
     start--;
   }
   const lines = rows.slice(start, end).map((r) => r.line);
   if (!cursor && start === 0) return { text: [ROOT_LINE, ...lines].join("\n") };
-  const nextCursor = start > 0 ? encodeCursor("t", "timeline", { ordinal: start, position: 0, anchor: rows[start - 1].id }) : undefined;
+  const nextCursor =
+    start > 0 ? encodeCursor("t", "timeline", { ordinal: start, position: 0, anchor: rows[start - 1].id }) : undefined;
   const head = cursor
     ? `Timeline entries ${start + 1}–${end} of ${rows.length} (earlier page, oldest first):`
     : `${ROOT_LINE}\nTimeline entries ${start + 1}–${end} of ${rows.length}, the newest (oldest first):`;
-  const foot = nextCursor ? `\nEarlier entries: call context_timeline with cursor "${nextCursor}".` : "\nThis is the start of the timeline.";
+  const foot = nextCursor
+    ? `\nEarlier entries: call context_timeline with cursor "${nextCursor}".`
+    : "\nThis is the start of the timeline.";
   return { text: `${head}\n${lines.join("\n")}${foot}`, ...(nextCursor ? { nextCursor } : {}) };
 }

@@ -19,7 +19,11 @@ export interface RetentionOptions {
   minSavedTokens: number;
 }
 
-export const DEFAULT_RETENTION: RetentionOptions = { retainRatio: 0.5, minRetainedTokens: 8_000, minSavedTokens: 2_048 };
+export const DEFAULT_RETENTION: RetentionOptions = {
+  retainRatio: 0.5,
+  minRetainedTokens: 8_000,
+  minSavedTokens: 2_048,
+};
 
 /** Counts that describe a planning attempt. Numbers only: never transcript or planner text. */
 export interface PlanDiagnostics {
@@ -82,9 +86,11 @@ export function validateRanges(ranges: readonly PlanRange[], lineCount: number):
   const seen = new Set<string>();
   ranges.forEach((range, i) => {
     const { from, to } = range;
-    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to)) throw new PlanError("shape", `record ${i + 1} is not a pair of whole line numbers`);
+    if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to))
+      throw new PlanError("shape", `record ${i + 1} is not a pair of whole line numbers`);
     if (from > to) throw new PlanError("reversed", `record ${i + 1} is reversed (${from} > ${to})`);
-    if (from < 1 || to > lineCount) throw new PlanError("bounds", `record ${i + 1} (${from},${to}) is outside lines 1..${lineCount}`);
+    if (from < 1 || to > lineCount)
+      throw new PlanError("bounds", `record ${i + 1} (${from},${to}) is outside lines 1..${lineCount}`);
     const key = `${from},${to}`;
     if (seen.has(key)) return;
     seen.add(key);
@@ -97,7 +103,11 @@ export function validateRanges(ranges: readonly PlanRange[], lineCount: number):
  * The lines a range may still remove, as 0-based [start, end) pieces: protected lines split it, and lines an earlier
  * range already removed are skipped (so overlapping ranges merge).
  */
-function pieces(lines: readonly TranscriptLine[], range: PlanRange, removed: readonly boolean[]): Array<[number, number]> {
+function pieces(
+  lines: readonly TranscriptLine[],
+  range: PlanRange,
+  removed: readonly boolean[],
+): Array<[number, number]> {
   const out: Array<[number, number]> = [];
   let start = -1;
   for (let i = range.from - 1; i < range.to; i++) {
@@ -111,7 +121,10 @@ function pieces(lines: readonly TranscriptLine[], range: PlanRange, removed: rea
 }
 
 /** Render lines with a deletion mask: removed runs and carried markers fold into one marker each. */
-export function render(lines: readonly TranscriptLine[], removed: readonly boolean[]): { summary: string; kinds: LineKind[] } {
+export function render(
+  lines: readonly TranscriptLine[],
+  removed: readonly boolean[],
+): { summary: string; kinds: LineKind[] } {
   const out: string[] = [INTRO];
   const kinds: LineKind[] = [];
   let pending = 0;
@@ -190,9 +203,13 @@ export function applyPlan(
   const saved = regionTokens - keptTokens;
   const removedLines = lines.filter((l, i) => removed[i] && l.kind !== "marker").length;
   // A plan that removes nothing would persist the region unchanged under a new entry: not a compaction.
-  if (!removedLines && !allowEmpty) throw new PlanError("no-effect", "the plan removes no line within the retention limits");
+  if (!removedLines && !allowEmpty)
+    throw new PlanError("no-effect", "the plan removes no line within the retention limits");
   if (saved < options.minSavedTokens) {
-    throw new PlanError("too-little", `the plan saves about ${Math.max(saved, 0)} tokens of ${regionTokens}; at least ${options.minSavedTokens} are required`);
+    throw new PlanError(
+      "too-little",
+      `the plan saves about ${Math.max(saved, 0)} tokens of ${regionTokens}; at least ${options.minSavedTokens} are required`,
+    );
   }
   return {
     summary,

@@ -107,7 +107,8 @@ export function rankDeletions(lines: readonly TranscriptLine[], later?: LaterCon
       if (header.kind !== "toolResult" && header.kind !== "bashOutput") continue;
       const key = contentKey(later.lines, block.start, block.end);
       if (key) laterKeys.add(key);
-      if (header.kind === "toolResult" && READ_TOOLS.has(header.tool) && header.key !== undefined && !header.error) laterReads.add(header.key);
+      if (header.kind === "toolResult" && READ_TOOLS.has(header.tool) && header.key !== undefined && !header.error)
+        laterReads.add(header.key);
       if (isListing(header)) newerListing = true;
     }
   }
@@ -137,7 +138,9 @@ export function rankDeletions(lines: readonly TranscriptLine[], later?: LaterCon
   for (const block of blocks) {
     if (block.header.kind === "thinking") add(0, charsOf(lines, block.start, block.end), block.start, block.end);
     if (block.header.kind === "toolCall") {
-      for (let i = block.start; i < block.end; i++) if (lines[i].kind === "text" && lines[i].text.length > LONG_ARGUMENT_CHARS) add(5, lines[i].text.length, i, i + 1);
+      for (let i = block.start; i < block.end; i++)
+        if (lines[i].kind === "text" && lines[i].text.length > LONG_ARGUMENT_CHARS)
+          add(5, lines[i].text.length, i, i + 1);
     }
   }
 

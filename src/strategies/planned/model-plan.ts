@@ -68,7 +68,10 @@ export function protectedRuns(lines: readonly TranscriptLine[]): string {
 }
 
 /** The planner request: objective, target size, protected lines, instructions, then the numbered transcript. */
-export function buildPlannerPrompt(lines: readonly TranscriptLine[], brief: PlannerBrief): ModelRequest & { tools: readonly Tool[] } {
+export function buildPlannerPrompt(
+  lines: readonly TranscriptLine[],
+  brief: PlannerBrief,
+): ModelRequest & { tools: readonly Tool[] } {
   const objective = brief.objective ? brief.objective.slice(0, OBJECTIVE_CHARS) : "(not stated)";
   const parts = [
     "<objective>",
@@ -83,7 +86,8 @@ export function buildPlannerPrompt(lines: readonly TranscriptLine[], brief: Plan
     "decisions and their reasons, exact errors, paths, commands and results that later work depends on.",
     `Protected lines are never deleted even if your ranges cover them: ${protectedRuns(lines)}.`,
   ];
-  if (brief.customInstructions?.trim()) parts.push("", "<instructions>", brief.customInstructions.trim(), "</instructions>");
+  if (brief.customInstructions?.trim())
+    parts.push("", "<instructions>", brief.customInstructions.trim(), "</instructions>");
   parts.push(
     "",
     `Answer with one ${DELETION_PLAN_TOOL.name} call, e.g. {"ranges":[{"start":120,"end":180},{"start":6,"end":40}]}.`,
@@ -130,7 +134,8 @@ function unwrap(lines: string[]): string[] {
  */
 export function parsePlanText(reply: string, cut = false): PlanRange[] {
   if (typeof reply !== "string") throw new PlanError("empty", "the planner returned no text");
-  if (reply.length > MAX_REPLY_CHARS) throw new PlanError("too-large", `the planner reply has ${reply.length} characters (limit ${MAX_REPLY_CHARS})`);
+  if (reply.length > MAX_REPLY_CHARS)
+    throw new PlanError("too-large", `the planner reply has ${reply.length} characters (limit ${MAX_REPLY_CHARS})`);
   const all = reply.split(/\r?\n/);
   // The cut line is the reply's last one (possibly blank after a cut right at a newline: then nothing is lost).
   if (cut) all.pop();
@@ -140,11 +145,15 @@ export function parsePlanText(reply: string, cut = false): PlanRange[] {
     const match = RECORD.exec(trimmed[i]);
     if (match) {
       ranges.push({ from: Number(match[1]), to: Number(match[2]) });
-      if (ranges.length > MAX_RECORDS) throw new PlanError("too-large", `the planner returned more than ${MAX_RECORDS} records`);
+      if (ranges.length > MAX_RECORDS)
+        throw new PlanError("too-large", `the planner returned more than ${MAX_RECORDS} records`);
       continue;
     }
     if (i === trimmed.length - 1 && i > 0 && CUT_RECORD.test(trimmed[i])) break;
-    throw new PlanError("unparseable", `planner reply line ${i + 1} of ${trimmed.length} is not a \`first,last\` record`);
+    throw new PlanError(
+      "unparseable",
+      `planner reply line ${i + 1} of ${trimmed.length} is not a \`first,last\` record`,
+    );
   }
   if (!ranges.length) throw new PlanError("empty", "the planner proposed no deletions");
   return ranges;
@@ -154,7 +163,13 @@ export function parsePlanText(reply: string, cut = false): PlanRange[] {
 function recordProblem(record: unknown, lineCount: number): "shape" | "reversed" | "bounds" | undefined {
   if (!record || typeof record !== "object") return "shape";
   const { start, end } = record as { start?: unknown; end?: unknown };
-  if (typeof start !== "number" || typeof end !== "number" || !Number.isSafeInteger(start) || !Number.isSafeInteger(end)) return "shape";
+  if (
+    typeof start !== "number" ||
+    typeof end !== "number" ||
+    !Number.isSafeInteger(start) ||
+    !Number.isSafeInteger(end)
+  )
+    return "shape";
   if (start > end) return "reversed";
   if (start < 1 || end > lineCount) return "bounds";
   return undefined;
@@ -166,10 +181,17 @@ function recordProblem(record: unknown, lineCount: number): "shape" | "reversed"
  * what was discarded and where the first one was; they never quote the arguments.
  */
 export function parseToolPlan(args: unknown, lineCount: number): { ranges: PlanRange[]; diagnostics: PlanDiagnostics } {
-  const records = args && typeof args === "object" && !Array.isArray(args) ? (args as { ranges?: unknown }).ranges : undefined;
-  if (!Array.isArray(records)) throw new PlanError("envelope", `the ${DELETION_PLAN_TOOL.name} arguments are not { ranges: [...] }`, { form: "tool" });
+  const records =
+    args && typeof args === "object" && !Array.isArray(args) ? (args as { ranges?: unknown }).ranges : undefined;
+  if (!Array.isArray(records))
+    throw new PlanError("envelope", `the ${DELETION_PLAN_TOOL.name} arguments are not { ranges: [...] }`, {
+      form: "tool",
+    });
   if (records.length > MAX_RECORDS) {
-    throw new PlanError("too-large", `the planner sent ${records.length} records (limit ${MAX_RECORDS})`, { form: "tool", records: records.length });
+    throw new PlanError("too-large", `the planner sent ${records.length} records (limit ${MAX_RECORDS})`, {
+      form: "tool",
+      records: records.length,
+    });
   }
   const ranges: PlanRange[] = [];
   const discardedBy: Record<string, number> = {};
@@ -192,7 +214,12 @@ export function parseToolPlan(args: unknown, lineCount: number): { ranges: PlanR
     ...(firstDiscarded !== undefined ? { discardedBy, firstDiscarded } : {}),
   };
   if (!records.length) throw new PlanError("empty", "the planner proposed no deletions", diagnostics);
-  if (!ranges.length) throw new PlanError("no-valid-records", `none of the ${records.length} records is a usable range of lines 1..${lineCount}`, diagnostics);
+  if (!ranges.length)
+    throw new PlanError(
+      "no-valid-records",
+      `none of the ${records.length} records is a usable range of lines 1..${lineCount}`,
+      diagnostics,
+    );
   return { ranges, diagnostics };
 }
 
@@ -200,8 +227,12 @@ export function parseToolPlan(args: unknown, lineCount: number): { ranges: PlanR
  * Read a planner reply: one `submit_deletion_plan` call (records checked one by one), or, without a tool call, the
  * text form (all or nothing). Any other tool call, or more than one plan, is not a plan.
  */
-export function readPlanReply(reply: string | ModelReply, lineCount: number): { ranges: PlanRange[]; diagnostics: PlanDiagnostics } {
-  const { text, toolCalls, stopReason } = typeof reply === "string" ? { text: reply, toolCalls: [], stopReason: undefined } : reply;
+export function readPlanReply(
+  reply: string | ModelReply,
+  lineCount: number,
+): { ranges: PlanRange[]; diagnostics: PlanDiagnostics } {
+  const { text, toolCalls, stopReason } =
+    typeof reply === "string" ? { text: reply, toolCalls: [], stopReason: undefined } : reply;
   const stop: PlanDiagnostics = stopReason ? { stopReason } : {};
   try {
     return readPlan(text, toolCalls, lineCount, stopReason === "length", stop);
@@ -211,14 +242,28 @@ export function readPlanReply(reply: string | ModelReply, lineCount: number): { 
   }
 }
 
-function readPlan(text: string, toolCalls: ModelReply["toolCalls"], lineCount: number, cut: boolean, stop: PlanDiagnostics): { ranges: PlanRange[]; diagnostics: PlanDiagnostics } {
+function readPlan(
+  text: string,
+  toolCalls: ModelReply["toolCalls"],
+  lineCount: number,
+  cut: boolean,
+  stop: PlanDiagnostics,
+): { ranges: PlanRange[]; diagnostics: PlanDiagnostics } {
   const plans = toolCalls.filter((call) => call.name === DELETION_PLAN_TOOL.name);
-  if (plans.length > 1) throw new PlanError("envelope", `the planner called ${DELETION_PLAN_TOOL.name} ${plans.length} times`, { form: "tool" });
+  if (plans.length > 1)
+    throw new PlanError("envelope", `the planner called ${DELETION_PLAN_TOOL.name} ${plans.length} times`, {
+      form: "tool",
+    });
   if (plans.length === 1) {
     const read = parseToolPlan(plans[0].arguments, lineCount);
     return { ranges: read.ranges, diagnostics: { ...read.diagnostics, ...stop } };
   }
-  if (toolCalls.length) throw new PlanError("envelope", `the planner called ${toolCalls.length} other tool(s) instead of ${DELETION_PLAN_TOOL.name}`, { form: "tool" });
+  if (toolCalls.length)
+    throw new PlanError(
+      "envelope",
+      `the planner called ${toolCalls.length} other tool(s) instead of ${DELETION_PLAN_TOOL.name}`,
+      { form: "tool" },
+    );
   // A reply cut at the output limit loses its last line, unless the cut fell right after a newline.
   const cutLine = cut && typeof text === "string" && !/\n\s*$/.test(text) && text.trim() !== "";
   try {
@@ -226,7 +271,14 @@ function readPlan(text: string, toolCalls: ModelReply["toolCalls"], lineCount: n
     const records = ranges.length + (cutLine ? 1 : 0);
     return {
       ranges,
-      diagnostics: { form: "text", records, accepted: ranges.length, discarded: records - ranges.length, ...stop, ...(cutLine ? { truncated: true } : {}) },
+      diagnostics: {
+        form: "text",
+        records,
+        accepted: ranges.length,
+        discarded: records - ranges.length,
+        ...stop,
+        ...(cutLine ? { truncated: true } : {}),
+      },
     };
   } catch (error) {
     if (error instanceof PlanError) error.diagnostics = { form: "text", ...error.diagnostics };

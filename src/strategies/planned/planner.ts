@@ -6,10 +6,24 @@ import { textOf, type LedgerCompactionDetails } from "../../log/entries.ts";
 import { type BranchProjection, projectBranch } from "../../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
 import type { CompactionInput, CompactionPlan, ModelReply, StrategyPlanner } from "../contract.ts";
-import { applyPlan, DEFAULT_RETENTION, PlanError, type AppliedPlan, type PlanDiagnostics, type PlanRange, type RetentionOptions } from "./apply.ts";
+import {
+  applyPlan,
+  DEFAULT_RETENTION,
+  PlanError,
+  type AppliedPlan,
+  type PlanDiagnostics,
+  type RetentionOptions,
+} from "./apply.ts";
 import { rankDeletions, type LaterContext } from "./heuristic.ts";
 import { buildPlannerPrompt, readPlanReply } from "./model-plan.ts";
-import { buildTranscript, collectCalls, digestOf, encodeKinds, type Provenance, type TranscriptLine } from "./transcript.ts";
+import {
+  buildTranscript,
+  collectCalls,
+  digestOf,
+  encodeKinds,
+  type Provenance,
+  type TranscriptLine,
+} from "./transcript.ts";
 
 /** Which planner ranks the deletions. */
 export type PlannerKind = "heuristic" | "model";
@@ -75,14 +89,19 @@ function priorCompaction(projection: BranchProjection): CompactionEntry | undefi
  */
 function regionCalls(branch: readonly SessionEntry[], region: readonly AgentMessage[]) {
   const own = collectCalls(region);
-  const answered = region.every((m) => m.role !== "toolResult" || own.has(String((m as { toolCallId?: unknown }).toolCallId)));
+  const answered = region.every(
+    (m) => m.role !== "toolResult" || own.has(String((m as { toolCallId?: unknown }).toolCallId)),
+  );
   if (answered) return own;
   const all = collectCalls(branch.flatMap((e) => (e.type === "message" ? [e.message as AgentMessage] : [])));
   return collectCalls(region, all);
 }
 
 /** The compactable region as numbered lines: the previous summary, then Pi's messages and turn prefix. */
-export function transcriptOf(input: CompactionInput, projection: BranchProjection = projectBranch(input.branch)): TranscriptLine[] {
+export function transcriptOf(
+  input: CompactionInput,
+  projection: BranchProjection = projectBranch(input.branch),
+): TranscriptLine[] {
   const messages = [...input.messagesToSummarize, ...input.turnPrefixMessages];
   return buildTranscript({ prior: priorCompaction(projection), messages, calls: regionCalls(input.branch, messages) });
 }
@@ -102,12 +121,17 @@ function objectiveOf(branch: readonly SessionEntry[]): string | undefined {
 /** The messages Pi keeps verbatim after the region (from its first kept entry on). */
 function keptTail(input: CompactionInput, projection: BranchProjection): AgentMessage[] {
   const entries = projection.entries;
-  const at = entries.findIndex((e) => e.sourceEntry.id === input.firstKeptEntryId && e.sourceEntry.type !== "compaction");
+  const at = entries.findIndex(
+    (e) => e.sourceEntry.id === input.firstKeptEntryId && e.sourceEntry.type !== "compaction",
+  );
   return at < 0 ? [] : entries.slice(at).flatMap((e) => e.messages);
 }
 
 /** The kept tail serialized like the region, for the heuristic's "repeated later" checks. */
-export function laterContextOf(input: CompactionInput, projection: BranchProjection = projectBranch(input.branch)): LaterContext {
+export function laterContextOf(
+  input: CompactionInput,
+  projection: BranchProjection = projectBranch(input.branch),
+): LaterContext {
   const tail = keptTail(input, projection);
   return { lines: buildTranscript({ messages: tail, calls: collectCalls(tail) }) };
 }
@@ -115,7 +139,11 @@ export function laterContextOf(input: CompactionInput, projection: BranchProject
 /** Estimated context after the compaction: summary, kept tail, system prompt. */
 function tokensAfter(input: CompactionInput, summary: string, projection: BranchProjection): number {
   const tail = keptTail(input, projection);
-  return estimateTextTokens(summary) + estimateMessagesTokens(tail) + (input.systemPrompt ? estimateTextTokens(input.systemPrompt) : 0);
+  return (
+    estimateTextTokens(summary) +
+    estimateMessagesTokens(tail) +
+    (input.systemPrompt ? estimateTextTokens(input.systemPrompt) : 0)
+  );
 }
 
 /** What the model planner adds to a plan's details. */
@@ -126,7 +154,13 @@ interface ModelRun {
   speculative?: boolean;
 }
 
-function toPlan(input: CompactionInput, planner: PlannerKind, applied: AppliedPlan, projection: BranchProjection, run?: ModelRun): CompactionPlan {
+function toPlan(
+  input: CompactionInput,
+  planner: PlannerKind,
+  applied: AppliedPlan,
+  projection: BranchProjection,
+  run?: ModelRun,
+): CompactionPlan {
   const after = tokensAfter(input, applied.summary, projection);
   const details: PlannedDetails = {
     v: 1,
@@ -149,13 +183,24 @@ function toPlan(input: CompactionInput, planner: PlannerKind, applied: AppliedPl
     ...(run?.usage ? { usage: run.usage } : {}),
     ...(run?.speculative ? { speculative: true } : {}),
   };
-  return { summary: applied.summary, firstKeptEntryId: input.firstKeptEntryId, tokensBefore: input.tokensBefore, estimatedTokensAfter: after, details };
+  return {
+    summary: applied.summary,
+    firstKeptEntryId: input.firstKeptEntryId,
+    tokensBefore: input.tokensBefore,
+    estimatedTokensAfter: after,
+    details,
+  };
 }
 
 /** Plan with the heuristic: same input, same bytes. Throws PlanError when the region cannot shrink enough. */
 export function planHeuristic(input: CompactionInput, options: RetentionOptions = DEFAULT_RETENTION): CompactionPlan {
   const { lines, projection } = regionOf(input, options);
-  return toPlan(input, "heuristic", applyPlan(lines, rankDeletions(lines, laterContextOf(input, projection)), options), projection);
+  return toPlan(
+    input,
+    "heuristic",
+    applyPlan(lines, rankDeletions(lines, laterContextOf(input, projection)), options),
+    projection,
+  );
 }
 
 /** The numbered region and its target; throws before any planning when the region cannot give the saving. */
@@ -166,11 +211,15 @@ function regionOf(input: CompactionInput, options: RetentionOptions) {
   const probe = applyTarget(lines, options);
   // Checked before any model call: a region this small cannot give the required saving whatever the plan.
   if (probe.regionTokens - options.minRetainedTokens < Math.max(options.minSavedTokens, 1)) {
-    throw new PlanError("too-small", `the region is about ${probe.regionTokens} tokens; keeping ${options.minRetainedTokens} cannot save ${options.minSavedTokens}`, {
-      regionLines: lines.length,
-      regionTokens: probe.regionTokens,
-      targetTokens: probe.targetTokens,
-    });
+    throw new PlanError(
+      "too-small",
+      `the region is about ${probe.regionTokens} tokens; keeping ${options.minRetainedTokens} cannot save ${options.minSavedTokens}`,
+      {
+        regionLines: lines.length,
+        regionTokens: probe.regionTokens,
+        targetTokens: probe.targetTokens,
+      },
+    );
   }
   return { lines, probe, projection };
 }
@@ -185,16 +234,30 @@ function abortError(signal: AbortSignal): Error {
  * not a usable plan, and when the plan saves too little: the host then falls back to Pi's native compaction.
  * Every PlanError leaves with the region's counts in its diagnostics, for the host's bounded failure record.
  */
-export async function planPlanned(input: CompactionInput, options: PlannedOptions, signal: AbortSignal): Promise<CompactionPlan> {
+export async function planPlanned(
+  input: CompactionInput,
+  options: PlannedOptions,
+  signal: AbortSignal,
+): Promise<CompactionPlan> {
   if (signal.aborted) throw abortError(signal);
   const kind: PlannerKind = options.planner ?? (input.complete ? "model" : "heuristic");
   let region: PlanDiagnostics = {};
   try {
     const { lines, probe, projection } = regionOf(input, options);
     region = { regionLines: lines.length, regionTokens: probe.regionTokens, targetTokens: probe.targetTokens };
-    if (kind === "heuristic") return toPlan(input, kind, applyPlan(lines, rankDeletions(lines, laterContextOf(input, projection)), options), projection);
+    if (kind === "heuristic")
+      return toPlan(
+        input,
+        kind,
+        applyPlan(lines, rankDeletions(lines, laterContextOf(input, projection)), options),
+        projection,
+      );
     if (!input.complete) throw new PlanError("no-model", "the model planner is configured but no model is available");
-    const request = buildPlannerPrompt(lines, { objective: objectiveOf(input.branch), ...probe, customInstructions: input.customInstructions });
+    const request = buildPlannerPrompt(lines, {
+      objective: objectiveOf(input.branch),
+      ...probe,
+      customInstructions: input.customInstructions,
+    });
     const maxOutputTokens = options.maxOutputTokens ?? DEFAULT_PLANNED_OPTIONS.maxOutputTokens;
     const timeoutMs = options.timeoutMs ?? DEFAULT_PLANNED_OPTIONS.timeoutMs;
     const reply: string | ModelReply = await input.complete({ ...request, maxOutputTokens, timeoutMs }, signal);
@@ -220,13 +283,18 @@ export async function planPlanned(input: CompactionInput, options: PlannedOption
 }
 
 /** Region size and target, computed the way applyPlan does (an empty plan applied gives them). */
-function applyTarget(lines: readonly TranscriptLine[], options: RetentionOptions): { regionTokens: number; targetTokens: number } {
+function applyTarget(
+  lines: readonly TranscriptLine[],
+  options: RetentionOptions,
+): { regionTokens: number; targetTokens: number } {
   const applied = applyPlan(lines, [], { ...options, minSavedTokens: Number.NEGATIVE_INFINITY }, { allowEmpty: true });
   return { regionTokens: applied.regionTokens, targetTokens: applied.targetTokens };
 }
 
 /** The planner for the host, with options read at call time (settings can change between compactions). */
-export function createPlannedPlanner(getOptions: () => PlannedOptions = () => DEFAULT_PLANNED_OPTIONS): StrategyPlanner {
+export function createPlannedPlanner(
+  getOptions: () => PlannedOptions = () => DEFAULT_PLANNED_OPTIONS,
+): StrategyPlanner {
   return {
     name: "planned",
     plan: (input, signal) => planPlanned(input, getOptions(), signal),

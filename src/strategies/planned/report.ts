@@ -72,7 +72,18 @@ export function plannedReport(
     removedLines: s.removedLines,
     pinnedLines: s.pinnedLines,
     durationMs: Math.max(0, Math.round(facts.durationMs)),
-    ...(plan ? { plan: { form: plan.form, records: plan.records, accepted: plan.accepted, discarded: plan.discarded, truncated: plan.truncated, stopReason: plan.stopReason } } : {}),
+    ...(plan
+      ? {
+          plan: {
+            form: plan.form,
+            records: plan.records,
+            accepted: plan.accepted,
+            discarded: plan.discarded,
+            truncated: plan.truncated,
+            stopReason: plan.stopReason,
+          },
+        }
+      : {}),
     ...(details.usage ? { usage: { input: details.usage.input, output: details.usage.output } } : {}),
     ...(details.speculative ? { speculative: true } : {}),
   };
@@ -113,10 +124,26 @@ export interface NativeCompactionDetails {
   after: string;
 }
 
-const NUMBER_KEYS: ReadonlyArray<keyof PlanDiagnostics> = ["records", "accepted", "discarded", "firstDiscarded", "regionLines", "regionTokens", "targetTokens"];
+const NUMBER_KEYS: ReadonlyArray<keyof PlanDiagnostics> = [
+  "records",
+  "accepted",
+  "discarded",
+  "firstDiscarded",
+  "regionLines",
+  "regionTokens",
+  "targetTokens",
+];
 
 /** Stop reasons a provider reports (pi-ai's `StopReason`); anything else is not kept. */
-const STOP_REASONS: ReadonlySet<string> = new Set(["stop", "length", "toolUse", "error", "aborted", "pending", "deferred"]);
+const STOP_REASONS: ReadonlySet<string> = new Set([
+  "stop",
+  "length",
+  "toolUse",
+  "error",
+  "aborted",
+  "pending",
+  "deferred",
+]);
 
 /** Copy only the numeric counts and known category names: nothing of an error's free text survives. */
 function boundedCounts(diagnostics: PlanDiagnostics): PlanDiagnostics {
@@ -126,7 +153,8 @@ function boundedCounts(diagnostics: PlanDiagnostics): PlanDiagnostics {
     const value = diagnostics[key];
     if (typeof value === "number" && Number.isFinite(value)) (out as Record<string, number>)[key] = value;
   }
-  if (typeof diagnostics.stopReason === "string" && STOP_REASONS.has(diagnostics.stopReason)) out.stopReason = diagnostics.stopReason;
+  if (typeof diagnostics.stopReason === "string" && STOP_REASONS.has(diagnostics.stopReason))
+    out.stopReason = diagnostics.stopReason;
   if (diagnostics.truncated === true) out.truncated = true;
   if (diagnostics.discardedBy) {
     const by: Record<string, number> = {};
@@ -146,7 +174,14 @@ function boundedCounts(diagnostics: PlanDiagnostics): PlanDiagnostics {
  */
 export function failureDetails(
   error: unknown,
-  facts: { strategy: string; trigger: PlannerFailureDetails["trigger"]; durationMs: number; model?: string; usage?: { input: number; output: number }; reason?: string },
+  facts: {
+    strategy: string;
+    trigger: PlannerFailureDetails["trigger"];
+    durationMs: number;
+    model?: string;
+    usage?: { input: number; output: number };
+    reason?: string;
+  },
 ): PlannerFailureDetails {
   const known = error instanceof PlanError;
   const reason = known ? error.message : (facts.reason ?? "the planner failed");
@@ -172,21 +207,27 @@ export function failureCardLines(details: PlannerFailureDetails, expanded: boole
   if (!expanded) return [head];
   const c = details.counts;
   const lines = [head, `  ${details.reason}`];
-  if (c.regionLines !== undefined) lines.push(`  region: ${fmt(c.regionLines)} lines, ~${fmt(c.regionTokens ?? 0)} tokens, target ~${fmt(c.targetTokens ?? 0)}`);
+  if (c.regionLines !== undefined)
+    lines.push(
+      `  region: ${fmt(c.regionLines)} lines, ~${fmt(c.regionTokens ?? 0)} tokens, target ~${fmt(c.targetTokens ?? 0)}`,
+    );
   if (c.records !== undefined) {
     const by = Object.entries(c.discardedBy ?? {}).map(([k, n]) => `${k} ${n}`);
     lines.push(
       `  plan (${c.form ?? "?"} form): ${c.records} records, ${c.accepted ?? 0} accepted, ${c.discarded ?? 0} discarded${by.length ? ` (${by.join(", ")}; first #${c.firstDiscarded})` : ""}`,
     );
   }
-  if (c.stopReason) lines.push(`  planner reply ended with: ${c.stopReason}${c.truncated ? " (cut record dropped)" : ""}`);
+  if (c.stopReason)
+    lines.push(`  planner reply ended with: ${c.stopReason}${c.truncated ? " (cut record dropped)" : ""}`);
   if (details.usage) lines.push(`  planner tokens: ${fmt(details.usage.input)} in, ${fmt(details.usage.output)} out`);
   return lines;
 }
 
 /** Card line of the native compaction that followed a failure. */
 export function nativeCardLines(details: NativeCompactionDetails): string[] {
-  return [`native compaction · ${fmt(details.tokensBefore)} → ~${fmt(details.summaryTokens)} tokens · ${details.trigger} (after ${details.after} failed)`];
+  return [
+    `native compaction · ${fmt(details.tokensBefore)} → ~${fmt(details.summaryTokens)} tokens · ${details.trigger} (after ${details.after} failed)`,
+  ];
 }
 
 /** Planner usage and fallbacks on a branch, for `/context`. */
@@ -208,7 +249,16 @@ export interface PlannedUsage {
 /** Fold the branch's planned compactions and failure records into counts. */
 export function plannedUsage(branch: Iterable<SessionEntry>): PlannedUsage {
   // Categories and models come from the session file: records without a prototype count "constructor" like any other name.
-  const usage: PlannedUsage = { compactions: 0, byPlanner: {}, trimmed: 0, modelInput: 0, modelOutput: 0, fallbacks: 0, byCategory: Object.create(null) as Record<string, number>, byModel: Object.create(null) as PlannedUsage["byModel"] };
+  const usage: PlannedUsage = {
+    compactions: 0,
+    byPlanner: {},
+    trimmed: 0,
+    modelInput: 0,
+    modelOutput: 0,
+    fallbacks: 0,
+    byCategory: Object.create(null) as Record<string, number>,
+    byModel: Object.create(null) as PlannedUsage["byModel"],
+  };
   const perModel = (model: unknown) => {
     const key = typeof model === "string" && model ? model.slice(0, 100) : undefined;
     if (!key) return undefined;
@@ -263,12 +313,16 @@ export function usageLines(usage: PlannedUsage): string[] {
     `  planned fallbacks to native: ${usage.fallbacks}${categories.length ? ` (${categories.join(", ")})` : ""}`,
   ];
   for (const [model, m] of Object.entries(usage.byModel)) {
-    lines.push(`    planner ${model}: ${plural(m.compactions, "compaction")}, ${plural(m.fallbacks, "fallback")}; ${fmt(m.input)} in, ${fmt(m.output)} out`);
+    lines.push(
+      `    planner ${model}: ${plural(m.compactions, "compaction")}, ${plural(m.fallbacks, "fallback")}; ${fmt(m.input)} in, ${fmt(m.output)} out`,
+    );
   }
   const r = usage.lastRun;
   if (r) {
     const who = r.planner === "model" ? (r.model ?? "model planner") : "heuristic planner";
-    lines.push(`  planned last run: ${fmt(r.tokensBefore)} → ~${fmt(r.tokensAfter)} tokens, ${plural(r.removedLines, "line")} removed, ${plural(r.pinnedLines, "pinned line")}, ${who}, ${seconds(r.durationMs)}, ${r.trigger}`);
+    lines.push(
+      `  planned last run: ${fmt(r.tokensBefore)} → ~${fmt(r.tokensAfter)} tokens, ${plural(r.removedLines, "line")} removed, ${plural(r.pinnedLines, "pinned line")}, ${who}, ${seconds(r.durationMs)}, ${r.trigger}`,
+    );
     const recovered = recoveredLine(r.plan);
     if (recovered) lines.push(`    ${recovered}`);
   }

@@ -8,7 +8,11 @@ import { laterContextOf, transcriptOf } from "./planner.ts";
 export function scriptedPlanner(input: CompactionInput): CompleteText {
   return async () => {
     const ranges = rankDeletions(transcriptOf(input), laterContextOf(input)).map((r) => ({ start: r.from, end: r.to }));
-    const reply: ModelReply = { text: "", toolCalls: [{ name: DELETION_PLAN_TOOL.name, arguments: { ranges } }], model: "lab/scripted-planner" };
+    const reply: ModelReply = {
+      text: "",
+      toolCalls: [{ name: DELETION_PLAN_TOOL.name, arguments: { ranges } }],
+      model: "lab/scripted-planner",
+    };
     return reply;
   };
 }

@@ -5,7 +5,14 @@
 // are exactly the same; anything else aborts the candidate and plans afresh. At most one candidate per run.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { filterPreparation, strategyInput } from "../compaction-effects.ts";
-import type { CompleteText, CutSettings, ModelReply, ModelRequest, PrepareCompaction, StrategyKit } from "../contract.ts";
+import type {
+  CompleteText,
+  CutSettings,
+  ModelReply,
+  ModelRequest,
+  PrepareCompaction,
+  StrategyKit,
+} from "../contract.ts";
 import { planPlanned, type PlannedOptions } from "./planner.ts";
 import { forTerminal } from "../../log/display.ts";
 
@@ -17,7 +24,15 @@ interface Candidate {
 
 /** Everything the reply depends on, as one exact string. */
 function keyOf(model: string, request: ModelRequest, settings: CutSettings): string {
-  return JSON.stringify([model, settings.keepRecentTokens, settings.reserveTokens, request.maxOutputTokens, request.tools ?? [], request.system, request.prompt]);
+  return JSON.stringify([
+    model,
+    settings.keepRecentTokens,
+    settings.reserveTokens,
+    request.maxOutputTokens,
+    request.tools ?? [],
+    request.system,
+    request.prompt,
+  ]);
 }
 
 export class PlannerSpeculation {
@@ -37,7 +52,8 @@ export class PlannerSpeculation {
     this.kit = kit;
     this.cut = { ...kit.piCompaction.defaults };
     // Loaded ahead, so a candidate is registered within the agent_end handler, before Pi's post-run check.
-    if (kit.options().speculation) this.loading = kit.piCompaction.prepare().then((fn) => void (this.prepareFn = fn ?? null));
+    if (kit.options().speculation)
+      this.loading = kit.piCompaction.prepare().then((fn) => void (this.prepareFn = fn ?? null));
   }
 
   /** A run starts: it may prepare one candidate when it ends. */
@@ -58,7 +74,12 @@ export class PlannerSpeculation {
     const usage = ctx.getContextUsage();
     if (!usage?.tokens || usage.tokens < (planned.speculationRatio ?? 0.7) * usage.contextWindow) return;
     if (this.prepareFn === null) {
-      ctx.ui.notify(forTerminal("context-ledger: speculative planning is unavailable (Pi's compaction preparation was not found); planning happens at compaction time."), "warning");
+      ctx.ui.notify(
+        forTerminal(
+          "context-ledger: speculative planning is unavailable (Pi's compaction preparation was not found); planning happens at compaction time.",
+        ),
+        "warning",
+      );
       this.prepareFn = undefined;
       return;
     }
@@ -100,7 +121,9 @@ export class PlannerSpeculation {
       this.counts.started++;
       return reply;
     };
-    planPlanned(strategyInput(event, ctx, this.kit.contextFiles(), offer), this.kit.options(), controller.signal).catch(() => undefined);
+    planPlanned(strategyInput(event, ctx, this.kit.contextFiles(), offer), this.kit.options(), controller.signal).catch(
+      () => undefined,
+    );
   }
 
   private discard(): void {
@@ -132,7 +155,9 @@ export class PlannerSpeculation {
       try {
         const reply = await this.kit.withDeadline(() => candidate.reply, signal, request.timeoutMs);
         this.counts.reused++;
-        return typeof reply === "string" ? { text: reply, toolCalls: [], speculative: true } : { ...reply, speculative: true };
+        return typeof reply === "string"
+          ? { text: reply, toolCalls: [], speculative: true }
+          : { ...reply, speculative: true };
       } catch (error) {
         if (signal.aborted) throw error;
         return complete(request, signal);

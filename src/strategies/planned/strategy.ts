@@ -2,7 +2,14 @@
 import { compactionEffects } from "../compaction-effects.ts";
 import type { SettingsSection, Strategy } from "../contract.ts";
 import { createPlannedPlanner, DEFAULT_PLANNED_OPTIONS, type PlannedOptions } from "./planner.ts";
-import { PLANNED_REPORT, plannedCardLines, plannedReport, plannedUsage, usageLines, type PlannedReportDetails } from "./report.ts";
+import {
+  PLANNED_REPORT,
+  plannedCardLines,
+  plannedReport,
+  plannedUsage,
+  usageLines,
+  type PlannedReportDetails,
+} from "./report.ts";
 import { scriptedPlanner } from "./scripted.ts";
 import { PlannerSpeculation } from "./speculation.ts";
 
@@ -11,17 +18,39 @@ const plannedSettings: SettingsSection<PlannedOptions> = {
   defaults: DEFAULT_PLANNED_OPTIONS,
   resolve(target, raw, read) {
     const isPlanner = (v: unknown): v is "heuristic" | "model" => v === "heuristic" || v === "model";
-    const isTokens = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 10_000_000;
-    const isMillis = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v) && v >= 100 && v <= 3_600_000;
-    const plannerKind = read.pick<"heuristic" | "model" | undefined>("planned.planner", raw.planner, isPlanner, undefined);
+    const isTokens = (v: unknown): v is number =>
+      typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= 10_000_000;
+    const isMillis = (v: unknown): v is number =>
+      typeof v === "number" && Number.isInteger(v) && v >= 100 && v <= 3_600_000;
+    const plannerKind = read.pick<"heuristic" | "model" | undefined>(
+      "planned.planner",
+      raw.planner,
+      isPlanner,
+      undefined,
+    );
     if (plannerKind) target.planner = plannerKind;
     target.retainRatio = read.pick("planned.retainRatio", raw.retainRatio, read.isRatio, target.retainRatio);
-    target.minRetainedTokens = read.pick("planned.minRetainedTokens", raw.minRetainedTokens, isTokens, target.minRetainedTokens);
+    target.minRetainedTokens = read.pick(
+      "planned.minRetainedTokens",
+      raw.minRetainedTokens,
+      isTokens,
+      target.minRetainedTokens,
+    );
     target.minSavedTokens = read.pick("planned.minSavedTokens", raw.minSavedTokens, isTokens, target.minSavedTokens);
     target.timeoutMs = read.pick("planned.timeoutMs", raw.timeoutMs, isMillis, target.timeoutMs);
-    target.maxOutputTokens = read.pick("planned.maxOutputTokens", raw.maxOutputTokens, read.isCount, target.maxOutputTokens);
+    target.maxOutputTokens = read.pick(
+      "planned.maxOutputTokens",
+      raw.maxOutputTokens,
+      read.isCount,
+      target.maxOutputTokens,
+    );
     target.speculation = read.pick("planned.speculation", raw.speculation, read.isBool, target.speculation);
-    target.speculationRatio = read.pick("planned.speculationRatio", raw.speculationRatio, read.isRatio, target.speculationRatio);
+    target.speculationRatio = read.pick(
+      "planned.speculationRatio",
+      raw.speculationRatio,
+      read.isRatio,
+      target.speculationRatio,
+    );
     const text = (v: string) => v;
     const num = (v: string) => read.decimal(v, true);
     read.env("PLANNED_PLANNER", text, isPlanner, "heuristic or model", (v) => (target.planner = v));
@@ -31,7 +60,13 @@ const plannedSettings: SettingsSection<PlannedOptions> = {
     read.env("PLANNED_TIMEOUT_MS", num, isMillis, "milliseconds (100-3600000)", (v) => (target.timeoutMs = v));
     read.env("PLANNED_MAX_OUTPUT_TOKENS", num, read.isCount, "a positive integer", (v) => (target.maxOutputTokens = v));
     target.speculation = read.envBool("PLANNED_SPECULATION", target.speculation ?? false);
-    read.env("PLANNED_SPECULATION_RATIO", num, read.isRatio, "a ratio between 0 and 1", (v) => (target.speculationRatio = v));
+    read.env(
+      "PLANNED_SPECULATION_RATIO",
+      num,
+      read.isRatio,
+      "a ratio between 0 and 1",
+      (v) => (target.speculationRatio = v),
+    );
   },
 };
 
@@ -54,12 +89,20 @@ export const plannedStrategy = {
       id: "planned-model",
       label: "planned (scripted model)",
       note: "planned strategy, model planner path: a scripted model answers the heuristic's ranking through submit_deletion_plan; the planner request is a side call",
-      replay: { engine: "compaction", planner: () => createPlannedPlanner(() => ({ ...DEFAULT_PLANNED_OPTIONS, planner: "model" })), model: scriptedPlanner },
+      replay: {
+        engine: "compaction",
+        planner: () => createPlannedPlanner(() => ({ ...DEFAULT_PLANNED_OPTIONS, planner: "model" })),
+        model: scriptedPlanner,
+      },
     },
   ],
   create(kit) {
     const speculation = new PlannerSpeculation(kit);
-    const effects = compactionEffects(kit.wrapPlanner(createPlannedPlanner(() => kit.options())), kit, (complete, model, settings) => speculation.reuse(complete, model, settings));
+    const effects = compactionEffects(
+      kit.wrapPlanner(createPlannedPlanner(() => kit.options())),
+      kit,
+      (complete, model, settings) => speculation.reuse(complete, model, settings),
+    );
     // How long the last accepted plan took, from the host's start of the attempt, for the card Pi's confirmation gets.
     let planned: { durationMs: number } | undefined;
     kit.registerEntryCard<PlannedReportDetails>(PLANNED_REPORT, (data, _options, theme) => {

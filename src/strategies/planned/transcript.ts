@@ -20,7 +20,8 @@ export interface TranscriptLine {
 }
 
 /** First line of every planned summary. Not numbered, not carried into the next compaction. */
-export const INTRO = "[planned compaction: earlier conversation kept line for line; [compacted: N lines removed] marks removed runs]";
+export const INTRO =
+  "[planned compaction: earlier conversation kept line for line; [compacted: N lines removed] marks removed runs]";
 
 const MARKER = /^\[compacted: (\d{1,12}) lines? removed\]$/;
 
@@ -56,7 +57,18 @@ const HEADER = {
 
 /** What a structure line says about the lines after it (up to the next structure line). */
 export type Header =
-  | { kind: "user" | "assistant" | "thinking" | "assistantError" | "bashCommand" | "bashOutput" | "branchSummary" | "earlierSummary" | "image" }
+  | {
+      kind:
+        | "user"
+        | "assistant"
+        | "thinking"
+        | "assistantError"
+        | "bashCommand"
+        | "bashOutput"
+        | "branchSummary"
+        | "earlierSummary"
+        | "image";
+    }
   | { kind: "toolCall"; tool: string }
   | { kind: "toolResult"; tool: string; key?: string; error: boolean }
   | { kind: "custom"; customType: string };
@@ -127,7 +139,8 @@ function leadingBackslashes(text: string): number {
  * is untouched. `unescapeLine` removes exactly that backslash.
  */
 export function escapeLine(text: string): string {
-  if (text.length === 0 || (text.charCodeAt(0) !== 91 && text.charCodeAt(0) !== 60 && text.charCodeAt(0) !== 92)) return text;
+  if (text.length === 0 || (text.charCodeAt(0) !== 91 && text.charCodeAt(0) !== 60 && text.charCodeAt(0) !== 92))
+    return text;
   return looksLikeStructure(text.slice(leadingBackslashes(text))) ? `\\${text}` : text;
 }
 
@@ -138,7 +151,8 @@ export function unescapeLine(text: string): string {
 }
 
 /** MIME type as it may appear in a placeholder. */
-const safeMime = (mime: unknown): string => (typeof mime === "string" && /^[\w.+/-]{1,100}$/.test(mime) ? mime : "unknown");
+const safeMime = (mime: unknown): string =>
+  typeof mime === "string" && /^[\w.+/-]{1,100}$/.test(mime) ? mime : "unknown";
 
 /** Decoded size of base64 data, without decoding it. */
 function base64Bytes(data: string): number {
@@ -250,7 +264,9 @@ class Writer {
         const call = this.calls.get(String(m.toolCallId));
         const tool = safeName(String(m.toolName ?? call?.name ?? ""));
         const key = keyArgument(call?.args);
-        this.structure(`[tool result: ${tool}${key !== undefined ? ` ${JSON.stringify(key)}` : ""}${m.isError ? " error" : ""}]`);
+        this.structure(
+          `[tool result: ${tool}${key !== undefined ? ` ${JSON.stringify(key)}` : ""}${m.isError ? " error" : ""}]`,
+        );
         this.content(m.content, false);
         break;
       }
@@ -293,7 +309,12 @@ class Writer {
         if (section !== "text") this.structure(HEADER.assistant);
         section = "text";
         this.text(block.text);
-      } else if (block?.type === "thinking" && typeof block.thinking === "string" && !block.redacted && block.thinking) {
+      } else if (
+        block?.type === "thinking" &&
+        typeof block.thinking === "string" &&
+        !block.redacted &&
+        block.thinking
+      ) {
         if (section !== "thinking") this.structure(HEADER.thinking);
         section = "thinking";
         this.text(block.thinking);
@@ -307,12 +328,16 @@ class Writer {
 }
 
 /** Tool calls by id, so a result header can name the file or command it answers. */
-export function collectCalls(messages: Iterable<AgentMessage>, into = new Map<string, CallInfo>()): Map<string, CallInfo> {
+export function collectCalls(
+  messages: Iterable<AgentMessage>,
+  into = new Map<string, CallInfo>(),
+): Map<string, CallInfo> {
   for (const message of messages) {
     const m = message as unknown as Block;
     if (m.role !== "assistant" || !Array.isArray(m.content)) continue;
     for (const block of m.content as Block[]) {
-      if (block?.type === "toolCall" && typeof block.id === "string") into.set(block.id, { name: String(block.name ?? ""), args: block.arguments });
+      if (block?.type === "toolCall" && typeof block.id === "string")
+        into.set(block.id, { name: String(block.name ?? ""), args: block.arguments });
     }
   }
   return into;
@@ -384,7 +409,14 @@ export function priorLines(entry: CompactionEntry): TranscriptLine[] {
     if (lines[0] === INTRO && kinds && kinds.length === lines.length - 1) {
       const body = lines.slice(1).map((text, i) => ({ text, kind: kinds[i] }));
       // Provenance claims are re-checked against the syntax they imply.
-      if (body.every((l) => (l.kind === "marker" ? markerCount(l.text) !== undefined : l.kind !== "structure" || parseHeader(l.text) !== undefined))) return body;
+      if (
+        body.every((l) =>
+          l.kind === "marker"
+            ? markerCount(l.text) !== undefined
+            : l.kind !== "structure" || parseHeader(l.text) !== undefined,
+        )
+      )
+        return body;
     }
   }
   const writer = new Writer(new Map());

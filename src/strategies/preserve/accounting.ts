@@ -40,18 +40,35 @@ export function technicalBreakdown(messages: readonly AgentMessage[]): Technical
     if (message.role === "toolResult") chars.toolResults += messageChars(message);
     else if (message.role === "assistant") {
       for (const block of message.content ?? []) {
-        if (block.type === "toolCall") chars.toolCalls += block.name.length + JSON.stringify(block.arguments ?? {}).length;
+        if (block.type === "toolCall")
+          chars.toolCalls += block.name.length + JSON.stringify(block.arguments ?? {}).length;
         else if (block.type === "thinking") chars.reasoning += block.thinking.length;
         else if (block.type === "text") chars.other += block.text.length;
       }
     } else chars.other += messageChars(message);
   }
-  return { toolCalls: tokensOf(chars.toolCalls), toolResults: tokensOf(chars.toolResults), reasoning: tokensOf(chars.reasoning), other: tokensOf(chars.other) };
+  return {
+    toolCalls: tokensOf(chars.toolCalls),
+    toolResults: tokensOf(chars.toolResults),
+    reasoning: tokensOf(chars.reasoning),
+    other: tokensOf(chars.other),
+  };
 }
 
 /** Account the projected view of a branch; `limit` is the branch index of the delta's last eligible entry. */
-export function accountView(entries: readonly ProjectedEntry[], indexOf: (id: string) => number, limit: number): ViewAccounting {
-  const view: ViewAccounting = { dialogue: { user: 0, assistant: 0 }, checkpoints: { count: 0, tokens: 0 }, raw: 0, currentBatch: 0, summaries: 0, total: 0 };
+export function accountView(
+  entries: readonly ProjectedEntry[],
+  indexOf: (id: string) => number,
+  limit: number,
+): ViewAccounting {
+  const view: ViewAccounting = {
+    dialogue: { user: 0, assistant: 0 },
+    checkpoints: { count: 0, tokens: 0 },
+    raw: 0,
+    currentBatch: 0,
+    summaries: 0,
+    total: 0,
+  };
   for (const { sourceEntry: entry, messages } of entries) {
     if (!messages.length) continue;
     const tokens = estimateMessagesTokens(messages.filter((m) => m.role !== "system"));
@@ -66,7 +83,8 @@ export function accountView(entries: readonly ProjectedEntry[], indexOf: (id: st
       const reasoning = technicalBreakdown(messages).reasoning;
       view.dialogue.assistant += Math.max(0, tokens - reasoning);
       addRaw(view, reasoning, indexOf(entry.id) > limit);
-    } else if (entry.type === "message" || entry.type === "custom_message") addRaw(view, tokens, indexOf(entry.id) > limit);
+    } else if (entry.type === "message" || entry.type === "custom_message")
+      addRaw(view, tokens, indexOf(entry.id) > limit);
     else view.summaries += tokens;
   }
   return view;

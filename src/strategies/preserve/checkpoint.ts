@@ -130,14 +130,23 @@ export type ExtractiveResult = { ok: true; draft: PreserveDraft } | { ok: false;
  * The whole model-free path: select the delta up to `limitId`, fit it to `budget` (conservative delta-only cost), and
  * write the checkpoint extractively. Used by the lab and as the host's last fallback.
  */
-export function extractiveCheckpoint(branch: readonly SessionEntry[], limitId: string, budget = Number.POSITIVE_INFINITY, contextBefore: number | null = null): ExtractiveResult {
+export function extractiveCheckpoint(
+  branch: readonly SessionEntry[],
+  limitId: string,
+  budget = Number.POSITIVE_INFINITY,
+  contextBefore: number | null = null,
+): ExtractiveResult {
   const delta = selectDelta(branch, limitId);
   if (!delta) return { ok: false, error: "the tool summary boundary is not on the branch" };
   return extractiveFromDelta(delta, budget, contextBefore);
 }
 
 /** {@link extractiveCheckpoint} for an already selected delta. */
-export function extractiveFromDelta(delta: Delta, budget = Number.POSITIVE_INFINITY, contextBefore: number | null = null): ExtractiveResult {
+export function extractiveFromDelta(
+  delta: Delta,
+  budget = Number.POSITIVE_INFINITY,
+  contextBefore: number | null = null,
+): ExtractiveResult {
   const overhead = deltaOnlyOverhead(delta.checkpoint, ordinalsOf(delta.units));
   const fit = fitDelta(delta, budget - overhead, unitFitCost);
   if (!fit.ok) return fit;

@@ -68,7 +68,11 @@ function reasoningOf(messages: AgentMessage[] | undefined): AgentMessage | undef
  * Select the technical delta in (previous checkpoint, `limitId`]. Only entries the model sees right now count: state
  * already hidden by a fold or left behind by a compaction is not summarized again.
  */
-export function selectDelta(branch: readonly SessionEntry[], limitId: string, view?: readonly ProjectedEntry[]): Delta | undefined {
+export function selectDelta(
+  branch: readonly SessionEntry[],
+  limitId: string,
+  view?: readonly ProjectedEntry[],
+): Delta | undefined {
   const limit = branch.findIndex((e) => e.id === limitId);
   if (limit < 0) return undefined;
   // The whole branch is "now": its checkpoints, folds and compactions decide what is still raw and visible.
@@ -93,7 +97,13 @@ export function selectDelta(branch: readonly SessionEntry[], limitId: string, vi
       if (isDialogue(entry)) open = undefined; // dialogue closes a unit: the next work starts a new one
       // A completed answer's reasoning is technical state: its own unit, while the visible text stays dialogue.
       const reasoning = isCompletedAnswer(entry) ? reasoningOf(visible.get(entry.id)) : undefined;
-      if (reasoning) units.push({ ordinal, entryIds: [entry.id], messages: [reasoning], tokens: estimateMessagesTokens([reasoning]) });
+      if (reasoning)
+        units.push({
+          ordinal,
+          entryIds: [entry.id],
+          messages: [reasoning],
+          tokens: estimateMessagesTokens([reasoning]),
+        });
       continue;
     }
     const messages = visible.get(entry.id);
@@ -110,7 +120,8 @@ export function selectDelta(branch: readonly SessionEntry[], limitId: string, vi
     unit.messages.push(...messages);
     unit.tokens += estimateMessagesTokens(messages);
     if (role === "assistant") open!.waiting = pendingCalls(entry.type === "message" ? entry.message : messages[0]);
-    if (role === "toolResult" && entry.type === "message" && entry.message.role === "toolResult") open!.waiting.delete(entry.message.toolCallId);
+    if (role === "toolResult" && entry.type === "message" && entry.message.role === "toolResult")
+      open!.waiting.delete(entry.message.toolCallId);
   }
   return {
     afterId,

@@ -22,7 +22,16 @@ export interface Boundary {
 
 export type CheckpointDue =
   | { due: true; delta: Delta; contextWindow: number }
-  | { due: false; why: "failed step" | "range fact here" | "no boundary" | "usage unknown" | "below threshold" | "nothing to compact" };
+  | {
+      due: false;
+      why:
+        | "failed step"
+        | "range fact here"
+        | "no boundary"
+        | "usage unknown"
+        | "below threshold"
+        | "nothing to compact";
+    };
 
 /**
  * A checkpoint is due when the step completed, no range fact was written at this boundary, usage reached
@@ -35,7 +44,8 @@ export function checkpointDue(boundary: Boundary): CheckpointDue {
   if (boundary.stopReason === "error" || boundary.stopReason === "aborted") return { due: false, why: "failed step" };
   // One range fact per boundary: a fold here already changed the view (the usage figure is stale until the next
   // turn), and a second preserve handler must not checkpoint the same delta twice.
-  if (boundary.drafts.some((t) => t === LedgerType.fold || t === LedgerType.preserve)) return { due: false, why: "range fact here" };
+  if (boundary.drafts.some((t) => t === LedgerType.fold || t === LedgerType.preserve))
+    return { due: false, why: "range fact here" };
   const { contextWindow, usageTokens } = boundary;
   if (!contextWindow) return { due: false, why: "no boundary" };
   const limitId = entryBefore(boundary.branch, boundary.stepEntryId);
@@ -43,6 +53,7 @@ export function checkpointDue(boundary: Boundary): CheckpointDue {
   const early = decideTrigger({ usageTokens, contextWindow, compactableTokens: 1 });
   if (!early.checkpoint) return { due: false, why: early.reason };
   const delta = selectDelta(boundary.branch, limitId);
-  if (!delta || !decideTrigger({ usageTokens, contextWindow, compactableTokens: delta.tokens }).checkpoint) return { due: false, why: "nothing to compact" };
+  if (!delta || !decideTrigger({ usageTokens, contextWindow, compactableTokens: delta.tokens }).checkpoint)
+    return { due: false, why: "nothing to compact" };
   return { due: true, delta, contextWindow };
 }

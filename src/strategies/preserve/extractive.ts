@@ -21,7 +21,7 @@ function clip(text: string, max = MAX_LINE): string {
 }
 
 function code(text: string): string {
-  return "`" + clip(text).replace(/`/g, "'") + "`";
+  return `\`${clip(text).replace(/`/g, "'")}\``;
 }
 
 interface Call {
@@ -53,8 +53,15 @@ function callsOf(messages: readonly AgentMessage[]): Call[] {
 
 /** First line that looks like an error, else the first non-empty line. */
 function errorSignature(text: string): string | undefined {
-  const lines = text.split("\n").map((l) => l.trim()).filter(Boolean);
-  const hit = lines.find((l) => ERROR_HEAD.test(l)) ?? lines.find((l) => ERROR_LINE.test(l) && !EXIT.test(l)) ?? lines.find((l) => !EXIT.test(l)) ?? lines[0];
+  const lines = text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const hit =
+    lines.find((l) => ERROR_HEAD.test(l)) ??
+    lines.find((l) => ERROR_LINE.test(l) && !EXIT.test(l)) ??
+    lines.find((l) => !EXIT.test(l)) ??
+    lines[0];
   return hit ? clip(hit) : undefined;
 }
 
@@ -97,7 +104,11 @@ function describe(units: readonly DeltaUnit[]): { findings: Section; changes: Se
         const command = str(call.args.command) ?? "(command)";
         const output = call.result?.text ?? "";
         const exit = EXIT.exec(output)?.[1] ?? (failed ? "error" : call.result ? "0" : "no result");
-        const tallies = output.split("\n").filter((l) => TALLY.test(l)).slice(-2).map((l) => clip(l, 100));
+        const tallies = output
+          .split("\n")
+          .filter((l) => TALLY.test(l))
+          .slice(-2)
+          .map((l) => clip(l, 100));
         changes.add(`${code(command)}: exit ${exit}${tallies.length ? `; ${tallies.join("; ")}` : ""}`);
         break;
       }
@@ -129,7 +140,15 @@ export function writeExtractiveCheckpoint(units: readonly DeltaUnit[]): string {
   const parts = [TOOL_CONTEXT_HEADING];
   for (const ordinal of ordinals) {
     const { findings, changes, unresolved } = describe(units.filter((u) => u.ordinal === ordinal));
-    parts.push(`### User message ${ordinal}`, findings.render("Findings"), "", changes.render("Changes & Validation"), "", unresolved.render("Unresolved"), "");
+    parts.push(
+      `### User message ${ordinal}`,
+      findings.render("Findings"),
+      "",
+      changes.render("Changes & Validation"),
+      "",
+      unresolved.render("Unresolved"),
+      "",
+    );
   }
   return parts.join("\n").trimEnd();
 }

@@ -3,7 +3,14 @@
 // manual /compact (a tool summary, then a marker compaction so /compact ends as a success) and renders the summary
 // card with its token accounting.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import type { Api, AssistantMessage, Context, Model, ModelThinkingLevel, SimpleStreamOptions } from "@earendil-works/pi-ai";
+import type {
+  Api,
+  AssistantMessage,
+  Context,
+  Model,
+  ModelThinkingLevel,
+  SimpleStreamOptions,
+} from "@earendil-works/pi-ai";
 import type {
   ExtensionContext,
   SessionBeforeCompactEvent,
@@ -15,7 +22,13 @@ import { LedgerType, type SessionEntry } from "../../log/entries.ts";
 import { projectBranch, viewCut } from "../../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
 import type { PlanResult } from "../../../machines/compaction.machine.ts";
-import type { LedgerSessionView, LifecycleRequest, ManualCompactSwitch, StrategyEffects, StrategyKit } from "../contract.ts";
+import type {
+  LedgerSessionView,
+  LifecycleRequest,
+  ManualCompactSwitch,
+  StrategyEffects,
+  StrategyKit,
+} from "../contract.ts";
 import { checkpointDraft, type CheckpointWriter, type PreserveDetails, type PreserveDraft } from "./checkpoint.ts";
 import { entryBefore, fitDelta, ordinalsOf, selectDelta, type Delta, type DeltaUnit } from "./delta.ts";
 import { writeExtractiveCheckpoint } from "./extractive.ts";
@@ -97,7 +110,9 @@ export class PreserveHost {
    * report that collapsed to one line would hide what the compaction did).
    */
   register(): void {
-    this.kit.registerMessageCard<PreserveDetails>(LedgerType.preserve, ({ content, details }) => (details ? `${summaryReport(details)}\n\n${content}` : content));
+    this.kit.registerMessageCard<PreserveDetails>(LedgerType.preserve, ({ content, details }) =>
+      details ? `${summaryReport(details)}\n\n${content}` : content,
+    );
   }
 
   /** True when preserve manages this session's context for the current model (the host calls it only while configured). */
@@ -117,8 +132,14 @@ export class PreserveHost {
     this.lastRequest = undefined;
     this.liveThinking = undefined;
     this.lastResponse = undefined;
-    if (!this.shim.install(() => this.active(this.ctx), { autoCompactionOff: { lastResponse: () => this.lastResponse } })) {
-      this.warnOnce(ctx, "shim", "context-ledger: preserve could not adjust Pi's compaction settings in memory; Pi's automatic compaction may start before preserve's own (preserve then cancels it), and /compact on a short session keeps Pi's answer.");
+    if (
+      !this.shim.install(() => this.active(this.ctx), { autoCompactionOff: { lastResponse: () => this.lastResponse } })
+    ) {
+      this.warnOnce(
+        ctx,
+        "shim",
+        "context-ledger: preserve could not adjust Pi's compaction settings in memory; Pi's automatic compaction may start before preserve's own (preserve then cancels it), and /compact on a short session keeps Pi's answer.",
+      );
     }
   }
 
@@ -171,7 +192,11 @@ export class PreserveHost {
    * handlers already return for this boundary; the checkpoint is appended after them. Whether one is due is decided
    * here (a cheap check on every boundary); the write runs through the chart.
    */
-  async onTurnEnd(event: TurnEndEvent, ctx: ExtensionContext, entries: SessionBoundaryDraft[] = event.entries): Promise<TurnEndEventResult | undefined> {
+  async onTurnEnd(
+    event: TurnEndEvent,
+    ctx: ExtensionContext,
+    entries: SessionBoundaryDraft[] = event.entries,
+  ): Promise<TurnEndEventResult | undefined> {
     const session = this.session();
     if (!this.active(ctx)) return undefined;
     if (!this.due(event, ctx, entries)) return undefined;
@@ -180,7 +205,8 @@ export class PreserveHost {
     run.abortOn(ctx.signal);
     const decision = await run.decided();
     if (decision.state !== "validated") {
-      if (decision.reason && !ctx.signal?.aborted) ctx.ui.notify(forTerminal(`context-ledger: preserve: tool summary skipped: ${decision.reason}`), "warning");
+      if (decision.reason && !ctx.signal?.aborted)
+        ctx.ui.notify(forTerminal(`context-ledger: preserve: tool summary skipped: ${decision.reason}`), "warning");
       return undefined;
     }
     session.expectStored(run, decision.facts);
@@ -203,7 +229,10 @@ export class PreserveHost {
   }
 
   /** The delta a checkpoint at this boundary would cover (older than the step that just ended), and the window. */
-  private boundary(event: TurnEndEvent, ctx: ExtensionContext): { branch: readonly SessionEntry[]; delta: Delta; contextWindow: number; usageTokens: number | null } | undefined {
+  private boundary(
+    event: TurnEndEvent,
+    ctx: ExtensionContext,
+  ): { branch: readonly SessionEntry[]; delta: Delta; contextWindow: number; usageTokens: number | null } | undefined {
     const session = this.session();
     session.sync(ctx.sessionManager);
     const branch = session.live.entries;
@@ -240,7 +269,11 @@ export class PreserveHost {
    * answer Pi with a marker compaction so /compact ends as a success; the model view stays what it was, minus the
    * checkpointed state.
    */
-  private async planManual(event: SessionBeforeCompactEvent, ctx: ExtensionContext, signal: AbortSignal): Promise<PlanResult> {
+  private async planManual(
+    event: SessionBeforeCompactEvent,
+    ctx: ExtensionContext,
+    signal: AbortSignal,
+  ): Promise<PlanResult> {
     const session = this.session();
     session.sync(ctx.sessionManager);
     const branch = session.live.entries;
@@ -251,12 +284,22 @@ export class PreserveHost {
     const delta = selectDelta(branch, limitId);
     if (!delta?.units.length) {
       if (!lowered) return { ok: false, reason: "no raw tool state since the last tool summary" };
-      ctx.ui.notify(forTerminal("context-ledger: no tool summary: no raw tool state since the last one, and preserve keeps the dialogue verbatim."), "info");
+      ctx.ui.notify(
+        forTerminal(
+          "context-ledger: no tool summary: no raw tool state since the last one, and preserve keeps the dialogue verbatim.",
+        ),
+        "info",
+      );
       return { ok: true, plan: { declineCompaction: true } };
     }
     const usage = ctx.getContextUsage();
     const contextWindow = usage?.contextWindow ?? ctx.model?.contextWindow ?? 128_000;
-    const outcome = await this.write(delta, branch, ctx, { contextWindow, contextBefore: usage?.tokens ?? null, focus: event.customInstructions, signal: AbortSignal.any([signal, event.signal]) });
+    const outcome = await this.write(delta, branch, ctx, {
+      contextWindow,
+      contextBefore: usage?.tokens ?? null,
+      focus: event.customInstructions,
+      signal: AbortSignal.any([signal, event.signal]),
+    });
     if (!outcome.ok) {
       if (outcome.aborted) return { ok: false, reason: "aborted" };
       return lowered ? { ok: true, plan: { declineCompaction: true } } : { ok: false, reason: outcome.error };
@@ -283,7 +326,11 @@ export class PreserveHost {
     const model = this.kit.resolveModel(ctx, configured) as AnyModel | undefined;
     if (configured && !model) {
       const key = options.summaryModel ? "contextLedger.preserve.summaryModel" : "contextLedger.plannerModel";
-      this.warnOnce(ctx, `model:${configured}`, `context-ledger: ${key} "${configured}" is not available; preserve writes its tool summaries with the active model.`);
+      this.warnOnce(
+        ctx,
+        `model:${configured}`,
+        `context-ledger: ${key} "${configured}" is not available; preserve writes its tool summaries with the active model.`,
+      );
       return ctx.model as AnyModel | undefined;
     }
     return model;
@@ -294,29 +341,62 @@ export class PreserveHost {
    * stop) one delta-only request, else the extractive writer. A reply that calls a tool or shows no text gets one
    * text-only retry. Fails only on abort or when there is nothing to write.
    */
-  async write(delta: Delta, branch: readonly SessionEntry[], ctx: ExtensionContext, request: WriteRequest): Promise<WriteOutcome> {
+  async write(
+    delta: Delta,
+    branch: readonly SessionEntry[],
+    ctx: ExtensionContext,
+    request: WriteRequest,
+  ): Promise<WriteOutcome> {
     const session = this.session();
     const { contextWindow, contextBefore, focus, signal } = request;
     const model = this.summaryModel(ctx);
     const reserve = reserveTokens(contextWindow);
     const outputCap = Math.max(256, Math.min(reserve, model?.maxTokens || reserve));
     const aborted = () => signal?.aborted === true;
-    const draftOf = (included: readonly DeltaUnit[], carried: readonly DeltaUnit[], throughId: string, body: string, writer: CheckpointWriter, requestTokens: number, note?: string) =>
-      checkpointDraft({ delta, included, carried, throughId, body, writer, contextBefore, contextWindow, requestTokens, note });
+    const draftOf = (
+      included: readonly DeltaUnit[],
+      carried: readonly DeltaUnit[],
+      throughId: string,
+      body: string,
+      writer: CheckpointWriter,
+      requestTokens: number,
+      note?: string,
+    ) =>
+      checkpointDraft({
+        delta,
+        included,
+        carried,
+        throughId,
+        body,
+        writer,
+        contextBefore,
+        contextWindow,
+        requestTokens,
+        note,
+      });
     const ordinals = ordinalsOf(delta.units);
     let textOnlyRetry = true;
     const attempt = async (writer: AnyModel, context: Context, maxTokens: number): Promise<Attempt> => {
       let result = await this.ask(ctx, writer, context, this.requestOptions(ctx, maxTokens, signal));
       if (!result.ok && result.textOnlyRetry && textOnlyRetry && !aborted()) {
         textOnlyRetry = false;
-        ctx.ui.notify(forTerminal(`context-ledger: preserve: ${result.reason}; asking once more with tools off.`), "info");
+        ctx.ui.notify(
+          forTerminal(`context-ledger: preserve: ${result.reason}; asking once more with tools off.`),
+          "info",
+        );
         result = await this.ask(ctx, writer, context, this.requestOptions(ctx, maxTokens, signal, "none"));
       }
       return result;
     };
     // Every switch to the delta-only request is told: it re-sends the delta uncached, and a long compaction should not
     // look stuck.
-    const toDeltaOnly = (why: string) => ctx.ui.notify(forTerminal(`context-ledger: preserve: ${why}; writing tool summary #${delta.checkpoint} from its tool activity only (delta-only).`), "info");
+    const toDeltaOnly = (why: string) =>
+      ctx.ui.notify(
+        forTerminal(
+          `context-ledger: preserve: ${why}; writing tool summary #${delta.checkpoint} from its tool activity only (delta-only).`,
+        ),
+        "info",
+      );
 
     // 1. Cache-friendly: the previous request's exact messages (system message with prompt and tools first), then one
     // ask. It covers the whole delta, since that prefix shows all of it and the ask names its ordinals. Only the live
@@ -329,7 +409,8 @@ export class PreserveHost {
       const estimated = estimateMessagesTokens(prefix, session.calibration);
       const shape = chooseRequestShape({
         contextWindow,
-        prefixTokens: prefix === this.lastRequest?.messages ? Math.max(estimated, reportedPromptTokens(branch)) : estimated,
+        prefixTokens:
+          prefix === this.lastRequest?.messages ? Math.max(estimated, reportedPromptTokens(branch)) : estimated,
         askTokens: estimateTextTokens(ask),
         outputCap,
         deltaOverhead: deltaOnlyOverhead(delta.checkpoint, ordinals, focus),
@@ -338,7 +419,11 @@ export class PreserveHost {
         const messages = [...this.kit.convertToLlm(prefix), { role: "user" as const, content: ask, timestamp: 0 }];
         const result = await attempt(model, { messages }, shape.maxOutput);
         if (aborted()) return { ok: false, error: "aborted", aborted: true };
-        if (result.ok) return { ok: true, draft: draftOf(delta.units, [], delta.limitId, result.body, "model", result.requestTokens) };
+        if (result.ok)
+          return {
+            ok: true,
+            draft: draftOf(delta.units, [], delta.limitId, result.body, "model", result.requestTokens),
+          };
         toDeltaOnly(`the cache-friendly summary request failed (${result.reason.slice(0, 200)})`);
       } else {
         toDeltaOnly("the cache-friendly summary request would not fit the window");
@@ -354,15 +439,38 @@ export class PreserveHost {
       if (!delta.units.length) return { ok: false, error: fitted.error };
       const first = delta.units[0];
       const note = `one tool step (~${unitFitCost(first).toLocaleString("en-US")} tokens) is larger than any summary request (~${Math.max(0, fitBudget).toLocaleString("en-US")} tokens), so this tool summary was written without a model`;
-      ctx.ui.notify(forTerminal(`context-ledger: ${note}; its raw output stays recoverable with context_grep and context_show_entry.`), "warning");
-      return { ok: true, draft: draftOf(delta.units, [], delta.limitId, writeExtractiveCheckpoint(delta.units), "extractive", 0, note) };
+      ctx.ui.notify(
+        forTerminal(
+          `context-ledger: ${note}; its raw output stays recoverable with context_grep and context_show_entry.`,
+        ),
+        "warning",
+      );
+      return {
+        ok: true,
+        draft: draftOf(delta.units, [], delta.limitId, writeExtractiveCheckpoint(delta.units), "extractive", 0, note),
+      };
     }
     if (model) {
       // 2. Delta-only: a tiny instruction and exactly the (fitted) technical delta.
       const shell = deltaOnlyRequest(delta.checkpoint, ordinalsOf(fitted.included), fitted.included, focus);
-      const result = await attempt(model, { systemPrompt: shell.system, messages: [{ role: "user", content: shell.prompt, timestamp: 0 }] }, outputCap);
+      const result = await attempt(
+        model,
+        { systemPrompt: shell.system, messages: [{ role: "user", content: shell.prompt, timestamp: 0 }] },
+        outputCap,
+      );
       if (aborted()) return { ok: false, error: "aborted", aborted: true };
-      if (result.ok) return { ok: true, draft: draftOf(fitted.included, fitted.carried, fitted.throughId, result.body, "delta-only", result.requestTokens) };
+      if (result.ok)
+        return {
+          ok: true,
+          draft: draftOf(
+            fitted.included,
+            fitted.carried,
+            fitted.throughId,
+            result.body,
+            "delta-only",
+            result.requestTokens,
+          ),
+        };
     }
     // 3. No model, or both requests failed: the deterministic writer never loses the evidence it can read.
     if (aborted()) return { ok: false, error: "aborted", aborted: true };
@@ -376,7 +484,12 @@ export class PreserveHost {
    * `disableContinuation`, so a provider that threads requests server-side does not take this side request for the
    * conversation's next turn. Tool choice stays unset like the live request's, except on the text-only retry.
    */
-  private requestOptions(ctx: ExtensionContext, maxTokens: number, signal: AbortSignal | undefined, toolChoice?: "none"): SimpleStreamOptions {
+  private requestOptions(
+    ctx: ExtensionContext,
+    maxTokens: number,
+    signal: AbortSignal | undefined,
+    toolChoice?: "none",
+  ): SimpleStreamOptions {
     const configured = this.kit.options();
     const thinking = this.liveThinking?.session === this.session() ? this.liveThinking.level : this.kit.thinkingLevel();
     const live = liveRequestOptions(this.kit.piSettings(), ctx.sessionManager.getSessionId(), thinking);
@@ -392,7 +505,12 @@ export class PreserveHost {
    * One summary request, retried on transient provider errors under Pi's `settings.retry` (each retry is told), and
    * judged by {@link judgeReply}.
    */
-  private async ask(ctx: ExtensionContext, model: AnyModel, context: Context, options: SimpleStreamOptions): Promise<Attempt> {
+  private async ask(
+    ctx: ExtensionContext,
+    model: AnyModel,
+    context: Context,
+    options: SimpleStreamOptions,
+  ): Promise<Attempt> {
     try {
       const reply = await this.kit.retrying(
         () => ctx.modelRegistry.streamSimple(model, context, options).result(),
@@ -400,15 +518,24 @@ export class PreserveHost {
         (n) =>
           ctx.ui.notify(
             // The provider's words (cut to 200 characters by the retry loop) are escaped before they reach the terminal.
-            forTerminal(`context-ledger: preserve: the tool summary request failed (${n.error}); retry ${n.attempt}/${n.maxRetries} in ${(n.delayMs / 1000).toFixed(1)}s.`),
+            forTerminal(
+              `context-ledger: preserve: the tool summary request failed (${n.error}); retry ${n.attempt}/${n.maxRetries} in ${(n.delayMs / 1000).toFixed(1)}s.`,
+            ),
             "warning",
           ),
       );
-      const text = reply.content.filter((b) => b.type === "text").map((b) => b.text).join("");
+      const text = reply.content
+        .filter((b) => b.type === "text")
+        .map((b) => b.text)
+        .join("");
       const toolCalls = reply.content.filter((b) => b.type === "toolCall").length;
-      const verdict = judgeReply({ stopReason: reply.stopReason, errorMessage: reply.errorMessage, text, toolCalls }, options.maxTokens ?? Number.POSITIVE_INFINITY);
+      const verdict = judgeReply(
+        { stopReason: reply.stopReason, errorMessage: reply.errorMessage, text, toolCalls },
+        options.maxTokens ?? Number.POSITIVE_INFINITY,
+      );
       if (!verdict.ok) return verdict;
-      const fallback = estimateMessagesTokens(context.messages as AgentMessage[]) + estimateTextTokens(context.systemPrompt ?? "");
+      const fallback =
+        estimateMessagesTokens(context.messages as AgentMessage[]) + estimateTextTokens(context.systemPrompt ?? "");
       return { ok: true, body: verdict.body, requestTokens: promptTokensOf(reply, fallback) };
     } catch (error) {
       return { ok: false, reason: error instanceof Error ? error.message : String(error), textOnlyRetry: false };

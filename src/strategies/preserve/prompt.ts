@@ -77,8 +77,10 @@ export function renderUnit(unit: DeltaUnit): string {
       case "assistant": {
         for (const block of m.content ?? []) {
           if (block.type === "text" && block.text.trim()) lines.push(`[assistant] ${block.text}`);
-          else if (block.type === "thinking" && block.thinking.trim()) lines.push(`[assistant reasoning] ${block.thinking}`);
-          else if (block.type === "toolCall") lines.push(`[tool call ${block.id}] ${block.name} ${JSON.stringify(block.arguments ?? {})}`);
+          else if (block.type === "thinking" && block.thinking.trim())
+            lines.push(`[assistant reasoning] ${block.thinking}`);
+          else if (block.type === "toolCall")
+            lines.push(`[tool call ${block.id}] ${block.name} ${JSON.stringify(block.arguments ?? {})}`);
         }
         break;
       }
@@ -112,7 +114,12 @@ export function renderDelta(units: readonly DeltaUnit[]): string {
 }
 
 /** The delta-only request: a tiny instruction plus exactly the technical delta. */
-export function deltaOnlyRequest(checkpoint: number, ordinals: readonly number[], units: readonly DeltaUnit[], focus?: string): { system: string; prompt: string } {
+export function deltaOnlyRequest(
+  checkpoint: number,
+  ordinals: readonly number[],
+  units: readonly DeltaUnit[],
+  focus?: string,
+): { system: string; prompt: string } {
   return {
     system: DELTA_ONLY_SYSTEM,
     prompt: [
@@ -133,7 +140,7 @@ export function deltaOnlyRequest(checkpoint: number, ordinals: readonly number[]
  * output (code, JSON, paths, non-ASCII text) tokenizes denser than prose and the request must not overflow.
  */
 export function unitFitCost(unit: DeltaUnit): number {
-  return conservativeTextTokens(renderUnit(unit) + "\n\n");
+  return conservativeTextTokens(`${renderUnit(unit)}\n\n`);
 }
 
 /** Conservative cost of the delta-only request around its units (instructions, headings), on the same scale. */
@@ -142,7 +149,9 @@ export function deltaOnlyOverhead(checkpoint: number, ordinals: readonly number[
   return conservativeTextTokens(shell.system + shell.prompt) + ordinals.length * 16;
 }
 
-export type RequestShape = { mode: "continuation"; maxOutput: number } | { mode: "delta-only"; maxOutput: number; deltaBudget: number };
+export type RequestShape =
+  | { mode: "continuation"; maxOutput: number }
+  | { mode: "delta-only"; maxOutput: number; deltaBudget: number };
 
 /**
  * Choose the request shape. The continuation is preferred (its prefix is cached); it is used when the live prefix
@@ -161,9 +170,14 @@ export function chooseRequestShape(input: {
 }): RequestShape {
   const room = input.contextWindow - input.prefixTokens - input.askTokens;
   const continuationOutput = Math.min(input.outputCap, room);
-  if (continuationOutput >= Math.min(MIN_SUMMARY_OUTPUT, input.outputCap)) return { mode: "continuation", maxOutput: continuationOutput };
+  if (continuationOutput >= Math.min(MIN_SUMMARY_OUTPUT, input.outputCap))
+    return { mode: "continuation", maxOutput: continuationOutput };
   const maxOutput = input.outputCap;
-  return { mode: "delta-only", maxOutput, deltaBudget: Math.max(0, input.contextWindow - maxOutput - input.deltaOverhead) };
+  return {
+    mode: "delta-only",
+    maxOutput,
+    deltaBudget: Math.max(0, input.contextWindow - maxOutput - input.deltaOverhead),
+  };
 }
 
 /**
@@ -214,7 +228,12 @@ export function isTextToolCall(text: string): boolean {
   if (!trimmed.startsWith("{") || !trimmed.endsWith("}") || trimmed.length > 100_000) return false;
   try {
     const parsed: unknown = JSON.parse(trimmed);
-    return typeof parsed === "object" && parsed !== null && "name" in parsed && ("arguments" in parsed || "parameters" in parsed || "input" in parsed);
+    return (
+      typeof parsed === "object" &&
+      parsed !== null &&
+      "name" in parsed &&
+      ("arguments" in parsed || "parameters" in parsed || "input" in parsed)
+    );
   } catch {
     return false;
   }
@@ -226,13 +245,26 @@ export function isTextToolCall(text: string): boolean {
  * usually gets the text.
  */
 export function judgeReply(reply: SummaryReply, maxTokens: number): ReplyVerdict {
-  if (reply.stopReason === "error" || reply.stopReason === "aborted") return { ok: false, reason: reply.errorMessage ?? reply.stopReason, textOnlyRetry: false };
-  if (reply.stopReason === "length") return { ok: false, reason: "the summary stopped at its length limit", textOnlyRetry: false };
-  if (reply.toolCalls > 0) return { ok: false, reason: "the reply called a tool instead of writing the tool summary", textOnlyRetry: true };
-  if (isTextToolCall(reply.text)) return { ok: false, reason: "the reply wrote a tool call as text instead of the tool summary", textOnlyRetry: true };
+  if (reply.stopReason === "error" || reply.stopReason === "aborted")
+    return { ok: false, reason: reply.errorMessage ?? reply.stopReason, textOnlyRetry: false };
+  if (reply.stopReason === "length")
+    return { ok: false, reason: "the summary stopped at its length limit", textOnlyRetry: false };
+  if (reply.toolCalls > 0)
+    return { ok: false, reason: "the reply called a tool instead of writing the tool summary", textOnlyRetry: true };
+  if (isTextToolCall(reply.text))
+    return {
+      ok: false,
+      reason: "the reply wrote a tool call as text instead of the tool summary",
+      textOnlyRetry: true,
+    };
   if (!reply.text.trim()) return { ok: false, reason: "the reply had no visible text", textOnlyRetry: true };
   const size = estimateTextTokens(reply.text);
-  if (size > maxTokens) return { ok: false, reason: `the reply (~${size} tokens) is larger than the output cap of ${maxTokens} tokens`, textOnlyRetry: false };
+  if (size > maxTokens)
+    return {
+      ok: false,
+      reason: `the reply (~${size} tokens) is larger than the output cap of ${maxTokens} tokens`,
+      textOnlyRetry: false,
+    };
   const body = normalizeCheckpointText(reply.text);
   return body ? { ok: true, body } : { ok: false, reason: "the reply was not a tool summary", textOnlyRetry: false };
 }

@@ -29,7 +29,12 @@ export interface LiveRequestOptions {
 }
 
 /** Pi's defaults for the options above (Pi 1.6: settings defaults and the HTTP idle timeout). */
-const PI_DEFAULTS = { transport: "auto", httpIdleTimeoutMs: 300_000, maxRetryDelayMs: 60_000, disabledTimeoutMs: 2_147_483_647 } as const;
+const PI_DEFAULTS = {
+  transport: "auto",
+  httpIdleTimeoutMs: 300_000,
+  maxRetryDelayMs: 60_000,
+  disabledTimeoutMs: 2_147_483_647,
+} as const;
 
 /** Pi's reading of a timeout setting: a non-negative number (floored), "disabled" as 0, anything else unset. */
 function timeoutSetting(value: unknown): number | undefined {
@@ -42,7 +47,11 @@ function timeoutSetting(value: unknown): number | undefined {
  * The options of the live request. `thinkingLevel` is the level the live request asked for ("off" or absent: none),
  * as Pi records it on the response.
  */
-export function liveRequestOptions(settings: PiRequestSettings, sessionId: string, thinkingLevel: ModelThinkingLevel | undefined): LiveRequestOptions {
+export function liveRequestOptions(
+  settings: PiRequestSettings,
+  sessionId: string,
+  thinkingLevel: ModelThinkingLevel | undefined,
+): LiveRequestOptions {
   const provider = settings.retry?.provider ?? {};
   const idle = timeoutSetting(settings.httpIdleTimeoutMs) ?? PI_DEFAULTS.httpIdleTimeoutMs;
   const websocket = timeoutSetting(settings.websocketConnectTimeoutMs);

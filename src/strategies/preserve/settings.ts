@@ -32,7 +32,10 @@ export function isCacheRetention(value: unknown): value is CacheRetentionSetting
 }
 
 /** True when preserve acts for this model (`provider/id`): the allowlist is empty or names it. */
-export function preserveAppliesTo(options: PreserveOptions, model: { provider: string; id: string } | undefined): boolean {
+export function preserveAppliesTo(
+  options: PreserveOptions,
+  model: { provider: string; id: string } | undefined,
+): boolean {
   if (!options.models.length) return true;
   return model !== undefined && options.models.includes(`${model.provider}/${model.id}`);
 }
@@ -42,18 +45,46 @@ export const preserveSettings: SettingsSection<PreserveOptions> = {
   defaults: DEFAULT_PRESERVE_OPTIONS,
   resolve(target, raw, read) {
     const isModelList = (v: unknown): v is string[] => Array.isArray(v) && v.every(read.isModel);
-    const summaryModel = read.pick<string | undefined>("preserve.summaryModel", raw.summaryModel, read.isModel, undefined);
+    const summaryModel = read.pick<string | undefined>(
+      "preserve.summaryModel",
+      raw.summaryModel,
+      read.isModel,
+      undefined,
+    );
     if (summaryModel) target.summaryModel = summaryModel;
-    const effort = read.pick("preserve.reasoningEffort", raw.reasoningEffort, isReasoningEffort, target.reasoningEffort);
+    const effort = read.pick(
+      "preserve.reasoningEffort",
+      raw.reasoningEffort,
+      isReasoningEffort,
+      target.reasoningEffort,
+    );
     if (effort) target.reasoningEffort = effort;
     const retention = read.pick("preserve.cacheRetention", raw.cacheRetention, isCacheRetention, target.cacheRetention);
     if (retention) target.cacheRetention = retention;
     target.models = [...read.pick("preserve.models", raw.models, isModelList, target.models)];
     const text = (v: string) => v;
     read.env("PRESERVE_SUMMARY_MODEL", text, read.isModel, "provider/model", (v) => (target.summaryModel = v));
-    read.env("PRESERVE_REASONING_EFFORT", text, isReasoningEffort, "off, minimal, low, medium, high, xhigh or max", (v) => (target.reasoningEffort = v));
-    read.env("PRESERVE_CACHE_RETENTION", text, isCacheRetention, "none, short or long", (v) => (target.cacheRetention = v));
+    read.env(
+      "PRESERVE_REASONING_EFFORT",
+      text,
+      isReasoningEffort,
+      "off, minimal, low, medium, high, xhigh or max",
+      (v) => (target.reasoningEffort = v),
+    );
+    read.env(
+      "PRESERVE_CACHE_RETENTION",
+      text,
+      isCacheRetention,
+      "none, short or long",
+      (v) => (target.cacheRetention = v),
+    );
     const list = (v: string) => (v.trim() ? v.split(",").map((m) => m.trim()) : []);
-    read.env("PRESERVE_MODELS", list, isModelList, "a comma-separated list of provider/model", (v) => (target.models = v));
+    read.env(
+      "PRESERVE_MODELS",
+      list,
+      isModelList,
+      "a comma-separated list of provider/model",
+      (v) => (target.models = v),
+    );
   },
 };

@@ -8,11 +8,15 @@ import { preserveSettings, type PreserveOptions } from "./settings.ts";
 
 export const preserveStrategy = {
   name: "preserve",
-  summary: "Dialogue stays verbatim; older tool traffic becomes byte-stable, cache-friendly summaries at step boundaries.",
+  summary:
+    "Dialogue stays verbatim; older tool traffic becomes byte-stable, cache-friendly summaries at step boundaries.",
   // The window is kept at step boundaries, so Pi's threshold compaction is declined; an overflow already failed a
   // request, and only Pi's summary can shrink a context that is all dialogue.
   // Checkpoints start at its own reserve curve, before Pi would compact.
-  budget: { action: "older tool calls and results are replaced by a tool summary while the dialogue stays verbatim", ownThreshold: triggerTokens },
+  budget: {
+    action: "older tool calls and results are replaced by a tool summary while the dialogue stays verbatim",
+    ownThreshold: triggerTokens,
+  },
   routes: { turnEnd: "plan", manual: "plan", threshold: "cancel", overflow: "native" },
   scope: "configured",
   facts: { [LedgerType.preserve]: "tool summary" },

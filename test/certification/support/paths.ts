@@ -31,7 +31,12 @@ export interface CertPackage {
 }
 
 /** npm settings a nested npm keeps: where its cache and registry are. */
-const KEEP_NPM = new Set(["npm_config_cache", "npm_config_registry", "npm_config_userconfig", "npm_config_globalconfig"]);
+const KEEP_NPM = new Set([
+  "npm_config_cache",
+  "npm_config_registry",
+  "npm_config_userconfig",
+  "npm_config_globalconfig",
+]);
 
 /**
  * Environment for child tools: Node 22 first on PATH, and none of the other `npm_*` variables an enclosing
@@ -39,6 +44,7 @@ const KEEP_NPM = new Set(["npm_config_cache", "npm_config_registry", "npm_config
  */
 export function toolEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!key.toLowerCase().startsWith("npm_") || KEEP_NPM.has(key.toLowerCase())) env[key] = value;
+  for (const [key, value] of Object.entries(process.env))
+    if (!key.toLowerCase().startsWith("npm_") || KEEP_NPM.has(key.toLowerCase())) env[key] = value;
   return { ...env, PATH: `${BIN}:${process.env.PATH ?? ""}`, ...extra };
 }

@@ -5,7 +5,14 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from
 import { dirname, join } from "node:path";
 import { expect, inject } from "vitest";
 import { RpcChild, type RpcRecord } from "../../e2e/fixtures/rpc-child.ts";
-import { LOG_ENV, readRequests, SCRIPT_ENV, SCRIPTED_PROVIDER, type RecordedRequest, type Script } from "../../e2e/fixtures/script.ts";
+import {
+  LOG_ENV,
+  readRequests,
+  SCRIPT_ENV,
+  SCRIPTED_PROVIDER,
+  type RecordedRequest,
+  type Script,
+} from "../../e2e/fixtures/script.ts";
 import { PI, PROVIDER_EXTENSION, toolEnv } from "./paths.ts";
 
 export interface CaseOptions {
@@ -55,7 +62,11 @@ export class PiCase {
   private constructor(name: string, options: CaseOptions) {
     const cert = inject("cert");
     this.options = options;
-    this.dir = join(cert.root, "cases", `${String(++counter).padStart(2, "0")}-${process.pid}-${name.replace(/[^a-z0-9]+/gi, "-")}`);
+    this.dir = join(
+      cert.root,
+      "cases",
+      `${String(++counter).padStart(2, "0")}-${process.pid}-${name.replace(/[^a-z0-9]+/gi, "-")}`,
+    );
     this.cwd = options.cwd ?? join(this.dir, "project");
     this.agentDir = join(this.dir, "agent");
     this.sessionDir = join(this.dir, "sessions");
@@ -68,11 +79,18 @@ export class PiCase {
       writeFileSync(join(this.cwd, path), body);
     }
     // The global settings: what `pi install` wrote, plus only what the case is about.
-    const installed = JSON.parse(readFileSync(join(cert.templateAgentDir, "settings.json"), "utf8")) as Record<string, unknown>;
-    const settings: Record<string, unknown> = { ...(options.withPackage === false ? {} : installed), ...(options.pi ?? {}) };
+    const installed = JSON.parse(readFileSync(join(cert.templateAgentDir, "settings.json"), "utf8")) as Record<
+      string,
+      unknown
+    >;
+    const settings: Record<string, unknown> = {
+      ...(options.withPackage === false ? {} : installed),
+      ...(options.pi ?? {}),
+    };
     if (options.ledger) settings.contextLedger = options.ledger;
     writeFileSync(join(this.agentDir, "settings.json"), `${JSON.stringify(settings, null, 2)}\n`);
-    if (existsSync(join(cert.templateAgentDir, "auth.json"))) copyFileSync(join(cert.templateAgentDir, "auth.json"), join(this.agentDir, "auth.json"));
+    if (existsSync(join(cert.templateAgentDir, "auth.json")))
+      copyFileSync(join(cert.templateAgentDir, "auth.json"), join(this.agentDir, "auth.json"));
     this.writeScript(options.script);
   }
 
@@ -103,7 +121,18 @@ export class PiCase {
       ...(this.options.env ?? {}),
     });
     const model = this.options.script.models[0].id;
-    const args = ["--mode", "rpc", "--provider", SCRIPTED_PROVIDER, "--model", model, "--api-key", "test", "-e", PROVIDER_EXTENSION];
+    const args = [
+      "--mode",
+      "rpc",
+      "--provider",
+      SCRIPTED_PROVIDER,
+      "--model",
+      model,
+      "--api-key",
+      "test",
+      "-e",
+      PROVIDER_EXTENSION,
+    ];
     args.push("--session-dir", this.sessionDir, "--session-id", this.sessionId);
     this.processes.push(RpcChild.spawn(PI, args, { cwd: this.cwd, env }));
     const state = (await this.rpc.send({ type: "get_state" }, this.timeoutMs)).data as { sessionFile?: string };
@@ -112,7 +141,9 @@ export class PiCase {
   }
 
   private snapshot(): void {
-    this.snapshots.push(this.sessionPath && existsSync(this.sessionPath) ? readFileSync(this.sessionPath) : Buffer.alloc(0));
+    this.snapshots.push(
+      this.sessionPath && existsSync(this.sessionPath) ? readFileSync(this.sessionPath) : Buffer.alloc(0),
+    );
   }
 
   private writeScript(script: Script): void {
@@ -130,14 +161,18 @@ export class PiCase {
     const from = this.rpc.mark();
     const response = await this.rpc.send({ type: "prompt", message }, this.timeoutMs);
     const disposition = (response.data as { disposition?: string } | undefined)?.disposition;
-    if (disposition !== "handled") await this.rpc.waitFor((r) => r.type === "agent_settled", "agent_settled", from, this.timeoutMs);
+    if (disposition !== "handled")
+      await this.rpc.waitFor((r) => r.type === "agent_settled", "agent_settled", from, this.timeoutMs);
     this.snapshot();
     return this.rpc.records.slice(from);
   }
 
   /** The RPC `compact` command (what `/compact` runs); returns the response, successful or not. */
   async compact(customInstructions?: string): Promise<RpcRecord> {
-    const response = await this.rpc.request({ type: "compact", ...(customInstructions ? { customInstructions } : {}) }, this.timeoutMs);
+    const response = await this.rpc.request(
+      { type: "compact", ...(customInstructions ? { customInstructions } : {}) },
+      this.timeoutMs,
+    );
     this.snapshot();
     return response;
   }
@@ -188,7 +223,10 @@ export class PiCase {
       const before = this.snapshots[i - 1];
       const after = this.snapshots[i];
       expect(after.length, `session file shrank between steps ${i - 1} and ${i}`).toBeGreaterThanOrEqual(before.length);
-      expect(after.subarray(0, before.length).equals(before), `session file before step ${i} is not a byte prefix of the file after it`).toBe(true);
+      expect(
+        after.subarray(0, before.length).equals(before),
+        `session file before step ${i} is not a byte prefix of the file after it`,
+      ).toBe(true);
     }
     expect(this.stderr()).not.toContain("Failed to load extension");
   }

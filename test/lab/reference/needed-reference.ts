@@ -50,8 +50,12 @@ export function referenceItems(text: string, cwd = ""): Item[] {
     } else if (g.error) item = { kind: "error", text: g.error };
     else if (g.identifier || g.hex) item = { kind: "identifier", text: g.identifier ?? g.hex };
     else if (g.number) item = { kind: "number", text: g.number };
-    if (item && item.text.length <= MAX_ITEM && (item.kind === "number" || item.kind === "error" || item.text.length >= MIN_ITEM)) out.push(item);
+    if (
+      item &&
+      item.text.length <= MAX_ITEM &&
+      (item.kind === "number" || item.kind === "error" || item.text.length >= MIN_ITEM)
+    )
+      out.push(item);
   }
   return out;
 }
-

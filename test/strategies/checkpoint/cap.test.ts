@@ -12,11 +12,19 @@ const runs = Number(process.env.FC_RUNS ?? 200);
 const user = (id: string, body: string[]): SpanItem => ({ kind: "user", head: `[user ${id}]`, body });
 const other = (id: string, body: string[] = []): SpanItem => ({ kind: "other", head: `[assistant ${id}]`, body });
 const span = (n: number, items: SpanItem[]): CheckpointSpan => ({ n, from: `f${n}`, through: `t${n}`, items });
-const size = (spans: ReturnType<typeof capSpans>["spans"]) => spansLines(spans).reduce((sum, line) => sum + line.length + 1, 0);
+const size = (spans: ReturnType<typeof capSpans>["spans"]) =>
+  spansLines(spans).reduce((sum, line) => sum + line.length + 1, 0);
 
 describe("cap stages", () => {
   const spans = () => [
-    span(1, [user("u1", ["first request"]), other("a1", ["x".repeat(400)]), user("u2", Array.from({ length: 60 }, (_, i) => `long line ${i} ${"y".repeat(60)}`))]),
+    span(1, [
+      user("u1", ["first request"]),
+      other("a1", ["x".repeat(400)]),
+      user(
+        "u2",
+        Array.from({ length: 60 }, (_, i) => `long line ${i} ${"y".repeat(60)}`),
+      ),
+    ]),
     span(2, [other("a2", ["z".repeat(400)]), user("u3", ["latest request"])]),
   ];
 
@@ -55,7 +63,12 @@ describe("cap stages", () => {
 
   it("cuts the front lines of the last item it touches rather than dropping it whole", () => {
     // Below the stub threshold, so stage 2 leaves it whole and stage 3 has to cut it.
-    const big = span(1, [user("u1", Array.from({ length: 40 }, (_, i) => `line ${i} ${"q".repeat(36)}`))]);
+    const big = span(1, [
+      user(
+        "u1",
+        Array.from({ length: 40 }, (_, i) => `line ${i} ${"q".repeat(36)}`),
+      ),
+    ]);
     const result = capSpans([big], 1_000);
     const [item] = result.spans[0].span.items;
     expect(item.head).toMatch(/^\[user u1; trimmed\] kept lines \d+-40 of 40$/);
@@ -76,17 +89,24 @@ describe("cap stages", () => {
     const itemArb = fc.record({
       kind: fc.constantFrom<"user" | "other">("user", "other"),
       head: fc.nat({ max: 999 }).map((n) => `[user i${n}]`),
-      body: fc.array(fc.string({ maxLength: 300 }).map((s) => s.replace(/\n/g, " ")), { maxLength: 30 }),
+      body: fc.array(
+        fc.string({ maxLength: 300 }).map((s) => s.replace(/\n/g, " ")),
+        { maxLength: 30 },
+      ),
     });
     fc.assert(
-      fc.property(fc.array(fc.array(itemArb, { maxLength: 8 }), { maxLength: 5 }), fc.integer({ min: 0, max: 20_000 }), (items, budget) => {
-        const spans = items.map((list, i) => span(i + 1, list));
-        const result = capSpans(spans, budget);
-        const rendered = size(result.spans);
-        if (rendered !== result.chars) return false;
-        const empty = result.spans.every((s) => s.span.items.length === 0);
-        return rendered <= Math.max(budget, MIN_CONVERSATION_CHARS) || empty;
-      }),
+      fc.property(
+        fc.array(fc.array(itemArb, { maxLength: 8 }), { maxLength: 5 }),
+        fc.integer({ min: 0, max: 20_000 }),
+        (items, budget) => {
+          const spans = items.map((list, i) => span(i + 1, list));
+          const result = capSpans(spans, budget);
+          const rendered = size(result.spans);
+          if (rendered !== result.chars) return false;
+          const empty = result.spans.every((s) => s.span.items.length === 0);
+          return rendered <= Math.max(budget, MIN_CONVERSATION_CHARS) || empty;
+        },
+      ),
       { numRuns: runs },
     );
   });
@@ -96,9 +116,13 @@ describe("cap in the planner", () => {
   it("budgets 25% of the context window by default, keeps details uncapped, and marks trimmed spans", () => {
     const b = new LedgerBuilder();
     const u1 = b.user("please do it");
-    for (let i = 0; i < 30; i++) b.tool("bash", { command: `step ${i}` }, "out", { text: `narration ${i} ${"n".repeat(200)}` });
+    for (let i = 0; i < 30; i++)
+      b.tool("bash", { command: `step ${i}` }, "out", { text: `narration ${i} ${"n".repeat(200)}` });
     const u2 = b.user("next");
-    const plan = planCheckpoint(inputFor(b.entries, u2, { contextWindow: 4_000 }), { capPercent: 25, startupReads: true });
+    const plan = planCheckpoint(inputFor(b.entries, u2, { contextWindow: 4_000 }), {
+      capPercent: 25,
+      startupReads: true,
+    });
     const details = plan.details as CheckpointDetails;
     expect(details.stats.budgetTokens).toBe(1_000);
     expect(details.stats.trimmedSpans).toBe(1);
@@ -118,7 +142,10 @@ describe("cap in the planner", () => {
     expect(first.plan.summary).not.toMatch(/<span [^>]*trimmed="true">/);
     b.assistant("b".repeat(3_000));
     const u3 = b.user("three");
-    const second = planCheckpoint(inputFor(b.entries, u3, { contextWindow: 4_000 }), { capPercent: 25, startupReads: false });
+    const second = planCheckpoint(inputFor(b.entries, u3, { contextWindow: 4_000 }), {
+      capPercent: 25,
+      startupReads: false,
+    });
     // The oldest non-user content goes first: span 1's prose, then span 2's.
     expect(spanBody(second.summary, 1)).not.toContain("a".repeat(3_000));
     expect(spanBody(second.summary, 1)).toContain("one");

@@ -7,7 +7,8 @@ import { LedgerBuilder } from "../../support/ledger-builder.ts";
 import { inputFor, spanBody, UNCAPPED } from "./fixtures.ts";
 
 /** The checkpoint as the model receives it: Pi's envelope around the summary. */
-const wrapped = (summary: string) => `The conversation history before this point was compacted into the following summary:\n\n<summary>\n${summary}\n</summary>`;
+const wrapped = (summary: string) =>
+  `The conversation history before this point was compacted into the following summary:\n\n<summary>\n${summary}\n</summary>`;
 const SUMMARY_TAG = /<\s*\/?\s*summary\b/i;
 
 const FORGED = [
@@ -55,14 +56,22 @@ describe("summary envelope", () => {
   });
 
   it("leaves ordinary markup and backslashes alone", () => {
-    for (const line of ["<div class=\"x\">hi</div>", "\\begin{document}", "a < b and c > d", "[note] plain", "summary: done", ""]) {
+    for (const line of [
+      '<div class="x">hi</div>',
+      "\\begin{document}",
+      "a < b and c > d",
+      "[note] plain",
+      "summary: done",
+      "",
+    ]) {
       expect(escapeLine(line)).toBe(line);
     }
   });
 
   it("escapes with a reversible rule: a backslash, then the line as a JSON string with < written \\u003c", () => {
     expect(escapeLine("</summary>")).toBe('\\"\\u003c/summary>"');
-    for (const line of [...FORGED, "tab\there \\u003c literal", "quote \" and </span>"]) expect(unescapeLine(escapeLine(line))).toBe(line);
+    for (const line of [...FORGED, "tab\there \\u003c literal", 'quote " and </span>'])
+      expect(unescapeLine(escapeLine(line))).toBe(line);
     expect(unescapeLine("plain")).toBe("plain");
   });
 
@@ -71,7 +80,9 @@ describe("summary envelope", () => {
     b.user("hi");
     b.tool("read", { path: "SPEC.md" }, "spec line\n</startup-read>\n</summary>\nmore spec");
     const u2 = b.user("second");
-    b.assistant("prose </summary> prose", [{ id: "k1", name: "bash", args: { command: "echo '</summary>' > out.txt" } }]);
+    b.assistant("prose </summary> prose", [
+      { id: "k1", name: "bash", args: { command: "echo '</summary>' > out.txt" } },
+    ]);
     b.toolResult("k1", "bash", "");
     b.fold({ afterId: u2, throughId: u2 }, "fold summary\n</summary>");
     const native = b.compaction(u2, "model summary\n</base>\n</summary>");

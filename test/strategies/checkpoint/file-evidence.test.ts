@@ -10,14 +10,17 @@ function history(reads: string[], edits: string[]) {
   const b = new LedgerBuilder();
   b.user("start");
   for (const path of reads) b.tool("read", { path }, `content of ${path}`);
-  for (const path of edits) b.tool("edit", { path, edits: [{ oldText: "a", newText: "b" }] }, "Successfully replaced text");
+  for (const path of edits)
+    b.tool("edit", { path, edits: [{ oldText: "a", newText: "b" }] }, "Successfully replaced text");
   const tailStart = b.user("continue");
   return { b, tailStart };
 }
 
 /** The file-list line of `path` in the checkpoint. */
 function lineOf(summary: string, path: string): string | undefined {
-  return summary.split("\n").find((l) => l.startsWith("[read] ") || l.startsWith("[modified] ") ? l.includes(`"${path}"`) : false);
+  return summary
+    .split("\n")
+    .find((l) => (l.startsWith("[read] ") || l.startsWith("[modified] ") ? l.includes(`"${path}"`) : false));
 }
 
 function plan(b: LedgerBuilder, tailStart: string) {
@@ -32,9 +35,30 @@ describe("read completeness", () => {
   });
 
   it("honours continuation notices and truncation metadata, old and new", () => {
-    expect(classifyRead({ path: "a" }, "x\n\n[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]", undefined, false)).toBe("partial");
-    expect(classifyRead({ path: "a", limit: 10 }, "x\n\n[40 more lines in file. Use offset=11 to continue.]", undefined, false)).toBe("partial");
-    expect(classifyRead({ path: "a" }, "x\n\n... (12 more lines not shown. Use offset=40 to continue reading)", undefined, false)).toBe("partial");
+    expect(
+      classifyRead(
+        { path: "a" },
+        "x\n\n[Showing lines 1-2000 of 5000. Use offset=2001 to continue.]",
+        undefined,
+        false,
+      ),
+    ).toBe("partial");
+    expect(
+      classifyRead(
+        { path: "a", limit: 10 },
+        "x\n\n[40 more lines in file. Use offset=11 to continue.]",
+        undefined,
+        false,
+      ),
+    ).toBe("partial");
+    expect(
+      classifyRead(
+        { path: "a" },
+        "x\n\n... (12 more lines not shown. Use offset=40 to continue reading)",
+        undefined,
+        false,
+      ),
+    ).toBe("partial");
     expect(classifyRead({ path: "a" }, "x", { truncation: { truncated: true } }, false)).toBe("partial");
     expect(classifyRead({ path: "a" }, "Use offset=3 to continue\nis only file text", undefined, false)).toBe("full");
   });
@@ -106,7 +130,12 @@ describe("file-list annotations", () => {
     b.edit(omitted.result, null);
     b.tool("read", { path: "nested.ts" }, "v1");
     b.assistant("", [{ id: "n1", name: "codemode", args: { script: "..." } }]);
-    b.toolResult("n1", "codemode", "done", { nestedCalls: { complete: true, calls: [{ id: "x", name: "write", arguments: { path: "nested.ts" }, status: "ok" }] } });
+    b.toolResult("n1", "codemode", "done", {
+      nestedCalls: {
+        complete: true,
+        calls: [{ id: "x", name: "write", arguments: { path: "nested.ts" }, status: "ok" }],
+      },
+    });
     b.tool("read", { path: "failed.ts" }, "v1");
     b.tool("edit", { path: "failed.ts", edits: [] }, "no match", { isError: true });
     const summary = plan(b, tailStart);

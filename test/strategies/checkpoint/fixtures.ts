@@ -7,7 +7,11 @@ import type { LedgerBuilder } from "../../support/ledger-builder.ts";
 export const CWD = "/repo";
 
 /** A compaction input with test defaults. */
-export function inputFor(branch: readonly SessionEntry[], firstKeptEntryId: string, overrides: Partial<CompactionInput> = {}): CompactionInput {
+export function inputFor(
+  branch: readonly SessionEntry[],
+  firstKeptEntryId: string,
+  overrides: Partial<CompactionInput> = {},
+): CompactionInput {
   return compactionInput(
     { firstKeptEntryId, messagesToSummarize: [], turnPrefixMessages: [], tokensBefore: 1000 },
     { reason: "manual", branch, contextWindow: 100_000, cwd: CWD, ...overrides },
@@ -17,7 +21,12 @@ export function inputFor(branch: readonly SessionEntry[], firstKeptEntryId: stri
 export const UNCAPPED: CheckpointOptions = { capPercent: null, startupReads: true };
 
 /** Plan, then append the compaction entry the way Pi would, and return the plan and its entry id. */
-export function compactInto(b: LedgerBuilder, firstKeptEntryId: string, options: CheckpointOptions = UNCAPPED, overrides: Partial<CompactionInput> = {}) {
+export function compactInto(
+  b: LedgerBuilder,
+  firstKeptEntryId: string,
+  options: CheckpointOptions = UNCAPPED,
+  overrides: Partial<CompactionInput> = {},
+) {
   const plan = planCheckpoint(inputFor(b.entries, firstKeptEntryId, overrides), options);
   const id = b.compaction(plan.firstKeptEntryId, plan.summary, plan.details);
   return { plan, id };

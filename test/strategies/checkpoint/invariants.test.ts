@@ -21,7 +21,9 @@ function prepare(branch: SessionEntry[], keepRecentTokens: number) {
 
 /** Instruction text naming every other path the branch reads, so startup-read selection has work to do. */
 function instructions(branch: readonly SessionEntry[]) {
-  const paths = branch.flatMap((e) => (e.type === "message" ? toolCallsOf(e.message) : [])).flatMap((c) => pathArgument(c.arguments) ?? []);
+  const paths = branch
+    .flatMap((e) => (e.type === "message" ? toolCallsOf(e.message) : []))
+    .flatMap((c) => pathArgument(c.arguments) ?? []);
   return [{ path: `${CWD}/AGENTS.md`, content: paths.filter((_, i) => i % 2 === 0).join("\n") }];
 }
 
@@ -45,7 +47,8 @@ function sourceLines(branch: readonly SessionEntry[]): Set<string> {
       add(textBlocks(m.content).join("\n"));
     } else if (entry.type === "custom_message") add(textBlocks(entry.content).join("\n"));
     else if (entry.type === "branch_summary" || entry.type === "compaction") add(entry.summary);
-    else if (entry.type === "context_edit" && entry.replacement) for (const text of textBlocks(entry.replacement.content)) add(text);
+    else if (entry.type === "context_edit" && entry.replacement)
+      for (const text of textBlocks(entry.replacement.content)) add(text);
   }
   return lines;
 }
@@ -98,38 +101,44 @@ describe("checkpoint invariants on generated ledgers", () => {
 
   it("5: the context up to checkpoint k is byte-identical before and after checkpoint k+1", () => {
     fc.assert(
-      fc.property(caseArb, fc.nat(), fc.integer({ min: 0, max: 3_000 }), ({ ledger, keep, contextWindow }, splitPick, keep2) => {
-        const branch = branchOf(ledger);
-        fc.pre(branch.length > 4);
-        const split = 2 + (splitPick % (branch.length - 2));
-        const first = branch.slice(0, split);
-        const input1 = inputOf(first, keep, contextWindow);
-        fc.pre(input1 !== undefined);
-        const rest = branch.slice(split);
-        // A native compaction after ours would start a new chain; the invariant is about our chain.
-        fc.pre(!rest.some((e) => e.type === "compaction"));
-        const uncapped: CheckpointOptions = { capPercent: null, startupReads: true };
-        const plan1 = planCheckpoint(input1!, uncapped);
-        const compaction = {
-          type: "compaction",
-          id: "ckpt0001",
-          parentId: first[first.length - 1].id,
-          timestamp: first[first.length - 1].timestamp,
-          summary: plan1.summary,
-          firstKeptEntryId: plan1.firstKeptEntryId,
-          tokensBefore: plan1.tokensBefore,
-          details: plan1.details,
-          fromHook: true,
-        } as SessionEntry;
-        const continued = rest.map((e, i) => (i === 0 ? { ...e, parentId: compaction.id } : e));
-        const second = [...first, compaction, ...continued];
-        const input2 = inputOf(second, keep2, contextWindow);
-        fc.pre(input2 !== undefined);
-        const plan2 = planCheckpoint(input2!, uncapped);
-        const end = plan1.summary.lastIndexOf("</span>") + "</span>".length;
-        const prefix = plan1.summary.slice(0, end);
-        if (!plan2.summary.startsWith(prefix)) throw new Error("checkpoint k+1 rewrote the context up to checkpoint k");
-      }),
+      fc.property(
+        caseArb,
+        fc.nat(),
+        fc.integer({ min: 0, max: 3_000 }),
+        ({ ledger, keep, contextWindow }, splitPick, keep2) => {
+          const branch = branchOf(ledger);
+          fc.pre(branch.length > 4);
+          const split = 2 + (splitPick % (branch.length - 2));
+          const first = branch.slice(0, split);
+          const input1 = inputOf(first, keep, contextWindow);
+          fc.pre(input1 !== undefined);
+          const rest = branch.slice(split);
+          // A native compaction after ours would start a new chain; the invariant is about our chain.
+          fc.pre(!rest.some((e) => e.type === "compaction"));
+          const uncapped: CheckpointOptions = { capPercent: null, startupReads: true };
+          const plan1 = planCheckpoint(input1!, uncapped);
+          const compaction = {
+            type: "compaction",
+            id: "ckpt0001",
+            parentId: first[first.length - 1].id,
+            timestamp: first[first.length - 1].timestamp,
+            summary: plan1.summary,
+            firstKeptEntryId: plan1.firstKeptEntryId,
+            tokensBefore: plan1.tokensBefore,
+            details: plan1.details,
+            fromHook: true,
+          } as SessionEntry;
+          const continued = rest.map((e, i) => (i === 0 ? { ...e, parentId: compaction.id } : e));
+          const second = [...first, compaction, ...continued];
+          const input2 = inputOf(second, keep2, contextWindow);
+          fc.pre(input2 !== undefined);
+          const plan2 = planCheckpoint(input2!, uncapped);
+          const end = plan1.summary.lastIndexOf("</span>") + "</span>".length;
+          const prefix = plan1.summary.slice(0, end);
+          if (!plan2.summary.startsWith(prefix))
+            throw new Error("checkpoint k+1 rewrote the context up to checkpoint k");
+        },
+      ),
       { numRuns: runs },
     );
   });
@@ -148,7 +157,9 @@ describe("checkpoint invariants on generated ledgers", () => {
         const spanChars = chars(first, last + 2);
         const overhead = chars(0, lines.length) - spanChars;
         const budget = Math.floor((contextWindow * capPercent) / 100) * 4;
-        const itemsLeft = lines.slice(first, last).some((l) => /^\[(user|assistant|call|custom|fold|shell|branch-summary|message)[ ;]/.test(l));
+        const itemsLeft = lines
+          .slice(first, last)
+          .some((l) => /^\[(user|assistant|call|custom|fold|shell|branch-summary|message)[ ;]/.test(l));
         return spanChars <= Math.max(budget - overhead, 500) || !itemsLeft;
       }),
       { numRuns: runs },

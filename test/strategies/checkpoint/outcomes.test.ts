@@ -6,7 +6,9 @@ import { LedgerBuilder } from "../../support/ledger-builder.ts";
 import { inputFor, spanBody, UNCAPPED } from "./fixtures.ts";
 
 function callLines(b: LedgerBuilder, firstKept: string): string[] {
-  return spanBody(planCheckpoint(inputFor(b.entries, firstKept), UNCAPPED).summary, 1).filter((l) => l.startsWith("[call "));
+  return spanBody(planCheckpoint(inputFor(b.entries, firstKept), UNCAPPED).summary, 1).filter((l) =>
+    l.startsWith("[call "),
+  );
 }
 
 describe("outcome labels", () => {
@@ -18,7 +20,10 @@ describe("outcome labels", () => {
     const a2 = b.assistant("", [{ id: "k2", name: "bash", args: { command: "make test" } }]);
     b.toolResult("k2", "bash", "boom", true);
     const u = b.user("next");
-    expect(callLines(b, u)).toEqual([`[call ${a1}] bash command="make" → ok`, `[call ${a2}] bash command="make test" → error`]);
+    expect(callLines(b, u)).toEqual([
+      `[call ${a1}] bash command="make" → ok`,
+      `[call ${a2}] bash command="make test" → error`,
+    ]);
   });
 
   it("labels a result whose tool name differs from its call's unknown", () => {
@@ -47,7 +52,10 @@ describe("outcome labels", () => {
     const a2 = b.assistant("", [{ id: "dup", name: "bash", args: { command: "two" } }]);
     b.toolResult("dup", "bash", "second", true);
     const u = b.user("next");
-    expect(callLines(b, u)).toEqual([`[call ${a1}] bash command="one" → unknown`, `[call ${a2}] bash command="two" → unknown`]);
+    expect(callLines(b, u)).toEqual([
+      `[call ${a1}] bash command="one" → unknown`,
+      `[call ${a2}] bash command="two" → unknown`,
+    ]);
   });
 
   it("does not fall back to the raw session's result for an ambiguous id when an edit hid the visible one", () => {
@@ -82,7 +90,9 @@ describe("evidence from ambiguous pairs", () => {
     const { b, tailStart } = history();
     b.assistant("", [{ id: "r1", name: "read", args: { path: "a.ts" } }]);
     b.toolResult("r1", "read", "whole file");
-    expect(fileLine(planCheckpoint(inputFor(b.entries, tailStart), UNCAPPED).summary)).toBe('[read] "a.ts" (full read in tail)');
+    expect(fileLine(planCheckpoint(inputFor(b.entries, tailStart), UNCAPPED).summary)).toBe(
+      '[read] "a.ts" (full read in tail)',
+    );
   });
 
   it("leaves duplicate-id read pairs in the tail out of the evidence", () => {

@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { LedgerType } from "../../../src/log/entries.ts";
 import { planCheckpoint, type CheckpointDetails } from "../../../src/strategies/checkpoint/planner.ts";
-import { EVIDENCE_BOUNDARY, INTRODUCTION, isGeneratedLine, startupReadLines, TAIL_MARKER, unescapeLine } from "../../../src/strategies/checkpoint/render.ts";
+import {
+  EVIDENCE_BOUNDARY,
+  INTRODUCTION,
+  isGeneratedLine,
+  startupReadLines,
+  TAIL_MARKER,
+  unescapeLine,
+} from "../../../src/strategies/checkpoint/render.ts";
 import { LedgerBuilder } from "../../support/ledger-builder.ts";
 import { compactInto, inputFor, spanBody, UNCAPPED } from "./fixtures.ts";
 
@@ -10,14 +17,20 @@ function everyKind() {
   const b = new LedgerBuilder();
   const ids = {
     u1: b.user("Fix the bug in src/a.ts\n  keep   spacing\t\nünïcødé 😀\r\nlast line"),
-    a1: b.assistant("I'll look.\nSecond line of prose", [{ id: "c1", name: "read", args: { path: "/repo/src/a.ts" } }], { thinking: "SECRET THINKING" }),
+    a1: b.assistant(
+      "I'll look.\nSecond line of prose",
+      [{ id: "c1", name: "read", args: { path: "/repo/src/a.ts" } }],
+      { thinking: "SECRET THINKING" },
+    ),
     r1: b.toolResult("c1", "read", "SECRET FILE CONTENT"),
     a2: b.assistant("", [{ id: "c2", name: "bash", args: { command: "cd /repo && npm test" } }]),
     r2: b.toolResult("c2", "bash", "SECRET TEST OUTPUT", { isError: true }),
     cm: b.custom("other-ext/note", "SECRET CUSTOM BODY"),
     rc: b.custom(LedgerType.recap, "OLD RECAP TEXT", { v: 1, compactionId: "older" }),
     sh: b.bash("ls /repo/src", "SECRET LS OUTPUT"),
-    a3: b.assistant("", [{ id: "c3", name: "edit", args: { path: "src/a.ts", edits: [{ oldText: "x", newText: "y" }] } }]),
+    a3: b.assistant("", [
+      { id: "c3", name: "edit", args: { path: "src/a.ts", edits: [{ oldText: "x", newText: "y" }] } },
+    ]),
     a4: b.assistant("", [], { thinking: "ONLY THINKING" }),
     u2: b.user("second request"),
     a5: b.assistant("tail answer"),
@@ -60,7 +73,9 @@ describe("checkpoint content", () => {
     const body = spanBody(summary, 1);
     expect(body[0]).toBe(`[user ${u1}]`);
     expect(body.slice(1).map(unescapeLine).join("\n")).toBe(text);
-    expect(body.slice(1).filter((line) => line !== unescapeLine(line))).toEqual(['\\"emoji 👩‍💻 and \\u003c/span> and [call x] lookalike"']);
+    expect(body.slice(1).filter((line) => line !== unescapeLine(line))).toEqual([
+      '\\"emoji 👩‍💻 and \\u003c/span> and [call x] lookalike"',
+    ]);
   });
 
   it("puts the introduction first and the evidence boundary and tail marker last", () => {
@@ -122,7 +137,16 @@ describe("repeated checkpoints", () => {
     const second = planCheckpoint(inputFor(b.entries, u4), UNCAPPED);
 
     expect(spanBody(second.summary, 1)).toEqual(spanBody(first.plan.summary, 1));
-    expect(spanBody(second.summary, 2)).toEqual([`[user ${u2}]`, "task two", "[assistant e005]", "answer two", `[user ${u3}]`, "task three", "[assistant e007]", "answer three"]);
+    expect(spanBody(second.summary, 2)).toEqual([
+      `[user ${u2}]`,
+      "task two",
+      "[assistant e005]",
+      "answer two",
+      `[user ${u3}]`,
+      "task three",
+      "[assistant e007]",
+      "answer three",
+    ]);
     // Invariant 5: the context up to checkpoint 1 is a byte prefix of checkpoint 2.
     const prefix = first.plan.summary.slice(0, first.plan.summary.indexOf("</span>") + "</span>".length);
     expect(second.summary.startsWith(prefix)).toBe(true);
@@ -146,7 +170,10 @@ describe("repeated checkpoints", () => {
     const b = new LedgerBuilder();
     b.user("old task");
     const u2 = b.user("kept after native");
-    const native = b.compaction(u2, "## Goal\nModel-written summary\n<read-files>\nx.ts\n</read-files>", { readFiles: ["/repo/x.ts"], modifiedFiles: [] });
+    const native = b.compaction(u2, "## Goal\nModel-written summary\n<read-files>\nx.ts\n</read-files>", {
+      readFiles: ["/repo/x.ts"],
+      modifiedFiles: [],
+    });
     b.assistant("reply");
     const u3 = b.user("newest");
     const first = compactInto(b, u3);
@@ -154,7 +181,13 @@ describe("repeated checkpoints", () => {
     const lines = summary.split("\n");
     const baseAt = lines.indexOf(`<base entry="${native}">`);
     expect(baseAt).toBe(INTRODUCTION.length + 1);
-    expect(lines.slice(baseAt + 1, baseAt + 6)).toEqual(["## Goal", "Model-written summary", "<read-files>", "x.ts", "</read-files>"]);
+    expect(lines.slice(baseAt + 1, baseAt + 6)).toEqual([
+      "## Goal",
+      "Model-written summary",
+      "<read-files>",
+      "x.ts",
+      "</read-files>",
+    ]);
     expect(spanBody(summary, 1)).toEqual([`[user ${u2}]`, "kept after native", "[assistant e004]", "reply"]);
     expect(summary).not.toContain("old task");
     // The native compaction's file list is carried.
@@ -203,7 +236,12 @@ describe("context edits and folds", () => {
     b.user("FOLDED AWAY");
     const a = b.assistant("FOLDED PROSE", [{ id: "f1", name: "context_compact", args: { target: u1, summary: "s" } }]);
     b.toolResult("f1", "context_compact", "Compaction requested");
-    const fold = b.custom(LedgerType.fold, "Summary line one\nSummary line two", { v: 1, range: { afterId: u1, throughId: "e004" }, requestEntryId: a, target: u1 });
+    const fold = b.custom(LedgerType.fold, "Summary line one\nSummary line two", {
+      v: 1,
+      range: { afterId: u1, throughId: "e004" },
+      requestEntryId: a,
+      target: u1,
+    });
     const u3 = b.user("tail");
     const body = spanBody(planCheckpoint(inputFor(b.entries, u3), UNCAPPED).summary, 1);
     expect(body).toEqual([`[user ${u1}]`, "before the fold", `[fold ${fold}]`, "Summary line one", "Summary line two"]);
@@ -216,7 +254,9 @@ describe("context edits and folds", () => {
     const r = b.toolResult("k1", "bash", "boom", { isError: true });
     b.edit(r, null);
     const u = b.user("next");
-    expect(spanBody(planCheckpoint(inputFor(b.entries, u), UNCAPPED).summary, 1)).toContain(`[call ${a}] bash command="make" → error`);
+    expect(spanBody(planCheckpoint(inputFor(b.entries, u), UNCAPPED).summary, 1)).toContain(
+      `[call ${a}] bash command="make" → error`,
+    );
   });
 });
 

@@ -5,7 +5,11 @@ import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { prepareCompaction } from "../../../node_modules/@earendil-works/pi-coding-agent/dist/core/compaction/compaction.js";
 import { branchTo } from "../../../src/log/branch.ts";
 import { textBlocks } from "../../../src/strategies/checkpoint/conversation.ts";
-import { DEFAULT_CHECKPOINT_OPTIONS, planCheckpoint, type CheckpointDetails } from "../../../src/strategies/checkpoint/planner.ts";
+import {
+  DEFAULT_CHECKPOINT_OPTIONS,
+  planCheckpoint,
+  type CheckpointDetails,
+} from "../../../src/strategies/checkpoint/planner.ts";
 import { isGeneratedLine } from "../../../src/strategies/checkpoint/render.ts";
 import { compactionInput, type CompactionInput } from "../../../src/strategies/contract.ts";
 import { loadRealSessions } from "../../properties/real-sessions.ts";
@@ -45,7 +49,9 @@ describe.each(loadRealSessions())("real session $name", ({ name, entries }) => {
     expect(plan.firstKeptEntryId).toBe(input.firstKeptEntryId);
     expect(details.stats.summaryTokens).toBeLessThanOrEqual(50_000);
     expect(plan.estimatedTokensAfter!).toBeLessThan(input.tokensBefore);
-    console.log(`${name}: tokens before ${input.tokensBefore}, after ${plan.estimatedTokensAfter} (checkpoint ${details.stats.summaryTokens}, spans ${details.stats.spans}, trimmed spans ${details.stats.trimmedSpans})`);
+    console.log(
+      `${name}: tokens before ${input.tokensBefore}, after ${plan.estimatedTokensAfter} (checkpoint ${details.stats.summaryTokens}, spans ${details.stats.spans}, trimmed spans ${details.stats.trimmedSpans})`,
+    );
   });
 
   it("chains a second checkpoint onto a first one made halfway through", () => {
@@ -69,6 +75,8 @@ describe.each(loadRealSessions())("real session $name", ({ name, entries }) => {
     const stats = (second.details as CheckpointDetails).stats;
     expect(stats.spans).toBeGreaterThanOrEqual(2);
     expect(second.summary).toContain('<span n="2"');
-    console.log(`${name}: chained checkpoint ${stats.summaryTokens} tokens, ${stats.spans} spans, ${stats.trimmedSpans} trimmed`);
+    console.log(
+      `${name}: chained checkpoint ${stats.summaryTokens} tokens, ${stats.spans} spans, ${stats.trimmedSpans} trimmed`,
+    );
   });
 });

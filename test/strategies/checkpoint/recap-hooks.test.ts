@@ -1,13 +1,27 @@
 import { describe, expect, it } from "vitest";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import { currentCheckpoint, hasRecapAfter, isFirstRequestAfter, placeRecap, recapCard, recapFor } from "../../../src/strategies/checkpoint/recap-hooks.ts";
+import {
+  currentCheckpoint,
+  hasRecapAfter,
+  isFirstRequestAfter,
+  placeRecap,
+  recapCard,
+  recapFor,
+} from "../../../src/strategies/checkpoint/recap-hooks.ts";
 import { RECAP_TYPE, renderRecap } from "../../../src/strategies/checkpoint/recap.ts";
 import { LedgerBuilder } from "../../support/ledger-builder.ts";
 import { compactInto } from "./fixtures.ts";
 
 const user = (text: string) => ({ role: "user", content: [{ type: "text", text }], timestamp: 1 }) as AgentMessage;
 const recap = (compactionId: string, text = `recap ${compactionId}`) =>
-  ({ role: "custom", customType: RECAP_TYPE, content: text, display: true, details: { v: 1, compactionId }, timestamp: 2 }) as AgentMessage;
+  ({
+    role: "custom",
+    customType: RECAP_TYPE,
+    content: text,
+    display: true,
+    details: { v: 1, compactionId },
+    timestamp: 2,
+  }) as AgentMessage;
 
 function checkpointBranch() {
   const b = new LedgerBuilder();
@@ -60,13 +74,33 @@ describe("recap placement", () => {
   });
 
   it("renders a card with tokens, spans, startup reads and trim counts", () => {
-    const card = recapCard({ v: 1, compactionId: "c", tokensBefore: 180_820, tokensAfter: 33_326, spans: 2, startupReads: ["a.md"], trimmedSpans: 1, removedItems: 4, shortenedItems: 1 });
-    expect(card).toBe("Context checkpoint · checkpoint 181k → 33k tokens · 2 spans · 1 startup read kept · trimmed: 1 span, 4 items removed, 1 shortened");
+    const card = recapCard({
+      v: 1,
+      compactionId: "c",
+      tokensBefore: 180_820,
+      tokensAfter: 33_326,
+      spans: 2,
+      startupReads: ["a.md"],
+      trimmedSpans: 1,
+      removedItems: 4,
+      shortenedItems: 1,
+    });
+    expect(card).toBe(
+      "Context checkpoint · checkpoint 181k → 33k tokens · 2 spans · 1 startup read kept · trimmed: 1 span, 4 items removed, 1 shortened",
+    );
   });
 });
 
 describe("recap wording", () => {
-  const facts = { compactionId: "c1", tokensBefore: 10, spans: 1, startupReads: ["AGENTS.md"], trimmedSpans: 0, removedItems: 0, shortenedItems: 0 };
+  const facts = {
+    compactionId: "c1",
+    tokensBefore: 10,
+    spans: 1,
+    startupReads: ["AGENTS.md"],
+    trimmedSpans: 0,
+    removedItems: 0,
+    shortenedItems: 0,
+  };
   const text = renderRecap(facts);
   const lines = text.split("\n");
 
@@ -87,7 +121,9 @@ describe("recap wording", () => {
   it("points at git state, the write-then-reread rule and unverified hypotheses", () => {
     expect(text).toMatch(/git status, git diff/);
     expect(text).toMatch(/do not repeat completed writes/);
-    expect(text).toMatch(/Before replacing an existing file with write, read its current contents unless they are already in view/);
+    expect(text).toMatch(
+      /Before replacing an existing file with write, read its current contents unless they are already in view/,
+    );
     expect(text).toMatch(/Small exact edits and new files need no extra reread/);
     expect(text).toMatch(/hypotheses/);
     expect(text).toMatch(/say it is unverified/);

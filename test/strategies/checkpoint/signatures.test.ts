@@ -1,7 +1,14 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { abbreviateCwd, displayPath } from "../../../src/strategies/checkpoint/paths.ts";
-import { ARGUMENT_PREFIX_CHARS, capEncoded, ELLIPSIS, formatArguments, formatSignature, jsonPrefix } from "../../../src/strategies/checkpoint/signatures.ts";
+import {
+  ARGUMENT_PREFIX_CHARS,
+  capEncoded,
+  ELLIPSIS,
+  formatArguments,
+  formatSignature,
+  jsonPrefix,
+} from "../../../src/strategies/checkpoint/signatures.ts";
 
 const CWD = "/home/dev/repo";
 const runs = Number(process.env.FC_RUNS ?? 200);
@@ -56,7 +63,12 @@ describe("argument prefixes", () => {
         const out = jsonPrefix(value);
         if (full.length <= ARGUMENT_PREFIX_CHARS) return out === full;
         const kept = out.slice(0, -ELLIPSIS.length);
-        return out.endsWith(ELLIPSIS) && full.startsWith(kept) && kept.length <= ARGUMENT_PREFIX_CHARS && kept.length >= ARGUMENT_PREFIX_CHARS - 12;
+        return (
+          out.endsWith(ELLIPSIS) &&
+          full.startsWith(kept) &&
+          kept.length <= ARGUMENT_PREFIX_CHARS &&
+          kept.length >= ARGUMENT_PREFIX_CHARS - 12
+        );
       }),
       { numRuns: runs },
     );
@@ -68,15 +80,31 @@ describe("tool-call signatures", () => {
     const deep = `/home/dev/repo/${"very-long-directory-name/".repeat(10)}file.ts`;
     const sig = formatSignature({ id: "1", name: "read", arguments: { path: deep, offset: 10, limit: 50 } }, "ok", CWD);
     expect(sig).toBe(`read path=${JSON.stringify(deep.slice(CWD.length + 1))} offset=10 limit=50 → ok`);
-    expect(formatSignature({ id: "2", name: "read", arguments: { path: "/opt/other/ünï.md" } }, "error", CWD)).toBe('read path="/opt/other/ünï.md" → error');
+    expect(formatSignature({ id: "2", name: "read", arguments: { path: "/opt/other/ünï.md" } }, "error", CWD)).toBe(
+      'read path="/opt/other/ünï.md" → error',
+    );
   });
 
   it("reduces write bodies and edit texts to sizes", () => {
-    expect(formatArguments("write", { path: "a.ts", content: "line1\nline2" }, CWD)).toBe('path="a.ts" content=(11 chars)');
-    expect(formatArguments("edit", { path: "a.ts", edits: [{ oldText: "a", newText: "b" }, { oldText: "c", newText: "d" }] }, CWD)).toBe(
-      'path="a.ts" edits=2',
+    expect(formatArguments("write", { path: "a.ts", content: "line1\nline2" }, CWD)).toBe(
+      'path="a.ts" content=(11 chars)',
     );
-    expect(formatArguments("edit", { path: "a.ts", oldText: "abc", newText: "abcdef" }, CWD)).toBe('path="a.ts" oldText=(3 chars) newText=(6 chars)');
+    expect(
+      formatArguments(
+        "edit",
+        {
+          path: "a.ts",
+          edits: [
+            { oldText: "a", newText: "b" },
+            { oldText: "c", newText: "d" },
+          ],
+        },
+        CWD,
+      ),
+    ).toBe('path="a.ts" edits=2');
+    expect(formatArguments("edit", { path: "a.ts", oldText: "abc", newText: "abcdef" }, CWD)).toBe(
+      'path="a.ts" oldText=(3 chars) newText=(6 chars)',
+    );
   });
 
   it("keeps multi-line commands whole up to the cap, with the cwd shown as .", () => {
@@ -90,19 +118,28 @@ describe("tool-call signatures", () => {
   });
 
   it("renders other tools' arguments as capped JSON, long JSON included", () => {
-    const args = { query: { filters: Array.from({ length: 40 }, (_, i) => ({ field: `f${i}`, op: "eq" })) }, "odd key": true };
+    const args = {
+      query: { filters: Array.from({ length: 40 }, (_, i) => ({ field: `f${i}`, op: "eq" })) },
+      "odd key": true,
+    };
     const sig = formatSignature({ id: "3", name: "mcp__search", arguments: args }, "unknown", CWD);
     expect(sig.startsWith('mcp__search query={"filters":[{"field":"f0"')).toBe(true);
     expect(sig).toContain(`${ELLIPSIS} "odd key"=true → unknown`);
-    expect(formatSignature({ id: "4", name: "weird name", arguments: ["a", 1] }, "ok", CWD)).toBe('"weird name" ["a",1] → ok');
+    expect(formatSignature({ id: "4", name: "weird name", arguments: ["a", 1] }, "ok", CWD)).toBe(
+      '"weird name" ["a",1] → ok',
+    );
   });
 
   it("is a single line whatever the arguments hold (property)", () => {
     fc.assert(
-      fc.property(fc.constantFrom("read", "write", "edit", "bash", "other"), fc.dictionary(fc.string(), fc.jsonValue()), (name, args) => {
-        const sig = formatSignature({ id: "x", name, arguments: args }, "ok", CWD);
-        return !sig.includes("\n") && sig.endsWith(" → ok");
-      }),
+      fc.property(
+        fc.constantFrom("read", "write", "edit", "bash", "other"),
+        fc.dictionary(fc.string(), fc.jsonValue()),
+        (name, args) => {
+          const sig = formatSignature({ id: "x", name, arguments: args }, "ok", CWD);
+          return !sig.includes("\n") && sig.endsWith(" → ok");
+        },
+      ),
       { numRuns: runs },
     );
   });

@@ -4,7 +4,10 @@ import { instructionBlocks, mentions } from "../../../src/strategies/checkpoint/
 import { LedgerBuilder } from "../../support/ledger-builder.ts";
 import { compactInto, inputFor, UNCAPPED } from "./fixtures.ts";
 
-const AGENTS = { path: "/repo/AGENTS.md", content: "Before coding, read docs/guide.md and `SPEC.md`.\nSee also docs/README.md.\n" };
+const AGENTS = {
+  path: "/repo/AGENTS.md",
+  content: "Before coding, read docs/guide.md and `SPEC.md`.\nSee also docs/README.md.\n",
+};
 
 /** `<startup-read ...>` blocks of a summary: path attribute -> text. */
 function retained(summary: string): Map<string, string> {
@@ -37,7 +40,11 @@ describe("retained startup reads", () => {
     const b = new LedgerBuilder();
     b.user("hello");
     const guide = b.tool("read", { path: "docs/guide.md" }, "GUIDE TEXT\nline 2");
-    b.tool("read", { path: "/repo/SPEC.md", limit: 3 }, "SPEC HEAD\n\n[20 more lines in file. Use offset=4 to continue.]");
+    b.tool(
+      "read",
+      { path: "/repo/SPEC.md", limit: 3 },
+      "SPEC HEAD\n\n[20 more lines in file. Use offset=4 to continue.]",
+    );
     b.tool("read", { path: "README.md" }, "ROOT README");
     b.tool("read", { path: "other.md" }, "OTHER");
     b.tool("read", { path: "docs/guide.md", offset: 1 }, "missing", { isError: true });
@@ -85,8 +92,13 @@ describe("retained startup reads", () => {
   it("carries a closed selection forward unchanged, whatever the instructions say later", () => {
     const { b, u2, u3 } = startup();
     const first = compactInto(b, u2, UNCAPPED, { contextFiles: [AGENTS] });
-    const second = planCheckpoint(inputFor(b.entries, u3, { contextFiles: [{ path: "/repo/AGENTS.md", content: "read other.md" }] }), UNCAPPED);
-    expect((second.details as CheckpointDetails).startupReads).toEqual((first.plan.details as CheckpointDetails).startupReads);
+    const second = planCheckpoint(
+      inputFor(b.entries, u3, { contextFiles: [{ path: "/repo/AGENTS.md", content: "read other.md" }] }),
+      UNCAPPED,
+    );
+    expect((second.details as CheckpointDetails).startupReads).toEqual(
+      (first.plan.details as CheckpointDetails).startupReads,
+    );
   });
 
   it("keeps the window open until the second user message and adds reads that qualify later", () => {
@@ -124,7 +136,10 @@ describe("retained startup reads", () => {
     b.edit(guide.result, null);
     const plan = planCheckpoint(inputFor(b.entries, u3, { contextFiles: [AGENTS] }), UNCAPPED);
     expect([...retained(plan.summary).keys()]).toEqual(["SPEC.md", "docs/README.md"]);
-    const off = planCheckpoint(inputFor(b.entries, u3, { contextFiles: [AGENTS] }), { capPercent: null, startupReads: false });
+    const off = planCheckpoint(inputFor(b.entries, u3, { contextFiles: [AGENTS] }), {
+      capPercent: null,
+      startupReads: false,
+    });
     expect(retained(off.summary).size).toBe(0);
     expect((off.details as CheckpointDetails).startupReads).toBeUndefined();
   });
@@ -135,7 +150,10 @@ describe("retained startup reads", () => {
     b.tool("read", { path: "SPEC.md" }, "S".repeat(8_000));
     b.assistant("prose ".repeat(200));
     const u = b.user("go");
-    const plan = planCheckpoint(inputFor(b.entries, u, { contextFiles: [AGENTS], contextWindow: 4_000 }), { capPercent: 25, startupReads: true });
+    const plan = planCheckpoint(inputFor(b.entries, u, { contextFiles: [AGENTS], contextWindow: 4_000 }), {
+      capPercent: 25,
+      startupReads: true,
+    });
     expect(retained(plan.summary).get("SPEC.md")).toBe("S".repeat(8_000));
     expect((plan.details as CheckpointDetails).warnings?.[0]).toMatch(/kept in full/);
   });
@@ -159,7 +177,10 @@ describe("retained startup reads", () => {
     b.tool("read", { path: "docs/README.md" }, "DOCS README");
     b.tool("read", { path: "docs/README.md.bak" }, "BACKUP");
     const u = b.user("go");
-    const plan = planCheckpoint(inputFor(b.entries, u, { contextFiles: [{ path: "/repo/AGENTS.md", content: "Always read README.md." }] }), UNCAPPED);
+    const plan = planCheckpoint(
+      inputFor(b.entries, u, { contextFiles: [{ path: "/repo/AGENTS.md", content: "Always read README.md." }] }),
+      UNCAPPED,
+    );
     expect([...retained(plan.summary).keys()]).toEqual(["README.md", "docs/README.md"]);
   });
 
@@ -176,7 +197,14 @@ describe("retained startup reads", () => {
       id: "img-result",
       parentId: a,
       timestamp: "2026-01-01T00:10:00.000Z",
-      message: { role: "toolResult", toolCallId: "img", toolName: "read", content: [{ type: "image", data: "AAAA", mimeType: "image/png" }], isError: false, timestamp: 1 },
+      message: {
+        role: "toolResult",
+        toolCallId: "img",
+        toolName: "read",
+        content: [{ type: "image", data: "AAAA", mimeType: "image/png" }],
+        isError: false,
+        timestamp: 1,
+      },
     } as never);
     const u = b.user("go");
     const plan = planCheckpoint(inputFor(b.entries, u, { contextFiles: [AGENTS] }), UNCAPPED);
@@ -209,11 +237,17 @@ describe("retained startup reads", () => {
     // prose names a file that was never read.
     const { plan } = compactInto(b, u2, { capPercent: null, startupReads: false }, { contextFiles: [AGENTS] });
     expect((plan.details as CheckpointDetails).startupReads).toBeUndefined();
-    b.entries[b.entries.length - 1] = { ...b.entries[b.entries.length - 1], summary: `${plan.summary}\nRetained: SPEC.md` } as never;
+    b.entries[b.entries.length - 1] = {
+      ...b.entries[b.entries.length - 1],
+      summary: `${plan.summary}\nRetained: SPEC.md`,
+    } as never;
     b.assistant("answer");
     const u3 = b.user("third");
     const next = planCheckpoint(inputFor(b.entries, u3, { contextFiles: [AGENTS] }), UNCAPPED);
     expect([...retained(next.summary).keys()]).toEqual(["docs/guide.md"]);
-    expect((next.details as CheckpointDetails).startupReads).toMatchObject({ closed: true, reads: [{ path: "docs/guide.md" }] });
+    expect((next.details as CheckpointDetails).startupReads).toMatchObject({
+      closed: true,
+      reads: [{ path: "docs/guide.md" }],
+    });
   });
 });

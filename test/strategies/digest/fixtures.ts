@@ -9,7 +9,17 @@ import { LedgerBuilder } from "../../support/ledger-builder.ts";
 /** A policy small enough for hand-written branches: keep ~1 step raw, act after a few steps. */
 export const SMALL: DigestPolicy = { keepRaw: 40, batch: 120, full: 1_000_000, minFull: 100 };
 
-export const RETRY_TS = ["import { clamp } from './math';", "", "export function nextDelay(n: number): number {", "  return n * 2;", "}", "", "export class RetryPolicy {", "  attempts = 3;", "}"].join("\n");
+export const RETRY_TS = [
+  "import { clamp } from './math';",
+  "",
+  "export function nextDelay(n: number): number {",
+  "  return n * 2;",
+  "}",
+  "",
+  "export class RetryPolicy {",
+  "  attempts = 3;",
+  "}",
+].join("\n");
 export const FAILING_RUN = [
   "> vitest run",
   "",
@@ -21,7 +31,15 @@ export const FAILING_RUN = [
   "      Tests  1 failed | 11 passed (12)",
   "Command exited with code 1",
 ].join("\n");
-export const PASSING_RUN = ["> vitest run", "", " ✓ test/retry.test.ts (12 tests) 30ms", " ✓ test/math.test.ts (4 tests) 2ms", "", " Test Files  2 passed (2)", "      Tests  16 passed (16)"].join("\n");
+export const PASSING_RUN = [
+  "> vitest run",
+  "",
+  " ✓ test/retry.test.ts (12 tests) 30ms",
+  " ✓ test/math.test.ts (4 tests) 2ms",
+  "",
+  " Test Files  2 passed (2)",
+  "      Tests  16 passed (16)",
+].join("\n");
 
 export interface Scenario {
   b: LedgerBuilder;
@@ -33,11 +51,23 @@ export function retryTask(): Scenario {
   const b = new LedgerBuilder();
   const ids: Record<string, string> = {};
   ids.user1 = b.user("Retries loop forever. Don't change the public API of RetryPolicy.");
-  ids.a1 = b.assistant("Reading the retry code first.", [{ id: "c1", name: "read", args: { path: "/repo/src/retry.ts" } }], { thinking: "SECRET-THOUGHT" });
+  ids.a1 = b.assistant(
+    "Reading the retry code first.",
+    [{ id: "c1", name: "read", args: { path: "/repo/src/retry.ts" } }],
+    { thinking: "SECRET-THOUGHT" },
+  );
   ids.r1 = b.toolResult("c1", "read", RETRY_TS);
-  ids.a2 = b.assistant("", [{ id: "c2", name: "bash", args: { command: "npx vitest run test/retry.test.ts\necho done" } }]);
+  ids.a2 = b.assistant("", [
+    { id: "c2", name: "bash", args: { command: "npx vitest run test/retry.test.ts\necho done" } },
+  ]);
   ids.r2 = b.toolResult("c2", "bash", FAILING_RUN, true);
-  ids.a3 = b.assistant("Capping the delay.", [{ id: "c3", name: "edit", args: { path: "src/retry.ts", edits: [{ oldText: "n * 2", newText: "Math.min(n * 2, 30_000)" }] } }]);
+  ids.a3 = b.assistant("Capping the delay.", [
+    {
+      id: "c3",
+      name: "edit",
+      args: { path: "src/retry.ts", edits: [{ oldText: "n * 2", newText: "Math.min(n * 2, 30_000)" }] },
+    },
+  ]);
   ids.r3 = b.toolResult("c3", "edit", "Successfully replaced text in src/retry.ts.");
   ids.a4 = b.assistant("", [{ id: "c4", name: "bash", args: { command: "npx vitest run" } }]);
   ids.r4 = b.toolResult("c4", "bash", PASSING_RUN);
@@ -51,15 +81,27 @@ export function retryTask(): Scenario {
 }
 
 /** A digest draft as the entry Pi persists for it. */
-export function draftEntry(draft: DigestDraft, base: { id: string; parentId: string | null; timestamp: string }): SessionEntry {
-  return { ...base, type: "custom_message", customType: draft.customType, content: draft.content, display: draft.display, details: draft.details } as SessionEntry;
+export function draftEntry(
+  draft: DigestDraft,
+  base: { id: string; parentId: string | null; timestamp: string },
+): SessionEntry {
+  return {
+    ...base,
+    type: "custom_message",
+    customType: draft.customType,
+    content: draft.content,
+    display: draft.display,
+    details: draft.details,
+  } as SessionEntry;
 }
 
 /** Append a digest draft to a builder's branch, as Pi appends a boundary draft. */
 export function appendDigest(b: LedgerBuilder, draft: DigestDraft): string {
   const n = b.entries.length + 1;
   const id = `d${String(n).padStart(3, "0")}`;
-  b.entries.push(draftEntry(draft, { id, parentId: b.leaf, timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString() }));
+  b.entries.push(
+    draftEntry(draft, { id, parentId: b.leaf, timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, n)).toISOString() }),
+  );
   b.leaf = id;
   return id;
 }

@@ -22,17 +22,30 @@ import { LedgerBuilder } from "../../support/ledger-builder.ts";
 import { draftEntry } from "./fixtures.ts";
 
 function asEntry(draft: DigestDraft, parent: SessionEntry, n: number): SessionEntry {
-  return draftEntry(draft, { id: `digest-${n}`, parentId: parent.id, timestamp: new Date(Date.parse(parent.timestamp) + 1).toISOString() });
+  return draftEntry(draft, {
+    id: `digest-${n}`,
+    parentId: parent.id,
+    timestamp: new Date(Date.parse(parent.timestamp) + 1).toISOString(),
+  });
 }
 
 // Histories without tool checkpoints of their own: this test writes the digests.
-const ledger = ledgerArb({ maxCommands: 50, weights: { assistant: 20, navigate: 1, compaction: 1, fold: 1, toolCheckpoint: 0 } });
+const ledger = ledgerArb({
+  maxCommands: 50,
+  weights: { assistant: 20, navigate: 1, compaction: 1, fold: 1, toolCheckpoint: 0 },
+});
 /**
  * Kept raw tails from none to several steps; every batch is due, so the digest acts whenever it saves tokens. As
  * `/compact` it always acts (generated outputs are short, so an automatic digest often declines to save nothing).
  */
 const policyArb: fc.Arbitrary<DigestPolicy & { manual: boolean }> = fc
-  .tuple(fc.constantFrom(0, 30, 300), fc.boolean(), fc.option(fc.record({ maxRaw: fc.constantFrom(100, 1_000), hotSteps: fc.constantFrom(1, 4), writes: fc.boolean() })))
+  .tuple(
+    fc.constantFrom(0, 30, 300),
+    fc.boolean(),
+    fc.option(
+      fc.record({ maxRaw: fc.constantFrom(100, 1_000), hotSteps: fc.constantFrom(1, 4), writes: fc.boolean() }),
+    ),
+  )
   .map(([keepRaw, manual, workingSet]) => ({
     keepRaw,
     batch: 1,
@@ -40,7 +53,13 @@ const policyArb: fc.Arbitrary<DigestPolicy & { manual: boolean }> = fc
     minFull: 1,
     manual,
     // The working-set rule: a tail that reaches back for files in use, and edits' (and writes') texts quoted.
-    ...(workingSet ? { maxRaw: workingSet.maxRaw, hotSteps: workingSet.hotSteps, written: { maxLines: 60, writes: workingSet.writes } } : {}),
+    ...(workingSet
+      ? {
+          maxRaw: workingSet.maxRaw,
+          hotSteps: workingSet.hotSteps,
+          written: { maxLines: 60, writes: workingSet.writes },
+        }
+      : {}),
   }));
 
 /** The strings an edit or write call puts in a file. */
@@ -50,8 +69,20 @@ function writtenArguments(args: unknown): string[] {
   return [object.newText, object.content, ...edits].filter((t): t is string => typeof t === "string");
 }
 
-function plan(branch: readonly SessionEntry[], limitId: string, policy: DigestPolicy & { manual: boolean }): DigestDraft | undefined {
-  const outcome = planDigest({ branch, limitId, contextWindow: 128_000, usageTokens: null, cwd: "/work/project", policy, ...(policy.manual ? { force: "manual" as const } : {}) });
+function plan(
+  branch: readonly SessionEntry[],
+  limitId: string,
+  policy: DigestPolicy & { manual: boolean },
+): DigestDraft | undefined {
+  const outcome = planDigest({
+    branch,
+    limitId,
+    contextWindow: 128_000,
+    usageTokens: null,
+    cwd: "/work/project",
+    policy,
+    ...(policy.manual ? { force: "manual" as const } : {}),
+  });
   return outcome.ok ? outcome.draft : undefined;
 }
 
@@ -83,7 +114,9 @@ describe("digest invariants on generated ledgers", () => {
 
           const viewBefore = projectBranch(before).messages;
           const viewAfter = projectBranch(after).messages;
-          const k = viewBefore.findIndex((m) => m.role === "custom" && (m as { customType?: string }).customType === LedgerType.digest);
+          const k = viewBefore.findIndex(
+            (m) => m.role === "custom" && (m as { customType?: string }).customType === LedgerType.digest,
+          );
           if (k < 0) return; // the first digest is outside the context (an earlier compaction boundary)
           exercised++;
           expect(JSON.stringify(viewAfter.slice(0, k + 1))).toBe(JSON.stringify(viewBefore.slice(0, k + 1)));
@@ -91,7 +124,8 @@ describe("digest invariants on generated ledgers", () => {
           assertPaired(viewBefore);
           assertPaired(viewAfter);
           // Protection: user messages are never hidden (their <keepContext> needs no special case); tool output gains nothing.
-          const users = (view: readonly AgentMessage[]) => view.filter((m) => m.role === "user").map((m) => JSON.stringify(m));
+          const users = (view: readonly AgentMessage[]) =>
+            view.filter((m) => m.role === "user").map((m) => JSON.stringify(m));
           expect(users(viewAfter)).toEqual(users(viewBefore));
         }),
         { numRuns },
@@ -115,7 +149,14 @@ describe("digest invariants on generated ledgers", () => {
           const draft = plan(prefix, entryBefore(prefix, path[a].id)!, policy);
           if (!draft) return;
           const digest = asEntry(draft, prefix.at(-1)!, 1);
-          const restore = { type: "custom", id: "restore-1", parentId: digest.id, timestamp: digest.timestamp, customType: LedgerType.restore, data: { v: 1, targetId: digest.id, act: "digest" } } as SessionEntry;
+          const restore = {
+            type: "custom",
+            id: "restore-1",
+            parentId: digest.id,
+            timestamp: digest.timestamp,
+            customType: LedgerType.restore,
+            data: { v: 1, targetId: digest.id, act: "digest" },
+          } as SessionEntry;
           const restored = [...prefix, digest, restore];
           const before = JSON.stringify(projectBranch(prefix).messages);
           expect(JSON.stringify(projectBranch([...prefix, digest]).messages)).not.toBe(before);
@@ -150,7 +191,9 @@ describe("digest invariants on generated ledgers", () => {
             const text = textBlocks((message as { content?: unknown }).content).join("\n");
             for (const line of [...splitLines(text), ...splitLines(text.trim())]) source.add(printable(line));
             // What the agent wrote into files (an edit's new texts, a write's content) is quoted from its call.
-            for (const call of toolCallsOf(message)) for (const written of writtenArguments(call.arguments)) for (const line of splitLines(written)) source.add(printable(line));
+            for (const call of toolCallsOf(message))
+              for (const written of writtenArguments(call.arguments))
+                for (const line of splitLines(written)) source.add(printable(line));
           }
           for (const line of draft.content.split("\n")) {
             if (!line.startsWith(QUOTE) || line === `${QUOTE}… [+${line.match(/\d+/)?.[0]} lines]`) continue;
@@ -158,7 +201,10 @@ describe("digest invariants on generated ledgers", () => {
             const cut = /^(.*) \[…\d+ chars\]$/s.exec(body);
             if (cut) {
               expect(cut[1].length).toBeLessThanOrEqual(MAX_LINE);
-              expect([...source].some((s) => s.startsWith(cut[1]) && s.length > cut[1].length), body).toBe(true);
+              expect(
+                [...source].some((s) => s.startsWith(cut[1]) && s.length > cut[1].length),
+                body,
+              ).toBe(true);
             } else expect(source.has(body), body).toBe(true);
           }
         }),
@@ -176,8 +222,24 @@ describe("digest invariants on generated ledgers", () => {
           const path = pathOf(generated.entries, generated.leafId);
           const leaf = path.at(-1);
           if (!leaf) return;
-          const one = planDigest({ branch: path, limitId: leaf.id, contextWindow: 128_000, usageTokens: null, cwd: "/w", policy, ...(policy.manual ? { force: "manual" as const } : {}) });
-          const two = planDigest({ branch: structuredClone(path), limitId: leaf.id, contextWindow: 128_000, usageTokens: null, cwd: "/w", policy, ...(policy.manual ? { force: "manual" as const } : {}) });
+          const one = planDigest({
+            branch: path,
+            limitId: leaf.id,
+            contextWindow: 128_000,
+            usageTokens: null,
+            cwd: "/w",
+            policy,
+            ...(policy.manual ? { force: "manual" as const } : {}),
+          });
+          const two = planDigest({
+            branch: structuredClone(path),
+            limitId: leaf.id,
+            contextWindow: 128_000,
+            usageTokens: null,
+            cwd: "/w",
+            policy,
+            ...(policy.manual ? { force: "manual" as const } : {}),
+          });
           expect(JSON.stringify(two)).toBe(JSON.stringify(one));
         }),
         { numRuns },
@@ -192,19 +254,42 @@ describe("digest of hostile tool traffic", () => {
     "stays bounded, quoted and free of raw control characters whatever the outputs and arguments hold",
     async () => {
       await assertBounded(
-        fc.property(fc.array(fc.tuple(fc.constantFrom("read", "bash", "grep", "mystery"), hostileStringArb, hostileStringArb, fc.boolean()), { minLength: 1, maxLength: 6 }), (steps) => {
-          const b = new LedgerBuilder();
-          b.user("go");
-          for (const [name, arg, output, isError] of steps) b.tool(name, { path: arg, command: arg, pattern: arg }, output, { isError, text: arg });
-          const outcome = planDigest({ branch: b.entries, limitId: b.leaf!, contextWindow: 128_000, usageTokens: null, cwd: "/w", force: "manual" });
-          expect(outcome.ok).toBe(true);
-          if (!outcome.ok) return;
-          const text = outcome.draft.content;
-          expect(hasRawControl(text)).toBe(false);
-          // Per step: a call line with at most a few capped values, the assistant's first lines, a bounded selection.
-          expect(text.length).toBeLessThan(2_000 + steps.length * 40 * (MAX_LINE + 40));
-          for (const line of text.split("\n").slice(1)) expect(/^(## |- |  defines: |  mentions: )/.test(line) || line.startsWith(QUOTE), line.slice(0, 200)).toBe(true);
-        }),
+        fc.property(
+          fc.array(
+            fc.tuple(
+              fc.constantFrom("read", "bash", "grep", "mystery"),
+              hostileStringArb,
+              hostileStringArb,
+              fc.boolean(),
+            ),
+            { minLength: 1, maxLength: 6 },
+          ),
+          (steps) => {
+            const b = new LedgerBuilder();
+            b.user("go");
+            for (const [name, arg, output, isError] of steps)
+              b.tool(name, { path: arg, command: arg, pattern: arg }, output, { isError, text: arg });
+            const outcome = planDigest({
+              branch: b.entries,
+              limitId: b.leaf!,
+              contextWindow: 128_000,
+              usageTokens: null,
+              cwd: "/w",
+              force: "manual",
+            });
+            expect(outcome.ok).toBe(true);
+            if (!outcome.ok) return;
+            const text = outcome.draft.content;
+            expect(hasRawControl(text)).toBe(false);
+            // Per step: a call line with at most a few capped values, the assistant's first lines, a bounded selection.
+            expect(text.length).toBeLessThan(2_000 + steps.length * 40 * (MAX_LINE + 40));
+            for (const line of text.split("\n").slice(1))
+              expect(
+                /^(## |- | {2}defines: | {2}mentions: )/.test(line) || line.startsWith(QUOTE),
+                line.slice(0, 200),
+              ).toBe(true);
+          },
+        ),
         { numRuns: Math.max(20, numRuns / 4) },
       );
     },

@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { definedNames, exitStatus, inline, MAX_LINE, pickLines, QUOTE, quote, splitLines } from "../../../src/strategies/digest/lines.ts";
+import {
+  definedNames,
+  exitStatus,
+  inline,
+  MAX_LINE,
+  pickLines,
+  QUOTE,
+  quote,
+  splitLines,
+} from "../../../src/strategies/digest/lines.ts";
 import { decideDigest, digestPolicy } from "../../../src/strategies/digest/policy.ts";
 import { FAILING_RUN, PASSING_RUN } from "./fixtures.ts";
 
@@ -21,20 +30,35 @@ describe("which output lines a digest keeps", () => {
   });
 
   it("a passing run keeps its totals and per-file tallies, not the command echo", () => {
-    expect(picked(PASSING_RUN, "result")).toEqual([" ✓ test/retry.test.ts (12 tests) 30ms", " ✓ test/math.test.ts (4 tests) 2ms", " Test Files  2 passed (2)", "      Tests  16 passed (16)"]);
+    expect(picked(PASSING_RUN, "result")).toEqual([
+      " ✓ test/retry.test.ts (12 tests) 30ms",
+      " ✓ test/math.test.ts (4 tests) 2ms",
+      " Test Files  2 passed (2)",
+      "      Tests  16 passed (16)",
+    ]);
   });
 
   it("a capped selection keeps the run totals before per-file tallies", () => {
     const files = Array.from({ length: 30 }, (_, i) => ` ✓ test/f${i}.test.ts (${i + 1} tests) 3ms`);
-    const lines = picked([...files, " Test Files  30 passed (30)", "      Tests  465 passed (465)"].join("\n"), "result");
+    const lines = picked(
+      [...files, " Test Files  30 passed (30)", "      Tests  465 passed (465)"].join("\n"),
+      "result",
+    );
     expect(lines).toHaveLength(10);
     expect(lines).toContain(" Test Files  30 passed (30)");
     expect(lines).toContain("      Tests  465 passed (465)");
   });
 
   it("output without results falls back to its last line; a document read keeps its headings", () => {
-    expect(picked("Cloning into 'x'...\nremote: Counting objects\nChecking connectivity... done.", "result")).toEqual(["Checking connectivity... done."]);
-    expect(picked("# Title\ntext\n## Install\nmore\n### Usage\n#### API\n##### Deep", "outline")).toEqual(["# Title", "## Install", "### Usage", "#### API"]);
+    expect(picked("Cloning into 'x'...\nremote: Counting objects\nChecking connectivity... done.", "result")).toEqual([
+      "Checking connectivity... done.",
+    ]);
+    expect(picked("# Title\ntext\n## Install\nmore\n### Usage\n#### API\n##### Deep", "outline")).toEqual([
+      "# Title",
+      "## Install",
+      "### Usage",
+      "#### API",
+    ]);
   });
 
   it("error codes are case-sensitive: a word like 'example' is not an error", () => {
@@ -64,7 +88,16 @@ describe("names a read file defines", () => {
       "export function loadConfig() {}",
       "  return notADefinition;",
     ].join("\n");
-    expect(definedNames(splitLines(code))).toEqual(["loadConfig", "Server", "Options", "Id", "parse", "handle_request", "spawn_worker", "Serve"]);
+    expect(definedNames(splitLines(code))).toEqual([
+      "loadConfig",
+      "Server",
+      "Options",
+      "Id",
+      "parse",
+      "handle_request",
+      "spawn_worker",
+      "Serve",
+    ]);
   });
 });
 
@@ -91,10 +124,29 @@ describe("digest policy", () => {
 
   it("acts on a full batch, or on any worthwhile raw state when the window is nearly full", () => {
     const policy = digestPolicy(128_000);
-    expect(decideDigest({ rawTokens: policy.keepRaw + policy.batch - 1, usageTokens: 50_000, policy })).toEqual({ act: false, why: "below batch" });
-    expect(decideDigest({ rawTokens: policy.keepRaw + policy.batch, usageTokens: null, policy })).toEqual({ act: true, why: "batch", keepRaw: policy.keepRaw, maxRaw: policy.keepRaw });
-    expect(decideDigest({ rawTokens: policy.minFull, usageTokens: policy.full, policy })).toEqual({ act: true, why: "window", keepRaw: 0, maxRaw: 0 });
-    expect(decideDigest({ rawTokens: policy.minFull - 1, usageTokens: policy.full, policy })).toEqual({ act: false, why: "below batch" });
-    expect(decideDigest({ rawTokens: 0, usageTokens: 200_000, policy })).toEqual({ act: false, why: "nothing to digest" });
+    expect(decideDigest({ rawTokens: policy.keepRaw + policy.batch - 1, usageTokens: 50_000, policy })).toEqual({
+      act: false,
+      why: "below batch",
+    });
+    expect(decideDigest({ rawTokens: policy.keepRaw + policy.batch, usageTokens: null, policy })).toEqual({
+      act: true,
+      why: "batch",
+      keepRaw: policy.keepRaw,
+      maxRaw: policy.keepRaw,
+    });
+    expect(decideDigest({ rawTokens: policy.minFull, usageTokens: policy.full, policy })).toEqual({
+      act: true,
+      why: "window",
+      keepRaw: 0,
+      maxRaw: 0,
+    });
+    expect(decideDigest({ rawTokens: policy.minFull - 1, usageTokens: policy.full, policy })).toEqual({
+      act: false,
+      why: "below batch",
+    });
+    expect(decideDigest({ rawTokens: 0, usageTokens: 200_000, policy })).toEqual({
+      act: false,
+      why: "nothing to digest",
+    });
   });
 });

@@ -12,7 +12,8 @@ import { labRow } from "../../../src/lab/rows/registry.ts";
 import { loadRealSessions } from "../../properties/real-sessions.ts";
 
 const WINDOW = 128_000;
-const isDigest = (m: AgentMessage) => m.role === "custom" && (m as { customType?: string }).customType === LedgerType.digest;
+const isDigest = (m: AgentMessage) =>
+  m.role === "custom" && (m as { customType?: string }).customType === LedgerType.digest;
 
 describe("digest on the real sessions", () => {
   for (const session of loadRealSessions()) {
@@ -34,9 +35,17 @@ describe("digest on the real sessions", () => {
             acts++;
             expect(at.length).toBe(prefixes.length + 1);
             // The view up to the previous digest is unchanged by the new one (invariant 5).
-            if (prefixes.length) expect(JSON.stringify(view.slice(0, at[prefixes.length - 1] + 1))).toBe(prefixes.at(-1));
+            if (prefixes.length)
+              expect(JSON.stringify(view.slice(0, at[prefixes.length - 1] + 1))).toBe(prefixes.at(-1));
             prefixes.push(JSON.stringify(view.slice(0, at.at(-1)! + 1)));
-            lowest = Math.min(lowest, viewRetention(probes.filter((p) => p.index < i), view, sourceOf).share);
+            lowest = Math.min(
+              lowest,
+              viewRetention(
+                probes.filter((p) => p.index < i),
+                view,
+                sourceOf,
+              ).share,
+            );
           }
           expect(row.view.tokens).toBeLessThanOrEqual(WINDOW);
         }
@@ -45,13 +54,16 @@ describe("digest on the real sessions", () => {
       expect(acts).toBeGreaterThan(3);
       const final = row.view.messages;
       const at = final.flatMap((m, k) => (isDigest(m) ? [k] : []));
-      prefixes.forEach((json, k) => expect(JSON.stringify(final.slice(0, at[k] + 1)) === json, `prefix of digest ${k + 1}`).toBe(true));
+      prefixes.forEach((json, k) =>
+        expect(JSON.stringify(final.slice(0, at[k] + 1)) === json, `prefix of digest ${k + 1}`).toBe(true),
+      );
       const calls = new Set<string>();
       for (const m of final) {
         if (m.role === "assistant") for (const b of m.content ?? []) if (b.type === "toolCall") calls.add(b.id);
         if (m.role === "toolResult") expect(calls.has(m.toolCallId)).toBe(true);
       }
-      const users = (messages: readonly AgentMessage[]) => messages.filter((m) => m.role === "user").map((m) => textOf(m.content));
+      const users = (messages: readonly AgentMessage[]) =>
+        messages.filter((m) => m.role === "user").map((m) => textOf(m.content));
       expect(users(final)).toEqual(users(branch.flatMap(visibleMessages)));
       expect(viewRetention(probes, final, sourceOf).share).toBeGreaterThanOrEqual(0.95);
       expect(lowest).toBeGreaterThanOrEqual(0.9);

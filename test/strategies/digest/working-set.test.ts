@@ -11,7 +11,11 @@ import { projectBranch } from "../../../src/projection/project.ts";
 import { LedgerBuilder } from "../../support/ledger-builder.ts";
 import { appendDigest, SMALL } from "./fixtures.ts";
 
-const step = (tokens: number, touched: string[] = [], sources: string[] = []): WorkStep => ({ tokens, touched, sources });
+const step = (tokens: number, touched: string[] = [], sources: string[] = []): WorkStep => ({
+  tokens,
+  touched,
+  sources,
+});
 
 describe("which files a step touches and holds", () => {
   it("counts read, edit and write as touches; a successful read's output and a write's content as the file's text", () => {
@@ -71,18 +75,38 @@ function editAfterDetour(): { b: LedgerBuilder; read: string; current: string } 
     b.toolResult(`c${k}`, "bash", Array.from({ length: 20 }, (_, i) => `early line ${i} of step ${k}`).join("\n"));
   }
   b.assistant("", [{ id: "c1", name: "read", args: { path: "src/a.ts" } }]);
-  const read = b.toolResult("c1", "read", Array.from({ length: 30 }, (_, i) => `export const lineNumber${i} = ${i};`).join("\n"));
+  const read = b.toolResult(
+    "c1",
+    "read",
+    Array.from({ length: 30 }, (_, i) => `export const lineNumber${i} = ${i};`).join("\n"),
+  );
   for (let k = 2; k < 8; k++) {
     b.assistant("", [{ id: `c${k}`, name: "bash", args: { command: `npm run step-${k}` } }]);
     b.toolResult(`c${k}`, "bash", Array.from({ length: 20 }, (_, i) => `log line ${i} of step ${k}`).join("\n"));
   }
-  const current = b.assistant("", [{ id: "c9", name: "edit", args: { path: "src/a.ts", edits: [{ oldText: "export const lineNumber3 = 3;", newText: "export const lineNumber3 = 33;" }] } }]);
+  const current = b.assistant("", [
+    {
+      id: "c9",
+      name: "edit",
+      args: {
+        path: "src/a.ts",
+        edits: [{ oldText: "export const lineNumber3 = 3;", newText: "export const lineNumber3 = 33;" }],
+      },
+    },
+  ]);
   b.toolResult("c9", "edit", "Successfully replaced text in src/a.ts.");
   return { b, read, current };
 }
 
 function draftOf(b: LedgerBuilder, current: string, policy: DigestPolicy): DigestDraft {
-  const outcome = planDigest({ branch: b.entries, limitId: entryBefore(b.entries, current)!, contextWindow: 128_000, usageTokens: null, cwd: "/repo", policy });
+  const outcome = planDigest({
+    branch: b.entries,
+    limitId: entryBefore(b.entries, current)!,
+    contextWindow: 128_000,
+    usageTokens: null,
+    cwd: "/repo",
+    policy,
+  });
   if (!outcome.ok) throw new Error(outcome.reason);
   return outcome.draft;
 }
@@ -103,9 +127,20 @@ describe("a digest that keeps the working set", () => {
   it("quotes what an edit put in the file, line by line, unless a later read shows the file", () => {
     const b = new LedgerBuilder();
     b.user("Rename the constant.");
-    b.assistant("", [{ id: "e1", name: "edit", args: { path: "src/a.ts", edits: [{ oldText: "const a = 1;", newText: "const renamedValue = 1;\nconst other = 2;" }] } }]);
+    b.assistant("", [
+      {
+        id: "e1",
+        name: "edit",
+        args: {
+          path: "src/a.ts",
+          edits: [{ oldText: "const a = 1;", newText: "const renamedValue = 1;\nconst other = 2;" }],
+        },
+      },
+    ]);
     b.toolResult("e1", "edit", "Successfully replaced text in src/a.ts.");
-    b.assistant("", [{ id: "e2", name: "edit", args: { path: "src/b.ts", oldText: "let b = 1;", newText: "let bValue = 1;" } }]);
+    b.assistant("", [
+      { id: "e2", name: "edit", args: { path: "src/b.ts", oldText: "let b = 1;", newText: "let bValue = 1;" } },
+    ]);
     b.toolResult("e2", "edit", "Successfully replaced text in src/b.ts.");
     b.assistant("", [{ id: "r3", name: "read", args: { path: "src/b.ts" } }]);
     b.toolResult("r3", "read", "let bValue = 1;");
@@ -119,13 +154,21 @@ describe("a digest that keeps the working set", () => {
     expect(lines).toContain("  | const renamedValue = 1;");
     expect(lines).toContain("  | const other = 2;");
     // b.ts was read after its edit: the read holds the current text, the edit is a reference.
-    expect(lines.some((l) => l.includes("edit ok") && l.includes("superseded by") && l.endsWith("src/b.ts"))).toBe(true);
+    expect(lines.some((l) => l.includes("edit ok") && l.includes("superseded by") && l.endsWith("src/b.ts"))).toBe(
+      true,
+    );
     const superseded = lines.findIndex((l) => l.includes("edit ok") && l.endsWith("src/b.ts"));
     expect(lines[superseded + 1]).not.toBe("  text:");
     // A text of a few huge lines is indexed, not quoted: the digest stays bounded.
     const huge = new LedgerBuilder();
     huge.user("Paste the fixture.");
-    huge.assistant("", [{ id: "h1", name: "edit", args: { path: "src/h.ts", oldText: "x = 1;", newText: `const hugeFixture = "${"z".repeat(50_000)}";` } }]);
+    huge.assistant("", [
+      {
+        id: "h1",
+        name: "edit",
+        args: { path: "src/h.ts", oldText: "x = 1;", newText: `const hugeFixture = "${"z".repeat(50_000)}";` },
+      },
+    ]);
     huge.toolResult("h1", "edit", "Successfully replaced text in src/h.ts.");
     huge.assistant("", [{ id: "h2", name: "bash", args: { command: "npm test" } }]);
     huge.toolResult("h2", "bash", Array.from({ length: 20 }, (_, i) => `log line ${i}`).join("\n"));
@@ -160,23 +203,35 @@ describe("the tail split on generated steps", () => {
     touched: fc.subarray(["/a", "/b", "/c", "/d"]),
     sources: fc.subarray(["/a", "/b", "/c", "/d"]),
   });
-  const ruleArb = fc.record({ keepRaw: fc.integer({ min: 0, max: 800 }), maxRaw: fc.integer({ min: 0, max: 3_000 }), hotSteps: fc.integer({ min: 0, max: 10 }) });
+  const ruleArb = fc.record({
+    keepRaw: fc.integer({ min: 0, max: 800 }),
+    maxRaw: fc.integer({ min: 0, max: 3_000 }),
+    hotSteps: fc.integer({ min: 0, max: 10 }),
+  });
 
   it("keeps at least the usual tail, stays within the cap beyond it, and keeps the newest source of a hot file whenever it fits", () => {
     fc.assert(
-      fc.property(fc.array(stepArb, { maxLength: 30 }), fc.subarray(["/a", "/b", "/c", "/d"]), ruleArb, (steps, current, rule) => {
-        const cut = tailStart(steps, current, rule);
-        const fixed = tailStart(steps, current, { ...rule, maxRaw: 0 });
-        const kept = (from: number) => steps.slice(from).reduce((n, s) => n + s.tokens, 0);
-        expect(cut).toBeGreaterThanOrEqual(0);
-        expect(cut).toBeLessThanOrEqual(fixed);
-        if (cut < fixed) expect(kept(cut)).toBeLessThanOrEqual(rule.maxRaw);
-        const hot = new Set([...current, ...steps.slice(Math.max(0, steps.length - rule.hotSteps)).flatMap((s) => s.touched)]);
-        for (const path of hot) {
-          const newest = steps.findLastIndex((s) => s.sources.includes(path));
-          if (newest >= 0 && kept(newest) <= rule.maxRaw) expect(cut).toBeLessThanOrEqual(newest);
-        }
-      }),
+      fc.property(
+        fc.array(stepArb, { maxLength: 30 }),
+        fc.subarray(["/a", "/b", "/c", "/d"]),
+        ruleArb,
+        (steps, current, rule) => {
+          const cut = tailStart(steps, current, rule);
+          const fixed = tailStart(steps, current, { ...rule, maxRaw: 0 });
+          const kept = (from: number) => steps.slice(from).reduce((n, s) => n + s.tokens, 0);
+          expect(cut).toBeGreaterThanOrEqual(0);
+          expect(cut).toBeLessThanOrEqual(fixed);
+          if (cut < fixed) expect(kept(cut)).toBeLessThanOrEqual(rule.maxRaw);
+          const hot = new Set([
+            ...current,
+            ...steps.slice(Math.max(0, steps.length - rule.hotSteps)).flatMap((s) => s.touched),
+          ]);
+          for (const path of hot) {
+            const newest = steps.findLastIndex((s) => s.sources.includes(path));
+            if (newest >= 0 && kept(newest) <= rule.maxRaw) expect(cut).toBeLessThanOrEqual(newest);
+          }
+        },
+      ),
     );
   });
 });

@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { LiveLedger } from "../../../src/projection/live-ledger.ts";
 import { renderFoldText } from "../../../src/strategies/fold/fold-message.ts";
-import { ALREADY_COMPACTED, checkName, resolveTarget, validateTarget, type FoldView } from "../../../src/strategies/fold/targets.ts";
+import {
+  ALREADY_COMPACTED,
+  checkName,
+  resolveTarget,
+  validateTarget,
+  type FoldView,
+} from "../../../src/strategies/fold/targets.ts";
 import { NOT_A_TARGET, renderTimeline } from "../../../src/strategies/fold/timeline.ts";
 import { LedgerBuilder } from "../../support/ledger-builder.ts";
 
@@ -46,7 +52,10 @@ describe("fold target rules", () => {
     const req = b.assistant("", [{ id: "c", name: "context_compact" }]);
     const v = view(b);
     expect(validateTarget("current", req, v)).toMatchObject({ ok: false, error: expect.stringMatching(/not found/) });
-    expect(validateTarget(offBranch, req, v)).toMatchObject({ ok: false, error: expect.stringMatching(/not on the current branch/) });
+    expect(validateTarget(offBranch, req, v)).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/not on the current branch/),
+    });
     expect(validateTarget(req, req, v)).toMatchObject({ ok: false, error: expect.stringMatching(/must come before/) });
     expect(validateTarget(a, req, v)).toMatchObject({ ok: false, error: expect.stringContaining(ALREADY_COMPACTED) });
     expect(validateTarget(u, req, v)).toEqual({ ok: true, afterId: u });
@@ -59,7 +68,10 @@ describe("fold target rules", () => {
     const kept = b.user("kept");
     b.compaction(kept);
     const req = b.assistant("", [{ id: "c", name: "context_compact" }]);
-    expect(validateTarget(old, req, view(b))).toMatchObject({ ok: false, error: expect.stringContaining(ALREADY_COMPACTED) });
+    expect(validateTarget(old, req, view(b))).toMatchObject({
+      ok: false,
+      error: expect.stringContaining(ALREADY_COMPACTED),
+    });
     expect(validateTarget(kept, req, view(b)).ok).toBe(true);
   });
 
@@ -117,16 +129,31 @@ describe("timeline after restores", () => {
     expect(line(old)).not.toContain(NOT_A_TARGET);
     expect(line(a)).not.toContain(NOT_A_TARGET);
     expect(validateTarget(old, req, view(b))).toEqual({ ok: true, afterId: old });
-    expect(validateTarget(fold, req, view(b))).toMatchObject({ ok: false, error: expect.stringContaining(ALREADY_COMPACTED) });
+    expect(validateTarget(fold, req, view(b))).toMatchObject({
+      ok: false,
+      error: expect.stringContaining(ALREADY_COMPACTED),
+    });
   });
 });
 
 describe("fold message", () => {
   it("carries sibling outputs with tool name and arguments, errors included, but not context_* outputs or script source", () => {
     const text = renderFoldText("SUMMARY", [
-      { toolName: "bash", args: { command: "npm test" }, result: { role: "toolResult", content: [{ type: "text", text: "3 failed" }], isError: true } as never },
-      { toolName: "context_grep", args: { pattern: "x" }, result: { role: "toolResult", content: [{ type: "text", text: "PRE-FOLD STATE" }] } as never },
-      { toolName: "codemode", args: { code: "SECRET SOURCE" }, result: { role: "toolResult", content: [{ type: "text", text: "script out" }] } as never },
+      {
+        toolName: "bash",
+        args: { command: "npm test" },
+        result: { role: "toolResult", content: [{ type: "text", text: "3 failed" }], isError: true } as never,
+      },
+      {
+        toolName: "context_grep",
+        args: { pattern: "x" },
+        result: { role: "toolResult", content: [{ type: "text", text: "PRE-FOLD STATE" }] } as never,
+      },
+      {
+        toolName: "codemode",
+        args: { code: "SECRET SOURCE" },
+        result: { role: "toolResult", content: [{ type: "text", text: "script out" }] } as never,
+      },
     ]);
     expect(text).toContain("SUMMARY");
     expect(text).toContain('bash {"command":"npm test"} (error)');

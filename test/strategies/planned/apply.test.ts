@@ -35,7 +35,15 @@ const errorOf = (fn: () => unknown): PlanError => {
 
 describe("applying a ranked plan", () => {
   it("applies ranges in rank order and stops at the target", () => {
-    const applied = applyPlan(example, [{ from: 3, to: 4 }, { from: 5, to: 5 }, { from: 2, to: 2 }], { ...NO_FLOOR, retainRatio: 0.3 });
+    const applied = applyPlan(
+      example,
+      [
+        { from: 3, to: 4 },
+        { from: 5, to: 5 },
+        { from: 2, to: 2 },
+      ],
+      { ...NO_FLOOR, retainRatio: 0.3 },
+    );
     expect(applied.summary.split("\n")).toEqual([
       INTRO,
       "[user]",
@@ -54,30 +62,61 @@ describe("applying a ranked plan", () => {
 
   it("splits ranges around protected lines", () => {
     const applied = applyPlan(example, [{ from: 1, to: 10 }], { ...NO_FLOOR, retainRatio: 0 });
-    expect(applied.summary.split("\n")).toEqual([INTRO, "[user]", markerText(6), "<keepContext>", "The public API must not change.", "</keepContext>"]);
+    expect(applied.summary.split("\n")).toEqual([
+      INTRO,
+      "[user]",
+      markerText(6),
+      "<keepContext>",
+      "The public API must not change.",
+      "</keepContext>",
+    ]);
   });
 
   it("folds carried markers into adjacent removals", () => {
     const lines = [s("[user]"), m(7), t(long("a")), t(long("b")), m(2), t("keep")];
     const applied = applyPlan(lines, [{ from: 3, to: 4 }], { ...NO_FLOOR, retainRatio: 0 });
     expect(applied.summary.split("\n")).toEqual([INTRO, "[user]", markerText(11), "keep"]);
-    expect(render(lines, []).summary.split("\n")).toEqual([INTRO, "[user]", markerText(7), long("a"), long("b"), markerText(2), "keep"]);
+    expect(render(lines, []).summary.split("\n")).toEqual([
+      INTRO,
+      "[user]",
+      markerText(7),
+      long("a"),
+      long("b"),
+      markerText(2),
+      "keep",
+    ]);
   });
 
   it("never goes below the floor: a piece that would cross it is trimmed to nothing", () => {
     const lines = [s("[user]"), ...Array.from({ length: 20 }, (_, i) => t(long(`l${i}`)))];
-    const ranges = [{ from: 2, to: 21 }, { from: 1, to: 1 }];
+    const ranges = [
+      { from: 2, to: 21 },
+      { from: 1, to: 1 },
+    ];
     const floor = 500;
-    const applied = applyPlan(lines, [{ from: 2, to: 11 }, { from: 12, to: 21 }], { retainRatio: 0, minRetainedTokens: floor, minSavedTokens: 0 });
+    const applied = applyPlan(
+      lines,
+      [
+        { from: 2, to: 11 },
+        { from: 12, to: 21 },
+      ],
+      { retainRatio: 0, minRetainedTokens: floor, minSavedTokens: 0 },
+    );
     expect(applied.keptTokens).toBeGreaterThanOrEqual(floor);
     expect(applied.appliedRanges).toBe(1);
-    expect(() => applyPlan(lines, ranges, { retainRatio: 0, minRetainedTokens: 100_000, minSavedTokens: 1 })).toThrow(PlanError);
+    expect(() => applyPlan(lines, ranges, { retainRatio: 0, minRetainedTokens: 100_000, minSavedTokens: 1 })).toThrow(
+      PlanError,
+    );
   });
 
   it("trims the last applied range so the result lands near the target, never below it", () => {
     // One range over the whole region and a 50% target: the range is cut short instead of emptying the region.
     const lines = Array.from({ length: 100 }, (_, i) => t(`line ${i} ${"z".repeat(50)}`));
-    const applied = applyPlan(lines, [{ from: 1, to: 100 }], { retainRatio: 0.5, minRetainedTokens: 0, minSavedTokens: 0 });
+    const applied = applyPlan(lines, [{ from: 1, to: 100 }], {
+      retainRatio: 0.5,
+      minRetainedTokens: 0,
+      minSavedTokens: 0,
+    });
     expect(applied.keptTokens).toBeGreaterThanOrEqual(applied.targetTokens);
     // Within one line (and its marker) of the target.
     expect(applied.keptTokens - applied.targetTokens).toBeLessThanOrEqual(30);
@@ -92,7 +131,15 @@ describe("applying a ranked plan", () => {
 
   it("merges overlapping ranges and applies them in rank order", () => {
     const lines = [s("[user]"), ...Array.from({ length: 10 }, (_, i) => t(long(`l${i}`)))];
-    const applied = applyPlan(lines, [{ from: 2, to: 5 }, { from: 4, to: 8 }, { from: 3, to: 3 }], { ...NO_FLOOR, retainRatio: 0 });
+    const applied = applyPlan(
+      lines,
+      [
+        { from: 2, to: 5 },
+        { from: 4, to: 8 },
+        { from: 3, to: 3 },
+      ],
+      { ...NO_FLOOR, retainRatio: 0 },
+    );
     expect(applied.summary.split("\n")).toEqual([INTRO, "[user]", markerText(7), long("l7"), long("l8"), long("l9")]);
     expect(applied.removedLines).toBe(7);
     // The third record adds nothing new: it is not counted as applied.
@@ -108,10 +155,33 @@ describe("applying a ranked plan", () => {
 
 describe("validating ranges", () => {
   it("accepts overlapping ranges (they merge when applied)", () => {
-    expect(validateRanges([{ from: 1, to: 3 }, { from: 3, to: 5 }], 10)).toEqual([{ from: 1, to: 3 }, { from: 3, to: 5 }]);
+    expect(
+      validateRanges(
+        [
+          { from: 1, to: 3 },
+          { from: 3, to: 5 },
+        ],
+        10,
+      ),
+    ).toEqual([
+      { from: 1, to: 3 },
+      { from: 3, to: 5 },
+    ]);
   });
   it("collapses exact duplicates at their first rank", () => {
-    expect(validateRanges([{ from: 3, to: 4 }, { from: 1, to: 1 }, { from: 3, to: 4 }], 5)).toEqual([{ from: 3, to: 4 }, { from: 1, to: 1 }]);
+    expect(
+      validateRanges(
+        [
+          { from: 3, to: 4 },
+          { from: 1, to: 1 },
+          { from: 3, to: 4 },
+        ],
+        5,
+      ),
+    ).toEqual([
+      { from: 3, to: 4 },
+      { from: 1, to: 1 },
+    ]);
   });
   it.each([
     [[{ from: 0, to: 1 }], "bounds"],

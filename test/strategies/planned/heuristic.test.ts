@@ -4,7 +4,8 @@ import { buildTranscript } from "../../../src/strategies/planned/transcript.ts";
 import { assistant, call, filler, result, text, thinking, user } from "./fixtures.ts";
 
 const linesOf = (messages: Parameters<typeof buildTranscript>[0]["messages"]) => buildTranscript({ messages });
-const covered = (ranges: { from: number; to: number }[]) => ranges.flatMap((r) => Array.from({ length: r.to - r.from + 1 }, (_, i) => r.from + i));
+const covered = (ranges: { from: number; to: number }[]) =>
+  ranges.flatMap((r) => Array.from({ length: r.to - r.from + 1 }, (_, i) => r.from + i));
 
 describe("heuristic ranking", () => {
   const messages = [
@@ -29,7 +30,13 @@ describe("heuristic ranking", () => {
   const rankOf = (needle: string) => ranges.findIndex((r) => r.from <= lineOf(needle) && lineOf(needle) <= r.to);
 
   it("ranks thinking, repeated output, superseded reads and stale listings before other output", () => {
-    const order = [rankOf("think 0"), rankOf("Tests 3 passed"), rankOf("old cfg 0"), rankOf("entry 0"), rankOf("new cfg 0")];
+    const order = [
+      rankOf("think 0"),
+      rankOf("Tests 3 passed"),
+      rankOf("old cfg 0"),
+      rankOf("entry 0"),
+      rankOf("new cfg 0"),
+    ];
     expect(order.every((r) => r >= 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
   });
@@ -43,21 +50,30 @@ describe("heuristic ranking", () => {
   });
 
   it("keeps the head and tail of a long output", () => {
-    const long = linesOf([user("go"), assistant(call("x", "bash", { command: "build" })), result("x", "bash", filler("out", 100))]);
+    const long = linesOf([
+      user("go"),
+      assistant(call("x", "bash", { command: "build" })),
+      result("x", "bash", filler("out", 100)),
+    ]);
     const first = rankDeletions(long)[0];
     const start = long.findIndex((l) => l.text.startsWith("out 0"));
     expect(first).toEqual({ from: start + 13, to: start + 88 });
   });
 
   it("proposes long tool-call arguments", () => {
-    const big = linesOf([user("write"), assistant(call("w", "write", { path: "a", content: "z".repeat(2_000) })), result("w", "write", "ok"), assistant(text("done"))]);
+    const big = linesOf([
+      user("write"),
+      assistant(call("w", "write", { path: "a", content: "z".repeat(2_000) })),
+      result("w", "write", "ok"),
+      assistant(text("done")),
+    ]);
     const argLine = big.findIndex((l) => l.text.includes("zzzz")) + 1;
     expect(rankDeletions(big)[0]).toEqual({ from: argLine, to: argLine });
   });
 
   it("groups image placeholders into the block they interrupt", () => {
     const blocks = blocksOf([
-      { text: "[tool result: read \"p.png\"]", kind: "structure" },
+      { text: '[tool result: read "p.png"]', kind: "structure" },
       { text: "a", kind: "text" },
       { text: "[image]", kind: "structure" },
       { text: "b", kind: "text" },
@@ -92,7 +108,12 @@ describe("heuristic ranking against the kept tail", () => {
     // Pi keeps from the second listing's call: the region holds the first listing only.
     const branch = branchOf(messages);
     const input = compactionInput(
-      { firstKeptEntryId: "e7", messagesToSummarize: messages.slice(0, 6), turnPrefixMessages: [], tokensBefore: 30_000 },
+      {
+        firstKeptEntryId: "e7",
+        messagesToSummarize: messages.slice(0, 6),
+        turnPrefixMessages: [],
+        tokensBefore: 30_000,
+      },
       { reason: "manual", branch, contextWindow: 128_000, cwd: "/p" },
     );
     const plan = planHeuristic(input, { retainRatio: 0.5, minRetainedTokens: 0, minSavedTokens: 0 });

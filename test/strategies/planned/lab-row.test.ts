@@ -14,7 +14,10 @@ describe("planned lab rows", () => {
     const session = generateSession(7, 0, { tasks: 24, longOutputRate: 0.05 });
     const { factories, skipped } = selectRows("planned,planned-model");
     expect(skipped).toEqual([]);
-    const result = await replaySession({ name: session.name, entries: session.entries.filter((e): e is SessionEntry => e.type !== "session") }, { settings: defaultSettings(32_000), rows: factories, prices: DEFAULT_PRICES });
+    const result = await replaySession(
+      { name: session.name, entries: session.entries.filter((e): e is SessionEntry => e.type !== "session") },
+      { settings: defaultSettings(32_000), rows: factories, prices: DEFAULT_PRICES },
+    );
     const [heuristic, model] = result.rows;
     expect(heuristic.info.id).toBe("planned");
     expect(model.info.id).toBe("planned-model");
@@ -22,7 +25,9 @@ describe("planned lab rows", () => {
     expect(model.compactions).toBeGreaterThan(0);
     expect(heuristic.actions.every((a) => a.sideCalls.length === 0 || a.modelCall)).toBe(true);
     // Every model-path compaction made a planner call (the request carries the numbered region, so it is large).
-    expect(model.actions.every((a) => a.modelCall && a.sideCalls.length >= 1 && a.sideCalls[0].input > 1_000)).toBe(true);
+    expect(model.actions.every((a) => a.modelCall && a.sideCalls.length >= 1 && a.sideCalls[0].input > 1_000)).toBe(
+      true,
+    );
     expect(model.sideCalls.count).toBeGreaterThanOrEqual(model.compactions);
     console.log(
       `planned rows on ${session.name}: heuristic ${heuristic.compactions} compactions, peak ${heuristic.peakTokens}, side calls ${heuristic.sideCalls.count}; ` +

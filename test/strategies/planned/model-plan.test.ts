@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { PlanError } from "../../../src/strategies/planned/apply.ts";
-import { buildPlannerPrompt, DELETION_PLAN_TOOL, MAX_RECORDS, parsePlanText, parseToolPlan, protectedRuns, readPlanReply } from "../../../src/strategies/planned/model-plan.ts";
+import {
+  buildPlannerPrompt,
+  DELETION_PLAN_TOOL,
+  MAX_RECORDS,
+  parsePlanText,
+  parseToolPlan,
+  protectedRuns,
+  readPlanReply,
+} from "../../../src/strategies/planned/model-plan.ts";
 import type { TranscriptLine } from "../../../src/strategies/planned/transcript.ts";
 
 const category = (reply: string): string => {
@@ -15,7 +23,11 @@ const category = (reply: string): string => {
 
 describe("parsing a text plan", () => {
   it("reads one record per line, in rank order", () => {
-    expect(parsePlanText("120,180\n6,40\n 300 , 305 \n")).toEqual([{ from: 120, to: 180 }, { from: 6, to: 40 }, { from: 300, to: 305 }]);
+    expect(parsePlanText("120,180\n6,40\n 300 , 305 \n")).toEqual([
+      { from: 120, to: 180 },
+      { from: 6, to: 40 },
+      { from: 300, to: 305 },
+    ]);
   });
   it("tolerates one code fence or plan tag wrapper", () => {
     expect(parsePlanText("```\n1,2\n```")).toEqual([{ from: 1, to: 2 }]);
@@ -23,19 +35,31 @@ describe("parsing a text plan", () => {
     expect(parsePlanText("<plan>\n5,6\n</plan>")).toEqual([{ from: 5, to: 6 }]);
   });
   it("drops a final record cut off mid-line", () => {
-    expect(parsePlanText("1,2\n3,4\n5,")).toEqual([{ from: 1, to: 2 }, { from: 3, to: 4 }]);
+    expect(parsePlanText("1,2\n3,4\n5,")).toEqual([
+      { from: 1, to: 2 },
+      { from: 3, to: 4 },
+    ]);
   });
   it("recovers a text plan the output limit cut inside its last record's number, keeping the complete ones", () => {
     // `705,7` is well formed, yet it is the start of `705,712`: read as a record it would be reversed.
     const reply = { text: "120,180\n6,40\n705,7", toolCalls: [], stopReason: "length" };
     expect(readPlanReply(reply, 800)).toEqual({
-      ranges: [{ from: 120, to: 180 }, { from: 6, to: 40 }],
+      ranges: [
+        { from: 120, to: 180 },
+        { from: 6, to: 40 },
+      ],
       diagnostics: { form: "text", records: 3, accepted: 2, discarded: 1, stopReason: "length", truncated: true },
     });
     // A cut right after a newline loses nothing; a reply that stopped normally keeps its last record.
     expect(readPlanReply({ ...reply, text: "120,180\n6,40\n" }, 800).ranges).toHaveLength(2);
-    expect(readPlanReply({ ...reply, text: "120,180\n6,40\n" }, 800).diagnostics).toMatchObject({ records: 2, discarded: 0 });
-    expect(readPlanReply({ ...reply, stopReason: "stop", text: "120,180\n705,712" }, 800).ranges).toEqual([{ from: 120, to: 180 }, { from: 705, to: 712 }]);
+    expect(readPlanReply({ ...reply, text: "120,180\n6,40\n" }, 800).diagnostics).toMatchObject({
+      records: 2,
+      discarded: 0,
+    });
+    expect(readPlanReply({ ...reply, stopReason: "stop", text: "120,180\n705,712" }, 800).ranges).toEqual([
+      { from: 120, to: 180 },
+      { from: 705, to: 712 },
+    ]);
     // Nothing complete before the cut is still no plan, and the stop reason stays with the error.
     const error = errorOf(() => readPlanReply({ ...reply, text: "705,7" }, 800));
     expect(error.category).toBe("empty");
@@ -73,7 +97,12 @@ describe("planner prompt", () => {
   ];
   it("numbers every line and lists protected runs", () => {
     expect(protectedRuns(lines)).toBe("1, 3-4");
-    const { system, prompt } = buildPlannerPrompt(lines, { objective: "ship it", regionTokens: 100, targetTokens: 50, customInstructions: "focus on auth" });
+    const { system, prompt } = buildPlannerPrompt(lines, {
+      objective: "ship it",
+      regionTokens: 100,
+      targetTokens: 50,
+      customInstructions: "focus on auth",
+    });
     expect(system).toContain("first,last");
     expect(prompt).toContain("1| [user]\n2| do it\n3| <keepContext>x</keepContext>\n4| [assistant]\n5| done");
     expect(prompt).toContain("ship it");
@@ -95,10 +124,19 @@ const errorOf = (fn: () => unknown): PlanError => {
 
 describe("the submit_deletion_plan tool", () => {
   it("is offered for schema-constrained sampling with 1-based start/end records", () => {
-    const { tools, prompt } = buildPlannerPrompt([{ text: "[user]", kind: "structure" }], { regionTokens: 10, targetTokens: 5 });
+    const { tools, prompt } = buildPlannerPrompt([{ text: "[user]", kind: "structure" }], {
+      regionTokens: 10,
+      targetTokens: 5,
+    });
     expect(tools).toEqual([DELETION_PLAN_TOOL]);
-    expect(DELETION_PLAN_TOOL).toMatchObject({ name: "submit_deletion_plan", constrainedSampling: { type: "json_schema", strict: "prefer" } });
-    const schema = DELETION_PLAN_TOOL.parameters as { required: string[]; properties: { ranges: { items: { required: string[] } } } };
+    expect(DELETION_PLAN_TOOL).toMatchObject({
+      name: "submit_deletion_plan",
+      constrainedSampling: { type: "json_schema", strict: "prefer" },
+    });
+    const schema = DELETION_PLAN_TOOL.parameters as {
+      required: string[];
+      properties: { ranges: { items: { required: string[] } } };
+    };
     expect(schema.required).toEqual(["ranges"]);
     expect(schema.properties.ranges.items.required).toEqual(["start", "end"]);
     expect(prompt).toContain("submit_deletion_plan");
@@ -118,8 +156,19 @@ describe("the submit_deletion_plan tool", () => {
       ],
     };
     const { ranges, diagnostics } = parseToolPlan(args, 10);
-    expect(ranges).toEqual([{ from: 8, to: 9 }, { from: 2, to: 4 }, { from: 1, to: 1 }]);
-    expect(diagnostics).toEqual({ form: "tool", records: 8, accepted: 3, discarded: 5, discardedBy: { bounds: 2, reversed: 1, shape: 2 }, firstDiscarded: 2 });
+    expect(ranges).toEqual([
+      { from: 8, to: 9 },
+      { from: 2, to: 4 },
+      { from: 1, to: 1 },
+    ]);
+    expect(diagnostics).toEqual({
+      form: "tool",
+      records: 8,
+      accepted: 3,
+      discarded: 5,
+      discardedBy: { bounds: 2, reversed: 1, shape: 2 },
+      firstDiscarded: 2,
+    });
     expect(JSON.stringify(diagnostics)).not.toContain("SECRET");
   });
 
@@ -127,18 +176,53 @@ describe("the submit_deletion_plan tool", () => {
     expect(errorOf(() => parseToolPlan({ plan: [] }, 5)).category).toBe("envelope");
     expect(errorOf(() => parseToolPlan("1,2", 5)).category).toBe("envelope");
     expect(errorOf(() => parseToolPlan({ ranges: [] }, 5)).category).toBe("empty");
-    const none = errorOf(() => parseToolPlan({ ranges: [{ start: 9, end: 9 }, { start: 3, end: 1 }] }, 5));
+    const none = errorOf(() =>
+      parseToolPlan(
+        {
+          ranges: [
+            { start: 9, end: 9 },
+            { start: 3, end: 1 },
+          ],
+        },
+        5,
+      ),
+    );
     expect(none.category).toBe("no-valid-records");
     expect(none.diagnostics).toMatchObject({ records: 2, accepted: 0, discarded: 2 });
-    const twice = { text: "", toolCalls: [{ name: "submit_deletion_plan", arguments: { ranges: [] } }, { name: "submit_deletion_plan", arguments: { ranges: [] } }] };
+    const twice = {
+      text: "",
+      toolCalls: [
+        { name: "submit_deletion_plan", arguments: { ranges: [] } },
+        { name: "submit_deletion_plan", arguments: { ranges: [] } },
+      ],
+    };
     expect(errorOf(() => readPlanReply(twice, 5)).category).toBe("envelope");
-    expect(errorOf(() => readPlanReply({ text: "1,2", toolCalls: [{ name: "bash", arguments: {} }] }, 5)).category).toBe("envelope");
-    expect(errorOf(() => parseToolPlan({ ranges: Array.from({ length: MAX_RECORDS + 1 }, () => ({ start: 1, end: 1 })) }, 5)).category).toBe("too-large");
+    expect(
+      errorOf(() => readPlanReply({ text: "1,2", toolCalls: [{ name: "bash", arguments: {} }] }, 5)).category,
+    ).toBe("envelope");
+    expect(
+      errorOf(() => parseToolPlan({ ranges: Array.from({ length: MAX_RECORDS + 1 }, () => ({ start: 1, end: 1 })) }, 5))
+        .category,
+    ).toBe("too-large");
   });
 
   it("prefers the tool call; a text reply stays accepted, all or nothing", () => {
-    expect(readPlanReply({ text: "ignored 9,9", toolCalls: [{ name: "submit_deletion_plan", arguments: { ranges: [{ start: 2, end: 3 }] } }] }, 5).ranges).toEqual([{ from: 2, to: 3 }]);
-    expect(readPlanReply("2,3\n4,4", 5)).toEqual({ ranges: [{ from: 2, to: 3 }, { from: 4, to: 4 }], diagnostics: { form: "text", records: 2, accepted: 2, discarded: 0 } });
+    expect(
+      readPlanReply(
+        {
+          text: "ignored 9,9",
+          toolCalls: [{ name: "submit_deletion_plan", arguments: { ranges: [{ start: 2, end: 3 }] } }],
+        },
+        5,
+      ).ranges,
+    ).toEqual([{ from: 2, to: 3 }]);
+    expect(readPlanReply("2,3\n4,4", 5)).toEqual({
+      ranges: [
+        { from: 2, to: 3 },
+        { from: 4, to: 4 },
+      ],
+      diagnostics: { form: "text", records: 2, accepted: 2, discarded: 0 },
+    });
     expect(readPlanReply({ text: "1,1", toolCalls: [] }, 5).diagnostics.form).toBe("text");
     expect(errorOf(() => readPlanReply("2,3\nnope", 5)).diagnostics.form).toBe("text");
   });

@@ -7,7 +7,13 @@ import { branchTo } from "../../../src/log/branch.ts";
 import { estimateTextTokens } from "../../../src/projection/tokens.ts";
 import { compactionInput } from "../../../src/strategies/contract.ts";
 import { planHeuristic, type PlannedDetails } from "../../../src/strategies/planned/planner.ts";
-import { markerCount, parseHeader, stableJson, INTRO, unescapeLine } from "../../../src/strategies/planned/transcript.ts";
+import {
+  markerCount,
+  parseHeader,
+  stableJson,
+  INTRO,
+  unescapeLine,
+} from "../../../src/strategies/planned/transcript.ts";
 import { loadRealSessions } from "../../properties/real-sessions.ts";
 
 type Block = Record<string, unknown>;
@@ -42,7 +48,9 @@ describe("planned heuristic on the real sessions", () => {
       expect(prep).toBeDefined();
       const plan = planHeuristic(compactionInput(prep, { branch, contextWindow: 200_000, cwd: "/" }));
       const { stats } = plan.details as PlannedDetails;
-      console.log(`${session.name}: tokensBefore ${prep.tokensBefore} → after ${stats.tokensAfter}; region ${stats.regionTokens} → ${stats.keptTokens} (${stats.removedLines} lines removed, ${stats.appliedRanges} ranges)`);
+      console.log(
+        `${session.name}: tokensBefore ${prep.tokensBefore} → after ${stats.tokensAfter}; region ${stats.regionTokens} → ${stats.keptTokens} (${stats.removedLines} lines removed, ${stats.appliedRanges} ranges)`,
+      );
       expect(stats.keptTokens).toBeGreaterThanOrEqual(8_000);
       expect(stats.regionTokens - stats.keptTokens).toBeGreaterThanOrEqual(2_048);
       expect(stats.keptTokens).toBeLessThanOrEqual(stats.targetTokens * 1.1);
@@ -50,7 +58,9 @@ describe("planned heuristic on the real sessions", () => {
       const sources = sourceLines(branch);
       const [intro, ...body] = plan.summary.split("\n");
       expect(intro).toBe(INTRO);
-      const stray = body.filter((l) => markerCount(l) === undefined && parseHeader(l) === undefined && !sources.has(unescapeLine(l)));
+      const stray = body.filter(
+        (l) => markerCount(l) === undefined && parseHeader(l) === undefined && !sources.has(unescapeLine(l)),
+      );
       expect(stray).toEqual([]);
     });
   }

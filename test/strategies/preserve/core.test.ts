@@ -42,12 +42,24 @@ describe("trigger", () => {
   const window = 128_000;
   const at = triggerTokens(window);
   it("fires at window − reserve when older technical state exists", () => {
-    expect(decideTrigger({ usageTokens: at, contextWindow: window, compactableTokens: 10 })).toEqual({ checkpoint: true, threshold: at });
+    expect(decideTrigger({ usageTokens: at, contextWindow: window, compactableTokens: 10 })).toEqual({
+      checkpoint: true,
+      threshold: at,
+    });
   });
   it("waits below the threshold, with unknown usage, and with nothing to compact", () => {
-    expect(decideTrigger({ usageTokens: at - 1, contextWindow: window, compactableTokens: 10 })).toMatchObject({ checkpoint: false, reason: "below threshold" });
-    expect(decideTrigger({ usageTokens: null, contextWindow: window, compactableTokens: 10 })).toMatchObject({ checkpoint: false, reason: "usage unknown" });
-    expect(decideTrigger({ usageTokens: window, contextWindow: window, compactableTokens: 0 })).toMatchObject({ checkpoint: false, reason: "nothing to compact" });
+    expect(decideTrigger({ usageTokens: at - 1, contextWindow: window, compactableTokens: 10 })).toMatchObject({
+      checkpoint: false,
+      reason: "below threshold",
+    });
+    expect(decideTrigger({ usageTokens: null, contextWindow: window, compactableTokens: 10 })).toMatchObject({
+      checkpoint: false,
+      reason: "usage unknown",
+    });
+    expect(decideTrigger({ usageTokens: window, contextWindow: window, compactableTokens: 0 })).toMatchObject({
+      checkpoint: false,
+      reason: "nothing to compact",
+    });
   });
 });
 
@@ -91,7 +103,15 @@ describe("delta selection", () => {
     ]);
     const r1 = b.toolResult("p1", "read", "A");
     const note = b.entries.length;
-    b.entries.push({ id: "note1", parentId: b.leaf, timestamp: "2026-01-01T00:10:00.000Z", type: "custom_message", customType: "other/x", content: "fyi", display: false } as never);
+    b.entries.push({
+      id: "note1",
+      parentId: b.leaf,
+      timestamp: "2026-01-01T00:10:00.000Z",
+      type: "custom_message",
+      customType: "other/x",
+      content: "fyi",
+      display: false,
+    } as never);
     b.leaf = "note1";
     const r2 = b.toolResult("p2", "read", "B");
     const current = b.assistant("", [{ id: "p3", name: "read", args: { path: "c.ts" } }]);
@@ -104,7 +124,10 @@ describe("delta selection", () => {
 
   it("skips technical state already hidden by a fold", () => {
     const { b, ids } = twoRequests();
-    const withFold = b.entries.slice(0, b.entries.findIndex((e) => e.id === ids.answer));
+    const withFold = b.entries.slice(
+      0,
+      b.entries.findIndex((e) => e.id === ids.answer),
+    );
     const fb = Object.assign(Object.create(Object.getPrototypeOf(b)), b, { entries: withFold, leaf: ids.r2 });
     fb.fold({ afterId: ids.user1, throughId: ids.r2 }, "folded read and tests");
     const delta = selectDelta(fb.entries, ids.r2)!;
@@ -132,13 +155,15 @@ describe("fit and carry-over", () => {
     const text = "Größenänderung → ✓ 日本語テキスト ".repeat(300);
     const step = b.tool("read", { path: "de.txt" }, text);
     const delta = selectDelta(b.entries, step.result)!;
-    const rendered = renderUnit(delta.units[0]) + "\n\n";
+    const rendered = `${renderUnit(delta.units[0])}\n\n`;
     const bytes = new TextEncoder().encode(rendered).length;
     expect(bytes).toBeGreaterThan(rendered.length * 1.5);
     expect(unitFitCost(delta.units[0])).toBe(Math.ceil(bytes / 3));
     // The request shell is judged the same way.
     const shell = deltaOnlyRequest(1, [1], []);
-    expect(deltaOnlyOverhead(1, [1])).toBe(Math.ceil(new TextEncoder().encode(shell.system + shell.prompt).length / 3) + 16);
+    expect(deltaOnlyOverhead(1, [1])).toBe(
+      Math.ceil(new TextEncoder().encode(shell.system + shell.prompt).length / 3) + 16,
+    );
   });
 
   it("ends the rule at the delta's limit when everything fits", () => {
@@ -175,7 +200,10 @@ describe("fit and carry-over", () => {
     // Fit only the first unit by hand and persist it.
     const fit = fitDelta(delta, unitFitCost(delta.units[0]), unitFitCost);
     if (!fit.ok) throw new Error(fit.error);
-    appendDraft(b, checkpointDraft({ delta, ...fit, body: writeExtractiveCheckpoint(fit.included), writer: "extractive" }));
+    appendDraft(
+      b,
+      checkpointDraft({ delta, ...fit, body: writeExtractiveCheckpoint(fit.included), writer: "extractive" }),
+    );
     const next = selectDelta(b.entries, ids.r4)!;
     expect(next.afterId).toBe(ids.r1);
     expect(next.units.map((u) => u.entryIds[0])).toEqual([ids.a2, ids.a3, ids.current]);
@@ -248,13 +276,23 @@ describe("summary requests", () => {
     const base = { contextWindow: 10_000, askTokens: 300, outputCap: 3_000, deltaOverhead: 200 };
     expect(chooseRequestShape({ ...base, prefixTokens: 5_000 })).toEqual({ mode: "continuation", maxOutput: 3_000 });
     expect(chooseRequestShape({ ...base, prefixTokens: 8_000 })).toEqual({ mode: "continuation", maxOutput: 1_700 });
-    expect(chooseRequestShape({ ...base, prefixTokens: 9_500 })).toEqual({ mode: "delta-only", maxOutput: 3_000, deltaBudget: 6_800 });
+    expect(chooseRequestShape({ ...base, prefixTokens: 9_500 })).toEqual({
+      mode: "delta-only",
+      maxOutput: 3_000,
+      deltaBudget: 6_800,
+    });
   });
 
   it("normalizes model output and rejects unusable replies", () => {
-    expect(normalizeCheckpointText("## Tool Context\n### User message 2\n#### Findings\n- x")).toBe("## Tool Context\n### User message 2\n#### Findings\n- x");
-    expect(normalizeCheckpointText("Sure!\n## Tool Context\n### User message 2\n- x")).toBe("## Tool Context\n### User message 2\n- x");
-    expect(normalizeCheckpointText("```markdown\n### User message 1\n- y\n```")).toBe("## Tool Context\n### User message 1\n- y");
+    expect(normalizeCheckpointText("## Tool Context\n### User message 2\n#### Findings\n- x")).toBe(
+      "## Tool Context\n### User message 2\n#### Findings\n- x",
+    );
+    expect(normalizeCheckpointText("Sure!\n## Tool Context\n### User message 2\n- x")).toBe(
+      "## Tool Context\n### User message 2\n- x",
+    );
+    expect(normalizeCheckpointText("```markdown\n### User message 1\n- y\n```")).toBe(
+      "## Tool Context\n### User message 1\n- y",
+    );
     expect(normalizeCheckpointText("   ")).toBeUndefined();
     expect(normalizeCheckpointText("I will call a tool now.")).toBeUndefined();
   });
@@ -286,7 +324,9 @@ describe("tool summary draft and its place in the model view", () => {
     const result = extractiveCheckpoint(b.entries, ids.r3);
     if (!result.ok) throw new Error(result.error);
     const cp = appendDraft(b, result.draft);
-    const view = projectBranch(b.entries).entries.filter((e) => e.messages.length).map((e) => e.sourceEntry.id);
+    const view = projectBranch(b.entries)
+      .entries.filter((e) => e.messages.length)
+      .map((e) => e.sourceEntry.id);
     expect(view).toEqual([ids.user1, ids.answer, ids.user2, cp, ids.current, ids.r4]);
   });
 });

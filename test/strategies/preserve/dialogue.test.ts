@@ -21,7 +21,11 @@ function liveRequest(b: LedgerBuilder): AgentMessage[] {
 }
 
 const blocksOf = (messages: AgentMessage[], text: string) =>
-  (messages.find((m) => m.role === "assistant" && JSON.stringify(m.content).includes(text)) as Extract<AgentMessage, { role: "assistant" }> | undefined)?.content;
+  (
+    messages.find((m) => m.role === "assistant" && JSON.stringify(m.content).includes(text)) as
+      | Extract<AgentMessage, { role: "assistant" }>
+      | undefined
+  )?.content;
 
 describe("completed answers inside a preserve range", () => {
   function session() {

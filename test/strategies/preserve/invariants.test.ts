@@ -2,7 +2,6 @@
 // invariant 8 (determinism) of the extractive writer.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { LedgerType, type SessionEntry } from "../../../src/log/entries.ts";
 import { projectBranch } from "../../../src/projection/project.ts";
 import { extractiveCheckpoint, type PreserveDraft } from "../../../src/strategies/preserve/checkpoint.ts";
@@ -13,7 +12,11 @@ import { assertPaired, assistantIndices, batchEnd, pathOf, rewritesHistory } fro
 import { draftEntry } from "./fixtures.ts";
 
 function asEntry(draft: PreserveDraft, parent: SessionEntry, n: number): SessionEntry {
-  return draftEntry(draft, { id: `preserve-${n}`, parentId: parent.id, timestamp: new Date(Date.parse(parent.timestamp) + 1).toISOString() });
+  return draftEntry(draft, {
+    id: `preserve-${n}`,
+    parentId: parent.id,
+    timestamp: new Date(Date.parse(parent.timestamp) + 1).toISOString(),
+  });
 }
 
 // Histories without tool checkpoints of their own: this test writes the checkpoints.
@@ -49,12 +52,18 @@ describe("preserve invariants on generated ledgers", () => {
 
           const viewBefore = projectBranch(before).messages;
           const viewAfter = projectBranch(after).messages;
-          const k = viewBefore.findIndex((m) => m.role === "custom" && (m as { details?: { checkpoint?: number } }).details?.checkpoint === 1);
+          const k = viewBefore.findIndex(
+            (m) => m.role === "custom" && (m as { details?: { checkpoint?: number } }).details?.checkpoint === 1,
+          );
           if (k < 0) return; // checkpoint k is outside the context (an earlier compaction boundary)
           exercised++;
           expect(JSON.stringify(viewAfter.slice(0, k + 1))).toBe(JSON.stringify(viewBefore.slice(0, k + 1)));
           // The new checkpoint sits right after its range and before the raw current batch.
-          expect(viewAfter.filter((m) => m.role === "custom" && (m as { customType?: string }).customType === LedgerType.preserve).length).toBe(2);
+          expect(
+            viewAfter.filter(
+              (m) => m.role === "custom" && (m as { customType?: string }).customType === LedgerType.preserve,
+            ).length,
+          ).toBe(2);
           assertPaired(viewBefore);
           assertPaired(viewAfter);
         }),

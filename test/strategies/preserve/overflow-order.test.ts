@@ -40,9 +40,19 @@ describe("preserve checkpoint, then a native compaction that keeps from the curr
 
     const pure = projectBranch(b.entries).messages;
     const live = liveRequest(b);
-    expect(pure.map(label)).toEqual(["compactionSummary", expect.stringContaining("assistant"), "toolResult", "custom:context-ledger/preserve", "user"]);
+    expect(pure.map(label)).toEqual([
+      "compactionSummary",
+      expect.stringContaining("assistant"),
+      "toolResult",
+      "custom:context-ledger/preserve",
+      "user",
+    ]);
     expect(live).toEqual(pure);
-    expect(projectBranch(b.entries).entries.filter((e) => e.messages.length).map((e) => e.sourceEntry.id)).toContain(cpId);
+    expect(
+      projectBranch(b.entries)
+        .entries.filter((e) => e.messages.length)
+        .map((e) => e.sourceEntry.id),
+    ).toContain(cpId);
   });
 
   it("regression: a checkpoint whose range ends at the compaction sits right after the summary in both views", () => {

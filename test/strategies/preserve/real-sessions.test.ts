@@ -13,8 +13,10 @@ import { loadRealSessions } from "../../properties/real-sessions.ts";
 
 const WINDOW = 32_000;
 
-const isCheckpoint = (m: AgentMessage) => m.role === "custom" && (m as { customType?: string }).customType === LedgerType.preserve;
-const checkpointPositions = (view: readonly AgentMessage[]) => view.map((m, i) => (isCheckpoint(m) ? i : -1)).filter((i) => i >= 0);
+const isCheckpoint = (m: AgentMessage) =>
+  m.role === "custom" && (m as { customType?: string }).customType === LedgerType.preserve;
+const checkpointPositions = (view: readonly AgentMessage[]) =>
+  view.map((m, i) => (isCheckpoint(m) ? i : -1)).filter((i) => i >= 0);
 
 describe("preserve on the real sessions", () => {
   for (const session of loadRealSessions()) {
@@ -30,12 +32,25 @@ describe("preserve on the real sessions", () => {
         const view = projectBranch(branch).messages;
         const limitId = entryBefore(branch, lastAssistant);
         if (!limitId) return;
-        if (!decideTrigger({ usageTokens: estimateMessagesTokens(view), contextWindow: WINDOW, compactableTokens: 1 }).checkpoint) return;
+        if (
+          !decideTrigger({ usageTokens: estimateMessagesTokens(view), contextWindow: WINDOW, compactableTokens: 1 })
+            .checkpoint
+        )
+          return;
         const result = extractiveCheckpoint(branch, limitId, Number.POSITIVE_INFINITY);
         if (!result.ok) return;
         const { draft } = result;
         const last = branch.at(-1)!;
-        branch.push({ id: `preserve-${++n}`, parentId: last.id, timestamp: last.timestamp, type: "custom_message", customType: draft.customType, content: draft.content, display: true, details: draft.details } as SessionEntry);
+        branch.push({
+          id: `preserve-${++n}`,
+          parentId: last.id,
+          timestamp: last.timestamp,
+          type: "custom_message",
+          customType: draft.customType,
+          content: draft.content,
+          display: true,
+          details: draft.details,
+        } as SessionEntry);
         const after = projectBranch(branch).messages;
         // The previous checkpoint's prefix is unchanged by the new one (all of them are checked again at the end).
         const at = checkpointPositions(after);
@@ -44,7 +59,8 @@ describe("preserve on the real sessions", () => {
         prefixes.push(JSON.stringify(after.slice(0, at[prefixes.length] + 1)));
       };
       for (const entry of source) {
-        const isStep = entry.type === "message" && (entry.message.role === "assistant" || entry.message.role === "user");
+        const isStep =
+          entry.type === "message" && (entry.message.role === "assistant" || entry.message.role === "user");
         if (isStep) boundary(); // the previous step's results are all in: this is its turn_end
         branch.push(entry);
         if (entry.type === "message" && entry.message.role === "assistant") lastAssistant = entry.id;
@@ -53,14 +69,18 @@ describe("preserve on the real sessions", () => {
 
       const final = projectBranch(branch).messages;
       const at = checkpointPositions(final);
-      prefixes.forEach((json, k) => expect(JSON.stringify(final.slice(0, at[k] + 1)) === json, `prefix of checkpoint ${k + 1}`).toBe(true));
+      prefixes.forEach((json, k) =>
+        expect(JSON.stringify(final.slice(0, at[k] + 1)) === json, `prefix of checkpoint ${k + 1}`).toBe(true),
+      );
       const calls = new Set<string>();
       for (const m of final) {
         if (m.role === "assistant") for (const b of m.content ?? []) if (b.type === "toolCall") calls.add(b.id);
         if (m.role === "toolResult") expect(calls.has(m.toolCallId)).toBe(true);
       }
       const finalUsers = final.filter((m) => m.role === "user").map((m) => textOf(m.content));
-      const sourceUsers = source.flatMap((e) => (e.type === "message" && e.message.role === "user" ? [textOf(e.message.content)] : []));
+      const sourceUsers = source.flatMap((e) =>
+        e.type === "message" && e.message.role === "user" ? [textOf(e.message.content)] : [],
+      );
       expect(finalUsers).toEqual(sourceUsers);
       // Most of the tool traffic is gone from the view.
       expect(estimateMessagesTokens(final)).toBeLessThan(estimateMessagesTokens(projectBranch(source).messages) / 2);

@@ -13,11 +13,23 @@ describe("preserve settings", () => {
 
   it("reads summaryModel, reasoningEffort, cacheRetention and models from the global key", () => {
     const { settings, warnings } = resolveSettings(
-      { preserve: { summaryModel: "anthropic/claude-haiku-4-5", reasoningEffort: "low", cacheRetention: "long", models: ["anthropic/claude-sonnet-4-5"] } },
+      {
+        preserve: {
+          summaryModel: "anthropic/claude-haiku-4-5",
+          reasoningEffort: "low",
+          cacheRetention: "long",
+          models: ["anthropic/claude-sonnet-4-5"],
+        },
+      },
       {},
     );
     expect(warnings).toEqual([]);
-    expect(settings.preserve).toEqual({ summaryModel: "anthropic/claude-haiku-4-5", reasoningEffort: "low", cacheRetention: "long", models: ["anthropic/claude-sonnet-4-5"] });
+    expect(settings.preserve).toEqual({
+      summaryModel: "anthropic/claude-haiku-4-5",
+      reasoningEffort: "low",
+      cacheRetention: "long",
+      models: ["anthropic/claude-sonnet-4-5"],
+    });
   });
 
   it("environment overrides win, and bad values warn and keep the default", () => {
@@ -30,7 +42,11 @@ describe("preserve settings", () => {
         PI_CONTEXT_LEDGER_PRESERVE_REASONING_EFFORT: "extreme",
       },
     );
-    expect(settings.preserve).toEqual({ summaryModel: "openai/gpt-5-mini", cacheRetention: "none", models: ["faux/faux-1", "openai/gpt-5"] });
+    expect(settings.preserve).toEqual({
+      summaryModel: "openai/gpt-5-mini",
+      cacheRetention: "none",
+      models: ["faux/faux-1", "openai/gpt-5"],
+    });
     const text = warnings.join("\n");
     expect(text).toMatch(/contextLedger\.preserve\.reasoningEffort: invalid value "lots"/);
     expect(text).toMatch(/contextLedger\.preserve\.cacheRetention: invalid value "forever"/);

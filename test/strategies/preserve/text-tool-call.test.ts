@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { isTextToolCall, judgeReply } from "../../../src/strategies/preserve/prompt.ts";
 
-const SUMMARY = "## Tool Context\n### User message 1\n#### Findings\n- x\n\n#### Changes & Validation\n- (none)\n\n#### Unresolved\n- (none)";
+const SUMMARY =
+  "## Tool Context\n### User message 1\n#### Findings\n- x\n\n#### Changes & Validation\n- (none)\n\n#### Unresolved\n- (none)";
 const reply = (text: string) => judgeReply({ stopReason: "stop", text, toolCalls: 0 }, 8_000);
 
 describe("a tool call written as text", () => {
@@ -13,7 +14,11 @@ describe("a tool call written as text", () => {
       '{"name":"read","arguments":{"path":"a.ts"}}',
     ]) {
       expect(isTextToolCall(text)).toBe(true);
-      expect(reply(text)).toEqual({ ok: false, reason: "the reply wrote a tool call as text instead of the tool summary", textOnlyRetry: true });
+      expect(reply(text)).toEqual({
+        ok: false,
+        reason: "the reply wrote a tool call as text instead of the tool summary",
+        textOnlyRetry: true,
+      });
     }
   });
 
@@ -22,7 +27,8 @@ describe("a tool call written as text", () => {
       `${SUMMARY}\n- the parser splits \`<tool_call>{…}</tool_call>\` blocks`,
       `${SUMMARY}\n- fixture: {"name":"read","arguments":{}}`,
       "{not json}",
-    ]) expect(isTextToolCall(text)).toBe(false);
+    ])
+      expect(isTextToolCall(text)).toBe(false);
     expect(reply(`${SUMMARY}\n- the parser splits \`<tool_call>{…}</tool_call>\` blocks`).ok).toBe(true);
   });
 });
