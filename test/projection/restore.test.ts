@@ -379,7 +379,7 @@ describe("restores that do not fit", () => {
 });
 
 describe("regression: a preserve marker whose stored start is off a damaged path", () => {
-  // Found by test/properties/session-files.property.test.ts (seed 438881717): a dangling parent cut a step in two, so
+  // Found by test/properties/session-files.e2e.property.test.ts (seed 438881717): a dangling parent cut a step in two, so
   // the path opened with a tool result; the marker kept the whole path and the view opened with that orphan.
   it("keeps nothing before the marker, as Pi does for a compaction whose kept entry is gone", () => {
     const b = new LedgerBuilder();

@@ -15,7 +15,6 @@ import { forgedStructureArb, separatedForgeryArb } from "../arbitraries/hostile.
 import { LedgerBuilder } from "../support/ledger-builder.ts";
 import { inputFor, UNCAPPED } from "../strategies/checkpoint/fixtures.ts";
 import { retryTask, SMALL } from "../strategies/digest/fixtures.ts";
-import { numRuns } from "./runs.ts";
 
 /** Lines as a reader that breaks at every Unicode line break sees them. */
 const readerLines = (text: string) => text.split(LINE_BREAK);
@@ -49,7 +48,6 @@ describe("forged structure through Unicode line breaks (item 2)", () => {
         expect(body.filter((l) => l.startsWith("--- bash {"))).toHaveLength(outputs.length);
         expect(lines.filter((l) => l.startsWith("NOTE FROM THE USER"))).toEqual([]);
       }),
-      { numRuns },
     );
   });
 
@@ -91,7 +89,6 @@ describe("forged structure through Unicode line breaks (item 2)", () => {
           expect(/^- e0000001 /.test(line), JSON.stringify(line)).toBe(false);
         }
       }),
-      { numRuns },
     );
   });
 
@@ -112,7 +109,6 @@ describe("forged structure through Unicode line breaks (item 2)", () => {
           expect(/^\[user /.test(line) && !/^\[user \S+\]$/.test(line), JSON.stringify(line)).toBe(false);
         expect(readerLines(summary).filter((l) => /^\[user /.test(l))).toHaveLength(1);
       }),
-      { numRuns },
     );
   });
 });

@@ -10,8 +10,10 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { damageSessionFile, fileDamageArb, hasRawControl } from "../arbitraries/hostile.ts";
 import { ledgerArb, toJsonl } from "../arbitraries/index.ts";
+import { runs } from "../support/fast-check.ts";
 
-const runs = Math.max(6, Math.round(Number(process.env.FC_RUNS ?? 200) / 25));
+// Every run spawns the lab CLI twice (`show` and `lab`): a 25th of the global count, at least 6.
+const RUNS = runs(1 / 25, 6);
 const bin = resolve(fileURLToPath(new URL("../../src/lab/bin.ts", import.meta.url)));
 
 function run(args: string[], cwd: string) {
@@ -42,7 +44,7 @@ describe("lab CLI on damaged session files", () => {
           rmSync(dir, { recursive: true, force: true });
         }
       }),
-      { numRuns: runs },
+      { numRuns: RUNS },
     );
     // Two real CLI processes per run (Node start-up and Pi's modules each time): minutes on two busy cores.
   }, 240_000);

@@ -12,7 +12,7 @@ import { isPinnable } from "../../src/projection/pins.ts";
 import { projectBranch } from "../../src/projection/project.ts";
 import { ledgerArb, naivePinnedIds } from "../arbitraries/index.ts";
 import { loadRealSessions } from "./real-sessions.ts";
-import { numRuns, propertyTimeout } from "./runs.ts";
+import { propertyTimeout, runs } from "../support/fast-check.ts";
 import { answeredCallIds, pairingViolations } from "./tool-pairing.ts";
 
 /** Pin-heavy ledgers: pins, folds, tool checkpoints, compactions and restores in one mix. */
@@ -58,10 +58,10 @@ describe("pins (properties)", () => {
             );
           }
         }),
-        { numRuns: Math.max(20, Math.floor(numRuns / 4)) },
+        { numRuns: runs(1 / 4, 20) },
       );
     },
-    propertyTimeout,
+    propertyTimeout(),
   );
 
   describe.each(loadRealSessions())("real session $name", ({ entries }) => {

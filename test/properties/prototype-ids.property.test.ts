@@ -15,7 +15,7 @@ import { DEFAULT_RECALL_LIMITS } from "../../src/recall/settings.ts";
 import { buildTranscript } from "../../src/recall/transcript.ts";
 import { PROTOTYPE_KEYS, renameIds, renameInJson } from "../arbitraries/hostile.ts";
 import { ledgerArb, type GeneratedLedger } from "../arbitraries/index.ts";
-import { numRuns, propertyTimeout } from "./runs.ts";
+import { propertyTimeout } from "../support/fast-check.ts";
 
 /** A ledger and a renaming of some of its ids (acts and labelled entries first, where records keyed by ids matter). */
 const renamedArb = (options: Parameters<typeof ledgerArb>[0] = {}) =>
@@ -99,10 +99,9 @@ describe("ids named like prototype members (item 7)", () => {
           const list = (path: SessionEntry[]) => listEntries(buildTranscript(path), {}, DEFAULT_RECALL_LIMITS);
           expect(json(list(after))).toBe(renameText(json(list(before)), map));
         }),
-        { numRuns },
       );
     },
-    propertyTimeout,
+    propertyTimeout(),
   );
 
   it(
@@ -114,10 +113,9 @@ describe("ids named like prototype members (item 7)", () => {
           const ours = projectBranch(branchTo(entries, leafId));
           expect(ours.messages).toEqual(buildSessionProjection(entries, leafId).messages);
         }),
-        { numRuns },
       );
     },
-    propertyTimeout,
+    propertyTimeout(),
   );
 
   it("a fold named constructor, a compaction named toString and a label on __proto__ read as ordinary ids", () => {

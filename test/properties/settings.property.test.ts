@@ -6,7 +6,6 @@ import { describe, expect, it } from "vitest";
 import { resolveSettings } from "../../src/host/settings.ts";
 import { anyJsonArb, envStringArb, hasRawControl, hostileStringArb } from "../arbitraries/hostile.ts";
 
-const runs = Number(process.env.FC_RUNS ?? 200);
 const ENV_NAMES = [
   "STRATEGY",
   "FOLD_TOOLS",
@@ -58,7 +57,6 @@ describe("settings properties", () => {
         expect(again.warnings).toEqual([]);
         expect(again.settings).toEqual(settings);
       }),
-      { numRuns: runs },
     );
   });
 });

@@ -14,7 +14,6 @@ import {
   terminalControlArb,
 } from "../arbitraries/hostile.ts";
 import { LedgerBuilder } from "../support/ledger-builder.ts";
-import { numRuns } from "./runs.ts";
 
 /** A hostile string made of terminal controls, separators and bidi marks around ordinary text. */
 const storedStringArb = fc.oneof(
@@ -37,7 +36,6 @@ describe("text for the terminal and for one line (fast-check)", () => {
           expect(one.length).toBeLessThanOrEqual(82);
         }
       }),
-      { numRuns },
     );
   });
 
@@ -64,7 +62,6 @@ describe("text for the terminal and for one line (fast-check)", () => {
           expect(missed.error.length).toBeLessThan(1_500);
         }
       }),
-      { numRuns },
     );
   });
 });

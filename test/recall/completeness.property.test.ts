@@ -11,8 +11,6 @@ import { ledgerArb } from "../arbitraries/index.ts";
 import { loadRealSessions } from "../properties/real-sessions.ts";
 import { Branch, toolCall } from "./fixtures.ts";
 
-const RUNS = Number(process.env.FC_RUNS ?? 200);
-
 function activeBranch(entries: readonly SessionEntry[], leafId: string | null): SessionEntry[] {
   const byId = new Map(entries.map((e) => [e.id, e]));
   const out: SessionEntry[] = [];
@@ -160,7 +158,6 @@ describe("recall completeness (fast-check)", () => {
           }
         },
       ),
-      { numRuns: RUNS },
     );
   });
 
@@ -201,7 +198,6 @@ describe("recall completeness (fast-check)", () => {
           }
         },
       ),
-      { numRuns: RUNS },
     );
   });
 
@@ -224,7 +220,6 @@ describe("recall completeness (fast-check)", () => {
         const limits = recallLimits({});
         expect(listEntries(live, {}, limits)).toEqual(listEntries(rebuilt, {}, limits));
       }),
-      { numRuns: RUNS },
     );
   });
 

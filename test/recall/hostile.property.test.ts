@@ -10,8 +10,6 @@ import { anyJsonArb, assertBounded, hostileStringArb, prototypeKeyArb, regexArb 
 import type { SessionEntry } from "../../src/log/entries.ts";
 import { Branch, toolCall } from "./fixtures.ts";
 
-const RUNS = Number(process.env.FC_RUNS ?? 200);
-
 function history() {
   const b = new Branch();
   b.user("build and test");
@@ -50,7 +48,6 @@ describe("recall under hostile arguments (fast-check)", () => {
           bounded(listEntries(index, { cursor: value }, L));
         },
       ),
-      { numRuns: RUNS },
     );
   });
 
@@ -61,7 +58,6 @@ describe("recall under hostile arguments (fast-check)", () => {
         expect(outcome.ok).toBe(false);
         if (!outcome.ok) expect(outcome.error).toMatch(/^unknown role /);
       }),
-      { numRuns: RUNS },
     );
   });
 
@@ -86,7 +82,6 @@ describe("recall under hostile arguments (fast-check)", () => {
         bounded(grepTranscript(index, { pattern: "." }, L));
         bounded(showEntry(index, { id: "odd00001" }, L));
       }),
-      { numRuns: RUNS },
     );
   });
 
@@ -97,7 +92,6 @@ describe("recall under hostile arguments (fast-check)", () => {
         bounded(outcome);
         if (outcome.ok) expect(outcome.details.work).toBeLessThanOrEqual(L.maxScanWork + 2 * STEP_WORK + index.chars);
       }),
-      { numRuns: RUNS },
     );
   });
 });

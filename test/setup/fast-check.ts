@@ -1,6 +1,7 @@
-// fast-check seeding for the whole suite. Local runs explore a new random seed every time (failures print theirs);
-// CI pins one so a landing run is reproducible. FC_SEED overrides both, e.g. to replay a reported failure.
+// fast-check for the whole suite, loaded by vitest before every test file (vitest.config.ts `setupFiles`). The run
+// count is FC_RUNS (default 200). Local runs explore a new random seed every time (a failure prints its seed);
+// CI pins one so a landing run is reproducible; FC_SEED overrides both, e.g. to replay a reported failure.
 import fc from "fast-check";
+import { fastCheckSettings } from "../support/fast-check.ts";
 
-const pinned = process.env.FC_SEED ?? (process.env.CI ? "20261129" : undefined);
-if (pinned !== undefined) fc.configureGlobal({ ...fc.readConfigureGlobal(), seed: Number(pinned) });
+fc.configureGlobal({ ...fc.readConfigureGlobal(), ...fastCheckSettings(process.env) });

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { loadSessionFile } from "../../src/host/session-file.ts";
 import { ledgerArb, toJsonl } from "../arbitraries/index.ts";
-import { numRuns, propertyTimeout } from "./runs.ts";
+import { propertyTimeout } from "../support/fast-check.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ctx-ledger-load-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -30,10 +30,9 @@ describe("session loading", () => {
           expect(loaded.header).toEqual(ledger.header);
           expect(loaded.entries).toEqual(JSON.parse(JSON.stringify(ledger.entries)));
         }),
-        { numRuns },
       );
     },
-    propertyTimeout,
+    propertyTimeout(),
   );
 
   it(
@@ -54,10 +53,9 @@ describe("session loading", () => {
             expect(loaded.entries).toEqual(JSON.parse(JSON.stringify(ledger.entries.slice(0, -1))));
           },
         ),
-        { numRuns },
       );
     },
-    propertyTimeout,
+    propertyTimeout(),
   );
 
   it(
@@ -77,9 +75,8 @@ describe("session loading", () => {
             expect(loaded.entries).toEqual(JSON.parse(JSON.stringify(ledger.entries)));
           },
         ),
-        { numRuns },
       );
     },
-    propertyTimeout,
+    propertyTimeout(),
   );
 });

@@ -14,8 +14,6 @@ import {
 } from "../../src/strategies/fold/targets.ts";
 import { ledgerArb, naiveHiddenIds, visibleFoldTargets } from "../arbitraries/index.ts";
 
-const runs = Number(process.env.FC_RUNS ?? 200);
-
 function viewOf(path: readonly SessionEntry[], all: readonly SessionEntry[]): FoldView {
   const live = new LiveLedger();
   const byId = new Map(all.map((e) => [e.id, e]));
@@ -89,7 +87,6 @@ describe("invariant 9: fold ranges", () => {
         // Everything the naive model hides after the fold is hidden by our projection too.
         for (const id of naiveHiddenIds([...path, fold])) expect(after.has(id)).toBe(false);
       }),
-      { numRuns: runs },
     );
   });
 });

@@ -16,7 +16,7 @@ import type { DigestPolicy } from "../../../src/strategies/digest/policy.ts";
 import { entryBefore } from "../../../src/strategies/preserve/delta.ts";
 import { ledgerArb } from "../../arbitraries/index.ts";
 import { assertBounded, hasRawControl, hostileStringArb } from "../../arbitraries/hostile.ts";
-import { numRuns, propertyTimeout } from "../../properties/runs.ts";
+import { propertyTimeout, runs } from "../../support/fast-check.ts";
 import { assertPaired, assistantIndices, batchEnd, pathOf, rewritesHistory } from "../../support/generated-paths.ts";
 import { LedgerBuilder } from "../../support/ledger-builder.ts";
 import { draftEntry } from "./fixtures.ts";
@@ -128,11 +128,10 @@ describe("digest invariants on generated ledgers", () => {
             view.filter((m) => m.role === "user").map((m) => JSON.stringify(m));
           expect(users(viewAfter)).toEqual(users(viewBefore));
         }),
-        { numRuns },
       );
-      expect(exercised).toBeGreaterThan(numRuns / 10);
+      expect(exercised).toBeGreaterThan(runs() / 10);
     },
-    propertyTimeout,
+    propertyTimeout(),
   );
 
   it(
@@ -168,11 +167,10 @@ describe("digest invariants on generated ledgers", () => {
           expect(JSON.stringify(live.requestContext(request) ?? request)).toBe(before);
           exercised++;
         }),
-        { numRuns },
       );
-      expect(exercised).toBeGreaterThan(numRuns / 10);
+      expect(exercised).toBeGreaterThan(runs() / 10);
     },
-    propertyTimeout,
+    propertyTimeout(),
   );
 
   it(
@@ -208,10 +206,9 @@ describe("digest invariants on generated ledgers", () => {
             } else expect(source.has(body), body).toBe(true);
           }
         }),
-        { numRuns },
       );
     },
-    propertyTimeout,
+    propertyTimeout(),
   );
 
   it(
@@ -242,10 +239,9 @@ describe("digest invariants on generated ledgers", () => {
           });
           expect(JSON.stringify(two)).toBe(JSON.stringify(one));
         }),
-        { numRuns },
       );
     },
-    propertyTimeout,
+    propertyTimeout(),
   );
 });
 
@@ -290,9 +286,9 @@ describe("digest of hostile tool traffic", () => {
               ).toBe(true);
           },
         ),
-        { numRuns: Math.max(20, numRuns / 4) },
+        { numRuns: runs(1 / 4, 20) },
       );
     },
-    propertyTimeout,
+    propertyTimeout(),
   );
 });

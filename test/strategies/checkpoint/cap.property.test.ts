@@ -7,8 +7,6 @@ import type { CheckpointSpan, SpanItem } from "../../../src/strategies/checkpoin
 import { LedgerBuilder } from "../../support/ledger-builder.ts";
 import { compactInto, inputFor, spanBody, UNCAPPED } from "./fixtures.ts";
 
-const runs = Number(process.env.FC_RUNS ?? 200);
-
 const user = (id: string, body: string[]): SpanItem => ({ kind: "user", head: `[user ${id}]`, body });
 const other = (id: string, body: string[] = []): SpanItem => ({ kind: "other", head: `[assistant ${id}]`, body });
 const span = (n: number, items: SpanItem[]): CheckpointSpan => ({ n, from: `f${n}`, through: `t${n}`, items });
@@ -107,7 +105,6 @@ describe("cap stages", () => {
           return rendered <= Math.max(budget, MIN_CONVERSATION_CHARS) || empty;
         },
       ),
-      { numRuns: runs },
     );
   });
 });

@@ -17,8 +17,10 @@ import {
   hostileStringArb,
   regexArb,
 } from "../arbitraries/hostile.ts";
+import { runs } from "../support/fast-check.ts";
 
-const runs = Math.max(10, Math.round(Number(process.env.FC_RUNS ?? 200) / 10));
+// Every run is a model turn through a real AgentSession: a tenth of the global count, at least 10.
+const RUNS = runs(1 / 10, 10);
 
 /** The most text any one tool result may hold (documented in docs/recall.md and docs/strategies/fold.md). */
 const RESULT_CHAR_BOUND = 20_000;
@@ -111,7 +113,7 @@ describe("tool properties (hostile arguments through a real AgentSession)", () =
           expect(after.subarray(0, before.length).equals(before), "earlier bytes are a prefix").toBe(true);
           for (const line of after.toString("utf8").split("\n").filter(Boolean)) JSON.parse(line);
         }),
-        { numRuns: runs },
+        { numRuns: RUNS },
       );
     });
   }

@@ -12,7 +12,6 @@ import { isGeneratedLine, unescapeLine } from "../../../src/strategies/checkpoin
 import { compactionInput, type CompactionInput } from "../../../src/strategies/contract.ts";
 import { ledgerArb, type GeneratedLedger } from "../../arbitraries/index.ts";
 
-const runs = Number(process.env.FC_RUNS ?? 200);
 const CWD = "/work/project";
 
 function prepare(branch: SessionEntry[], keepRecentTokens: number) {
@@ -81,7 +80,6 @@ describe("checkpoint invariants on generated ledgers", () => {
         const stray = summary.split("\n").filter((line) => !isGeneratedLine(line) && !sources.has(unescapeLine(line)));
         if (stray.length) throw new Error(`lines with no source: ${JSON.stringify(stray.slice(0, 3))}`);
       }),
-      { numRuns: runs },
     );
   });
 
@@ -95,7 +93,6 @@ describe("checkpoint invariants on generated ledgers", () => {
         const b = JSON.stringify(planCheckpoint(structuredClone(input!), { ...options }));
         return a === b;
       }),
-      { numRuns: runs },
     );
   });
 
@@ -139,7 +136,6 @@ describe("checkpoint invariants on generated ledgers", () => {
             throw new Error("checkpoint k+1 rewrote the context up to checkpoint k");
         },
       ),
-      { numRuns: runs },
     );
   });
 
@@ -162,7 +158,6 @@ describe("checkpoint invariants on generated ledgers", () => {
           .some((l) => /^\[(user|assistant|call|custom|fold|shell|branch-summary|message)[ ;]/.test(l));
         return spanChars <= Math.max(budget - overhead, 500) || !itemsLeft;
       }),
-      { numRuns: runs },
     );
   });
 });

@@ -9,7 +9,7 @@ import { keepsContext } from "../../src/projection/pins.ts";
 import { projectBranch } from "../../src/projection/project.ts";
 import { ledgerArb, type GeneratedLedger } from "../arbitraries/index.ts";
 import { loadRealSessions } from "./real-sessions.ts";
-import { numRuns, propertyTimeout } from "./runs.ts";
+import { propertyTimeout } from "../support/fast-check.ts";
 
 function expectNeutral(entries: SessionEntry[], leafId: string | null, byId = indexById(entries)): void {
   const ours = projectBranch(branchTo(entries, leafId, byId));
@@ -39,10 +39,9 @@ describe("neutrality (invariant 4)", () => {
         fc.property(ledgerArb({ folds: false }), (ledger) => {
           for (const { entries, leafId } of leavesOf(ledger)) expectNeutral(entries, leafId);
         }),
-        { numRuns },
       );
     },
-    propertyTimeout,
+    propertyTimeout(),
   );
 
   it(
@@ -59,10 +58,9 @@ describe("neutrality (invariant 4)", () => {
           if (!branchTo(ledger.entries, ledger.leafId, byId).some((e) => isLedgerEntry(e) || keepsContext(e)))
             expectNeutral(ledger.entries, ledger.leafId, byId);
         }),
-        { numRuns },
       );
     },
-    propertyTimeout,
+    propertyTimeout(),
   );
 
   describe.each(loadRealSessions())("real session $name", ({ entries }) => {
@@ -76,12 +74,9 @@ describe("neutrality (invariant 4)", () => {
     it(
       "equals Pi's projection at any earlier leaf",
       () => {
-        fc.assert(
-          fc.property(fc.nat({ max: entries.length - 1 }), (i) => expectNeutral(entries, entries[i].id, byId)),
-          { numRuns },
-        );
+        fc.assert(fc.property(fc.nat({ max: entries.length - 1 }), (i) => expectNeutral(entries, entries[i].id, byId)));
       },
-      propertyTimeout,
+      propertyTimeout(),
     );
   });
 });

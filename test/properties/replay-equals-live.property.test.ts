@@ -12,7 +12,7 @@ import { LedgerType } from "../../src/log/entries.ts";
 import { buildLedger, ledgerArb, type GeneratedLedger } from "../arbitraries/index.ts";
 import { LedgerBuilder } from "../support/ledger-builder.ts";
 import { loadRealSessions } from "./real-sessions.ts";
-import { numRuns, propertyTimeout } from "./runs.ts";
+import { propertyTimeout } from "../support/fast-check.ts";
 
 /** What Pi hands the `context` hook: its own projection, cloned (identity is lost on the way). */
 function piRequest(entries: SessionEntry[], leafId: string | null, byId: Map<string, SessionEntry>): AgentMessage[] {
@@ -125,10 +125,9 @@ describe("replay equals live (invariant 3)", () => {
             live.requestContext(structuredClone(request)) ?? request,
           );
         }),
-        { numRuns },
       );
     },
-    propertyTimeout,
+    propertyTimeout(),
   );
 
   describe.each(loadRealSessions())("real session $name", ({ entries }) => {
@@ -150,10 +149,9 @@ describe("replay equals live (invariant 3)", () => {
             live.sync(entries[i].id, (id) => byId.get(id));
             expect(live.state).toEqual(reduceBranch(branchTo(entries, entries[i].id, byId)));
           }),
-          { numRuns },
         );
       },
-      propertyTimeout,
+      propertyTimeout(),
     );
   });
 });

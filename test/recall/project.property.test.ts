@@ -311,7 +311,6 @@ describe("hostile session names and cursors", () => {
         if (out.ok) expect(out.text.length).toBeLessThanOrEqual(limits.maxChars);
         else expect(out.error.length).toBeLessThan(400);
       }),
-      { numRuns: 100 },
     );
   });
 });

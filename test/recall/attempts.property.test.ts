@@ -4,7 +4,6 @@ import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { attemptWindow, decideLookupAttempt } from "../../src/recall/attempts.ts";
 import { Branch, toolCall, type Block } from "./fixtures.ts";
 
-const RUNS = Number(process.env.FC_RUNS ?? 200);
 const lookup = (id: string) => toolCall("context_lookup", { question: "q" }, id);
 
 /** Decide through the host's path: the minimal window walked back from the leaf. */
@@ -126,7 +125,6 @@ describe("one context_lookup attempt until a reset", () => {
           }
         }
       }),
-      { numRuns: RUNS },
     );
   });
 });

@@ -29,8 +29,6 @@ import {
 } from "../../../src/strategies/planned/transcript.ts";
 import { ledgerArb } from "../../arbitraries/index.ts";
 
-const runs = Number(process.env.FC_RUNS ?? 200);
-
 /** Pins in trusted user text and the same tags as data elsewhere, chosen per message by a bit mask. */
 function withTags(branch: readonly SessionEntry[], mask: number): SessionEntry[] {
   return branch.map((entry, i) => {
@@ -175,7 +173,6 @@ describe("the reversible escape of data lines", () => {
         // Only structure-looking lines change, by exactly one backslash.
         if (escaped !== line && escaped !== `\\${line}`) throw new Error("unexpected change");
       }),
-      { numRuns: runs },
     );
   });
 });
@@ -204,7 +201,6 @@ describe("planned invariants on generated ledgers", () => {
               throw new Error(`data line passes for structure: ${JSON.stringify(line)}`);
           });
       }),
-      { numRuns: runs },
     );
   });
 
@@ -236,7 +232,6 @@ describe("planned invariants on generated ledgers", () => {
             throw new Error(`unprotected line survived: ${JSON.stringify(line)}`);
         }
       }),
-      { numRuns: runs },
     );
   });
 
@@ -310,7 +305,6 @@ describe("planned invariants on generated ledgers", () => {
         const stray = strayLines(second.summary, sourceLines(next));
         if (stray.length) throw new Error(`lines with no source: ${JSON.stringify(stray.slice(0, 3))}`);
       }),
-      { numRuns: runs },
     );
   });
 
@@ -323,7 +317,6 @@ describe("planned invariants on generated ledgers", () => {
         const b = attempt(() => planHeuristic(structuredClone(input!), { ...c.retention }));
         return JSON.stringify(a) === JSON.stringify(b);
       }),
-      { numRuns: runs },
     );
   });
 
@@ -373,7 +366,6 @@ describe("planned invariants on generated ledgers", () => {
           if (!plan.summary.includes(pin)) throw new Error(`pinned ${pin} was deleted`);
         if (estimateTextTokens(plan.summary) < c.retention.minRetainedTokens) throw new Error("below the floor");
       }),
-      { numRuns: runs },
     );
   });
 });

@@ -9,7 +9,7 @@ import { projectBranch } from "../../src/projection/project.ts";
 import { ledgerArb } from "../arbitraries/index.ts";
 import { loadRealSessions } from "./real-sessions.ts";
 import { answeredCallIds, pairingViolations } from "./tool-pairing.ts";
-import { numRuns, propertyTimeout } from "./runs.ts";
+import { propertyTimeout } from "../support/fast-check.ts";
 
 function violationsAt(entries: SessionEntry[], leafId: string | null, byId = indexById(entries)): string[] {
   const branch = branchTo(entries, leafId, byId);
@@ -48,10 +48,9 @@ describe("paired tool results (invariant 1)", () => {
             expect(violationsAt(entries, leafId), `leaf ${leafId}`).toEqual([]);
           }
         }),
-        { numRuns },
       );
     },
-    propertyTimeout,
+    propertyTimeout(),
   );
 
   describe.each(loadRealSessions())("real session $name", ({ entries }) => {
@@ -68,10 +67,9 @@ describe("paired tool results (invariant 1)", () => {
           fc.property(fc.nat({ max: entries.length - 1 }), (i) => {
             expect(violationsAt(entries, entries[i].id, byId)).toEqual([]);
           }),
-          { numRuns },
         );
       },
-      propertyTimeout,
+      propertyTimeout(),
     );
   });
 });

@@ -11,7 +11,6 @@ import {
 } from "../../../src/strategies/checkpoint/signatures.ts";
 
 const CWD = "/home/dev/repo";
-const runs = Number(process.env.FC_RUNS ?? 200);
 
 describe("display paths", () => {
   it("makes paths inside the cwd relative and keeps the rest complete", () => {
@@ -70,7 +69,6 @@ describe("argument prefixes", () => {
           kept.length >= ARGUMENT_PREFIX_CHARS - 12
         );
       }),
-      { numRuns: runs },
     );
   });
 });
@@ -140,7 +138,6 @@ describe("tool-call signatures", () => {
           return !sig.includes("\n") && sig.endsWith(" → ok");
         },
       ),
-      { numRuns: runs },
     );
   });
 });

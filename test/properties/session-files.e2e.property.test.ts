@@ -15,8 +15,10 @@ import { damageSessionFile, fileDamageArb } from "../arbitraries/hostile.ts";
 import { ledgerArb, toJsonl } from "../arbitraries/index.ts";
 import { startHarness } from "../e2e/harness.ts";
 import { orphanResults } from "../support/generated-paths.ts";
+import { runs } from "../support/fast-check.ts";
 
-const runs = Math.max(10, Math.round(Number(process.env.FC_RUNS ?? 200) / 10));
+// Every run writes a damaged file and opens it in a real AgentSession: a tenth of the global count, at least 10.
+const RUNS = runs(1 / 10, 10);
 
 describe("damaged session files in a real Pi session", () => {
   it("the package loads whatever Pi reads, answers the next prompt adding no orphaned result, and appends only", async () => {
@@ -72,7 +74,7 @@ describe("damaged session files in a real Pi session", () => {
           }
         },
       ),
-      { numRuns: runs },
+      { numRuns: RUNS },
     );
   });
 });

@@ -7,7 +7,7 @@ import { projectBranch } from "../../../src/projection/project.ts";
 import { extractiveCheckpoint, type PreserveDraft } from "../../../src/strategies/preserve/checkpoint.ts";
 import { entryBefore } from "../../../src/strategies/preserve/delta.ts";
 import { ledgerArb } from "../../arbitraries/index.ts";
-import { numRuns, propertyTimeout } from "../../properties/runs.ts";
+import { propertyTimeout, runs } from "../../support/fast-check.ts";
 import { assertPaired, assistantIndices, batchEnd, pathOf, rewritesHistory } from "../../support/generated-paths.ts";
 import { draftEntry } from "./fixtures.ts";
 
@@ -67,11 +67,10 @@ describe("preserve invariants on generated ledgers", () => {
           assertPaired(viewBefore);
           assertPaired(viewAfter);
         }),
-        { numRuns },
       );
-      expect(exercised).toBeGreaterThan(numRuns / 10);
+      expect(exercised).toBeGreaterThan(runs() / 10);
     },
-    propertyTimeout,
+    propertyTimeout(),
   );
 
   it(
@@ -86,9 +85,8 @@ describe("preserve invariants on generated ledgers", () => {
           const two = extractiveCheckpoint(structuredClone(path), limit);
           expect(JSON.stringify(two)).toBe(JSON.stringify(one));
         }),
-        { numRuns },
       );
     },
-    propertyTimeout,
+    propertyTimeout(),
   );
 });

@@ -13,7 +13,7 @@ import {
   type RestoreData,
 } from "../../src/log/entries.ts";
 import { ledgerArb, toJsonl, visibleFoldTargets, type GeneratedLedger } from "./index.ts";
-import { numRuns, propertyTimeout } from "../properties/runs.ts";
+import { propertyTimeout } from "../support/fast-check.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ctx-ledger-arb-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -115,10 +115,9 @@ describe("ledgerArb", () => {
           expect(entries).toEqual(ledger.entries);
           expect(leaf).toBe(ledger.leafId);
         }),
-        { numRuns },
       );
     },
-    propertyTimeout,
+    propertyTimeout(),
   );
 
   it(
@@ -141,10 +140,9 @@ describe("ledgerArb", () => {
             buildSessionProjection(JSON.parse(JSON.stringify(ledger.entries)), ledger.leafId).messages,
           );
         }),
-        { numRuns },
       );
     },
-    propertyTimeout,
+    propertyTimeout(),
   );
 
   it("is deterministic for a fast-check seed", () => {
@@ -164,10 +162,9 @@ describe("ledgerArb", () => {
             ),
           ).toBe(false);
         }),
-        { numRuns },
       );
     },
-    propertyTimeout,
+    propertyTimeout(),
   );
 
   it("covers every kind of entry the issue lists", () => {

@@ -10,7 +10,7 @@ import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { LedgerType } from "../../src/log/entries.ts";
 import { ledgerArb, toJsonl } from "../arbitraries/index.ts";
 import { replayLedger } from "../arbitraries/session-replay.ts";
-import { numRuns, propertyTimeout } from "./runs.ts";
+import { propertyTimeout } from "../support/fast-check.ts";
 
 const root = mkdtempSync(join(tmpdir(), "ctx-ledger-append-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -46,10 +46,9 @@ describe("append-only (invariant 2)", () => {
             expect(lines.filter((l) => l.includes(`"customType":"${LedgerType.fold}"`))).toHaveLength(folds);
           }
         }),
-        { numRuns },
       );
     },
-    propertyTimeout,
+    propertyTimeout(),
   );
 
   it(
@@ -79,9 +78,8 @@ describe("append-only (invariant 2)", () => {
           expect(after.startsWith(text)).toBe(true);
           expect(after.length).toBeGreaterThan(text.length);
         }),
-        { numRuns },
       );
     },
-    propertyTimeout,
+    propertyTimeout(),
   );
 });

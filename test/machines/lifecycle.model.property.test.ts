@@ -16,8 +16,7 @@ import {
 import type { StrategyName } from "../../src/strategies/registry.ts";
 import type { LifecycleRequest, PlannedFacts } from "../../src/strategies/contract.ts";
 import { strategyNamed } from "../../src/strategies/registry.ts";
-
-const RUNS = Number(process.env.FC_RUNS ?? 200);
+import { runs } from "../support/fast-check.ts";
 
 type Phase = "pendingAtTurnEnd" | "planning" | "validated" | Outcome;
 /** How a planner ends: an accepted plan, a plan the validator rejects, a refusal, or an exception. */
@@ -423,11 +422,10 @@ describe("lifecycle chart: model-based with scheduled planner results", () => {
       fc.asyncProperty(fc.scheduler(), fc.commands(commandArbs, { maxCommands: 40, size: "large" }), (s, cmds) =>
         runScenario(s, cmds),
       ),
-      { numRuns: RUNS },
     );
     if (process.env.LIFECYCLE_STATS) console.log(reached);
     // Late results (plan ready after the actor left) are rarer; the named cases below pin them down.
-    if (RUNS >= 100)
+    if (runs() >= 100)
       for (const race of [
         "cutShortWhilePlanning",
         "voidedFold",

@@ -9,8 +9,11 @@ import { digestDue, planDigest } from "../../src/strategies/digest/plan.ts";
 import { digestPolicy } from "../../src/strategies/digest/policy.ts";
 import { checkpointDue } from "../../src/strategies/preserve/due.ts";
 import { chars, Ledger } from "./fixtures.ts";
+import { runs } from "../support/fast-check.ts";
 
-const RUNS = 40;
+// Every run replays a generated session through a lab row and asks the decider at each of its step boundaries:
+// 40 runs at the default count.
+const RUNS = runs(1 / 5);
 
 /** How a step ended: mostly completed, sometimes failed or aborted (Pi's to recover, never checkpointed). */
 const stop = (done: string) => fc.constantFrom(done, done, done, "aborted", "error");

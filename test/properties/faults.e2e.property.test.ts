@@ -16,8 +16,11 @@ import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { LedgerType } from "../../src/log/entries.ts";
 import { startHarness, type Harness } from "../e2e/harness.ts";
 import { FILES, linesWith, recorded, workSession, type Call } from "../e2e/planned-fixtures.ts";
+import { runs } from "../support/fast-check.ts";
 
-const runs = Math.max(8, Math.round(Number(process.env.FC_RUNS ?? 200) / 10));
+// Every run starts a real AgentSession and waits out a planner that may hang until its deadline: a tenth of the
+// global count, at least 8.
+const RUNS = runs(1 / 10, 8);
 const FAULTS = ["throws", "hangs", "garbage", "oversize", "good"] as const;
 type Fault = (typeof FAULTS)[number];
 
@@ -124,7 +127,7 @@ describe("fault properties (planned planner through a real AgentSession)", () =>
         await h.dispose();
         h = undefined;
       }),
-      { numRuns: runs },
+      { numRuns: RUNS },
     );
   });
 });

@@ -24,7 +24,7 @@ import {
   type LedgerSeed,
   toJsonl,
 } from "../arbitraries/index.ts";
-import { numRuns, propertyTimeout } from "./runs.ts";
+import { propertyTimeout, runs } from "../support/fast-check.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ctx-ledger-restore-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -96,11 +96,10 @@ describe("invariant 10: a restore right after an act", () => {
           expect(bytes(restored)).toBe(before);
           expect(liveRequest(folder)).toBe(before);
         }),
-        { numRuns },
       );
-      expect(checked).toBeGreaterThan(numRuns / 4);
+      expect(checked).toBeGreaterThan(runs() / 4);
     },
-    propertyTimeout,
+    propertyTimeout(),
   );
 
   it(
@@ -127,10 +126,9 @@ describe("invariant 10: a restore right after an act", () => {
           expect(at(actLeaf)).toBe(bytes(folder.branch(actLeaf)));
           expect(at(restoreId)).toBe(before);
         }),
-        { numRuns },
       );
     },
-    propertyTimeout,
+    propertyTimeout(),
   );
 
   it(
@@ -157,9 +155,9 @@ describe("invariant 10: a restore right after an act", () => {
           // Pi writes the fork once it holds a conversation; reopening that file gives the same view again.
           if (existsSync(forkedFile)) expect(bytes(SessionManager.open(forkedFile, dir).getBranch())).toBe(expected);
         }),
-        { numRuns: Math.max(20, Math.floor(numRuns / 4)) },
+        { numRuns: runs(1 / 4, 20) },
       );
     },
-    propertyTimeout,
+    propertyTimeout(),
   );
 });
