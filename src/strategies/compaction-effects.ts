@@ -4,8 +4,8 @@
 import type { ExtensionContext, SessionBeforeCompactEvent, SessionEntry } from "@earendil-works/pi-coding-agent";
 import { collectFileOps } from "../projection/file-ops.ts";
 import {
+  type CompactionPlan,
   compactionInput,
-  type CompactionFactPlan,
   type CompleteText,
   type ContextFile,
   type CutSettings,
@@ -45,7 +45,7 @@ export function filterPreparation(
 
 /** Check a plan before Pi persists it. Garbage never reaches the ledger. */
 export function validatePlan(
-  plan: CompactionFactPlan,
+  plan: CompactionPlan,
   branch: readonly SessionEntry[],
   strategy: string,
 ): string | undefined {

@@ -3,7 +3,6 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { AssistantMessage, Message, Tool } from "@earendil-works/pi-ai";
 import type {
-  AgentToolResult,
   ExtensionContext,
   SessionBeforeCompactEvent,
   SessionBoundaryDraft,
@@ -58,7 +57,7 @@ export interface CompactionInput {
   complete?: CompleteText;
 }
 
-/** What a strategy returns: Pi persists it as a compaction entry. */
+/** What a compaction planner returns, and the entry a strategy asks Pi to store in answer to `session_before_compact`. */
 export interface CompactionPlan {
   summary: string;
   firstKeptEntryId: string;
@@ -172,15 +171,6 @@ export interface MessageFact {
   details: { readonly v: 1 };
 }
 
-/** The compaction entry a strategy asks Pi to store in answer to `session_before_compact`. */
-export interface CompactionFactPlan {
-  summary: string;
-  firstKeptEntryId: string;
-  tokensBefore: number;
-  estimatedTokensAfter?: number;
-  details: LedgerCompactionDetails;
-}
-
 /** The facts a validated plan asks Pi to store, and how Pi continues. The host translates them into Pi's answer. */
 export interface PlannedFacts {
   /** Drafts appended at this step boundary, after the drafts earlier handlers return. */
@@ -190,7 +180,7 @@ export interface PlannedFacts {
   /** Custom messages stored outside a step boundary (a compaction between or inside runs). */
   messages?: readonly MessageFact[];
   /** The compaction entry Pi stores. */
-  compaction?: CompactionFactPlan;
+  compaction?: CompactionPlan;
   /** Decline Pi's compaction: the strategy already made room, or there is nothing worth a summary. */
   declineCompaction?: boolean;
   /** A checkpoint name to set on an entry once the facts are stored. */
@@ -290,14 +280,6 @@ export interface ManualCompactSwitch {
   uninstall(): void;
   runStarted(): void;
   runSettled(): void;
-}
-
-/** Pi's `settings.retry` policy, as the host read it. */
-export interface RetryPolicyView {
-  enabled: boolean;
-  maxRetries: number;
-  baseDelayMs: number;
-  maxAgentDelayMs: number;
 }
 
 /** One scheduled retry of a side request: the attempt about to be made, the wait before it, the bounded error. */
@@ -446,59 +428,8 @@ export interface Strategy<Options = undefined> extends StrategyDefinition {
   settings?: SettingsSection<Options>;
   /** Lines it adds to the `/context` dashboard. */
   dashboard?(entries: readonly SessionEntry[]): string[];
-  /** The rows `pi-context-ledger lab` shows for it, each replayed through the strategy's own code. */
-  lab?: readonly LabRowSpec[];
   create(kit: StrategyKit<Options>): StrategyHooks;
 }
-
-/** One lab row of a strategy. Its id is a `--strategies` value. */
-export interface LabRowSpec {
-  id: string;
-  /** Name in tables and charts. */
-  label: string;
-  /** One line on what the row is and, where the lab stands in for a model or an agent, what it models. */
-  note: string;
-  /** "baseline" for a reference rather than a strategy of ours (Pi's own compaction). */
-  family?: "ours" | "baseline";
-  replay: LabReplay;
-}
-
-/**
- * How the lab drives a strategy without a model or Pi's runtime. Each engine lives in `src/lab/rows/` and calls the
- * strategy's own pieces, so a new strategy that fits an engine needs no lab code.
- */
-export type LabReplay =
-  /** Pi's compaction past its threshold, answered through the strategy's chart with its compaction planner. */
-  | {
-      engine: "compaction";
-      planner(): StrategyPlanner /** A scripted model for the planner's model call. */;
-      model?: (input: CompactionInput) => CompleteText;
-    }
-  /** Before each request (Pi's turn_end of the step before it), the strategy's own decision and deterministic writer. */
-  | { engine: "boundary"; step(boundary: LabBoundary): LabBoundaryAct }
-  /** The model drives the strategy through its tool; a scripted agent stands in for it. */
-  | { engine: "fold-policy" | "fold-notice" }
-  /** Pi's own compaction, simulated with stand-in summary text. */
-  | { engine: "pi-native" };
-
-/** A step boundary as the lab replays it. */
-export interface LabBoundary {
-  /** Active branch of the row's simulated session, root to leaf. */
-  branch: readonly SessionEntry[];
-  /** The step that just ended: its assistant message entry and how it stopped. */
-  stepEntryId: string;
-  stopReason: string;
-  /** The row's context size. */
-  usageTokens: number;
-  contextWindow: number;
-  cwd: string;
-}
-
-/**
- * What a strategy writes at a lab boundary, and the act's name in the lab's figures; `settled` when nothing can be
- * written at this boundary (a later request before the next step need not ask again).
- */
-export type LabBoundaryAct = { ok: true; fact: MessageFact; kind: string } | { ok: false; settled: boolean };
 
 /** A strategy as the registry lists it: its name, a one-line summary for settings help, and its route table. */
 export interface StrategyDefinition {
@@ -509,5 +440,3 @@ export interface StrategyDefinition {
   routes: Routes;
 }
 
-/** An agent tool result, as a strategy's tool returns it. */
-export type ToolResult<D> = AgentToolResult<D>;

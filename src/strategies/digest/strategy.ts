@@ -1,6 +1,7 @@
 // The `digest` strategy as the registry lists it.
 import { LedgerType } from "../../log/entries.ts";
 import type { Strategy } from "../contract.ts";
+import type { LabRows } from "../../lab/row-spec.ts";
 import { DigestHost } from "./hooks.ts";
 import { digestAt, workingSetDigestAt } from "./lab.ts";
 import { digestPolicy, digestSettings, type DigestOptions } from "./policy.ts";
@@ -45,4 +46,4 @@ export const digestStrategy = {
       turnEnd: (event, ctx, entries) => digests.onTurnEnd(event, ctx, entries),
     };
   },
-} as const satisfies Strategy<DigestOptions>;
+} as const satisfies Strategy<DigestOptions> & LabRows;

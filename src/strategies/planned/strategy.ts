@@ -1,6 +1,7 @@
 // The `planned` strategy as the registry lists it.
 import { compactionEffects } from "../compaction-effects.ts";
 import type { SettingsSection, Strategy } from "../contract.ts";
+import type { LabRows } from "../../lab/row-spec.ts";
 import { createPlannedPlanner, DEFAULT_PLANNED_OPTIONS, type PlannedOptions } from "./planner.ts";
 import {
   PLANNED_REPORT,
@@ -134,4 +135,4 @@ export const plannedStrategy = {
       agentEnd: (ctx) => speculation.onRunEnd(ctx),
     };
   },
-} as const satisfies Strategy<PlannedOptions>;
+} as const satisfies Strategy<PlannedOptions> & LabRows;

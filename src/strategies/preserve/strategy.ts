@@ -1,6 +1,7 @@
 // The `preserve` strategy as the registry lists it.
 import { LedgerType } from "../../log/entries.ts";
 import type { Strategy } from "../contract.ts";
+import type { LabRows } from "../../lab/row-spec.ts";
 import { PreserveHost } from "./hooks.ts";
 import { extractiveCheckpointAt } from "./lab.ts";
 import { triggerTokens } from "./reserve.ts";
@@ -44,4 +45,4 @@ export const preserveStrategy = {
       turnEnd: (event, ctx, entries) => preserve.onTurnEnd(event, ctx, entries),
     };
   },
-} as const satisfies Strategy<PreserveOptions>;
+} as const satisfies Strategy<PreserveOptions> & LabRows;
