@@ -278,8 +278,10 @@ export interface ManualCompactSwitch {
    */
   install(active: () => boolean, options?: ManualCompactOptions): boolean;
   uninstall(): void;
-  runStarted(): void;
-  runSettled(): void;
+  /** `before_agent_start`: a run began, so the next compaction is Pi's threshold or overflow one. */
+  beforeAgentStart(): void;
+  /** `agent_settled`: the run ended, so the next compaction, if any, is a manual one. */
+  agentSettled(): void;
 }
 
 /** One scheduled retry of a side request: the attempt about to be made, the wait before it, the bounded error. */
@@ -342,37 +344,77 @@ export interface StrategyKit<Options = undefined> {
 }
 
 /**
- * The Pi moments a strategy acts at. The host handles each Pi event once and calls these on the active strategies
- * in registry order; every hook is optional.
+ * The Pi events a strategy hears, each hook named after its event (`before_agent_start` is `beforeAgentStart`). The
+ * host handles each Pi event once and calls the hook on the active strategies in registry order; every hook is
+ * optional. How the answers of several strategies combine is part of each hook's type, as plug-in hosts such as
+ * rollup state it: see {@link SequentialHook}, {@link FirstAnswerHook}, {@link ChainedHook} and
+ * {@link AccumulatingHook}.
  */
-export interface StrategyHooks {
-  /** The chart's planner and validator. */
-  effects: StrategyEffects;
-  /** False when the strategy is configured but does not manage the active model: Pi's own compaction applies. */
-  appliesTo?(ctx: ExtensionContext): boolean;
+export interface EventHooks {
+  /** `session_start`. Sequential. */
   sessionStart?(ctx: ExtensionContext): void;
+  /** `session_shutdown`. Sequential. */
   sessionShutdown?(): void;
-  /** `agent_start` / `agent_end`. */
+  /** `agent_start`. Sequential. */
   agentStart?(): void;
-  agentEnd?(ctx: ExtensionContext): void;
-  /** `before_agent_start`: may add one message to the run. */
-  runStart?(ctx: ExtensionContext): { message: MessageFact } | undefined;
-  /** `agent_settled`. */
-  runSettled?(): void;
-  /** `context_with_system`: the request about to be sent; may rewrite its messages. */
-  request?(messages: AgentMessage[], ctx: ExtensionContext): AgentMessage[] | undefined;
-  /** `message_end` of an assistant response. */
-  response?(message: AssistantMessage): void;
-  /** `turn_end`: `entries` are the drafts earlier handlers return for this boundary; `busy` when one already changed the view. */
+  /** `before_agent_start`: may add one message to the run. First answer wins; every hook still hears the event. */
+  beforeAgentStart?(ctx: ExtensionContext): { message: MessageFact } | undefined;
+  /** `agent_settled`. Sequential. */
+  agentSettled?(): void;
+  /**
+   * `context_with_system`: the request about to be sent; may rewrite its messages. Chained: each hook gets the
+   * messages as the hooks before it left them (undefined leaves them as they are).
+   */
+  contextWithSystem?(messages: AgentMessage[], ctx: ExtensionContext): AgentMessage[] | undefined;
+  /** `message_end` of an assistant response (other roles are not passed on). Sequential. */
+  messageEnd?(message: AssistantMessage): void;
+  /**
+   * `turn_end`: may append drafts at this step boundary. Drafts accumulate: `entries` are the drafts Pi and the
+   * handlers before this one return for the boundary, and an answer's `entries` replace them for the next handler
+   * (strategies of scope "always" go first, then the host's restore and pins, then the configured strategy).
+   */
   turnEnd?(
     event: TurnEndEvent,
     ctx: ExtensionContext,
     entries: SessionBoundaryDraft[],
   ): Promise<TurnEndEventResult | undefined> | TurnEndEventResult | undefined;
-  /** `session_compact`: Pi stored a compaction (ours or its own). */
-  compacted?(event: SessionCompactEvent, ctx: ExtensionContext): void;
-  /** `session_compact_failed`. */
-  compactFailed?(): void;
+  /** `agent_end`. Sequential. */
+  agentEnd?(ctx: ExtensionContext): void;
+  /** `session_compact`: Pi stored a compaction (ours or its own). Sequential. */
+  sessionCompact?(event: SessionCompactEvent, ctx: ExtensionContext): void;
+  /** `session_compact_failed`. Sequential. */
+  sessionCompactFailed?(): void;
+}
+
+/** Every active strategy's hook runs, in registry order; answers are ignored. */
+export type SequentialHook =
+  | "sessionStart"
+  | "sessionShutdown"
+  | "agentStart"
+  | "agentSettled"
+  | "messageEnd"
+  | "agentEnd"
+  | "sessionCompact"
+  | "sessionCompactFailed";
+/** Every active strategy's hook runs, in registry order; the first answer that is not undefined is the one used. */
+export type FirstAnswerHook = "beforeAgentStart";
+/** Each hook receives the value the hooks before it produced; undefined passes the value on unchanged. */
+export type ChainedHook = "contextWithSystem";
+/** Each hook receives what the handlers before it appended and may replace it with a longer list. */
+export type AccumulatingHook = "turnEnd";
+
+/**
+ * What a strategy plugs into the host: its chart's effects, the question of whether it manages the active model,
+ * and its {@link EventHooks}.
+ */
+export interface StrategyHooks extends EventHooks {
+  /** The chart's planner and validator. */
+  effects: StrategyEffects;
+  /**
+   * Asked of the configured strategy only, when Pi prepares a compaction: false when it does not manage the active
+   * model, and Pi's own compaction applies.
+   */
+  appliesTo?(ctx: ExtensionContext): boolean;
 }
 
 /** Where a strategy runs: always (its tools or cards serve every session), or only while it is the configured one. */
@@ -439,4 +481,3 @@ export interface StrategyDefinition {
   /** What the lifecycle chart does with each trigger under this strategy. */
   routes: Routes;
 }
-

@@ -41,8 +41,8 @@ export const digestStrategy = {
       effects: digests.effects,
       sessionStart: (ctx) => digests.onSessionStart(ctx),
       sessionShutdown: () => digests.onSessionShutdown(),
-      runStart: () => (digests.onRunStarted(), undefined),
-      runSettled: () => digests.onRunSettled(),
+      beforeAgentStart: () => (digests.onBeforeAgentStart(), undefined),
+      agentSettled: () => digests.onAgentSettled(),
       turnEnd: (event, ctx, entries) => digests.onTurnEnd(event, ctx, entries),
     };
   },

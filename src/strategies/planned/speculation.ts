@@ -57,7 +57,7 @@ export class PlannerSpeculation {
   }
 
   /** A run starts: it may prepare one candidate when it ends. */
-  onRunStart(): void {
+  onAgentStart(): void {
     this.startedThisRun = false;
   }
 
@@ -68,7 +68,7 @@ export class PlannerSpeculation {
   }
 
   /** At the end of a run: prepare a candidate when the context passed the ratio. Never blocks. */
-  onRunEnd(ctx: ExtensionContext): void {
+  onAgentEnd(ctx: ExtensionContext): void {
     const planned = this.kit.options();
     if (!planned.speculation || planned.planner === "heuristic" || this.startedThisRun) return;
     const usage = ctx.getContextUsage();

@@ -122,7 +122,7 @@ export const plannedStrategy = {
         },
       },
       // Pi stored our compaction: its card, with the numbers the compaction entry carries and the planning time.
-      compacted: (event) => {
+      sessionCompact: (event) => {
         const timing = planned;
         planned = undefined;
         if (!event.fromExtension || !timing) return;
@@ -131,8 +131,8 @@ export const plannedStrategy = {
       },
       sessionStart: () => speculation.reset(),
       sessionShutdown: () => speculation.reset(),
-      agentStart: () => speculation.onRunStart(),
-      agentEnd: (ctx) => speculation.onRunEnd(ctx),
+      agentStart: () => speculation.onAgentStart(),
+      agentEnd: (ctx) => speculation.onAgentEnd(ctx),
     };
   },
 } as const satisfies Strategy<PlannedOptions> & LabRows;

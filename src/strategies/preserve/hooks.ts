@@ -150,12 +150,12 @@ export class PreserveHost {
   }
 
   /** An agent run started or settled: between runs, only a manual /compact can start a compaction. */
-  onRunStarted(): void {
-    this.shim.runStarted();
+  onBeforeAgentStart(): void {
+    this.shim.beforeAgentStart();
   }
 
-  onRunSettled(): void {
-    this.shim.runSettled();
+  onAgentSettled(): void {
+    this.shim.agentSettled();
   }
 
   /**
