@@ -5,7 +5,7 @@ import type {
   SessionBeforeCompactEvent,
   SessionBeforeCompactResult,
 } from "@earendil-works/pi-coding-agent";
-import { filterPreparation } from "../strategies/compaction-effects.ts";
+import { filterPreparation } from "../strategies/shared/compaction-effects.ts";
 import type { LifecycleRequest, MessageFact } from "../strategies/contract.ts";
 import { failureDetails, type PlannerFailureDetails } from "../strategies/fallback.ts";
 import type { LedgerSession } from "./ledger-session.ts";

@@ -5,7 +5,7 @@ import type { ExtensionContext, SessionBeforeCompactEvent } from "@earendil-work
 import { StrategyLifecycle } from "../../host/lifecycle.ts";
 import type { SessionEntry } from "../../log/entries.ts";
 import { estimateTextTokens } from "../../projection/tokens.ts";
-import { compactionEffects, strategyInput } from "../../strategies/compaction-effects.ts";
+import { compactionEffects, strategyInput } from "../../strategies/shared/compaction-effects.ts";
 import type { CompleteText, LedgerSessionView, ModelCall, StrategyKit } from "../../strategies/contract.ts";
 import type { LabReplay } from "../row-spec.ts";
 import type { RegisteredStrategy } from "../../strategies/registry.ts";

@@ -1,6 +1,6 @@
 // The `checkpoint` strategy as the registry lists it.
 import { effectiveCompaction } from "../../projection/ledger-state.ts";
-import { compactionEffects } from "../compaction-effects.ts";
+import { compactionEffects } from "../shared/compaction-effects.ts";
 import type { SettingsSection, Strategy } from "../contract.ts";
 import type { LabRows } from "../../lab/row-spec.ts";
 import { createCheckpointPlanner, DEFAULT_CHECKPOINT_OPTIONS, type CheckpointOptions } from "./planner.ts";

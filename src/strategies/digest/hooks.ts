@@ -11,8 +11,8 @@ import type {
 import { LedgerType, type SessionEntry } from "../../log/entries.ts";
 import type { PlanResult } from "../../../machines/compaction.machine.ts";
 import type { LedgerSessionView, ManualCompactSwitch, StrategyEffects, StrategyKit } from "../contract.ts";
-import { entryBefore } from "../preserve/delta.ts";
-import { contextStartId } from "../preserve/hooks.ts";
+import { entryBefore } from "../shared/delta.ts";
+import { contextStartId } from "../shared/context-start.ts";
 import { digestDue, planDigest, type DigestDetails, type DigestInput } from "./plan.ts";
 import { digestPolicy, type DigestOptions } from "./policy.ts";
 import { forTerminal } from "../../log/display.ts";

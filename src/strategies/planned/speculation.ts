@@ -4,7 +4,7 @@
 // (model, prompt with the numbered region, objective and target, tools, output cap) and Pi's compaction settings
 // are exactly the same; anything else aborts the candidate and plans afresh. At most one candidate per run.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { filterPreparation, strategyInput } from "../compaction-effects.ts";
+import { filterPreparation, strategyInput } from "../shared/compaction-effects.ts";
 import type {
   CompleteText,
   CutSettings,

@@ -1,5 +1,5 @@
 // The `planned` strategy as the registry lists it.
-import { compactionEffects } from "../compaction-effects.ts";
+import { compactionEffects } from "../shared/compaction-effects.ts";
 import type { SettingsSection, Strategy } from "../contract.ts";
 import type { LabRows } from "../../lab/row-spec.ts";
 import { createPlannedPlanner, DEFAULT_PLANNED_OPTIONS, type PlannedOptions } from "./planner.ts";

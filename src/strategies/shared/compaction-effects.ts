@@ -2,7 +2,7 @@
 // preparation filtered by the ranges, the strategy's input built from it, and the chart effects that ask the
 // strategy's pure planner with model access from the kit and check its plan before Pi stores it.
 import type { ExtensionContext, SessionBeforeCompactEvent, SessionEntry } from "@earendil-works/pi-coding-agent";
-import { collectFileOps } from "../projection/file-ops.ts";
+import { collectFileOps } from "../../projection/file-ops.ts";
 import {
   type CompactionPlan,
   compactionInput,
@@ -14,7 +14,7 @@ import {
   type StrategyEffects,
   type StrategyKit,
   type StrategyPlanner,
-} from "./contract.ts";
+} from "../contract.ts";
 
 /**
  * Drop folded messages from Pi's summary input and rebuild its file lists from what remains, carrying the
