@@ -19,7 +19,7 @@ import type {
   StrategyPlanner,
 } from "../strategies/contract.ts";
 import { PLUGINS, type RegisteredStrategy } from "../strategies/registry.ts";
-import type { PlannerFailureDetails } from "../strategies/fallback.ts";
+import type { PlannerFailureDetails } from "../strategies/shared/fallback.ts";
 import { BudgetNotices } from "./budget.ts";
 import { answerCompaction } from "./compaction-handler.ts";
 import { renderDashboard } from "./dashboard.ts";
