@@ -1,5 +1,8 @@
-// The contract every compaction strategy implements: a pure planner from Pi's prepared compaction
-// input to the summary Pi will persist. Strategies never perform I/O; model calls arrive injected.
+// The contract between the host and a strategy plug-in: the strategy's definition (`Strategy`), the hooks it returns
+// for one extension instance (`StrategyHooks`, named after Pi's events, each saying how several strategies' answers
+// combine), the kit the host injects (`StrategyKit`: everything that needs Pi at run time) and the planner's input
+// and output. Strategies never perform I/O; model calls arrive injected. The lab's replay types are the lab's own
+// (src/lab/row-spec.ts); code two strategies share lives in ./shared/.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { AssistantMessage, Message, Tool } from "@earendil-works/pi-ai";
 import type {
@@ -213,13 +216,13 @@ export interface StrategyChart {
   start(trigger: Trigger, request: LifecycleRequest, refused?: string, applies?: boolean): Promise<ChartRun>;
 }
 
-/** Settings every strategy may read; its own section comes from {@link StrategyKit.options}. */
+/** Settings every strategy may read (the host's settings extend them); its own section comes from {@link StrategyKit.options}. */
 export interface SharedSettings {
   /** The configured strategy, by registry name. */
   strategy: string;
   /** `provider/model` for strategies that call a model; absent means the active model. */
   plannerModel?: string;
-  /** The agent-directed tools are on. */
+  /** Agent-directed fold tools (context_compact, context_checkpoint, context_timeline) are on. */
   foldTools: boolean;
 }
 
