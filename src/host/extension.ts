@@ -192,9 +192,9 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
     return messages ? { messages } : undefined;
   });
 
-  // Boundaries, drafts accumulating: the strategies that act always (a requested fold commits or cancels at the end of its step), then a
-  // requested restore, then the configured strategy (it declines when a range fact was already appended here); last,
-  // when nothing else changed the context here, a budget notice may be appended.
+  // Boundaries, drafts accumulating: the strategies that act always (a requested fold commits or cancels at the end of
+  // its step), then a requested restore, then the configured strategy (it declines when a range fact was already
+  // appended here); last, when nothing else changed the context here, a budget notice may be appended.
   pi.on("turn_end", async (event, ctx) => {
     let entries: SessionBoundaryDraft[] = event.entries;
     let changed = false;
