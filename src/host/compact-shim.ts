@@ -56,12 +56,12 @@ export class ManualCompactShim implements ManualCompactSwitch {
   }
 
   /** An agent run started (`before_agent_start`): compactions from here on are Pi's threshold or overflow ones. */
-  runStarted(): void {
+  beforeAgentStart(): void {
     this.runOpen = true;
   }
 
   /** The run settled: the next compaction, if any, is a manual one. */
-  runSettled(): void {
+  agentSettled(): void {
     this.runOpen = false;
   }
 }

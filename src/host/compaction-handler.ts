@@ -5,9 +5,9 @@ import type {
   SessionBeforeCompactEvent,
   SessionBeforeCompactResult,
 } from "@earendil-works/pi-coding-agent";
-import { filterPreparation } from "../strategies/compaction-effects.ts";
+import { filterPreparation } from "../strategies/shared/compaction-effects.ts";
 import type { LifecycleRequest, MessageFact } from "../strategies/contract.ts";
-import { failureDetails, type PlannerFailureDetails } from "../strategies/fallback.ts";
+import { failureDetails, type PlannerFailureDetails } from "../strategies/shared/fallback.ts";
 import type { LedgerSession } from "./ledger-session.ts";
 import type { StrategyLifecycle } from "./lifecycle.ts";
 import { forTerminal } from "../log/display.ts";

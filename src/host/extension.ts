@@ -19,7 +19,7 @@ import type {
   StrategyPlanner,
 } from "../strategies/contract.ts";
 import { PLUGINS, type RegisteredStrategy } from "../strategies/registry.ts";
-import type { PlannerFailureDetails } from "../strategies/fallback.ts";
+import type { PlannerFailureDetails } from "../strategies/shared/fallback.ts";
 import { BudgetNotices } from "./budget.ts";
 import { answerCompaction } from "./compaction-handler.ts";
 import { renderDashboard } from "./dashboard.ts";
@@ -163,7 +163,7 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   pi.on("message_end", (event) => {
     if (event.message.role !== "assistant") return;
     session.noteUsage(event.message.usage);
-    for (const r of active()) r.hooks.response?.(event.message);
+    for (const r of active()) r.hooks.messageEnd?.(event.message);
   });
   pi.on("agent_start", () => {
     for (const r of active()) r.hooks.agentStart?.();
@@ -171,26 +171,30 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   pi.on("before_agent_start", (event, ctx) => {
     ensureStarted(ctx);
     contextFiles = event.systemPromptOptions.contextFiles.map((f) => ({ path: f.path, content: f.content }));
+    // First answer wins; every strategy still hears the event.
     let message: MessageFact | undefined;
-    for (const r of active()) message = r.hooks.runStart?.(ctx)?.message ?? message;
+    for (const r of active()) {
+      const answer = r.hooks.beforeAgentStart?.(ctx)?.message;
+      message ??= answer;
+    }
     return message ? { message } : undefined;
   });
   pi.on("agent_settled", (_event, ctx) => {
     // Whatever a boundary handed Pi during the run is stored by now; what is missing never will be.
     session.sync(ctx.sessionManager);
     session.abandonStores("Pi did not store the fact before the run settled");
-    for (const r of active()) r.hooks.runSettled?.();
+    for (const r of active()) r.hooks.agentSettled?.();
   });
-  // The request about to be sent: each strategy sees it as the ones before it left it.
+  // The request about to be sent, chained: each strategy sees it as the ones before it left it.
   pi.on("context_with_system", (event, ctx) => {
     let messages: AgentMessage[] | undefined;
-    for (const r of active()) messages = r.hooks.request?.(messages ?? event.messages, ctx) ?? messages;
+    for (const r of active()) messages = r.hooks.contextWithSystem?.(messages ?? event.messages, ctx) ?? messages;
     return messages ? { messages } : undefined;
   });
 
-  // Boundaries: the strategies that act always (a requested fold commits or cancels at the end of its step), then a
-  // requested restore, then the configured strategy (it declines when a range fact was already appended here); last,
-  // when nothing else changed the context here, a budget notice may be appended.
+  // Boundaries, drafts accumulating: the strategies that act always (a requested fold commits or cancels at the end of
+  // its step), then a requested restore, then the configured strategy (it declines when a range fact was already
+  // appended here); last, when nothing else changed the context here, a budget notice may be appended.
   pi.on("turn_end", async (event, ctx) => {
     let entries: SessionBoundaryDraft[] = event.entries;
     let changed = false;
@@ -232,13 +236,13 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   pi.on("session_compact", (event, ctx) => {
     cards.compacted(event);
     session.sync(ctx.sessionManager);
-    for (const r of active()) r.hooks.compacted?.(event, ctx);
+    for (const r of active()) r.hooks.sessionCompact?.(event, ctx);
   });
   pi.on("session_compact_failed", (_event, ctx) => {
     cards.reset();
     session.sync(ctx.sessionManager);
     session.abandonStores("Pi could not store the compaction", (facts) => facts.compaction !== undefined);
-    for (const r of active()) r.hooks.compactFailed?.();
+    for (const r of active()) r.hooks.sessionCompactFailed?.();
   });
 
   pi.registerCommand("context", {

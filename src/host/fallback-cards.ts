@@ -10,7 +10,7 @@ import {
   nativeCardLines,
   type NativeCompactionDetails,
   type PlannerFailureDetails,
-} from "../strategies/fallback.ts";
+} from "../strategies/shared/fallback.ts";
 
 export interface FallbackCards {
   /** Persist a failure record; the next native compaction of this session gets its own card. */

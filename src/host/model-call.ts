@@ -2,7 +2,7 @@
 // strategies' completion requests run under one deadline. Provider error text is shown bounded and never persisted.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import type { ModelCall, ModelReply } from "../strategies/contract.ts";
-import { PlanError } from "../strategies/fallback.ts";
+import { PlanError } from "../strategies/shared/fallback.ts";
 import { forTerminal, quoted } from "../log/display.ts";
 
 /**

@@ -8,7 +8,7 @@ import { quoted } from "../log/display.ts";
 import { DEFAULT_NOTICE_SHARE } from "../projection/budget.ts";
 import { DEFAULT_PIN_SHARE } from "../projection/pins.ts";
 import type { RecallSettings } from "../recall/settings.ts";
-import type { SettingsReader } from "../strategies/contract.ts";
+import type { SettingsReader, SharedSettings } from "../strategies/contract.ts";
 import {
   CONFIGURABLE,
   DEFAULT_STRATEGY,
@@ -19,16 +19,12 @@ import {
 } from "../strategies/registry.ts";
 
 /** Settings of the package itself; each strategy's own section is declared by the strategy (see the registry). */
-export interface CoreSettings {
+export interface CoreSettings extends SharedSettings {
   /** What /compact, threshold and overflow compaction do. */
   strategy: ConfigurableName;
-  /** Agent-directed fold tools (context_compact, context_checkpoint, context_timeline). */
-  foldTools: boolean;
   /** Recall tools (context_lookup, context_list_entries, context_grep, context_show_entry). */
   recallTools: boolean;
   recall: RecallSettings;
-  /** `provider/model` for strategies that call a model; absent means the active model. */
-  plannerModel?: string;
   /** Attach the Stately inspector to every lifecycle actor (message bodies are stripped). */
   inspect: boolean;
   /** One short hidden notice to the model when usage passes `share` of the strategy's threshold; `enabled` unset

@@ -7,7 +7,15 @@ import {
   retryDelayMs,
   type AssistantMessage,
 } from "@earendil-works/pi-ai";
-import type { RetryNotice, RetryPolicyView } from "../strategies/contract.ts";
+import type { RetryNotice } from "../strategies/contract.ts";
+
+/** Pi's `settings.retry` policy, as the host reads it. */
+export interface RetryPolicyView {
+  enabled: boolean;
+  maxRetries: number;
+  baseDelayMs: number;
+  maxAgentDelayMs: number;
+}
 
 /** Pi's defaults for `settings.retry` (Pi 1.6 `SETTINGS_DEFAULTS.retry`). */
 const PI_RETRY_DEFAULTS = { enabled: true, maxRetries: 3, baseDelayMs: 2_000, maxAgentDelayMs: 60_000 } as const;

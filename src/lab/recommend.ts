@@ -4,13 +4,8 @@
 // showed at the edit) and cost (the cheapest candidate's cost over this one's, re-reads included). Rows that sent a
 // request larger than the window cannot be chosen. Pure arithmetic; no I/O.
 import { InputError } from "./errors.ts";
+import type { Candidate, QualityMeasure, Recommendation, Weights } from "./recommendation.ts";
 import type { RowTotals } from "./results.ts";
-
-/** How much quality and cost count; they sum to 1. */
-export interface Weights {
-  quality: number;
-  cost: number;
-}
 
 export const DEFAULT_WEIGHTS: Weights = { quality: 0.7, cost: 0.3 };
 
@@ -23,9 +18,6 @@ export const CLOSE_WEIGHT = 0.1;
  * whatever its names kept.
  */
 export const WORKING_SET_FLOOR = 0.9;
-
-/** The two quality measures, by the name the explanation gives them. */
-export type QualityMeasure = "needed later" | "working set";
 
 /**
  * Quality of a row: the lower of "needed later" (names the agent used again, shown right after acts) and the working
@@ -95,43 +87,6 @@ export const SETTABLE: Readonly<
     caveat: "simulated: the summary is a stand-in that repeats nothing, so its quality is a floor",
   },
 };
-
-export interface Candidate {
-  id: string;
-  label: string;
-  /** The lower of `neededLater` and `workingSet` (see {@link qualityOf}). */
-  quality: number;
-  /** Needed-later share visible right after acts (1 when the row never acted). */
-  neededLater: number;
-  /** Share of later edits' replaced texts the view showed at the edit (1 when none counted). */
-  workingSet: number;
-  /** The measure that set `quality`. */
-  decidedBy: QualityMeasure;
-  /** Acts measured for quality. */
-  acts: number;
-  usd: number;
-  /** Cheapest eligible cost / this cost. */
-  costScore: number;
-  /** 0..100. */
-  score: number;
-  /** Why it cannot be chosen. */
-  excluded?: string;
-}
-
-export interface Recommendation {
-  weights: Weights;
-  /** Every settable strategy in the run, best first (excluded ones last). */
-  candidates: Candidate[];
-  choice?: { id: string; label: string; setting: string; value: Readonly<Record<string, unknown>>; caveat?: string };
-  runnerUp?: { id: string; label: string };
-  closeCall: boolean;
-  /** The choice loses the working set (below {@link WORKING_SET_FLOOR}, or below the runner-up's): never a clear choice. */
-  losesWorkingSet?: boolean;
-  /** Cost weight at which the runner-up would win (when a weight between 0 and 1 does that). */
-  flipAtCostWeight?: number;
-  /** Plain sentences: the answer, why, and how sure. */
-  lines: string[];
-}
 
 const pct = (share: number) => `${Math.round(share * 100)}%`;
 

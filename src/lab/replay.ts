@@ -9,7 +9,7 @@ import { Finder } from "./finder.ts";
 import { asProbe, NEEDED_KINDS, type NeededItem, type NeededKind, neededAt, neededItems } from "./needed.ts";
 import { extractProbes, PROBE_KINDS, type Probe, type ProbeKind } from "./probes.ts";
 import { branchIndex, contextGrepSearch, MAX_CHECKED, recoverability } from "./recoverability.ts";
-import type { Recommendation } from "./recommend.ts";
+import type { Recommendation } from "./recommendation.ts";
 import { spillSourceTexts } from "./source-texts.ts";
 import { checkedBranch } from "./tree-check.ts";
 import { rereadCost, type ViewPresence, WorkingSet, type WorkingSetFigures, WorkingSetTally } from "./working-set.ts";

@@ -1,6 +1,6 @@
 // The lab's result document (what `--json` writes and the report renders) and the totals over sessions.
 import type { Prices } from "./metrics.ts";
-import type { Recommendation } from "./recommend.ts";
+import type { Recommendation } from "./recommendation.ts";
 import type { ProbeKind } from "./probes.ts";
 import type { NeededLater, RowResult, SessionResult } from "./replay.ts";
 import type { LabSettings, RowInfo } from "./row.ts";

@@ -1,9 +1,11 @@
-// The contract every compaction strategy implements: a pure planner from Pi's prepared compaction
-// input to the summary Pi will persist. Strategies never perform I/O; model calls arrive injected.
+// The contract between the host and a strategy plug-in: the strategy's definition (`Strategy`), the hooks it returns
+// for one extension instance (`StrategyHooks`, named after Pi's events, each saying how several strategies' answers
+// combine), the kit the host injects (`StrategyKit`: everything that needs Pi at run time) and the planner's input
+// and output. Strategies never perform I/O; model calls arrive injected. The lab's replay types are the lab's own
+// (src/lab/row-spec.ts); code two strategies share lives in ./shared/.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { AssistantMessage, Message, Tool } from "@earendil-works/pi-ai";
 import type {
-  AgentToolResult,
   ExtensionContext,
   SessionBeforeCompactEvent,
   SessionBoundaryDraft,
@@ -58,7 +60,7 @@ export interface CompactionInput {
   complete?: CompleteText;
 }
 
-/** What a strategy returns: Pi persists it as a compaction entry. */
+/** What a compaction planner returns, and the entry a strategy asks Pi to store in answer to `session_before_compact`. */
 export interface CompactionPlan {
   summary: string;
   firstKeptEntryId: string;
@@ -172,15 +174,6 @@ export interface MessageFact {
   details: { readonly v: 1 };
 }
 
-/** The compaction entry a strategy asks Pi to store in answer to `session_before_compact`. */
-export interface CompactionFactPlan {
-  summary: string;
-  firstKeptEntryId: string;
-  tokensBefore: number;
-  estimatedTokensAfter?: number;
-  details: LedgerCompactionDetails;
-}
-
 /** The facts a validated plan asks Pi to store, and how Pi continues. The host translates them into Pi's answer. */
 export interface PlannedFacts {
   /** Drafts appended at this step boundary, after the drafts earlier handlers return. */
@@ -190,7 +183,7 @@ export interface PlannedFacts {
   /** Custom messages stored outside a step boundary (a compaction between or inside runs). */
   messages?: readonly MessageFact[];
   /** The compaction entry Pi stores. */
-  compaction?: CompactionFactPlan;
+  compaction?: CompactionPlan;
   /** Decline Pi's compaction: the strategy already made room, or there is nothing worth a summary. */
   declineCompaction?: boolean;
   /** A checkpoint name to set on an entry once the facts are stored. */
@@ -223,13 +216,13 @@ export interface StrategyChart {
   start(trigger: Trigger, request: LifecycleRequest, refused?: string, applies?: boolean): Promise<ChartRun>;
 }
 
-/** Settings every strategy may read; its own section comes from {@link StrategyKit.options}. */
+/** Settings every strategy may read (the host's settings extend them); its own section comes from {@link StrategyKit.options}. */
 export interface SharedSettings {
   /** The configured strategy, by registry name. */
   strategy: string;
   /** `provider/model` for strategies that call a model; absent means the active model. */
   plannerModel?: string;
-  /** The agent-directed tools are on. */
+  /** Agent-directed fold tools (context_compact, context_checkpoint, context_timeline) are on. */
   foldTools: boolean;
 }
 
@@ -288,16 +281,10 @@ export interface ManualCompactSwitch {
    */
   install(active: () => boolean, options?: ManualCompactOptions): boolean;
   uninstall(): void;
-  runStarted(): void;
-  runSettled(): void;
-}
-
-/** Pi's `settings.retry` policy, as the host read it. */
-export interface RetryPolicyView {
-  enabled: boolean;
-  maxRetries: number;
-  baseDelayMs: number;
-  maxAgentDelayMs: number;
+  /** `before_agent_start`: a run began, so the next compaction is Pi's threshold or overflow one. */
+  beforeAgentStart(): void;
+  /** `agent_settled`: the run ended, so the next compaction, if any, is a manual one. */
+  agentSettled(): void;
 }
 
 /** One scheduled retry of a side request: the attempt about to be made, the wait before it, the bounded error. */
@@ -360,37 +347,77 @@ export interface StrategyKit<Options = undefined> {
 }
 
 /**
- * The Pi moments a strategy acts at. The host handles each Pi event once and calls these on the active strategies
- * in registry order; every hook is optional.
+ * The Pi events a strategy hears, each hook named after its event (`before_agent_start` is `beforeAgentStart`). The
+ * host handles each Pi event once and calls the hook on the active strategies in registry order; every hook is
+ * optional. How the answers of several strategies combine is part of each hook's type, as plug-in hosts such as
+ * rollup state it: see {@link SequentialHook}, {@link FirstAnswerHook}, {@link ChainedHook} and
+ * {@link AccumulatingHook}.
  */
-export interface StrategyHooks {
-  /** The chart's planner and validator. */
-  effects: StrategyEffects;
-  /** False when the strategy is configured but does not manage the active model: Pi's own compaction applies. */
-  appliesTo?(ctx: ExtensionContext): boolean;
+export interface EventHooks {
+  /** `session_start`. Sequential. */
   sessionStart?(ctx: ExtensionContext): void;
+  /** `session_shutdown`. Sequential. */
   sessionShutdown?(): void;
-  /** `agent_start` / `agent_end`. */
+  /** `agent_start`. Sequential. */
   agentStart?(): void;
-  agentEnd?(ctx: ExtensionContext): void;
-  /** `before_agent_start`: may add one message to the run. */
-  runStart?(ctx: ExtensionContext): { message: MessageFact } | undefined;
-  /** `agent_settled`. */
-  runSettled?(): void;
-  /** `context_with_system`: the request about to be sent; may rewrite its messages. */
-  request?(messages: AgentMessage[], ctx: ExtensionContext): AgentMessage[] | undefined;
-  /** `message_end` of an assistant response. */
-  response?(message: AssistantMessage): void;
-  /** `turn_end`: `entries` are the drafts earlier handlers return for this boundary; `busy` when one already changed the view. */
+  /** `before_agent_start`: may add one message to the run. First answer wins; every hook still hears the event. */
+  beforeAgentStart?(ctx: ExtensionContext): { message: MessageFact } | undefined;
+  /** `agent_settled`. Sequential. */
+  agentSettled?(): void;
+  /**
+   * `context_with_system`: the request about to be sent; may rewrite its messages. Chained: each hook gets the
+   * messages as the hooks before it left them (undefined leaves them as they are).
+   */
+  contextWithSystem?(messages: AgentMessage[], ctx: ExtensionContext): AgentMessage[] | undefined;
+  /** `message_end` of an assistant response (other roles are not passed on). Sequential. */
+  messageEnd?(message: AssistantMessage): void;
+  /**
+   * `turn_end`: may append drafts at this step boundary. Drafts accumulate: `entries` are the drafts Pi and the
+   * handlers before this one return for the boundary, and an answer's `entries` replace them for the next handler
+   * (strategies of scope "always" go first, then the host's restore and pins, then the configured strategy).
+   */
   turnEnd?(
     event: TurnEndEvent,
     ctx: ExtensionContext,
     entries: SessionBoundaryDraft[],
   ): Promise<TurnEndEventResult | undefined> | TurnEndEventResult | undefined;
-  /** `session_compact`: Pi stored a compaction (ours or its own). */
-  compacted?(event: SessionCompactEvent, ctx: ExtensionContext): void;
-  /** `session_compact_failed`. */
-  compactFailed?(): void;
+  /** `agent_end`. Sequential. */
+  agentEnd?(ctx: ExtensionContext): void;
+  /** `session_compact`: Pi stored a compaction (ours or its own). Sequential. */
+  sessionCompact?(event: SessionCompactEvent, ctx: ExtensionContext): void;
+  /** `session_compact_failed`. Sequential. */
+  sessionCompactFailed?(): void;
+}
+
+/** Every active strategy's hook runs, in registry order; answers are ignored. */
+export type SequentialHook =
+  | "sessionStart"
+  | "sessionShutdown"
+  | "agentStart"
+  | "agentSettled"
+  | "messageEnd"
+  | "agentEnd"
+  | "sessionCompact"
+  | "sessionCompactFailed";
+/** Every active strategy's hook runs, in registry order; the first answer that is not undefined is the one used. */
+export type FirstAnswerHook = "beforeAgentStart";
+/** Each hook receives the value the hooks before it produced; undefined passes the value on unchanged. */
+export type ChainedHook = "contextWithSystem";
+/** Each hook receives what the handlers before it appended and may replace it with a longer list. */
+export type AccumulatingHook = "turnEnd";
+
+/**
+ * What a strategy plugs into the host: its chart's effects, the question of whether it manages the active model,
+ * and its {@link EventHooks}.
+ */
+export interface StrategyHooks extends EventHooks {
+  /** The chart's planner and validator. */
+  effects: StrategyEffects;
+  /**
+   * Asked of the configured strategy only, when Pi prepares a compaction: false when it does not manage the active
+   * model, and Pi's own compaction applies.
+   */
+  appliesTo?(ctx: ExtensionContext): boolean;
 }
 
 /** Where a strategy runs: always (its tools or cards serve every session), or only while it is the configured one. */
@@ -446,59 +473,8 @@ export interface Strategy<Options = undefined> extends StrategyDefinition {
   settings?: SettingsSection<Options>;
   /** Lines it adds to the `/context` dashboard. */
   dashboard?(entries: readonly SessionEntry[]): string[];
-  /** The rows `pi-context-ledger lab` shows for it, each replayed through the strategy's own code. */
-  lab?: readonly LabRowSpec[];
   create(kit: StrategyKit<Options>): StrategyHooks;
 }
-
-/** One lab row of a strategy. Its id is a `--strategies` value. */
-export interface LabRowSpec {
-  id: string;
-  /** Name in tables and charts. */
-  label: string;
-  /** One line on what the row is and, where the lab stands in for a model or an agent, what it models. */
-  note: string;
-  /** "baseline" for a reference rather than a strategy of ours (Pi's own compaction). */
-  family?: "ours" | "baseline";
-  replay: LabReplay;
-}
-
-/**
- * How the lab drives a strategy without a model or Pi's runtime. Each engine lives in `src/lab/rows/` and calls the
- * strategy's own pieces, so a new strategy that fits an engine needs no lab code.
- */
-export type LabReplay =
-  /** Pi's compaction past its threshold, answered through the strategy's chart with its compaction planner. */
-  | {
-      engine: "compaction";
-      planner(): StrategyPlanner /** A scripted model for the planner's model call. */;
-      model?: (input: CompactionInput) => CompleteText;
-    }
-  /** Before each request (Pi's turn_end of the step before it), the strategy's own decision and deterministic writer. */
-  | { engine: "boundary"; step(boundary: LabBoundary): LabBoundaryAct }
-  /** The model drives the strategy through its tool; a scripted agent stands in for it. */
-  | { engine: "fold-policy" | "fold-notice" }
-  /** Pi's own compaction, simulated with stand-in summary text. */
-  | { engine: "pi-native" };
-
-/** A step boundary as the lab replays it. */
-export interface LabBoundary {
-  /** Active branch of the row's simulated session, root to leaf. */
-  branch: readonly SessionEntry[];
-  /** The step that just ended: its assistant message entry and how it stopped. */
-  stepEntryId: string;
-  stopReason: string;
-  /** The row's context size. */
-  usageTokens: number;
-  contextWindow: number;
-  cwd: string;
-}
-
-/**
- * What a strategy writes at a lab boundary, and the act's name in the lab's figures; `settled` when nothing can be
- * written at this boundary (a later request before the next step need not ask again).
- */
-export type LabBoundaryAct = { ok: true; fact: MessageFact; kind: string } | { ok: false; settled: boolean };
 
 /** A strategy as the registry lists it: its name, a one-line summary for settings help, and its route table. */
 export interface StrategyDefinition {
@@ -508,6 +484,3 @@ export interface StrategyDefinition {
   /** What the lifecycle chart does with each trigger under this strategy. */
   routes: Routes;
 }
-
-/** An agent tool result, as a strategy's tool returns it. */
-export type ToolResult<D> = AgentToolResult<D>;

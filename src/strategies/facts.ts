@@ -19,7 +19,7 @@ import {
 import type { BudgetNoticeDetails } from "../projection/budget.ts";
 import { isRecapDetails, type RecapDetails } from "./checkpoint/recap.ts";
 import type { DigestDetails } from "./digest/plan.ts";
-import type { NativeCompactionDetails, PlannerFailureDetails } from "./planned/report.ts";
+import type { NativeCompactionDetails, PlannerFailureDetails } from "./shared/fallback.ts";
 import type { PreserveDetails } from "./preserve/checkpoint.ts";
 
 type CustomEntry<T> = Extract<SessionEntry, { type: "custom" }> & { data: T };

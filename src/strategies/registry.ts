@@ -1,5 +1,6 @@
 // The one list of strategies. Setting values, their validation, the lifecycle charts and the host's dispatch all
 // derive from it: a new strategy is one folder and one line here.
+import type { LabRows } from "../lab/row-spec.ts";
 import type { BudgetRule } from "../projection/budget.ts";
 import type { SettingsSection, Strategy } from "./contract.ts";
 import { checkpointStrategy } from "./checkpoint/strategy.ts";
@@ -24,8 +25,8 @@ type Registered = (typeof STRATEGIES)[number];
 /** Every strategy name, from the list above. */
 export type StrategyName = Registered["name"];
 
-/** A registered strategy, its options type left open, for code that treats every strategy alike. */
-export type RegisteredStrategy = Strategy<unknown> & { name: StrategyName };
+/** A registered strategy (with its lab rows), its options type left open, for code that treats every strategy alike. */
+export type RegisteredStrategy = Strategy<unknown> & LabRows & { name: StrategyName };
 
 /** The same list, each strategy's options type left open, for code that treats every strategy alike. */
 export const PLUGINS: readonly RegisteredStrategy[] = STRATEGIES;

@@ -12,7 +12,7 @@ import {
 } from "@earendil-works/pi-ai";
 import { LedgerType } from "../../src/log/entries.ts";
 import type { PlannedDetails } from "../../src/strategies/planned/planner.ts";
-import type { NativeCompactionDetails, PlannerFailureDetails } from "../../src/strategies/planned/report.ts";
+import type { NativeCompactionDetails, PlannerFailureDetails } from "../../src/strategies/shared/fallback.ts";
 import { INTRO } from "../../src/strategies/planned/transcript.ts";
 import { startHarness, type Harness } from "./harness.ts";
 import {

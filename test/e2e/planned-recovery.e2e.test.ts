@@ -6,11 +6,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { fauxAssistantMessage, fauxToolCall } from "@earendil-works/pi-ai";
 import { LedgerType } from "../../src/log/entries.ts";
 import type { PlannedDetails } from "../../src/strategies/planned/planner.ts";
-import {
-  PLANNED_REPORT,
-  type PlannedReportDetails,
-  type PlannerFailureDetails,
-} from "../../src/strategies/planned/report.ts";
+import { PLANNED_REPORT, type PlannedReportDetails } from "../../src/strategies/planned/report.ts";
+import type { PlannerFailureDetails } from "../../src/strategies/shared/fallback.ts";
 import { startHarness, type Harness } from "./harness.ts";
 import {
   branchOf,

@@ -2,7 +2,7 @@
 // rejected at the deadline; the caller's abort wins over the deadline and passes through to the call.
 import { describe, expect, it } from "vitest";
 import { withDeadline } from "../../src/host/model-call.ts";
-import { PlanError } from "../../src/strategies/planned/apply.ts";
+import { PlanError } from "../../src/strategies/shared/fallback.ts";
 
 describe("model call deadline", () => {
   it("rejects with a timeout PlanError and aborts the call's signal, even when the call ignores it", async () => {

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { LINE_BREAK } from "../../src/log/display.ts";
 import { planCheckpoint } from "../../src/strategies/checkpoint/planner.ts";
 import { escapeLine, unescapeLine } from "../../src/strategies/checkpoint/render.ts";
-import { formatArguments } from "../../src/strategies/checkpoint/signatures.ts";
+import { formatArguments } from "../../src/strategies/shared/signatures.ts";
 import { planDigest } from "../../src/strategies/digest/plan.ts";
 import { QUOTE } from "../../src/strategies/digest/lines.ts";
 import { OUTPUTS_END, OUTPUT_QUOTE, renderFoldText } from "../../src/strategies/fold/fold-message.ts";

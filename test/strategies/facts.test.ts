@@ -6,7 +6,7 @@ import { LedgerType } from "../../src/log/entries.ts";
 import { budgetNoticeDraft } from "../../src/projection/budget.ts";
 import { readFact, type RecordName } from "../../src/strategies/facts.ts";
 import { foldDraft, noticeDraft } from "../../src/strategies/fold/fold-message.ts";
-import { failureDetails } from "../../src/strategies/planned/report.ts";
+import { failureDetails } from "../../src/strategies/shared/fallback.ts";
 
 const base = { id: "e1", parentId: "e0", timestamp: "2026-01-01T00:00:00.000Z" };
 

@@ -5,8 +5,9 @@ import type { ExtensionContext, SessionBeforeCompactEvent } from "@earendil-work
 import { StrategyLifecycle } from "../../host/lifecycle.ts";
 import type { SessionEntry } from "../../log/entries.ts";
 import { estimateTextTokens } from "../../projection/tokens.ts";
-import { compactionEffects, strategyInput } from "../../strategies/compaction-effects.ts";
-import type { CompleteText, LabReplay, LedgerSessionView, ModelCall, StrategyKit } from "../../strategies/contract.ts";
+import { compactionEffects, strategyInput } from "../../strategies/shared/compaction-effects.ts";
+import type { CompleteText, LedgerSessionView, ModelCall, StrategyKit } from "../../strategies/contract.ts";
+import type { LabReplay } from "../row-spec.ts";
 import type { RegisteredStrategy } from "../../strategies/registry.ts";
 import type { SideCall } from "../metrics.ts";
 import type { PiPreparation } from "../pi-internals.ts";

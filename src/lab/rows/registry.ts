@@ -7,7 +7,7 @@ import { noCompaction } from "../baselines/none.ts";
 import { opencodePrune } from "../baselines/prune.ts";
 import { truncateOldest } from "../baselines/truncate.ts";
 import { InputError } from "../errors.ts";
-import type { LabRowSpec } from "../../strategies/contract.ts";
+import type { LabRowSpec } from "../row-spec.ts";
 import { DEFAULT_STRATEGY, PLUGINS, type RegisteredStrategy } from "../../strategies/registry.ts";
 import type { Row, RowFactory, RowInfo, SessionSettings } from "../row.ts";
 import { boundaryRow } from "./boundary.ts";

@@ -2,7 +2,7 @@
 // messages to marked prefix stubs oldest first, then the oldest remaining content. Pure: no I/O.
 import { escapeLine, neutralizeTags, spanLines, type RenderableSpan } from "./render.ts";
 import type { CheckpointSpan, SpanItem } from "./spans.ts";
-import { jsonPrefix } from "./signatures.ts";
+import { jsonPrefix } from "../shared/signatures.ts";
 
 /** The conversation budget never drops below this many characters. */
 export const MIN_CONVERSATION_CHARS = 500;

@@ -15,12 +15,18 @@ import {
   toolResultOf,
   type Outcome,
   type ToolCallView,
-} from "./conversation.ts";
-import { annotateFiles, mergeFileLists, spanFileOps, type FileLists, type StartupEvidence } from "./file-evidence.ts";
-import { displayPath } from "./paths.ts";
+} from "../shared/conversation.ts";
+import {
+  annotateFiles,
+  mergeFileLists,
+  spanFileOps,
+  type FileLists,
+  type StartupEvidence,
+} from "../shared/file-evidence.ts";
+import { displayPath } from "../shared/paths.ts";
 import { footLines, headLines, renderSummary, type RenderableStartupRead } from "./render.ts";
 import { buildSpan, type CheckpointSpan, type SpanItem } from "./spans.ts";
-import { readStoredState, selectStartupReads, type StartupReadState } from "./startup-reads.ts";
+import { readStoredState, selectStartupReads, type StartupReadState } from "../shared/startup-reads.ts";
 
 /** Settings of the strategy (from `contextLedger`). */
 export interface CheckpointOptions {

@@ -172,8 +172,8 @@ export function recapCard(details: RecapDetails): string {
 }
 
 /**
- * The recap's hooks: `runStart` persists it on the next run when missing, `compacted` steers it into a run that is
- * still going (threshold mid-run, overflow retry), and `request` places it and removes stale copies. Also
+ * The recap's hooks: `beforeAgentStart` persists it on the next run when missing, `sessionCompact` steers it into a
+ * run that is still going (threshold mid-run, overflow retry), and `contextWithSystem` places it and removes stale copies. Also
  * registers the transcript card. `view` gives the branch and its newest effective compaction.
  */
 export function recapHooks(
@@ -206,7 +206,7 @@ export function recapHooks(
     agentEnd(): void {
       runActive = false;
     },
-    compacted(event: SessionCompactEvent, ctx: ExtensionContext): void {
+    sessionCompact(event: SessionCompactEvent, ctx: ExtensionContext): void {
       if (!isCheckpointCompaction(event.compactionEntry)) return;
       // The planner is pure, so its warnings (startup reads over the cap) surface here.
       for (const warning of event.compactionEntry.details?.warnings ?? [])
@@ -219,13 +219,13 @@ export function recapHooks(
       steeredFor = event.compactionEntry.id;
       kit.sendMessage(recapFor(event.compactionEntry), { deliverAs: "steer" });
     },
-    runStart(ctx: ExtensionContext): { message: RecapMessage } | undefined {
+    beforeAgentStart(ctx: ExtensionContext): { message: RecapMessage } | undefined {
       const found = checkpointOn(ctx);
       if (!found || steeredFor === found.entry.id || hasRecapAfter(found.branch, found.index, found.entry.id))
         return undefined;
       return { message: recapFor(found.entry) };
     },
-    request(messages: AgentMessage[], ctx: ExtensionContext): AgentMessage[] | undefined {
+    contextWithSystem(messages: AgentMessage[], ctx: ExtensionContext): AgentMessage[] | undefined {
       if (!getSettings().enabled) return undefined;
       // Runs before every request: the view is the live ledger's path, so no branch walk happens here.
       const { branch, lastCompaction } = view(ctx);

@@ -1,5 +1,6 @@
 // Renders the checkpoint summary: introduction, opaque base, spans oldest first, retained startup reads,
 // annotated file lists, and the evidence boundary before Pi's verbatim tail. Pure string work; no I/O.
+import type { FileLine } from "../shared/file-evidence.ts";
 import type { CheckpointSpan, SpanItem } from "./spans.ts";
 import { lineSafeJson, BREAK_IN_LINE } from "../../log/display.ts";
 
@@ -45,12 +46,6 @@ export interface RenderableStartupRead {
   limit?: number;
   completeness: "full" | "partial" | "uncertain";
   text: string;
-}
-
-/** One file-list line. */
-export interface FileLine {
-  path: string;
-  annotation?: string;
 }
 
 /**

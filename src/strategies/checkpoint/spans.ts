@@ -3,8 +3,15 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { LedgerType } from "../../log/entries.ts";
 import type { ProjectedEntry } from "../../projection/project.ts";
-import { imageCount, roleOf, textBlocks, toolCallsOf, type Outcome, type ToolCallView } from "./conversation.ts";
-import { displayName, formatShellExecution, formatSignature, jsonPrefix } from "./signatures.ts";
+import {
+  imageCount,
+  roleOf,
+  textBlocks,
+  toolCallsOf,
+  type Outcome,
+  type ToolCallView,
+} from "../shared/conversation.ts";
+import { displayName, formatShellExecution, formatSignature, jsonPrefix } from "../shared/signatures.ts";
 
 /**
  * One unit of a span. `head` is a generated marker line; `body` lines are copied byte for byte from the

@@ -1,7 +1,8 @@
 // The `checkpoint` strategy as the registry lists it.
 import { effectiveCompaction } from "../../projection/ledger-state.ts";
-import { compactionEffects } from "../compaction-effects.ts";
+import { compactionEffects } from "../shared/compaction-effects.ts";
 import type { SettingsSection, Strategy } from "../contract.ts";
+import type { LabRows } from "../../lab/row-spec.ts";
 import { createCheckpointPlanner, DEFAULT_CHECKPOINT_OPTIONS, type CheckpointOptions } from "./planner.ts";
 import { recapHooks } from "./recap-hooks.ts";
 
@@ -57,4 +58,4 @@ export const checkpointStrategy = {
     );
     return { effects: compactionEffects(kit.wrapPlanner(createCheckpointPlanner(() => kit.options())), kit), ...recap };
   },
-} as const satisfies Strategy<CheckpointOptions>;
+} as const satisfies Strategy<CheckpointOptions> & LabRows;

@@ -11,8 +11,8 @@ import type {
 import { LedgerType, type SessionEntry } from "../../log/entries.ts";
 import type { PlanResult } from "../../../machines/compaction.machine.ts";
 import type { LedgerSessionView, ManualCompactSwitch, StrategyEffects, StrategyKit } from "../contract.ts";
-import { entryBefore } from "../preserve/delta.ts";
-import { contextStartId } from "../preserve/hooks.ts";
+import { entryBefore } from "../shared/delta.ts";
+import { contextStartId } from "../shared/context-start.ts";
 import { digestDue, planDigest, type DigestDetails, type DigestInput } from "./plan.ts";
 import { digestPolicy, type DigestOptions } from "./policy.ts";
 import { forTerminal } from "../../log/display.ts";
@@ -62,12 +62,12 @@ export class DigestHost {
   }
 
   /** An agent run started or settled: between runs, only a manual /compact can start a compaction. */
-  onRunStarted(): void {
-    this.shim.runStarted();
+  onBeforeAgentStart(): void {
+    this.shim.beforeAgentStart();
   }
 
-  onRunSettled(): void {
-    this.shim.runSettled();
+  onAgentSettled(): void {
+    this.shim.agentSettled();
   }
 
   private input(

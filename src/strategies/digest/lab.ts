@@ -1,6 +1,6 @@
 // How the lab replays digest: at each step boundary the host's own check (`digestDue`) and plan (`planDigest`); no
 // model is involved in either. Pure: no I/O.
-import type { LabBoundary, LabBoundaryAct } from "../contract.ts";
+import type { LabBoundary, LabBoundaryAct } from "../../lab/row-spec.ts";
 import { digestDue, planDigest } from "./plan.ts";
 import { digestPolicy, type DigestOptions } from "./policy.ts";
 

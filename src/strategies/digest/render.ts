@@ -9,10 +9,10 @@ import {
   toolCallsOf,
   toolResultOf,
   type ToolResultView,
-} from "../checkpoint/conversation.ts";
-import { displayPath } from "../checkpoint/paths.ts";
-import { jsonPrefix } from "../checkpoint/signatures.ts";
-import type { DeltaUnit } from "../preserve/delta.ts";
+} from "../shared/conversation.ts";
+import { displayPath } from "../shared/paths.ts";
+import { jsonPrefix } from "../shared/signatures.ts";
+import type { DeltaUnit } from "../shared/delta.ts";
 import {
   definedNames,
   exitStatus,

@@ -1,6 +1,7 @@
 // The `digest` strategy as the registry lists it.
 import { LedgerType } from "../../log/entries.ts";
 import type { Strategy } from "../contract.ts";
+import type { LabRows } from "../../lab/row-spec.ts";
 import { DigestHost } from "./hooks.ts";
 import { digestAt, workingSetDigestAt } from "./lab.ts";
 import { digestPolicy, digestSettings, type DigestOptions } from "./policy.ts";
@@ -40,9 +41,9 @@ export const digestStrategy = {
       effects: digests.effects,
       sessionStart: (ctx) => digests.onSessionStart(ctx),
       sessionShutdown: () => digests.onSessionShutdown(),
-      runStart: () => (digests.onRunStarted(), undefined),
-      runSettled: () => digests.onRunSettled(),
+      beforeAgentStart: () => (digests.onBeforeAgentStart(), undefined),
+      agentSettled: () => digests.onAgentSettled(),
       turnEnd: (event, ctx, entries) => digests.onTurnEnd(event, ctx, entries),
     };
   },
-} as const satisfies Strategy<DigestOptions>;
+} as const satisfies Strategy<DigestOptions> & LabRows;

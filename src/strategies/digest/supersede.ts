@@ -2,8 +2,8 @@
 // earlier one. A digest shows such outputs as a reference only. Pure: reads the branch, never the filesystem.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { SessionEntry } from "../../log/entries.ts";
-import { argsObject, pathArgument, textBlocks, toolCallsOf, toolResultOf } from "../checkpoint/conversation.ts";
-import { absolutePath } from "../checkpoint/paths.ts";
+import { argsObject, pathArgument, textBlocks, toolCallsOf, toolResultOf } from "../shared/conversation.ts";
+import { absolutePath } from "../shared/paths.ts";
 
 /** Outputs shorter than this are cheaper to show than to reference. */
 const MIN_SHARED_OUTPUT = 80;

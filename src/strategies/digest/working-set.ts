@@ -2,8 +2,8 @@
 // tail must reach so the newest read (or write) of each of them stays raw. A digest's range is contiguous, so
 // keeping such a read means keeping every step after it; the cap bounds what that costs. Pure: no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import { pathArgument, toolCallsOf, toolResultOf } from "../checkpoint/conversation.ts";
-import { absolutePath } from "../checkpoint/paths.ts";
+import { pathArgument, toolCallsOf, toolResultOf } from "../shared/conversation.ts";
+import { absolutePath } from "../shared/paths.ts";
 
 /** Tools whose path argument names a file the agent is working on. */
 const FILE_TOOLS = new Set(["read", "edit", "write"]);

@@ -1,6 +1,7 @@
 // The `fold` strategy as the registry lists it.
 import { LedgerType } from "../../log/entries.ts";
 import type { Strategy } from "../contract.ts";
+import type { LabRows } from "../../lab/row-spec.ts";
 import { FoldCoordinator } from "./hooks.ts";
 
 export const foldStrategy = {
@@ -38,4 +39,4 @@ export const foldStrategy = {
       turnEnd: (event, ctx) => folds.onTurnEnd(event, ctx),
     };
   },
-} as const satisfies Strategy;
+} as const satisfies Strategy & LabRows;

@@ -1,5 +1,6 @@
 // The `native` strategy as the registry lists it: Pi compacts, and the package adds nothing to its requests.
 import type { Strategy } from "../contract.ts";
+import type { LabRows } from "../../lab/row-spec.ts";
 
 export const nativeStrategy = {
   name: "native",
@@ -19,4 +20,4 @@ export const nativeStrategy = {
     },
   ],
   create: () => ({ effects: { plan: async () => ({ ok: false, reason: "Pi compacts" }) } }),
-} as const satisfies Strategy;
+} as const satisfies Strategy & LabRows;

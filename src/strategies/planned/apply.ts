@@ -1,6 +1,7 @@
 // Deterministic application of a ranked deletion plan to the numbered transcript: validation, protection,
 // the retention target and floor, and rendering with markers. Pure: no I/O.
 import { CHARS_PER_TOKEN, estimateTextTokens } from "../../projection/tokens.ts";
+import { PlanError } from "../shared/fallback.ts";
 import { INTRO, isProtected, markerCount, markerText, type LineKind, type TranscriptLine } from "./transcript.ts";
 
 /** One ranked deletion record: lines `from` through `to`, 1-based, inclusive. */
@@ -24,39 +25,6 @@ export const DEFAULT_RETENTION: RetentionOptions = {
   minRetainedTokens: 8_000,
   minSavedTokens: 2_048,
 };
-
-/** Counts that describe a planning attempt. Numbers only: never transcript or planner text. */
-export interface PlanDiagnostics {
-  /** How the planner answered: the `submit_deletion_plan` tool, or the text form. */
-  form?: "tool" | "text";
-  /** Records the planner sent, accepted, and discarded (tool form only discards individually). */
-  records?: number;
-  accepted?: number;
-  discarded?: number;
-  /** Discarded records by category (`shape`, `reversed`, `bounds`). */
-  discardedBy?: Record<string, number>;
-  /** 1-based index of the first discarded record. */
-  firstDiscarded?: number;
-  /** Why the planner's reply ended (`stop`, `length`, `toolUse`, `error`, `aborted`), when the provider said. */
-  stopReason?: string;
-  /** The reply stopped at the output limit and its cut last record was dropped (text form): a recovered plan. */
-  truncated?: boolean;
-  regionLines?: number;
-  regionTokens?: number;
-  targetTokens?: number;
-}
-
-/** A plan the host must not apply. The message carries numbers and categories only, never transcript text. */
-export class PlanError extends Error {
-  readonly category: string;
-  diagnostics: PlanDiagnostics;
-  constructor(category: string, message: string, diagnostics: PlanDiagnostics = {}) {
-    super(message);
-    this.name = "PlanError";
-    this.category = category;
-    this.diagnostics = diagnostics;
-  }
-}
 
 /** What applying a plan produced. */
 export interface AppliedPlan {

@@ -3,7 +3,8 @@
 // Pure: no I/O; the model call itself is injected.
 import type { Tool } from "@earendil-works/pi-ai";
 import type { ModelReply, ModelRequest } from "../contract.ts";
-import { PlanError, type PlanDiagnostics, type PlanRange } from "./apply.ts";
+import { type PlanDiagnostics, PlanError } from "../shared/fallback.ts";
+import type { PlanRange } from "./apply.ts";
 import { isProtected, type TranscriptLine } from "./transcript.ts";
 
 /** What the prompt says besides the transcript. */

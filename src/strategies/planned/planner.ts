@@ -6,14 +6,8 @@ import { textOf, type LedgerCompactionDetails } from "../../log/entries.ts";
 import { type BranchProjection, projectBranch } from "../../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
 import type { CompactionInput, CompactionPlan, ModelReply, StrategyPlanner } from "../contract.ts";
-import {
-  applyPlan,
-  DEFAULT_RETENTION,
-  PlanError,
-  type AppliedPlan,
-  type PlanDiagnostics,
-  type RetentionOptions,
-} from "./apply.ts";
+import { type PlanDiagnostics, PlanError } from "../shared/fallback.ts";
+import { applyPlan, DEFAULT_RETENTION, type AppliedPlan, type RetentionOptions } from "./apply.ts";
 import { rankDeletions, type LaterContext } from "./heuristic.ts";
 import { buildPlannerPrompt, readPlanReply } from "./model-plan.ts";
 import {

@@ -1,29 +1,10 @@
-// Bounded records of the `planned` strategy's outcomes: the failure record a fallback leaves, the card lines shown
-// for it and for the native compaction that followed, and the planner usage `/context` reports. Pure: no I/O; every
+// Bounded records of the `planned` strategy's outcomes: the card of a successful compaction and the planner usage
+// `/context` reports (the failure record every strategy shares is in ../shared/fallback.ts). Pure: no I/O; every
 // record holds categories and numbers only, never transcript or planner text.
 import type { SessionEntry } from "../../log/entries.ts";
 import { isLedgerCompaction, LedgerType } from "../../log/entries.ts";
-import { PlanError, type PlanDiagnostics } from "./apply.ts";
+import { boundedCounts, type PlanDiagnostics, type PlannerFailureDetails } from "../shared/fallback.ts";
 import type { PlannedDetails } from "./planner.ts";
-
-/** Longest reason a failure record keeps. Our own reasons are short and carry numbers only. */
-const REASON_CHARS = 200;
-
-/** `data` of a `context-ledger/planner-failure` entry. */
-export interface PlannerFailureDetails {
-  v: 1;
-  strategy: string;
-  trigger: "manual" | "threshold" | "overflow";
-  /** `timeout`, `model-unresolved`, `no-valid-records`, `too-little`, … or `error` for anything unexpected. */
-  category: string;
-  reason: string;
-  counts: PlanDiagnostics;
-  /** `provider/model` the planner asked, when it asked one. */
-  model?: string;
-  durationMs: number;
-  /** Tokens of the failed planner call, when the provider reported them. */
-  usage?: { input: number; output: number };
-}
 
 /** customType of the card a successful planned compaction leaves (custom entry: shown, never sent to the model). */
 export const PLANNED_REPORT = "context-ledger/planned-report";
@@ -89,6 +70,8 @@ export function plannedReport(
   };
 }
 
+const fmt = (n: number) => n.toLocaleString("en-US");
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
 const plural = (n: number, word: string) => `${fmt(n)} ${word}${n === 1 ? "" : "s"}`;
 
 /** The plan counts of a recovered plan (records were discarded), or undefined when every record was used. */
@@ -110,124 +93,6 @@ export function plannedCardLines(r: PlannedReportDetails): string[] {
   if (recovered) lines.push(`  ${recovered}`);
   if (r.usage) lines.push(`  planner tokens: ${fmt(r.usage.input)} in, ${fmt(r.usage.output)} out`);
   return lines;
-}
-
-/** `data` of a `context-ledger/native-compaction` entry. */
-export interface NativeCompactionDetails {
-  v: 1;
-  trigger: "manual" | "threshold" | "overflow";
-  compactionEntryId: string;
-  tokensBefore: number;
-  /** Estimated tokens of Pi's summary. */
-  summaryTokens: number;
-  /** The strategy that failed before it. */
-  after: string;
-}
-
-const NUMBER_KEYS: ReadonlyArray<keyof PlanDiagnostics> = [
-  "records",
-  "accepted",
-  "discarded",
-  "firstDiscarded",
-  "regionLines",
-  "regionTokens",
-  "targetTokens",
-];
-
-/** Stop reasons a provider reports (pi-ai's `StopReason`); anything else is not kept. */
-const STOP_REASONS: ReadonlySet<string> = new Set([
-  "stop",
-  "length",
-  "toolUse",
-  "error",
-  "aborted",
-  "pending",
-  "deferred",
-]);
-
-/** Copy only the numeric counts and known category names: nothing of an error's free text survives. */
-function boundedCounts(diagnostics: PlanDiagnostics): PlanDiagnostics {
-  const out: PlanDiagnostics = {};
-  if (diagnostics.form === "tool" || diagnostics.form === "text") out.form = diagnostics.form;
-  for (const key of NUMBER_KEYS) {
-    const value = diagnostics[key];
-    if (typeof value === "number" && Number.isFinite(value)) (out as Record<string, number>)[key] = value;
-  }
-  if (typeof diagnostics.stopReason === "string" && STOP_REASONS.has(diagnostics.stopReason))
-    out.stopReason = diagnostics.stopReason;
-  if (diagnostics.truncated === true) out.truncated = true;
-  if (diagnostics.discardedBy) {
-    const by: Record<string, number> = {};
-    for (const name of ["shape", "reversed", "bounds"]) {
-      const n = diagnostics.discardedBy[name];
-      if (typeof n === "number" && n > 0) by[name] = n;
-    }
-    out.discardedBy = by;
-  }
-  return out;
-}
-
-/**
- * The failure record for an attempt that ended in Pi's native compaction. A PlanError keeps its category, its
- * (numbers-only) message and counts; a plan the host refused keeps the host's own reason (`invalid-plan`); any other
- * error, whose text may come from a provider, becomes `error` without its text.
- */
-export function failureDetails(
-  error: unknown,
-  facts: {
-    strategy: string;
-    trigger: PlannerFailureDetails["trigger"];
-    durationMs: number;
-    model?: string;
-    usage?: { input: number; output: number };
-    reason?: string;
-  },
-): PlannerFailureDetails {
-  const known = error instanceof PlanError;
-  const reason = known ? error.message : (facts.reason ?? "the planner failed");
-  return {
-    v: 1,
-    strategy: facts.strategy,
-    trigger: facts.trigger,
-    category: known ? error.category : error === undefined && facts.reason ? "invalid-plan" : "error",
-    reason: reason.length > REASON_CHARS ? `${reason.slice(0, REASON_CHARS - 1)}…` : reason,
-    counts: known ? boundedCounts(error.diagnostics) : {},
-    ...(facts.model ? { model: facts.model } : {}),
-    durationMs: Math.max(0, Math.round(facts.durationMs)),
-    ...(facts.usage ? { usage: { input: facts.usage.input, output: facts.usage.output } } : {}),
-  };
-}
-
-const fmt = (n: number) => n.toLocaleString("en-US");
-const seconds = (ms: number) => `${(ms / 1000).toFixed(1)}s`;
-
-/** Card lines of a failed attempt: one line collapsed, the counts when expanded. */
-export function failureCardLines(details: PlannerFailureDetails, expanded: boolean): string[] {
-  const head = `${details.strategy} compaction failed (${details.category}) · ${[details.model, seconds(details.durationMs), details.trigger].filter(Boolean).join(" · ")} → Pi compacted natively`;
-  if (!expanded) return [head];
-  const c = details.counts;
-  const lines = [head, `  ${details.reason}`];
-  if (c.regionLines !== undefined)
-    lines.push(
-      `  region: ${fmt(c.regionLines)} lines, ~${fmt(c.regionTokens ?? 0)} tokens, target ~${fmt(c.targetTokens ?? 0)}`,
-    );
-  if (c.records !== undefined) {
-    const by = Object.entries(c.discardedBy ?? {}).map(([k, n]) => `${k} ${n}`);
-    lines.push(
-      `  plan (${c.form ?? "?"} form): ${c.records} records, ${c.accepted ?? 0} accepted, ${c.discarded ?? 0} discarded${by.length ? ` (${by.join(", ")}; first #${c.firstDiscarded})` : ""}`,
-    );
-  }
-  if (c.stopReason)
-    lines.push(`  planner reply ended with: ${c.stopReason}${c.truncated ? " (cut record dropped)" : ""}`);
-  if (details.usage) lines.push(`  planner tokens: ${fmt(details.usage.input)} in, ${fmt(details.usage.output)} out`);
-  return lines;
-}
-
-/** Card line of the native compaction that followed a failure. */
-export function nativeCardLines(details: NativeCompactionDetails): string[] {
-  return [
-    `native compaction · ${fmt(details.tokensBefore)} → ~${fmt(details.summaryTokens)} tokens · ${details.trigger} (after ${details.after} failed)`,
-  ];
 }
 
 /** Planner usage and fallbacks on a branch, for `/context`. */

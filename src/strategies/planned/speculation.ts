@@ -4,7 +4,7 @@
 // (model, prompt with the numbered region, objective and target, tools, output cap) and Pi's compaction settings
 // are exactly the same; anything else aborts the candidate and plans afresh. At most one candidate per run.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
-import { filterPreparation, strategyInput } from "../compaction-effects.ts";
+import { filterPreparation, strategyInput } from "../shared/compaction-effects.ts";
 import type {
   CompleteText,
   CutSettings,
@@ -57,7 +57,7 @@ export class PlannerSpeculation {
   }
 
   /** A run starts: it may prepare one candidate when it ends. */
-  onRunStart(): void {
+  onAgentStart(): void {
     this.startedThisRun = false;
   }
 
@@ -68,7 +68,7 @@ export class PlannerSpeculation {
   }
 
   /** At the end of a run: prepare a candidate when the context passed the ratio. Never blocks. */
-  onRunEnd(ctx: ExtensionContext): void {
+  onAgentEnd(ctx: ExtensionContext): void {
     const planned = this.kit.options();
     if (!planned.speculation || planned.planner === "heuristic" || this.startedThisRun) return;
     const usage = ctx.getContextUsage();

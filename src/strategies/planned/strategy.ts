@@ -1,6 +1,7 @@
 // The `planned` strategy as the registry lists it.
-import { compactionEffects } from "../compaction-effects.ts";
+import { compactionEffects } from "../shared/compaction-effects.ts";
 import type { SettingsSection, Strategy } from "../contract.ts";
+import type { LabRows } from "../../lab/row-spec.ts";
 import { createPlannedPlanner, DEFAULT_PLANNED_OPTIONS, type PlannedOptions } from "./planner.ts";
 import {
   PLANNED_REPORT,
@@ -121,7 +122,7 @@ export const plannedStrategy = {
         },
       },
       // Pi stored our compaction: its card, with the numbers the compaction entry carries and the planning time.
-      compacted: (event) => {
+      sessionCompact: (event) => {
         const timing = planned;
         planned = undefined;
         if (!event.fromExtension || !timing) return;
@@ -130,8 +131,8 @@ export const plannedStrategy = {
       },
       sessionStart: () => speculation.reset(),
       sessionShutdown: () => speculation.reset(),
-      agentStart: () => speculation.onRunStart(),
-      agentEnd: (ctx) => speculation.onRunEnd(ctx),
+      agentStart: () => speculation.onAgentStart(),
+      agentEnd: (ctx) => speculation.onAgentEnd(ctx),
     };
   },
-} as const satisfies Strategy<PlannedOptions>;
+} as const satisfies Strategy<PlannedOptions> & LabRows;

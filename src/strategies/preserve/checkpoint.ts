@@ -2,8 +2,8 @@
 // keepDialogue range rule and the token accounting. Pure: no I/O.
 import { LedgerType, type HiddenRange, type SessionEntry } from "../../log/entries.ts";
 import { estimateTextTokens } from "../../projection/tokens.ts";
-import { fitDelta, ordinalsOf, selectDelta, type Delta, type DeltaUnit } from "./delta.ts";
-import { technicalBreakdown, type TechnicalBreakdown } from "./accounting.ts";
+import { fitDelta, ordinalsOf, selectDelta, type Delta, type DeltaUnit } from "../shared/delta.ts";
+import { technicalBreakdown, type TechnicalBreakdown } from "../shared/accounting.ts";
 import { writeExtractiveCheckpoint } from "./extractive.ts";
 import { deltaOnlyOverhead, unitFitCost } from "./prompt.ts";
 

@@ -2,7 +2,7 @@
 // commands with their exit status and test counts, error signatures). Deterministic; pure: no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { textOf } from "../../log/entries.ts";
-import type { DeltaUnit } from "./delta.ts";
+import type { DeltaUnit } from "../shared/delta.ts";
 import { TOOL_CONTEXT_HEADING } from "./prompt.ts";
 
 const MAX_LINE = 160;

@@ -19,7 +19,8 @@ import type {
   TurnEndEventResult,
 } from "@earendil-works/pi-coding-agent";
 import { LedgerType, type SessionEntry } from "../../log/entries.ts";
-import { projectBranch, viewCut } from "../../projection/project.ts";
+import { projectBranch } from "../../projection/project.ts";
+import { contextStartId } from "../shared/context-start.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
 import type { PlanResult } from "../../../machines/compaction.machine.ts";
 import type {
@@ -30,7 +31,7 @@ import type {
   StrategyKit,
 } from "../contract.ts";
 import { checkpointDraft, type CheckpointWriter, type PreserveDetails, type PreserveDraft } from "./checkpoint.ts";
-import { entryBefore, fitDelta, ordinalsOf, selectDelta, type Delta, type DeltaUnit } from "./delta.ts";
+import { entryBefore, fitDelta, ordinalsOf, selectDelta, type Delta, type DeltaUnit } from "../shared/delta.ts";
 import { writeExtractiveCheckpoint } from "./extractive.ts";
 import {
   chooseRequestShape,
@@ -150,12 +151,12 @@ export class PreserveHost {
   }
 
   /** An agent run started or settled: between runs, only a manual /compact can start a compaction. */
-  onRunStarted(): void {
-    this.shim.runStarted();
+  onBeforeAgentStart(): void {
+    this.shim.beforeAgentStart();
   }
 
-  onRunSettled(): void {
-    this.shim.runSettled();
+  onAgentSettled(): void {
+    this.shim.agentSettled();
   }
 
   /**
@@ -547,14 +548,4 @@ export class PreserveHost {
 export function prefixMessages(branch: readonly SessionEntry[], limitId: string): AgentMessage[] {
   const limit = branch.findIndex((e) => e.id === limitId);
   return projectBranch(branch.slice(0, limit + 1)).messages;
-}
-
-/**
- * Where the model view starts: the first entry the view's cut keeps (restores included), or the first entry. A
- * checkpoint marker keeps from there, so Pi's own view of the session loses nothing the model saw before.
- */
-export function contextStartId(session: LedgerSessionView): string {
-  const live = session.live;
-  const cut = viewCut(live.state, (id) => live.indexOf(id));
-  return live.entries[cut.head < 0 ? 0 : cut.from].id;
 }

@@ -1,6 +1,6 @@
 // How the lab replays preserve: at each step boundary the host's own decision (`checkpointDue`), then the
 // deterministic writer in place of the model. Pure: no I/O.
-import type { LabBoundary, LabBoundaryAct } from "../contract.ts";
+import type { LabBoundary, LabBoundaryAct } from "../../lab/row-spec.ts";
 import { extractiveFromDelta } from "./checkpoint.ts";
 import { checkpointDue } from "./due.ts";
 

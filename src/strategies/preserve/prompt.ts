@@ -3,7 +3,7 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { textOf } from "../../log/entries.ts";
 import { conservativeTextTokens, estimateTextTokens } from "../../projection/tokens.ts";
-import type { DeltaUnit } from "./delta.ts";
+import type { DeltaUnit } from "../shared/delta.ts";
 
 /** The heading every checkpoint body starts with. */
 export const TOOL_CONTEXT_HEADING = "## Tool Context";

@@ -1,6 +1,7 @@
 // The `preserve` strategy as the registry lists it.
 import { LedgerType } from "../../log/entries.ts";
 import type { Strategy } from "../contract.ts";
+import type { LabRows } from "../../lab/row-spec.ts";
 import { PreserveHost } from "./hooks.ts";
 import { extractiveCheckpointAt } from "./lab.ts";
 import { triggerTokens } from "./reserve.ts";
@@ -37,11 +38,11 @@ export const preserveStrategy = {
       appliesTo: (ctx) => preserve.active(ctx),
       sessionStart: (ctx) => preserve.onSessionStart(ctx),
       sessionShutdown: () => preserve.onSessionShutdown(),
-      runStart: () => (preserve.onRunStarted(), undefined),
-      runSettled: () => preserve.onRunSettled(),
-      request: (messages) => (preserve.noteRequest(messages), undefined),
-      response: (message) => preserve.noteResponse(message),
+      beforeAgentStart: () => (preserve.onBeforeAgentStart(), undefined),
+      agentSettled: () => preserve.onAgentSettled(),
+      contextWithSystem: (messages) => (preserve.noteRequest(messages), undefined),
+      messageEnd: (message) => preserve.noteResponse(message),
       turnEnd: (event, ctx, entries) => preserve.onTurnEnd(event, ctx, entries),
     };
   },
-} as const satisfies Strategy<PreserveOptions>;
+} as const satisfies Strategy<PreserveOptions> & LabRows;

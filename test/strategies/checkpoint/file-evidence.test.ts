@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { classifyRead } from "../../../src/strategies/checkpoint/file-evidence.ts";
+import { classifyRead } from "../../../src/strategies/shared/file-evidence.ts";
 import { planCheckpoint } from "../../../src/strategies/checkpoint/planner.ts";
 import { FILES_NOTE } from "../../../src/strategies/checkpoint/render.ts";
 import { LedgerBuilder } from "../../support/ledger-builder.ts";

@@ -6,7 +6,7 @@ import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 // Pi does not export its preparation step; the tests use it to get real boundaries.
 import { prepareCompaction } from "../../../node_modules/@earendil-works/pi-coding-agent/dist/core/compaction/compaction.js";
 import { branchTo } from "../../../src/log/branch.ts";
-import { textBlocks, toolCallsOf, pathArgument } from "../../../src/strategies/checkpoint/conversation.ts";
+import { textBlocks, toolCallsOf, pathArgument } from "../../../src/strategies/shared/conversation.ts";
 import { planCheckpoint, type CheckpointOptions } from "../../../src/strategies/checkpoint/planner.ts";
 import { isGeneratedLine, unescapeLine } from "../../../src/strategies/checkpoint/render.ts";
 import { compactionInput, type CompactionInput } from "../../../src/strategies/contract.ts";

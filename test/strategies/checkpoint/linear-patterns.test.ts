@@ -1,8 +1,8 @@
 // Checkpoint's patterns on hostile text: the same answers as the backtracking patterns they replaced, and one
 // read of the text (a prompt of unclosed instruction tags, a read whose last line repeats " exceeds ").
 import { describe, expect, it } from "vitest";
-import { classifyRead } from "../../../src/strategies/checkpoint/file-evidence.ts";
-import { instructionBlocks } from "../../../src/strategies/checkpoint/startup-reads.ts";
+import { classifyRead } from "../../../src/strategies/shared/file-evidence.ts";
+import { instructionBlocks } from "../../../src/strategies/shared/startup-reads.ts";
 
 describe("linear checkpoint patterns", () => {
   it("instruction blocks: the same blocks as the lazy pattern, and many unclosed openers read once", () => {

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { prepareCompaction } from "../../../node_modules/@earendil-works/pi-coding-agent/dist/core/compaction/compaction.js";
 import { branchTo } from "../../../src/log/branch.ts";
-import { textBlocks } from "../../../src/strategies/checkpoint/conversation.ts";
+import { textBlocks } from "../../../src/strategies/shared/conversation.ts";
 import {
   DEFAULT_CHECKPOINT_OPTIONS,
   planCheckpoint,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { abbreviateCwd, displayPath } from "../../../src/strategies/checkpoint/paths.ts";
+import { abbreviateCwd, displayPath } from "../../../src/strategies/shared/paths.ts";
 import {
   ARGUMENT_PREFIX_CHARS,
   capEncoded,
@@ -8,7 +8,7 @@ import {
   formatArguments,
   formatSignature,
   jsonPrefix,
-} from "../../../src/strategies/checkpoint/signatures.ts";
+} from "../../../src/strategies/shared/signatures.ts";
 
 const CWD = "/home/dev/repo";
 

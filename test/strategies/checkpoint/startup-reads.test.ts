@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { planCheckpoint, type CheckpointDetails } from "../../../src/strategies/checkpoint/planner.ts";
-import { instructionBlocks, mentions } from "../../../src/strategies/checkpoint/startup-reads.ts";
+import { instructionBlocks, mentions } from "../../../src/strategies/shared/startup-reads.ts";
 import { LedgerBuilder } from "../../support/ledger-builder.ts";
 import { compactInto, inputFor, UNCAPPED } from "./fixtures.ts";
 

@@ -13,7 +13,7 @@ import {
   type DigestInput,
 } from "../../../src/strategies/digest/plan.ts";
 import { extractiveCheckpoint } from "../../../src/strategies/preserve/checkpoint.ts";
-import { entryBefore, selectDelta } from "../../../src/strategies/preserve/delta.ts";
+import { entryBefore, selectDelta } from "../../../src/strategies/shared/delta.ts";
 import { draftEntry as preserveEntry } from "../preserve/fixtures.ts";
 import { LedgerBuilder } from "../../support/ledger-builder.ts";
 import { appendDigest, FAILING_RUN, PASSING_RUN, retryTask, SMALL, textOfMessage } from "./fixtures.ts";

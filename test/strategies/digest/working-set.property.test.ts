@@ -6,7 +6,7 @@ import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { planDigest, type DigestDraft } from "../../../src/strategies/digest/plan.ts";
 import { digestPolicy, digestSettings, type DigestPolicy } from "../../../src/strategies/digest/policy.ts";
 import { stepFiles, tailStart, type WorkStep } from "../../../src/strategies/digest/working-set.ts";
-import { entryBefore } from "../../../src/strategies/preserve/delta.ts";
+import { entryBefore } from "../../../src/strategies/shared/delta.ts";
 import { projectBranch } from "../../../src/projection/project.ts";
 import { LedgerBuilder } from "../../support/ledger-builder.ts";
 import { appendDigest, SMALL } from "./fixtures.ts";

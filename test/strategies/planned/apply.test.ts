@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { applyPlan, PlanError, render, validateRanges } from "../../../src/strategies/planned/apply.ts";
+import { applyPlan, render, validateRanges } from "../../../src/strategies/planned/apply.ts";
+import { PlanError } from "../../../src/strategies/shared/fallback.ts";
 import { INTRO, markerText, type TranscriptLine } from "../../../src/strategies/planned/transcript.ts";
 import { NO_FLOOR } from "./fixtures.ts";
 

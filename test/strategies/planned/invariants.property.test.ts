@@ -10,7 +10,8 @@ import { prepareCompaction } from "../../../node_modules/@earendil-works/pi-codi
 import { branchTo } from "../../../src/log/branch.ts";
 import { estimateTextTokens } from "../../../src/projection/tokens.ts";
 import { compactionInput, type CompactionInput, type CompactionPlan } from "../../../src/strategies/contract.ts";
-import { applyPlan, PlanError, type RetentionOptions } from "../../../src/strategies/planned/apply.ts";
+import { applyPlan, type RetentionOptions } from "../../../src/strategies/planned/apply.ts";
+import { PlanError } from "../../../src/strategies/shared/fallback.ts";
 import {
   planHeuristic,
   planPlanned,

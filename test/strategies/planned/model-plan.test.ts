@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PlanError } from "../../../src/strategies/planned/apply.ts";
+import { PlanError } from "../../../src/strategies/shared/fallback.ts";
 import {
   buildPlannerPrompt,
   DELETION_PLAN_TOOL,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { CompactionEntry } from "@earendil-works/pi-coding-agent";
-import { PlanError } from "../../../src/strategies/planned/apply.ts";
+import { PlanError } from "../../../src/strategies/shared/fallback.ts";
 import {
   createPlannedPlanner,
   planHeuristic,

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { LedgerType } from "../../../src/log/entries.ts";
-import { PlanError } from "../../../src/strategies/planned/apply.ts";
-import { failureCardLines, failureDetails, plannedUsage, usageLines } from "../../../src/strategies/planned/report.ts";
+import { plannedUsage, usageLines } from "../../../src/strategies/planned/report.ts";
+import { failureCardLines, failureDetails, PlanError } from "../../../src/strategies/shared/fallback.ts";
 
 const facts = { strategy: "planned", trigger: "threshold" as const, durationMs: 1234.6 };
 

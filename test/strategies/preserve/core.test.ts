@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { LedgerType } from "../../../src/log/entries.ts";
 import { projectBranch } from "../../../src/projection/project.ts";
 import { checkpointDraft, extractiveCheckpoint } from "../../../src/strategies/preserve/checkpoint.ts";
-import { entryBefore, fitDelta, ordinalsOf, selectDelta } from "../../../src/strategies/preserve/delta.ts";
+import { entryBefore, fitDelta, ordinalsOf, selectDelta } from "../../../src/strategies/shared/delta.ts";
 import { writeExtractiveCheckpoint } from "../../../src/strategies/preserve/extractive.ts";
 import {
   chooseRequestShape,

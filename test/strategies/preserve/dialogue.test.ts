@@ -7,7 +7,7 @@ import { buildSessionProjection } from "@earendil-works/pi-coding-agent";
 import { LiveLedger } from "../../../src/projection/live-ledger.ts";
 import { projectBranch } from "../../../src/projection/project.ts";
 import { extractiveCheckpoint } from "../../../src/strategies/preserve/checkpoint.ts";
-import { selectDelta } from "../../../src/strategies/preserve/delta.ts";
+import { selectDelta } from "../../../src/strategies/shared/delta.ts";
 import { renderUnit } from "../../../src/strategies/preserve/prompt.ts";
 import { LedgerBuilder } from "../../support/ledger-builder.ts";
 import { appendDraft } from "./fixtures.ts";

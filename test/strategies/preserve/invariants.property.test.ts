@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { LedgerType, type SessionEntry } from "../../../src/log/entries.ts";
 import { projectBranch } from "../../../src/projection/project.ts";
 import { extractiveCheckpoint, type PreserveDraft } from "../../../src/strategies/preserve/checkpoint.ts";
-import { entryBefore } from "../../../src/strategies/preserve/delta.ts";
+import { entryBefore } from "../../../src/strategies/shared/delta.ts";
 import { ledgerArb } from "../../arbitraries/index.ts";
 import { propertyTimeout, runs } from "../../support/fast-check.ts";
 import { assertPaired, assistantIndices, batchEnd, pathOf, rewritesHistory } from "../../support/generated-paths.ts";

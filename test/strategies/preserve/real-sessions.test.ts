@@ -7,7 +7,7 @@ import { LedgerType, textOf, type SessionEntry } from "../../../src/log/entries.
 import { projectBranch } from "../../../src/projection/project.ts";
 import { estimateMessagesTokens } from "../../../src/projection/tokens.ts";
 import { extractiveCheckpoint } from "../../../src/strategies/preserve/checkpoint.ts";
-import { entryBefore } from "../../../src/strategies/preserve/delta.ts";
+import { entryBefore } from "../../../src/strategies/shared/delta.ts";
 import { decideTrigger } from "../../../src/strategies/preserve/reserve.ts";
 import { loadRealSessions } from "../../properties/real-sessions.ts";
 

@@ -2,10 +2,10 @@
 // preparation filtered by the ranges, the strategy's input built from it, and the chart effects that ask the
 // strategy's pure planner with model access from the kit and check its plan before Pi stores it.
 import type { ExtensionContext, SessionBeforeCompactEvent, SessionEntry } from "@earendil-works/pi-coding-agent";
-import { collectFileOps } from "../projection/file-ops.ts";
+import { collectFileOps } from "../../projection/file-ops.ts";
 import {
+  type CompactionPlan,
   compactionInput,
-  type CompactionFactPlan,
   type CompleteText,
   type ContextFile,
   type CutSettings,
@@ -14,7 +14,7 @@ import {
   type StrategyEffects,
   type StrategyKit,
   type StrategyPlanner,
-} from "./contract.ts";
+} from "../contract.ts";
 
 /**
  * Drop folded messages from Pi's summary input and rebuild its file lists from what remains, carrying the
@@ -45,7 +45,7 @@ export function filterPreparation(
 
 /** Check a plan before Pi persists it. Garbage never reaches the ledger. */
 export function validatePlan(
-  plan: CompactionFactPlan,
+  plan: CompactionPlan,
   branch: readonly SessionEntry[],
   strategy: string,
 ): string | undefined {

@@ -14,7 +14,6 @@ import {
   type PairedCall,
 } from "./conversation.ts";
 import { displayPath } from "./paths.ts";
-import type { FileLine } from "./render.ts";
 
 /** How much of a file one read output shows. `uncertain`: the output is there but its extent is unknown. */
 export type ReadCompleteness = "full" | "partial" | "uncertain";
@@ -261,6 +260,12 @@ function startupLabel(startup: StartupEvidence, editedAfter: boolean): string {
         ? "partial startup read retained"
         : "startup read output retained";
   return editedAfter ? `${kind}, then edited` : kind;
+}
+
+/** One file-list line. */
+export interface FileLine {
+  path: string;
+  annotation?: string;
 }
 
 /** Annotate the cumulative lists. Labels are recomputed at every checkpoint and never persisted. */
