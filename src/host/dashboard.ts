@@ -1,7 +1,8 @@
 // The /context dashboard: a plain-text report of the branch as the ledger sees it.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { quoted, shownName } from "../log/display.ts";
-import { isRangeEntry, isRestoreEntry, textOf } from "../log/entries.ts";
+import { isRestoreEntry, textOf } from "../log/entries.ts";
+import { isRangeEntry } from "../strategies/catalog.ts";
 import { RangeMask } from "../projection/ranges.ts";
 import type { LiveLedger } from "../projection/live-ledger.ts";
 import {
@@ -37,7 +38,7 @@ function nameOf(live: LiveLedger, id: string | null): string {
 
 /** Entries one range hides on the path, and their estimated tokens (exemptions honoured). */
 function hiddenBy(live: LiveLedger, rule: RangeRule): { entries: number; tokens: number } {
-  const mask = new RangeMask([rule], { indexOf: (id) => live.indexOf(id), get: (id) => live.getEntry(id) });
+  const mask = new RangeMask([rule], { indexOf: (id) => live.indexOf(id), get: (id) => live.getEntry(id) }, live.facts);
   const from = rule.afterId === null ? 0 : live.indexOf(rule.afterId) + 1;
   const through = live.indexOf(rule.throughId);
   let entries = 0;

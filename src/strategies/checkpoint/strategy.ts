@@ -4,6 +4,7 @@ import { compactionEffects } from "../compaction-effects.ts";
 import type { SettingsSection, Strategy } from "../contract.ts";
 import { createCheckpointPlanner, DEFAULT_CHECKPOINT_OPTIONS, type CheckpointOptions } from "./planner.ts";
 import { recapHooks } from "./recap-hooks.ts";
+import { checkpointFacts } from "./records.ts";
 
 /** `contextLedger.checkpoint` and PI_CONTEXT_LEDGER_CAP_PERCENT. */
 const checkpointSettings: SettingsSection<CheckpointOptions> = {
@@ -32,6 +33,7 @@ export const checkpointStrategy = {
     action: "older turns are compacted into a verbatim checkpoint (no model call) and recent turns stay as they are",
   },
   routes: { turnEnd: "native", manual: "plan", threshold: "plan", overflow: "plan" },
+  records: checkpointFacts,
   // The recap follows every checkpoint compaction on the branch, whichever strategy is configured now.
   scope: "always",
   settings: checkpointSettings,

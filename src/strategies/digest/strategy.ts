@@ -1,9 +1,9 @@
 // The `digest` strategy as the registry lists it.
-import { LedgerType } from "../../log/entries.ts";
 import type { Strategy } from "../contract.ts";
 import { DigestHost } from "./hooks.ts";
 import { digestAt, workingSetDigestAt } from "./lab.ts";
 import { digestPolicy, digestSettings, type DigestOptions } from "./policy.ts";
+import { DIGEST_RECORD, digestFacts } from "./records.ts";
 
 export const digestStrategy = {
   name: "digest",
@@ -18,7 +18,8 @@ export const digestStrategy = {
   routes: { turnEnd: "plan", manual: "plan", threshold: "plan", overflow: "native" },
   scope: "configured",
   settings: digestSettings,
-  facts: { [LedgerType.digest]: "digest" },
+  facts: { [DIGEST_RECORD]: "digest" },
+  records: digestFacts,
   lab: [
     {
       id: "digest",

@@ -1,7 +1,7 @@
 // The `fold` strategy as the registry lists it.
-import { LedgerType } from "../../log/entries.ts";
 import type { Strategy } from "../contract.ts";
 import { FoldCoordinator } from "./hooks.ts";
+import { FOLD_RECORD, foldFacts } from "./records.ts";
 
 export const foldStrategy = {
   name: "fold",
@@ -11,7 +11,8 @@ export const foldStrategy = {
   // The tools serve every configured strategy; the model, not a setting, asks for a fold.
   scope: "always",
   selectable: false,
-  facts: { [LedgerType.fold]: "fold" },
+  facts: { [FOLD_RECORD]: "fold" },
+  records: foldFacts,
   // The model decides when to fold, so the lab stands a scripted agent in for it.
   lab: [
     {

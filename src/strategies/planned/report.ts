@@ -2,7 +2,8 @@
 // for it and for the native compaction that followed, and the planner usage `/context` reports. Pure: no I/O; every
 // record holds categories and numbers only, never transcript or planner text.
 import type { SessionEntry } from "../../log/entries.ts";
-import { isLedgerCompaction, LedgerType } from "../../log/entries.ts";
+import { isLedgerCompaction } from "../../log/entries.ts";
+import { LedgerType } from "../catalog.ts";
 import { PlanError, type PlanDiagnostics } from "./apply.ts";
 import type { PlannedDetails } from "./planner.ts";
 

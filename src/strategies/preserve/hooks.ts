@@ -18,7 +18,8 @@ import type {
   TurnEndEvent,
   TurnEndEventResult,
 } from "@earendil-works/pi-coding-agent";
-import { LedgerType, type SessionEntry } from "../../log/entries.ts";
+import type { SessionEntry } from "../../log/entries.ts";
+import { LedgerType } from "../catalog.ts";
 import { projectBranch, viewCut } from "../../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
 import type { PlanResult } from "../../../machines/compaction.machine.ts";
@@ -47,6 +48,7 @@ import { checkpointDue } from "./due.ts";
 import { reserveTokens } from "./reserve.ts";
 import { preserveAppliesTo, type PreserveOptions } from "./settings.ts";
 import { forTerminal } from "../../log/display.ts";
+import { LEDGER_FACTS } from "../catalog.ts";
 
 type AnyModel = Model<Api>;
 
@@ -546,7 +548,7 @@ export class PreserveHost {
 /** The model view as the previous provider request saw it: the branch projected up to the boundary. */
 export function prefixMessages(branch: readonly SessionEntry[], limitId: string): AgentMessage[] {
   const limit = branch.findIndex((e) => e.id === limitId);
-  return projectBranch(branch.slice(0, limit + 1)).messages;
+  return projectBranch(branch.slice(0, limit + 1), LEDGER_FACTS).messages;
 }
 
 /**

@@ -1,10 +1,10 @@
 // The `preserve` strategy as the registry lists it.
-import { LedgerType } from "../../log/entries.ts";
 import type { Strategy } from "../contract.ts";
 import { PreserveHost } from "./hooks.ts";
 import { extractiveCheckpointAt } from "./lab.ts";
 import { triggerTokens } from "./reserve.ts";
 import { preserveSettings, type PreserveOptions } from "./settings.ts";
+import { PRESERVE_RECORD, preserveFacts } from "./records.ts";
 
 export const preserveStrategy = {
   name: "preserve",
@@ -19,7 +19,8 @@ export const preserveStrategy = {
   },
   routes: { turnEnd: "plan", manual: "plan", threshold: "cancel", overflow: "native" },
   scope: "configured",
-  facts: { [LedgerType.preserve]: "tool summary" },
+  facts: { [PRESERVE_RECORD]: "tool summary" },
+  records: preserveFacts,
   settings: preserveSettings,
   lab: [
     {

@@ -3,13 +3,15 @@
 // message reaches the final view verbatim.
 import { describe, expect, it } from "vitest";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import { LedgerType, textOf, type SessionEntry } from "../../../src/log/entries.ts";
+import { textOf, type SessionEntry } from "../../../src/log/entries.ts";
+import { LedgerType } from "../../../src/strategies/catalog.ts";
 import { projectBranch } from "../../../src/projection/project.ts";
 import { estimateMessagesTokens } from "../../../src/projection/tokens.ts";
 import { extractiveCheckpoint } from "../../../src/strategies/preserve/checkpoint.ts";
 import { entryBefore } from "../../../src/strategies/preserve/delta.ts";
 import { decideTrigger } from "../../../src/strategies/preserve/reserve.ts";
 import { loadRealSessions } from "../../properties/real-sessions.ts";
+import { LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 
 const WINDOW = 32_000;
 
@@ -29,7 +31,7 @@ describe("preserve on the real sessions", () => {
       let n = 0;
       const boundary = () => {
         if (!lastAssistant) return;
-        const view = projectBranch(branch).messages;
+        const view = projectBranch(branch, LEDGER_FACTS).messages;
         const limitId = entryBefore(branch, lastAssistant);
         if (!limitId) return;
         if (
@@ -51,7 +53,7 @@ describe("preserve on the real sessions", () => {
           display: true,
           details: draft.details,
         } as SessionEntry);
-        const after = projectBranch(branch).messages;
+        const after = projectBranch(branch, LEDGER_FACTS).messages;
         // The previous checkpoint's prefix is unchanged by the new one (all of them are checked again at the end).
         const at = checkpointPositions(after);
         expect(at.length).toBe(prefixes.length + 1);
@@ -67,7 +69,7 @@ describe("preserve on the real sessions", () => {
       }
       expect(n).toBeGreaterThan(3);
 
-      const final = projectBranch(branch).messages;
+      const final = projectBranch(branch, LEDGER_FACTS).messages;
       const at = checkpointPositions(final);
       prefixes.forEach((json, k) =>
         expect(JSON.stringify(final.slice(0, at[k] + 1)) === json, `prefix of checkpoint ${k + 1}`).toBe(true),
@@ -83,7 +85,9 @@ describe("preserve on the real sessions", () => {
       );
       expect(finalUsers).toEqual(sourceUsers);
       // Most of the tool traffic is gone from the view.
-      expect(estimateMessagesTokens(final)).toBeLessThan(estimateMessagesTokens(projectBranch(source).messages) / 2);
+      expect(estimateMessagesTokens(final)).toBeLessThan(
+        estimateMessagesTokens(projectBranch(source, LEDGER_FACTS).messages) / 2,
+      );
     }, 120_000);
   }
 });
