@@ -86,8 +86,8 @@ function actList(acts: readonly ActInfo[]): string {
 
 /** Why a checkpoint marker cannot be restored, and what to name instead (its declaration names what it reports). */
 function markerRefusal(marker: CompactionEntry, declaration: MarkerDeclaration): string {
-  const checkpoint = declaration.reports((marker.details ?? {}) as Record<string, unknown>);
-  return `compaction ${marker.id} only marks the end of a manual /compact and hides nothing; to bring back what it summarized, restore ${checkpoint}.`;
+  const reported = declaration.reports((marker.details ?? {}) as Record<string, unknown>);
+  return `compaction ${marker.id} only marks the end of a manual /compact and hides nothing; to bring back what it summarized, restore ${reported}.`;
 }
 
 /** The act that hides the entry at `index`, newest first: a range that holds it, or the compaction cut. */
