@@ -39,7 +39,7 @@ export function boundaryRow(
     },
     async beforeRequest(): Promise<TimedAction | undefined> {
       const action = act();
-      if (strategy.routes.overflow !== "native" || ledger.view.tokens <= settings.window) return action;
+      if (strategy.routes.overflow !== "pi" || ledger.view.tokens <= settings.window) return action;
       const overflow = await compactNow(ledger, settings, nativeSummary, "ours");
       if (overflow) state = reduceBranch(ledger.branch, LEDGER_FACTS);
       // One act per request: a fact that did not prevent the overflow is reported with it.

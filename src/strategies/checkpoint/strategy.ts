@@ -32,7 +32,7 @@ export const checkpointStrategy = {
   budget: {
     action: "older turns are compacted into a verbatim checkpoint (no model call) and recent turns stay as they are",
   },
-  routes: { turnEnd: "native", manual: "plan", threshold: "plan", overflow: "plan" },
+  routes: { turnEnd: "pi", manual: "plan", threshold: "plan", overflow: "plan" },
   records: checkpointFacts,
   // The recap follows every checkpoint compaction on the branch, whichever strategy is configured now.
   scope: "always",

@@ -15,7 +15,7 @@ export const digestStrategy = {
       "every older tool step is replaced by a digest (call, outcome, key output lines) while the dialogue stays verbatim",
     ownThreshold: (contextWindow: number) => digestPolicy(contextWindow).full,
   },
-  routes: { turnEnd: "plan", manual: "plan", threshold: "plan", overflow: "native" },
+  routes: { turnEnd: "plan", manual: "plan", threshold: "plan", overflow: "pi" },
   scope: "configured",
   settings: digestSettings,
   facts: { [DIGEST_RECORD]: "digest" },

@@ -7,7 +7,7 @@ export const foldStrategy = {
   name: "fold",
   summary: "Folds the model asks for with context_compact: its summary replaces the history after a named position.",
   // A fold is a tool request; it never answers Pi's compaction.
-  routes: { turnEnd: "plan", manual: "native", threshold: "native", overflow: "native" },
+  routes: { turnEnd: "plan", manual: "pi", threshold: "pi", overflow: "pi" },
   // The tools serve every configured strategy; the model, not a setting, asks for a fold.
   scope: "always",
   selectable: false,

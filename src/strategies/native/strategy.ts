@@ -6,7 +6,7 @@ export const nativeStrategy = {
   name: "native",
   summary: "Pi's own compaction, unchanged.",
   budget: { action: "Pi summarizes older history with the model and recent turns stay as they are" },
-  routes: { turnEnd: "native", manual: "native", threshold: "native", overflow: "native" },
+  routes: { turnEnd: "pi", manual: "pi", threshold: "pi", overflow: "pi" },
   records: nativeFacts,
   scope: "configured",
   // It promises Pi's own requests, so even a budget notice waits for the user to ask for it.

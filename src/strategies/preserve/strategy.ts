@@ -17,7 +17,7 @@ export const preserveStrategy = {
     action: "older tool calls and results are replaced by a tool summary while the dialogue stays verbatim",
     ownThreshold: triggerTokens,
   },
-  routes: { turnEnd: "plan", manual: "plan", threshold: "cancel", overflow: "native" },
+  routes: { turnEnd: "plan", manual: "plan", threshold: "cancel", overflow: "pi" },
   scope: "configured",
   facts: { [PRESERVE_RECORD]: "tool summary" },
   records: preserveFacts,
