@@ -1,7 +1,7 @@
 // The closed set of facts this package writes into Pi's session, each with version 1, by record name (the catalog
-// in `catalog.ts` says what they mean to the view). A reader is declared per record name, so a new record type without a reader does not compile; anything else
-// carrying our prefix, or a version this code does not know, is reported as unreadable instead of being guessed at.
-// Pure.
+// in `catalog.ts` says what they mean to the view). A reader is declared per record name, so a new record type
+// without a reader does not compile; anything else carrying our prefix, or a version this code does not know, is
+// reported as unreadable instead of being guessed at. Pure.
 import {
   type CompactionEntry,
   type CustomMessageEntry,

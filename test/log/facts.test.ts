@@ -102,6 +102,27 @@ describe("the fact reader reads what strategies declare", () => {
     expect(message).toContain("the note left the context");
   });
 
+  it("the live ledger reads each entry once, as it joins the path, and never again to project or map a request", () => {
+    const { entries } = session();
+    const reads = new Map<string, number>();
+    class Counting extends LedgerFacts {
+      override read(entry: SessionEntry) {
+        reads.set(entry.id, (reads.get(entry.id) ?? 0) + 1);
+        return super.read(entry);
+      }
+    }
+    const live = new LiveLedger(new Counting([exampleFacts, piOnly]));
+    const byId = new Map(entries.map((e) => [e.id, e] as const));
+    const half = entries[2].id;
+    live.sync(half, (id) => byId.get(id));
+    live.sync(entries[entries.length - 1].id, (id) => byId.get(id));
+    live.view();
+    live.requestContext(projectBranch(entries, facts).messages);
+    live.estimateViewTokens();
+    expect([...reads.keys()]).toEqual(entries.map((e) => e.id));
+    expect([...reads.values()].every((n) => n === 1)).toBe(true);
+  });
+
   it("a restore naming an act nobody declares is no fact", () => {
     const entry = {
       type: "custom",
