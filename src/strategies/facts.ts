@@ -31,8 +31,8 @@ export interface FoldNoticeDetails {
   reason: string;
 }
 
-/** Every fact this package writes, by record name. */
-export type LedgerFact =
+/** Every fact this package writes, by record name, details typed (the view reads `LedgerFact`, in `src/log`). */
+export type LedgerRecord =
   | { record: "fold"; entry: CustomMessageEntry<FoldDetails> }
   | { record: "notice"; entry: CustomMessageEntry<FoldNoticeDetails | BudgetNoticeDetails> }
   | { record: "recap"; entry: CustomMessageEntry<RecapDetails> }
@@ -44,12 +44,12 @@ export type LedgerFact =
   | { record: "pin"; entry: CustomEntry<PinData> }
   | { record: "compaction"; entry: CompactionEntry<LedgerCompactionDetails> };
 
-export type RecordName = LedgerFact["record"];
+export type RecordName = LedgerRecord["record"];
 
 /** Reading of one entry: ours and understood, ours but unreadable (with a bounded reason), or not ours. */
-export type FactReading = { ok: true; fact: LedgerFact } | { ok: false; reason: string } | undefined;
+export type FactReading = { ok: true; fact: LedgerRecord } | { ok: false; reason: string } | undefined;
 
-type Reader = (entry: SessionEntry) => LedgerFact | undefined;
+type Reader = (entry: SessionEntry) => LedgerRecord | undefined;
 
 const object = (value: unknown): Record<string, unknown> | undefined =>
   value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
