@@ -4,14 +4,13 @@ import { describe, expect, it } from "vitest";
 import { buildSessionProjection } from "@earendil-works/pi-coding-agent";
 import { branchTo } from "../../src/log/branch.ts";
 import type { SessionEntry } from "../../src/log/entries.ts";
-import { LedgerType } from "../../src/strategies/catalog.ts";
+import { LedgerType, LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 import { activePins, reduceBranch } from "../../src/projection/ledger-state.ts";
 import { LiveLedger } from "../../src/projection/live-ledger.ts";
 import { keepsContext, pinGroup } from "../../src/projection/pins.ts";
 import { renderPins } from "../../src/projection/pin-plan.ts";
 import { lookupOf, projectBranch } from "../../src/projection/project.ts";
 import { LedgerBuilder } from "../support/ledger-builder.ts";
-import { LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 
 const path = (b: LedgerBuilder, leaf = b.leaf) => branchTo(b.entries, leaf);
 const view = (b: LedgerBuilder) => JSON.stringify(projectBranch(path(b), LEDGER_FACTS).messages);

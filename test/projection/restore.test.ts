@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { buildSessionProjection } from "@earendil-works/pi-coding-agent";
 import { branchTo } from "../../src/log/branch.ts";
 import type { SessionEntry } from "../../src/log/entries.ts";
-import { LedgerType } from "../../src/strategies/catalog.ts";
+import { LedgerType, LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 import { reduceBranch } from "../../src/projection/ledger-state.ts";
 import { LiveLedger } from "../../src/projection/live-ledger.ts";
 import { projectBranch } from "../../src/projection/project.ts";
@@ -16,7 +16,6 @@ import {
   resolveRestoreTarget,
 } from "../../src/projection/restore.ts";
 import { LedgerBuilder } from "../support/ledger-builder.ts";
-import { LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 
 const path = (b: LedgerBuilder, leaf = b.leaf) => branchTo(b.entries, leaf);
 const view = (b: LedgerBuilder, leaf = b.leaf) => JSON.stringify(projectBranch(path(b, leaf), LEDGER_FACTS).messages);

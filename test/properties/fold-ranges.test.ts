@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { branchTo } from "../../src/log/branch.ts";
 import type { SessionEntry } from "../../src/log/entries.ts";
-import { LedgerType, type FoldDetails } from "../../src/strategies/catalog.ts";
+import { LedgerType, type FoldDetails, LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 import { LiveLedger } from "../../src/projection/live-ledger.ts";
 import { projectBranch } from "../../src/projection/project.ts";
 import {
@@ -14,7 +14,6 @@ import {
   type FoldView,
 } from "../../src/strategies/fold/targets.ts";
 import { ledgerArb, naiveHiddenIds, visibleFoldTargets } from "../arbitraries/index.ts";
-import { LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 
 const runs = Number(process.env.FC_RUNS ?? 200);
 

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { buildSessionProjection, type SessionEntry } from "@earendil-works/pi-coding-agent";
 import { branchTo, indexById } from "../../src/log/branch.ts";
-import { LedgerType } from "../../src/strategies/catalog.ts";
+import { LedgerType, LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 import { activePins, reduceBranch } from "../../src/projection/ledger-state.ts";
 import { LiveLedger } from "../../src/projection/live-ledger.ts";
 import { isPinnable } from "../../src/projection/pins.ts";
@@ -14,7 +14,6 @@ import { ledgerArb, naivePinnedIds } from "../arbitraries/index.ts";
 import { loadRealSessions } from "./real-sessions.ts";
 import { numRuns, propertyTimeout } from "./runs.ts";
 import { answeredCallIds, pairingViolations } from "./tool-pairing.ts";
-import { LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 
 /** Pin-heavy ledgers: pins, folds, tool checkpoints, compactions and restores in one mix. */
 const pinnedLedgerArb = ledgerArb({

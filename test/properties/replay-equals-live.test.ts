@@ -8,12 +8,11 @@ import { branchTo, indexById } from "../../src/log/branch.ts";
 import { reduceBranch } from "../../src/projection/ledger-state.ts";
 import { LiveLedger } from "../../src/projection/live-ledger.ts";
 import { projectBranch } from "../../src/projection/project.ts";
-import { LedgerType } from "../../src/strategies/catalog.ts";
+import { LedgerType, LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 import { buildLedger, ledgerArb, type GeneratedLedger } from "../arbitraries/index.ts";
 import { LedgerBuilder } from "../support/ledger-builder.ts";
 import { loadRealSessions } from "./real-sessions.ts";
 import { numRuns, propertyTimeout } from "./runs.ts";
-import { LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 
 /** What Pi hands the `context` hook: its own projection, cloned (identity is lost on the way). */
 function piRequest(entries: SessionEntry[], leafId: string | null, byId: Map<string, SessionEntry>): AgentMessage[] {

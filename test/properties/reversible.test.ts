@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { buildSessionProjection, SessionManager, type SessionEntry } from "@earendil-works/pi-coding-agent";
 import { branchTo, indexById } from "../../src/log/branch.ts";
 import { isRestoreEntry } from "../../src/log/entries.ts";
-import { LedgerType } from "../../src/strategies/catalog.ts";
+import { LedgerType, LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 import { reduceBranch } from "../../src/projection/ledger-state.ts";
 import { LiveLedger } from "../../src/projection/live-ledger.ts";
 import { projectBranch } from "../../src/projection/project.ts";
@@ -26,7 +26,6 @@ import {
   toJsonl,
 } from "../arbitraries/index.ts";
 import { numRuns, propertyTimeout } from "./runs.ts";
-import { LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ctx-ledger-restore-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

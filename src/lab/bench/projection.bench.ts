@@ -3,12 +3,11 @@
 import { performance } from "node:perf_hooks";
 import { buildSessionProjection } from "@earendil-works/pi-coding-agent";
 import type { SessionEntry } from "../../log/entries.ts";
-import { type FoldDetails, LedgerType } from "../../strategies/catalog.ts";
+import { type FoldDetails, LedgerType, LEDGER_FACTS } from "../../strategies/catalog.ts";
 import { LiveLedger } from "../../projection/live-ledger.ts";
 import { projectBranch } from "../../projection/project.ts";
 import { generateSession } from "../sample/generate.ts";
 import type { BenchRow } from "./types.ts";
-import { LEDGER_FACTS } from "../../strategies/catalog.ts";
 
 /**
  * A linear ledger of exactly `size` entries from the sample generator. With `foldEvery`, a fold fact follows

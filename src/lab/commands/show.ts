@@ -4,7 +4,7 @@
 import { parseArgs } from "node:util";
 import { loadSessionFile } from "../../host/session-file.ts";
 import { isLedgerCompaction, isLedgerEntry, type SessionEntry, textOf } from "../../log/entries.ts";
-import { isFoldEntry } from "../../strategies/catalog.ts";
+import { isFoldEntry, LEDGER_FACTS } from "../../strategies/catalog.ts";
 import { isRevokedMessage, reduceBranch, type LedgerState } from "../../projection/ledger-state.ts";
 import { entryMessages, lookupOf, projectBranch } from "../../projection/project.ts";
 import { RangeMask } from "../../projection/ranges.ts";
@@ -15,7 +15,6 @@ import { sessionFiles } from "../inputs.ts";
 import { kTokens } from "../table.ts";
 import { terminalJson, terminalLines, terminalSafe } from "../terminal-text.ts";
 import { checkedBranch } from "../tree-check.ts";
-import { LEDGER_FACTS } from "../../strategies/catalog.ts";
 
 const USAGE = `Usage: pi-context-ledger show <session.jsonl> [--json]
 

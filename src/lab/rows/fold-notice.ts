@@ -4,7 +4,7 @@
 // with default settings. Folds, notices and compactions are facts in one simulated ledger; src/projection hides.
 import { performance } from "node:perf_hooks";
 import type { SessionEntry } from "../../log/entries.ts";
-import { type FoldDetails, LedgerType } from "../../strategies/catalog.ts";
+import { type FoldDetails, LedgerType, LEDGER_FACTS } from "../../strategies/catalog.ts";
 import { budgetNoticeDraft, DEFAULT_NOTICE_SHARE, shouldNotify, thresholdFor } from "../../projection/budget.ts";
 import { isFoldable } from "../../projection/ranges.ts";
 import { evolve, initialLedgerState, type LedgerState } from "../../projection/ledger-state.ts";
@@ -16,7 +16,6 @@ import { chartSummarizer } from "./chart-compaction.ts";
 import type { TimedAction } from "./compaction-row.ts";
 import { foldSummary } from "./fold-policy.ts";
 import { SimulatedLedger } from "./ledger-row.ts";
-import { LEDGER_FACTS } from "../../strategies/catalog.ts";
 
 export const foldNotice = (settings: SessionSettings, info: RowInfo): Row => {
   const ledger = new SimulatedLedger("lab-fold-notice-");

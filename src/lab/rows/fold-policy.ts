@@ -3,14 +3,13 @@
 // with a constant-size range rule. The projection (src/projection) does the hiding, exactly as in Pi.
 import { performance } from "node:perf_hooks";
 import { type SessionEntry, textOf } from "../../log/entries.ts";
-import { type FoldDetails, LedgerType } from "../../strategies/catalog.ts";
+import { type FoldDetails, LedgerType, LEDGER_FACTS } from "../../strategies/catalog.ts";
 import { isFoldable } from "../../projection/ranges.ts";
 import { evolve, initialLedgerState, type LedgerState } from "../../projection/ledger-state.ts";
 import { projectBranch } from "../../projection/project.ts";
 import type { LabSettings, Row, RowInfo } from "../row.ts";
 import type { TimedAction } from "./compaction-row.ts";
 import { SimulatedLedger } from "./ledger-row.ts";
-import { LEDGER_FACTS } from "../../strategies/catalog.ts";
 
 const MAX_OUTCOME_CHARS = 600;
 

@@ -2,7 +2,7 @@
 // which older steps to cover, and the custom message that covers them. Deterministic; pure: no I/O, no clock.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { CustomMessageEntry, HiddenRange, RangeDetails, SessionEntry } from "../../log/entries.ts";
-import { isDigestEntry, isToolCheckpoint, LedgerType } from "../catalog.ts";
+import { isDigestEntry, isToolCheckpoint, LedgerType, LEDGER_FACTS } from "../catalog.ts";
 import { isDialogue, isFoldable } from "../../projection/ranges.ts";
 import { ownCopy } from "../../log/own-copy.ts";
 import { entryMessages, type ProjectedEntry, projectBranch } from "../../projection/project.ts";
@@ -16,7 +16,6 @@ import { decideDigest, digestPolicy, type DigestPolicy } from "./policy.ts";
 import { renderDigest, type RenderStats } from "./render.ts";
 import { findSuperseded } from "./supersede.ts";
 import { stepFiles, tailStart, type WorkStep } from "./working-set.ts";
-import { LEDGER_FACTS } from "../catalog.ts";
 
 /** Why a digest was written. */
 export type DigestTrigger = "batch" | "window" | "manual";

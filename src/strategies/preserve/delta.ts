@@ -2,12 +2,11 @@
 // checkpoint, cut into indivisible units and grouped by the user message that caused them. Pure: no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { CustomMessageEntry, RangeDetails, SessionEntry } from "../../log/entries.ts";
-import { isToolCheckpoint } from "../catalog.ts";
+import { isToolCheckpoint, LEDGER_FACTS } from "../catalog.ts";
 import { isCompletedAnswer, isDialogue, isFoldable } from "../../projection/ranges.ts";
 import { type ProjectedEntry, projectBranch } from "../../projection/project.ts";
 import { accountView, type ViewAccounting } from "./accounting.ts";
 import { estimateMessagesTokens } from "../../projection/tokens.ts";
-import { LEDGER_FACTS } from "../catalog.ts";
 
 /**
  * An indivisible piece of technical state: an assistant turn with the tool results answering it, or one custom

@@ -19,7 +19,7 @@ import type {
   TurnEndEventResult,
 } from "@earendil-works/pi-coding-agent";
 import type { SessionEntry } from "../../log/entries.ts";
-import { LedgerType } from "../catalog.ts";
+import { LedgerType, LEDGER_FACTS } from "../catalog.ts";
 import { projectBranch, viewCut } from "../../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
 import type { PlanResult } from "../../../machines/compaction.machine.ts";
@@ -48,7 +48,6 @@ import { checkpointDue } from "./due.ts";
 import { reserveTokens } from "./reserve.ts";
 import { preserveAppliesTo, type PreserveOptions } from "./settings.ts";
 import { forTerminal } from "../../log/display.ts";
-import { LEDGER_FACTS } from "../catalog.ts";
 
 type AnyModel = Model<Api>;
 

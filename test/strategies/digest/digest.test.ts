@@ -1,6 +1,6 @@
 // Given a branch, when the digest strategy decides at a step boundary, then this draft and this model view.
 import { describe, expect, it } from "vitest";
-import { LedgerType } from "../../../src/strategies/catalog.ts";
+import { LedgerType, LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 import { reduceBranch } from "../../../src/projection/ledger-state.ts";
 import { projectBranch } from "../../../src/projection/project.ts";
 import { resolveRestoreTarget } from "../../../src/projection/restore.ts";
@@ -17,7 +17,6 @@ import { entryBefore, selectDelta } from "../../../src/strategies/preserve/delta
 import { draftEntry as preserveEntry } from "../preserve/fixtures.ts";
 import { LedgerBuilder } from "../../support/ledger-builder.ts";
 import { appendDigest, FAILING_RUN, PASSING_RUN, retryTask, SMALL, textOfMessage } from "./fixtures.ts";
-import { LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 
 function plan(input: Partial<DigestInput> & Pick<DigestInput, "branch" | "limitId">): DigestDraft {
   const outcome = planDigest({ contextWindow: 128_000, usageTokens: null, cwd: "/repo", policy: SMALL, ...input });

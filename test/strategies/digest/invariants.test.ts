@@ -5,7 +5,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { SessionEntry } from "../../../src/log/entries.ts";
-import { LedgerType } from "../../../src/strategies/catalog.ts";
+import { LedgerType, LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 import { printable } from "../../../src/log/display.ts";
 import { buildSessionProjection } from "@earendil-works/pi-coding-agent";
 import { LiveLedger } from "../../../src/projection/live-ledger.ts";
@@ -21,7 +21,6 @@ import { numRuns, propertyTimeout } from "../../properties/runs.ts";
 import { assertPaired, assistantIndices, batchEnd, pathOf, rewritesHistory } from "../../support/generated-paths.ts";
 import { LedgerBuilder } from "../../support/ledger-builder.ts";
 import { draftEntry } from "./fixtures.ts";
-import { LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 
 function asEntry(draft: DigestDraft, parent: SessionEntry, n: number): SessionEntry {
   return draftEntry(draft, {

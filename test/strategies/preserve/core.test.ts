@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LedgerType } from "../../../src/strategies/catalog.ts";
+import { LedgerType, LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 import { projectBranch } from "../../../src/projection/project.ts";
 import { checkpointDraft, extractiveCheckpoint } from "../../../src/strategies/preserve/checkpoint.ts";
 import { entryBefore, fitDelta, ordinalsOf, selectDelta } from "../../../src/strategies/preserve/delta.ts";
@@ -16,7 +16,6 @@ import {
 import { decideTrigger, reserveTokens, triggerTokens } from "../../../src/strategies/preserve/reserve.ts";
 import { LedgerBuilder } from "../../support/ledger-builder.ts";
 import { appendDraft, twoRequests } from "./fixtures.ts";
-import { LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 
 describe("reserve curve", () => {
   it("matches the fitted curve at common windows", () => {

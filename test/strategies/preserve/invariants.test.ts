@@ -3,7 +3,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { SessionEntry } from "../../../src/log/entries.ts";
-import { LedgerType } from "../../../src/strategies/catalog.ts";
+import { LedgerType, LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 import { projectBranch } from "../../../src/projection/project.ts";
 import { extractiveCheckpoint, type PreserveDraft } from "../../../src/strategies/preserve/checkpoint.ts";
 import { entryBefore } from "../../../src/strategies/preserve/delta.ts";
@@ -11,7 +11,6 @@ import { ledgerArb } from "../../arbitraries/index.ts";
 import { numRuns, propertyTimeout } from "../../properties/runs.ts";
 import { assertPaired, assistantIndices, batchEnd, pathOf, rewritesHistory } from "../../support/generated-paths.ts";
 import { draftEntry } from "./fixtures.ts";
-import { LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 
 function asEntry(draft: PreserveDraft, parent: SessionEntry, n: number): SessionEntry {
   return draftEntry(draft, {

@@ -4,14 +4,13 @@
 import { describe, expect, it } from "vitest";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { textOf, type SessionEntry } from "../../../src/log/entries.ts";
-import { LedgerType } from "../../../src/strategies/catalog.ts";
+import { LedgerType, LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 import { projectBranch } from "../../../src/projection/project.ts";
 import { estimateMessagesTokens } from "../../../src/projection/tokens.ts";
 import { extractiveCheckpoint } from "../../../src/strategies/preserve/checkpoint.ts";
 import { entryBefore } from "../../../src/strategies/preserve/delta.ts";
 import { decideTrigger } from "../../../src/strategies/preserve/reserve.ts";
 import { loadRealSessions } from "../../properties/real-sessions.ts";
-import { LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 
 const WINDOW = 32_000;
 
