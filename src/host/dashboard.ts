@@ -1,8 +1,7 @@
 // The /context dashboard: a plain-text report of the branch as the ledger sees it.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { quoted, shownName } from "../log/display.ts";
-import { isRestoreEntry, textOf } from "../log/entries.ts";
-import { isRangeEntry } from "../strategies/catalog.ts";
+import { textOf } from "../log/entries.ts";
 import { RangeMask } from "../projection/ranges.ts";
 import type { LiveLedger } from "../projection/live-ledger.ts";
 import {
@@ -85,7 +84,8 @@ function viewChangedSinceResponse(live: LiveLedger): boolean {
   for (let i = live.entries.length - 1; i >= 0; i--) {
     const entry = live.entries[i];
     if (entry.type === "message" && entry.message.role === "assistant") return false;
-    if (isRestoreEntry(entry) || isRangeEntry(entry)) return true;
+    const kind = live.facts.read(entry).kind;
+    if (kind === "restore" || kind === "range") return true;
   }
   return false;
 }
