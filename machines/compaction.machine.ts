@@ -12,7 +12,7 @@ import type { LifecycleRequest, PlannedFacts } from "../src/strategies/contract.
 export type Trigger = "tool" | "turnEnd" | "manual" | "threshold" | "overflow";
 export type CompactionTrigger = Exclude<Trigger, "tool">;
 /** What a strategy does with a trigger: plan it, decline it (Pi keeps going without a compaction), or let Pi compact. */
-export type Route = "plan" | "cancel" | "native";
+export type Route = "plan" | "cancel" | "pi";
 /** A strategy's route for each trigger it can receive; a tool request always waits for its step's end. */
 export type Routes = Readonly<Record<CompactionTrigger, Route>>;
 
@@ -131,7 +131,7 @@ export function lifecycleMachine(validate: Validate) {
             actions: { type: "recordReason", params: { reason: "the strategy does not manage the active model" } },
           },
           {
-            guard: { type: "routedTo", params: { route: "native" } },
+            guard: { type: "routedTo", params: { route: "pi" } },
             target: "nativeFallback",
             actions: { type: "recordReason", params: { reason: "the strategy leaves this trigger to Pi" } },
           },

@@ -1,7 +1,7 @@
 // The /context dashboard: a plain-text report of the branch as the ledger sees it.
 import type { ExtensionContext } from "@earendil-works/pi-coding-agent";
 import { quoted, shownName } from "../log/display.ts";
-import { isRangeEntry, isRestoreEntry, textOf } from "../log/entries.ts";
+import { textOf } from "../log/entries.ts";
 import { RangeMask } from "../projection/ranges.ts";
 import type { LiveLedger } from "../projection/live-ledger.ts";
 import {
@@ -37,7 +37,7 @@ function nameOf(live: LiveLedger, id: string | null): string {
 
 /** Entries one range hides on the path, and their estimated tokens (exemptions honoured). */
 function hiddenBy(live: LiveLedger, rule: RangeRule): { entries: number; tokens: number } {
-  const mask = new RangeMask([rule], { indexOf: (id) => live.indexOf(id), get: (id) => live.getEntry(id) });
+  const mask = new RangeMask([rule], { indexOf: (id) => live.indexOf(id), get: (id) => live.getEntry(id) }, live.facts);
   const from = rule.afterId === null ? 0 : live.indexOf(rule.afterId) + 1;
   const through = live.indexOf(rule.throughId);
   let entries = 0;
@@ -84,7 +84,8 @@ function viewChangedSinceResponse(live: LiveLedger): boolean {
   for (let i = live.entries.length - 1; i >= 0; i--) {
     const entry = live.entries[i];
     if (entry.type === "message" && entry.message.role === "assistant") return false;
-    if (isRestoreEntry(entry) || isRangeEntry(entry)) return true;
+    const kind = live.facts.read(entry).kind;
+    if (kind === "restore" || kind === "range") return true;
   }
   return false;
 }

@@ -3,7 +3,8 @@
 // never sent to the model.
 import type { ExtensionAPI, SessionCompactEvent } from "@earendil-works/pi-coding-agent";
 import { Text } from "@earendil-works/pi-tui";
-import { LedgerType, textField } from "../log/entries.ts";
+import { textField } from "../log/entries.ts";
+import { LedgerType } from "../strategies/catalog.ts";
 import { estimateTextTokens } from "../projection/tokens.ts";
 import {
   failureCardLines,

@@ -6,6 +6,7 @@ import { calibrate, UNCALIBRATED, type Calibration } from "../projection/tokens.
 import type { PlannedFacts } from "../strategies/contract.ts";
 import type { LifecycleRun } from "./lifecycle.ts";
 import type { LedgerSettings } from "./settings.ts";
+import { LEDGER_FACTS } from "../strategies/registry.ts";
 
 /** Recognises one stored fact on the branch. */
 type Stored = (entry: SessionEntry) => boolean;
@@ -39,7 +40,7 @@ function storedFacts(facts: PlannedFacts): Stored[] {
 type SessionView = Pick<ExtensionContext["sessionManager"], "getLeafId" | "getEntry">;
 
 export class LedgerSession {
-  live = new LiveLedger();
+  live = new LiveLedger(LEDGER_FACTS);
   calibration: Calibration = UNCALIBRATED;
   /** Estimated prompt tokens of the last request we saw, for calibration against the next usage report. */
   private lastRequestEstimate = 0;
@@ -53,7 +54,7 @@ export class LedgerSession {
 
   /** Forget everything and fold the branch again (session start, resume, fork). */
   rebuild(sessionManager: SessionView): void {
-    this.live = new LiveLedger();
+    this.live = new LiveLedger(LEDGER_FACTS);
     this.calibration = UNCALIBRATED;
     this.sync(sessionManager);
   }

@@ -10,7 +10,8 @@ import type {
   SessionBoundaryDraft,
 } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import { LEDGER_PREFIX, LedgerType, type PinData, type SessionEntry } from "../log/entries.ts";
+import { LEDGER_PREFIX, type PinData, type SessionEntry } from "../log/entries.ts";
+import { LedgerType } from "../strategies/catalog.ts";
 import { planPin, planUnpin, renderPins, resolvePinTarget, type PinContext } from "../projection/pin-plan.ts";
 import type { PinFact } from "../projection/pins.ts";
 import { guardedTool } from "./tool-boundary.ts";

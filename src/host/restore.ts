@@ -11,7 +11,7 @@ import type {
   TurnEndEventResult,
 } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
-import { LedgerType } from "../log/entries.ts";
+import { LedgerType } from "../strategies/catalog.ts";
 import { listActs, planRestore, type PlanResult, renderRestored, resolveRestoreTarget } from "../projection/restore.ts";
 import { isStrategyFact } from "../strategies/registry.ts";
 import { currentThreshold } from "./budget.ts";
@@ -60,7 +60,7 @@ export class RestoreHost {
     const session = this.session();
     session.sync(ctx.sessionManager);
     const live = session.live;
-    const resolved = resolveRestoreTarget(target, live.entries, live.state);
+    const resolved = resolveRestoreTarget(target, live.entries, live.state, live.facts);
     if (!resolved.ok) return resolved;
     const threshold = currentThreshold(this.pi, session, ctx);
     const limit = threshold?.tokens ?? Number.POSITIVE_INFINITY;
@@ -68,6 +68,7 @@ export class RestoreHost {
     const result = planRestore({
       path: live.entries,
       state: live.state,
+      facts: live.facts,
       act: resolved.act,
       limit,
       newest,
@@ -142,7 +143,7 @@ export class RestoreHost {
   private listing(ctx: ExtensionContext): string {
     const session = this.session();
     session.sync(ctx.sessionManager);
-    const acts = listActs(session.live.entries, session.live.state);
+    const acts = listActs(session.live.entries, session.live.state, session.live.facts);
     if (!acts.length) return "context restore: nothing on this branch hid any history.";
     const lines = ["What you can bring back on this branch (newest last). Use /context restore <id|name> [--newest]:"];
     for (const act of acts.slice(-20)) {

@@ -25,23 +25,14 @@ export type {
 /** Every customType this package writes starts with this prefix. */
 export const LEDGER_PREFIX = "context-ledger/";
 
-/** The customTypes and record names this package writes. */
-export const LedgerType = {
-  /** custom_message: a fold summary carrying a range rule. */
-  fold: "context-ledger/fold",
-  /** custom_message: a short, model-visible notice (cancelled fold, dropped request). */
+/**
+ * The record names the log and the projection read themselves: notices, restores and pins, which no strategy owns.
+ * Each strategy declares its own records in its folder; `src/strategies/facts.ts` lists them all as `LedgerType`.
+ */
+export const CoreRecord = {
+  /** custom_message: a short, model-visible notice (cancelled fold, dropped request, budget). */
   notice: "context-ledger/notice",
-  /** custom_message: the re-orientation recap after a checkpoint compaction. */
-  recap: "context-ledger/recap",
-  /** custom_message: a preserve tool checkpoint; its range hides technical state and keeps the dialogue. */
-  preserve: "context-ledger/preserve",
-  /** custom_message: a digest of older tool work (deterministic); same placement and range rule as a preserve checkpoint. */
-  digest: "context-ledger/digest",
-  /** custom (not in context): a compaction strategy failed and Pi compacted natively; counts only. */
-  plannerFailure: "context-ledger/planner-failure",
-  /** custom (not in context): the native compaction that followed a planner failure, for its own card. */
-  nativeCompaction: "context-ledger/native-compaction",
-  /** custom (state, never sent to the model): revokes what one fold, checkpoint or compaction hid. */
+  /** custom (state, never sent to the model): revokes what one range act or compaction hid. */
   restore: "context-ledger/restore",
   /** custom (state, never sent to the model): pins one entry (or unpins it); the newest fact for a target decides. */
   pin: "context-ledger/pin",
@@ -61,21 +52,9 @@ export interface HiddenRange {
   keepToolResultsOf?: string;
   /**
    * Hide only technical state (tool calls, tool results, unfinished assistant turns, custom messages) and keep the
-   * dialogue: user messages and completed assistant answers. Used by the `preserve` strategy.
+   * dialogue: user messages and completed assistant answers.
    */
   keepDialogue?: boolean;
-}
-
-/** `details` of a `context-ledger/fold` custom message. */
-export interface FoldDetails {
-  v: 1;
-  range: HiddenRange;
-  /** Assistant entry that called `context_compact`. */
-  requestEntryId: string;
-  /** The target as the model wrote it (checkpoint name or entry id). */
-  target: string;
-  /** Label attached to the leaf before the fold, when the model asked for one. */
-  backupCheckpoint?: string;
 }
 
 /** Common part of the `details` of a compaction entry written by this package. */
@@ -90,47 +69,17 @@ export function isMessageEntry(entry: SessionEntry): entry is SessionMessageEntr
   return entry.type === "message";
 }
 
-/** `details` every range-bearing message shares: a fold summary or a preserve checkpoint. */
+/** `details` every range-bearing message shares, whichever strategy wrote it. */
 export interface RangeDetails {
   v: 1;
   range: HiddenRange;
 }
 
-/** A fold summary (`context-ledger/fold`). */
-export function isFoldEntry(entry: SessionEntry): entry is CustomMessageEntry<FoldDetails> {
-  return entry.type === "custom_message" && entry.customType === LedgerType.fold && hasRange(entry.details);
-}
-
-/** A preserve checkpoint (`context-ledger/preserve`); the model view shows it right after its range. */
-export function isPreserveEntry(entry: SessionEntry): entry is CustomMessageEntry<RangeDetails> {
-  return entry.type === "custom_message" && entry.customType === LedgerType.preserve && hasRange(entry.details);
-}
-
-/** A digest checkpoint (`context-ledger/digest`); placed and protected exactly like a preserve checkpoint. */
-export function isDigestEntry(entry: SessionEntry): entry is CustomMessageEntry<RangeDetails> {
-  return entry.type === "custom_message" && entry.customType === LedgerType.digest && hasRange(entry.details);
-}
-
 /**
- * A tool checkpoint (preserve or digest): its keepDialogue range hides older technical state, the message is shown
- * right after the range's end, and later ranges never hide it.
+ * The kind of act a restore revokes: `compaction`, or the act name a strategy declared for its range record (see
+ * `RangeFactDeclaration` in `facts.ts`).
  */
-export function isToolCheckpoint(entry: SessionEntry): entry is CustomMessageEntry<RangeDetails> {
-  return isPreserveEntry(entry) || isDigestEntry(entry);
-}
-
-/** Any message carrying a range rule. */
-export function isRangeEntry(entry: SessionEntry): entry is CustomMessageEntry<RangeDetails> {
-  return isFoldEntry(entry) || isToolCheckpoint(entry);
-}
-
-function hasRange(details: unknown): boolean {
-  const d = details as Partial<RangeDetails> | undefined;
-  return d?.v === 1 && typeof d.range?.throughId === "string";
-}
-
-/** Kinds of act a restore can revoke: a fold, a preserve checkpoint, or a compaction entry (any strategy). */
-export type ActKind = "fold" | "preserve" | "digest" | "compaction";
+export type ActKind = string;
 
 /**
  * `data` of a `context-ledger/restore` custom entry. Constant size: it names the act, and for a partial restore the
@@ -138,26 +87,25 @@ export type ActKind = "fold" | "preserve" | "digest" | "compaction";
  */
 export interface RestoreData {
   v: 1;
-  /** The act's own entry: a fold or preserve message, or a compaction. */
+  /** The act's own entry: a range message, or a compaction. */
   targetId: string;
   act: ActKind;
-  /** Partial restore of a fold or preserve range: the range now ends at this entry (the newer part is back). */
+  /** Partial restore of a range: the range now ends at this entry (the newer part is back). */
   throughId?: string;
   /** Partial restore of a compaction: its kept range now starts at this earlier entry. */
   firstKeptEntryId?: string;
 }
 
-/** A restore fact (`context-ledger/restore`). */
+/**
+ * A restore fact (`context-ledger/restore`) of the known version. Whether its act kind is one anything declares is
+ * the fact reader's question (`LedgerFacts.read`).
+ */
 export function isRestoreEntry(
   entry: SessionEntry,
 ): entry is Extract<SessionEntry, { type: "custom" }> & { data: RestoreData } {
-  if (entry.type !== "custom" || entry.customType !== LedgerType.restore) return false;
+  if (entry.type !== "custom" || entry.customType !== CoreRecord.restore) return false;
   const d = entry.data as Partial<RestoreData> | undefined;
-  return (
-    d?.v === 1 &&
-    typeof d.targetId === "string" &&
-    (d.act === "fold" || d.act === "preserve" || d.act === "digest" || d.act === "compaction")
-  );
+  return d?.v === 1 && typeof d.targetId === "string" && typeof d.act === "string";
 }
 
 /**
@@ -175,7 +123,7 @@ export interface PinData {
 export function isPinEntry(
   entry: SessionEntry,
 ): entry is Extract<SessionEntry, { type: "custom" }> & { data: PinData } {
-  if (entry.type !== "custom" || entry.customType !== LedgerType.pin) return false;
+  if (entry.type !== "custom" || entry.customType !== CoreRecord.pin) return false;
   const d = entry.data as Partial<PinData> | undefined;
   return (
     d?.v === 1 &&
@@ -189,14 +137,6 @@ export function isLedgerCompaction(entry: SessionEntry): entry is CompactionEntr
   if (entry.type !== "compaction") return false;
   const details = entry.details as Partial<LedgerCompactionDetails> | undefined;
   return details?.v === 1 && typeof details.strategy === "string";
-}
-
-/**
- * A compaction written only so Pi's manual `/compact` ends as a success: the preserve checkpoint (or digest) it reports is a
- * separate anchored message. It cuts nothing of its own and is not an act a restore can name.
- */
-export function isCheckpointMarker(entry: SessionEntry): boolean {
-  return isLedgerCompaction(entry) && (entry.details!.strategy === "preserve" || entry.details!.strategy === "digest");
 }
 
 /** True for entries this package appended (custom messages, custom state, compactions). */

@@ -1,6 +1,6 @@
 // Budget awareness: the usage at which the configured strategy acts, what it then does, and when the model gets one
 // short notice that it is getting close. Pure: usage, settings and the branch come in; no clocks, no I/O.
-import { LedgerType, type SessionEntry } from "../log/entries.ts";
+import { CoreRecord, type SessionEntry } from "../log/entries.ts";
 
 /** Share of the threshold at which the notice fires unless configured otherwise. */
 export const DEFAULT_NOTICE_SHARE = 0.8;
@@ -53,7 +53,7 @@ export interface BudgetNoticeDetails {
 
 /** True for a budget notice this package wrote. */
 export function isBudgetNotice(entry: SessionEntry): boolean {
-  if (entry.type !== "custom_message" || entry.customType !== LedgerType.notice) return false;
+  if (entry.type !== "custom_message" || entry.customType !== CoreRecord.notice) return false;
   return (entry.details as { kind?: unknown } | undefined)?.kind === "budget";
 }
 
@@ -121,7 +121,7 @@ export function renderBudgetNotice(usage: number, threshold: Threshold, foldTool
 export function budgetNoticeDraft(usage: number, threshold: Threshold, share: number, foldTools: boolean) {
   return {
     type: "custom_message" as const,
-    customType: LedgerType.notice,
+    customType: CoreRecord.notice,
     content: renderBudgetNotice(usage, threshold, foldTools),
     display: false,
     details: { v: 1, kind: "budget", usage, threshold: threshold.tokens, share } satisfies BudgetNoticeDetails,

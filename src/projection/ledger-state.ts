@@ -1,29 +1,19 @@
 // The ledger state: what this package's facts on the active branch say, folded entry by entry.
 // Pure reducer (immer for nested updates); no clocks, no I/O.
 import { produce } from "immer";
-import {
-  isCheckpointMarker,
-  isLedgerCompaction,
-  isPinEntry,
-  isRangeEntry,
-  isRestoreEntry,
-  isToolCheckpoint,
-  LedgerType,
-  type PinData,
-  type RestoreData,
-  type SessionEntry,
-} from "../log/entries.ts";
-import { keepsContext, type PinFact, type PinRecord } from "./pins.ts";
+import type { PinData, RestoreData, SessionEntry } from "../log/entries.ts";
+import { COMPACTION_ACT, type LedgerFact, type LedgerFacts } from "../log/facts.ts";
+import type { PinFact, PinRecord } from "./pins.ts";
 
-/** A fold's range rule, keyed by the summary entry that carries it. */
+/** A range rule, keyed by the message that carries it (a fold summary, a tool checkpoint: any declared range). */
 export interface RangeRule {
-  /** The `context-ledger/fold` entry holding the rule. */
+  /** The range message holding the rule. */
   entryId: string;
   afterId: string | null;
   throughId: string;
   keepToolResultsOf?: string;
   keepDialogue?: boolean;
-  /** Shown right after `throughId` in the model view instead of at its own position (tool checkpoints). */
+  /** Shown right after `throughId` in the model view instead of at its own position (its record declares so). */
   anchored?: boolean;
   /** The restore that narrowed this rule to its older part (`throughId` is then the narrowed end). */
   narrowedBy?: string;
@@ -39,7 +29,7 @@ export interface CompactionFact {
   keptFromId?: string;
   /** The restore that moved `keptFromId`. */
   narrowedBy?: string;
-  /** A preserve checkpoint marker (see `isCheckpointMarker`): it heads the view but cuts and summarizes nothing. */
+  /** A checkpoint marker (see `MarkerDeclaration`): it heads the view but cuts and summarizes nothing. */
   marker?: true;
 }
 
@@ -49,8 +39,8 @@ export interface LedgerState {
   labels: Record<string, string>;
   compactions: CompactionFact[];
   /**
-   * Acts whose hiding was revoked whole: act entry id -> restore entry id. A revoked fold or preserve message leaves
-   * the view with its rule; a revoked compaction no longer cuts, and its summary and recap leave the view.
+   * Acts whose hiding was revoked whole: act entry id -> restore entry id. A revoked range message leaves the view
+   * with its rule; a revoked compaction no longer cuts, and its summary and recap leave the view.
    */
   revoked: Record<string, string>;
   /**
@@ -148,21 +138,20 @@ export function keptFrom(compaction: CompactionFact): string {
 }
 
 /**
- * True for a message a revoked act leaves behind: the fold or preserve message itself, or the recap that followed a
- * revoked compaction. These leave the view with the act.
+ * True for a message a revoked act leaves behind: the range message itself, or a companion (a recap) of a revoked
+ * compaction. These leave the view with the act.
  */
-export function isRevokedMessage(entry: SessionEntry, state: LedgerState): boolean {
+export function isRevokedMessage(entry: SessionEntry, state: LedgerState, facts: LedgerFacts): boolean {
   if (entry.type !== "custom_message") return false;
   if (Object.hasOwn(state.revoked, entry.id)) return true;
-  if (entry.customType !== LedgerType.recap) return false;
-  const compactionId = (entry.details as { compactionId?: unknown } | undefined)?.compactionId;
-  return typeof compactionId === "string" && Object.hasOwn(state.revoked, compactionId);
+  const compactionId = facts.companionOf(entry);
+  return compactionId !== undefined && Object.hasOwn(state.revoked, compactionId);
 }
 
 /** Apply a restore fact. A target that is not an active act on this branch changes nothing. */
 function applyRestore(draft: LedgerState, restoreId: string, data: RestoreData): void {
   if (Object.hasOwn(draft.revoked, data.targetId)) return;
-  if (data.act === "compaction") {
+  if (data.act === COMPACTION_ACT) {
     // A checkpoint marker is no act: it hides nothing, so there is nothing to revoke (the checkpoint itself is one).
     const at = draft.compactions.findIndex((c) => c.entryId === data.targetId && !c.marker);
     if (at < 0) return;
@@ -188,75 +177,75 @@ function applyPin(draft: LedgerState, factId: string, data: PinData): void {
   });
 }
 
-/** True for the entries that can change the ledger state: our range messages, compactions, labels, restores, pins. */
-function speaksToLedger(entry: SessionEntry): boolean {
-  switch (entry.type) {
-    case "custom_message":
-      return isRangeEntry(entry);
+/** Apply one fact to a draft of the state (a fact of kind `none` changes nothing). */
+function apply(draft: LedgerState, fact: LedgerFact): void {
+  switch (fact.kind) {
+    case "range": {
+      const { range, entry, declaration } = fact;
+      draft.ranges.push({
+        entryId: entry.id,
+        afterId: range.afterId,
+        throughId: range.throughId,
+        ...(range.keepToolResultsOf ? { keepToolResultsOf: range.keepToolResultsOf } : {}),
+        ...(range.keepDialogue ? { keepDialogue: true } : {}),
+        ...(declaration.placement === "anchored" ? { anchored: true } : {}),
+      });
+      return;
+    }
     case "compaction":
-    case "label":
-      return true;
-    // File operations are derived from messages when a strategy needs them (projection/file-ops.ts); keeping them
-    // here would copy a growing list on every new path.
-    case "custom":
-      return isRestoreEntry(entry) || isPinEntry(entry);
-    case "message":
+      draft.compactions.push({
+        entryId: fact.entry.id,
+        strategy: fact.strategy,
+        firstKeptEntryId: fact.entry.firstKeptEntryId,
+        ...(fact.marker ? { marker: true as const } : {}),
+      });
+      return;
+    case "label": {
+      const { targetId, label } = fact.entry;
+      if (label === undefined) {
+        if (Object.hasOwn(draft.labels, targetId)) delete draft.labels[targetId];
+      } else if (draft.labels[targetId] !== label) draft.labels[targetId] = label;
+      return;
+    }
+    case "restore":
+      applyRestore(draft, fact.entry.id, fact.data);
+      return;
+    case "pin":
+      applyPin(draft, fact.entry.id, fact.data);
+      return;
+    case "keepContext":
       // The user's own `<keepContext>` pins the message.
-      return keepsContext(entry);
-    case "thinking_level_change":
-    case "model_change":
-    case "usage":
-    case "branch_summary":
-    case "context_edit":
-    case "session_info":
-      return false;
+      draft.pinFacts.push({ targetId: fact.entry.id, factId: fact.entry.id, pinned: true, implicit: true });
+      return;
+    case "none":
+      // File operations are derived from messages when a strategy needs them (projection/file-ops.ts); keeping them
+      // here would copy a growing list on every new path.
+      return;
     default: {
-      const _exhaustive: never = entry;
-      return false;
+      const _exhaustive: never = fact;
+      return _exhaustive;
     }
   }
 }
 
-/** Apply one entry that speaks to the ledger to a draft of the state. */
-function apply(draft: LedgerState, entry: SessionEntry): void {
-  if (entry.type === "custom_message" && isRangeEntry(entry)) {
-    const { range } = entry.details!;
-    draft.ranges.push({
-      entryId: entry.id,
-      afterId: range.afterId,
-      throughId: range.throughId,
-      ...(range.keepToolResultsOf ? { keepToolResultsOf: range.keepToolResultsOf } : {}),
-      ...(range.keepDialogue ? { keepDialogue: true } : {}),
-      ...(isToolCheckpoint(entry) ? { anchored: true } : {}),
-    });
-  } else if (entry.type === "compaction") {
-    draft.compactions.push({
-      entryId: entry.id,
-      strategy: isLedgerCompaction(entry) ? entry.details!.strategy : "native",
-      firstKeptEntryId: entry.firstKeptEntryId,
-      ...(isCheckpointMarker(entry) ? { marker: true as const } : {}),
-    });
-  } else if (entry.type === "label") {
-    if (entry.label === undefined) {
-      if (Object.hasOwn(draft.labels, entry.targetId)) delete draft.labels[entry.targetId];
-    } else if (draft.labels[entry.targetId] !== entry.label) draft.labels[entry.targetId] = entry.label;
-  } else if (entry.type === "custom" && isRestoreEntry(entry)) applyRestore(draft, entry.id, entry.data);
-  else if (entry.type === "custom" && isPinEntry(entry)) applyPin(draft, entry.id, entry.data);
-  else if (entry.type === "message" && keepsContext(entry))
-    draft.pinFacts.push({ targetId: entry.id, factId: entry.id, pinned: true, implicit: true });
-}
-
-/** Apply one branch entry. Entries that say nothing to the ledger (or change nothing) return the same state object. */
-export function evolve(state: LedgerState, entry: SessionEntry): LedgerState {
-  return speaksToLedger(entry) ? produce(state, (draft) => apply(draft, entry)) : state;
+/** Apply one fact. Facts that say nothing to the ledger (or change nothing) return the same state object. */
+export function evolve(state: LedgerState, fact: LedgerFact): LedgerState {
+  return fact.kind === "none" ? state : produce(state, (draft) => apply(draft, fact));
 }
 
 /**
- * Fold a whole branch from scratch, in one draft: a copy of the state per fact would make a rebuild quadratic in the
- * facts (a long replay writes thousands of digests).
+ * Fold a whole branch from scratch, in one draft, reading each entry once with `facts`: a copy of the state per fact
+ * would make a rebuild quadratic in the facts (a long replay writes thousands of digests).
  */
-export function reduceBranch(branch: readonly SessionEntry[], from: LedgerState = initialLedgerState()): LedgerState {
+export function reduceBranch(
+  branch: readonly SessionEntry[],
+  facts: LedgerFacts,
+  from: LedgerState = initialLedgerState(),
+): LedgerState {
   return produce(from, (draft) => {
-    for (const entry of branch) if (speaksToLedger(entry)) apply(draft, entry);
+    for (const entry of branch) {
+      const fact = facts.read(entry);
+      if (fact.kind !== "none") apply(draft, fact);
+    }
   });
 }

@@ -3,7 +3,8 @@
 // Pure: entries arrive through a lookup.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { ActivePath, type PathChange } from "../log/branch.ts";
-import { isCheckpointMarker, type ContextEditEntry, type SessionEntry } from "../log/entries.ts";
+import type { ContextEditEntry, SessionEntry } from "../log/entries.ts";
+import type { LedgerFacts } from "../log/facts.ts";
 import { RangeMask, withoutReasoning } from "./ranges.ts";
 import { evolve, headCompaction, initialLedgerState, isRevokedMessage, type LedgerState } from "./ledger-state.ts";
 import { entryKeys, matchMessages } from "./message-match.ts";
@@ -96,6 +97,13 @@ export class LiveLedger {
   /** Tokens the view leaves out of the kept range (folds, revoked acts, less pins), for {@link estimateViewTokens}. */
   private hidden: { state: LedgerState; path: number; from: number; tokens: number } | undefined;
 
+  /** `facts` reads each entry once as it joins the path: the strategies' declarations decide what a record means. */
+  readonly facts: LedgerFacts;
+
+  constructor(facts: LedgerFacts) {
+    this.facts = facts;
+  }
+
   /** Move to `leafId`, folding only entries not already on the path. */
   sync(leafId: string | null, getEntry: (id: string) => SessionEntry | undefined): PathChange {
     const change = this.path.moveTo(leafId, getEntry);
@@ -111,11 +119,12 @@ export class LiveLedger {
     this.tokenSums.length = change.kept + 1;
     let state = this.state;
     for (const entry of change.appended) {
-      state = evolve(state, entry);
+      const fact = this.facts.read(entry);
+      state = evolve(state, fact);
       this.states.push(state);
       this.index(entry);
       // A checkpoint marker sends its system snapshot at most: its text is the checkpoint message, counted there.
-      const sent = isCheckpointMarker(entry) ? markerMessages(entry, undefined) : entryMessages(entry);
+      const sent = fact.kind === "compaction" && fact.marker ? markerMessages(entry, undefined) : entryMessages(entry);
       this.tokenSums.push(this.tokenSums[this.tokenSums.length - 1] + estimateMessagesTokens(sent));
     }
     return change;
@@ -238,7 +247,7 @@ export class LiveLedger {
     const i = this.path.indexOf(id);
     if (i < 0) return false;
     const entry = this.path.entries[i];
-    return this.liveView().mask.hides(entry, i) || isRevokedMessage(entry, this.state);
+    return this.liveView().mask.hides(entry, i) || isRevokedMessage(entry, this.state, this.facts);
   }
 
   /**
@@ -290,8 +299,8 @@ export class LiveLedger {
   private buildView(): LiveView {
     const state = this.state;
     const pins = pinsOf(state, this.path.entries, () => this.path);
-    const mask = new RangeMask(state.ranges, this.path, pins);
-    const entries = projectView(this.path.entries, state, () => this.path, mask, pins);
+    const mask = new RangeMask(state.ranges, this.path, this.facts, pins);
+    const entries = projectView(this.path.entries, state, this.facts, () => this.path, mask, pins);
     const rank = new Map<string, number>();
     entries.forEach((e, i) => rank.set(e.sourceEntry.id, i));
     const referenced = new Set<string>();
@@ -346,6 +355,7 @@ export class LiveLedger {
     if (added.some((e) => view.referenced.has(e.id) || view.pins?.awaits(e))) return false;
     const projected = projectEntries(added, {
       state: view.state,
+      facts: this.facts,
       mask: view.mask,
       indexOf: (id) => this.path.indexOf(id),
       get: (id) => this.path.get(id),

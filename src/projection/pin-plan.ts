@@ -1,7 +1,7 @@
 // Pins, the decisions behind the tools and commands: how a target names an entry, what a pin holds and costs, whether
 // it fits the pin budget, which facts an unpin writes, and the listing. Pure: the branch, its state, token figures
 // and the budget come in; no clocks, no I/O.
-import { LedgerType, type PinData, type SessionEntry } from "../log/entries.ts";
+import { CoreRecord, type PinData, type SessionEntry } from "../log/entries.ts";
 import { quoted } from "../log/display.ts";
 import { activePins, type LedgerState } from "./ledger-state.ts";
 import { isPinnable, pinGroup, PinSet, type PinFact, type PinLookup } from "./pins.ts";
@@ -221,4 +221,4 @@ export function renderPins(context: PinContext, window: number, maxShare: number
 }
 
 /** The custom entry a pin plan writes. */
-export const PIN_TYPE = LedgerType.pin;
+export const PIN_TYPE = CoreRecord.pin;

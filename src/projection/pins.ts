@@ -25,37 +25,8 @@ export interface PinRecord {
   implicit?: true;
 }
 
-const OPEN = "<keepContext>";
-const CLOSE = "</keepContext>";
-
-/** The text blocks of a user message, joined; other content (images) carries no tags. */
-function userText(entry: SessionEntry): string | undefined {
-  if (entry.type !== "message" || entry.message.role !== "user") return undefined;
-  const content = entry.message.content as unknown;
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return undefined;
-  let text = "";
-  for (const block of content as { type?: unknown; text?: unknown }[])
-    if (block?.type === "text" && typeof block.text === "string") text += `${block.text}\n`;
-  return text;
-}
-
-/**
- * True when a user message (only the user's own text: tool output, files, assistant text and custom messages never
- * count) holds a `<keepContext>` span: a line that is only `<keepContext>`, or a line that is one whole
- * `<keepContext>…</keepContext>`. Such a message pins itself under every strategy. Linear in the text.
- */
-export function keepsContext(entry: SessionEntry): boolean {
-  const text = userText(entry);
-  if (text === undefined || !text.includes(OPEN)) return false;
-  for (const line of text.split("\n")) {
-    const trimmed = line.trim();
-    if (trimmed === OPEN) return true;
-    if (trimmed.length > OPEN.length + CLOSE.length - 1 && trimmed.startsWith(OPEN) && trimmed.endsWith(CLOSE))
-      return true;
-  }
-  return false;
-}
+// The `<keepContext>` reading lives with the other fact readers; re-exported for the view's own users.
+export { keepsContext } from "../log/facts.ts";
 
 /**
  * Entries a pin can hold: conversation messages (system messages aside: a compaction's snapshot replaces them) and

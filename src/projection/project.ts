@@ -2,6 +2,7 @@
 // Mirrors Pi's compaction-aware projection, then applies our ranges. Pure: no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { ContextEditEntry, SessionEntry } from "../log/entries.ts";
+import type { LedgerFacts } from "../log/facts.ts";
 import { RangeMask, withoutReasoning, type PathLookup } from "./ranges.ts";
 import {
   activePins,
@@ -20,7 +21,7 @@ export interface ProjectedEntry {
   messages: AgentMessage[];
   /** True when a range (or a revoked act, for its own message) hid this entry's contribution. */
   folded?: boolean;
-  /** A completed answer inside a preserve range: its messages are sent without their reasoning. */
+  /** A completed answer inside a keep-dialogue range: its messages are sent without their reasoning. */
   stripped?: true;
   /** A checkpoint marker heading the view: it sends its system snapshot and the summary it restates. */
   restates?: true;
@@ -161,7 +162,7 @@ export function viewCut(state: LedgerState, indexOf: (id: string) => number): Vi
  */
 export function contextEntries(
   path: readonly SessionEntry[],
-  state: LedgerState = reduceBranch(path),
+  state: LedgerState,
   indexOf: (id: string) => number = (id) => path.findIndex((e) => e.id === id),
   pins?: PinSet,
 ): SessionEntry[] {
@@ -216,6 +217,8 @@ export function pinsOf(
 /** What {@link projectEntries} needs besides the selected entries: positions and entries of the whole path. */
 export interface ProjectionInputs extends PathLookup {
   state: LedgerState;
+  /** What the records mean (companions of a revoked compaction leave with it). */
+  facts: LedgerFacts;
   /** The fold mask over the whole path (absent when no rule exists). */
   mask?: RangeMask;
   /** The context edit that applies to an entry, if any. */
@@ -226,10 +229,10 @@ export interface ProjectionInputs extends PathLookup {
  * Project selected entries, in path order (anchored messages are not moved here). Only the compaction heading the
  * view contributes: its summary, or for a checkpoint marker its snapshot and the restated summary; older or revoked
  * ones stay silent, as in Pi. Folded entries and the messages of revoked acts contribute nothing; a completed answer
- * inside a preserve range loses its reasoning.
+ * inside a keep-dialogue range loses its reasoning.
  */
 export function projectEntries(selected: readonly SessionEntry[], inputs: ProjectionInputs): ProjectedEntry[] {
-  const { state, mask } = inputs;
+  const { state, mask, facts } = inputs;
   const head = headCompaction(state);
   const revoking = Object.keys(state.revoked).length > 0;
   return selected.map((sourceEntry): ProjectedEntry => {
@@ -244,7 +247,7 @@ export function projectEntries(selected: readonly SessionEntry[], inputs: Projec
     }
     const at = mask && !mask.empty ? inputs.indexOf(sourceEntry.id) : -1;
     if (mask && at >= 0 && mask.hides(sourceEntry, at)) return { sourceEntry, messages: [], folded: true };
-    if (revoking && isRevokedMessage(sourceEntry, state)) return { sourceEntry, messages: [], folded: true };
+    if (revoking && isRevokedMessage(sourceEntry, state, facts)) return { sourceEntry, messages: [], folded: true };
     const messages = applyEdit(entryMessages(sourceEntry), inputs.editOf(sourceEntry.id));
     if (mask && at >= 0 && mask.dropsReasoning(sourceEntry, at))
       return { sourceEntry, messages: messages.map(withoutReasoning), stripped: true };
@@ -263,6 +266,7 @@ export function projectEntries(selected: readonly SessionEntry[], inputs: Projec
 export function projectView(
   path: readonly SessionEntry[],
   state: LedgerState,
+  facts: LedgerFacts,
   lookup: () => PathLookup,
   mask?: RangeMask,
   pins?: PinSet,
@@ -273,7 +277,8 @@ export function projectView(
   for (const entry of selected) if (entry.type === "context_edit") edits.set(entry.targetId, entry);
   const entries = projectEntries(selected, {
     state,
-    mask: mask ?? (state.ranges.length ? new RangeMask(state.ranges, lookup(), pins) : undefined),
+    facts,
+    mask: mask ?? (state.ranges.length ? new RangeMask(state.ranges, lookup(), facts, pins) : undefined),
     indexOf: (id) => lookup().indexOf(id),
     get: (id) => lookup().get(id),
     editOf: (id) => edits.get(id),
@@ -284,20 +289,21 @@ export function projectView(
 /**
  * Project a branch (root to leaf) into the model view. With no ledger facts on the branch this equals Pi's
  * `buildSessionProjection` for the same leaf; with ranges, hidden entries contribute nothing; with restores,
- * revoked acts hide nothing.
+ * revoked acts hide nothing. `facts` reads the branch (see `LedgerFacts`); `state` is its reading when known.
  */
 export function projectBranch(
   path: readonly SessionEntry[],
-  state: LedgerState = reduceBranch(path),
+  facts: LedgerFacts,
+  state: LedgerState = reduceBranch(path, facts),
 ): BranchProjection {
   // Positions are only needed when some rule may hide something or a marker restates a summary.
   let lookup: PathLookup | undefined;
-  const entries = projectView(path, state, () => (lookup ??= lookupOf(path)));
+  const entries = projectView(path, state, facts, () => (lookup ??= lookupOf(path)));
   return { entries, messages: entries.flatMap((e) => e.messages), ...sessionSettings(path) };
 }
 
 /**
- * Move anchored range messages (preserve checkpoints) to just after the entry their range ends at, so the view
+ * Move anchored range messages (tool checkpoints) to just after the entry their range ends at, so the view
  * reads `[…, checkpoint k, raw batch]` and everything up to checkpoint k stays byte-identical when k+1 arrives.
  * An anchor whose end is not in the selected entries stays where it is.
  */

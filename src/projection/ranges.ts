@@ -1,6 +1,7 @@
 // Which branch entries the fold range rules hide. Rules are constant-size; the hidden set is derived
 // from the rules and the positions of entries on the active path. Pure: no I/O.
-import { LedgerType, type AgentMessage, type SessionEntry } from "../log/entries.ts";
+import type { AgentMessage, SessionEntry } from "../log/entries.ts";
+import type { LedgerFacts } from "../log/facts.ts";
 import type { RangeRule } from "./ledger-state.ts";
 import type { PinSet } from "./pins.ts";
 
@@ -15,12 +16,11 @@ export function isFoldable(entry: SessionEntry): boolean {
 
 /**
  * Dialogue a `keepDialogue` rule never hides: user messages, completed assistant answers (stopped normally, no tool
- * call, something besides reasoning to show), and tool checkpoints (preserve, digest).
+ * call, something besides reasoning to show), and the messages of anchored range records.
  */
-export function isDialogue(entry: SessionEntry): boolean {
-  // Tool checkpoints (preserve, digest) are permanent context: a later checkpoint's range covers them but never hides them.
-  if (entry.type === "custom_message")
-    return entry.customType === LedgerType.preserve || entry.customType === LedgerType.digest;
+export function isDialogue(entry: SessionEntry, facts: LedgerFacts): boolean {
+  // Anchored checkpoints are permanent context: a later checkpoint's range covers them but never hides them.
+  if (entry.type === "custom_message") return facts.isAnchored(entry);
   if (entry.type !== "message") return false;
   const m = entry.message;
   if (m.role === "user") return true;
@@ -86,15 +86,19 @@ export class RangeMask {
   /** Pinned entries: no rule hides them or drops their reasoning (see `pins.ts`). */
   private readonly pins: PinSet | undefined;
 
-  constructor(ranges: readonly RangeRule[], path: PathLookup, pins?: PinSet) {
+  /** What the records mean: which messages are permanent context. */
+  private readonly facts: LedgerFacts;
+
+  constructor(ranges: readonly RangeRule[], path: PathLookup, facts: LedgerFacts, pins?: PinSet) {
+    this.facts = facts;
     this.pins = pins?.empty ? undefined : pins;
-    for (const fold of ranges) {
-      const through = path.indexOf(fold.throughId);
-      const after = fold.afterId === null ? -1 : path.indexOf(fold.afterId);
+    for (const rule of ranges) {
+      const through = path.indexOf(rule.throughId);
+      const after = rule.afterId === null ? -1 : path.indexOf(rule.afterId);
       // A rule whose anchors are off this path cannot apply here (defensive: rules are read from ancestors).
-      if (through < 0 || (fold.afterId !== null && after < 0) || after >= through) continue;
-      const keptCalls = fold.keepToolResultsOf ? toolCallIdsOf(path.get(fold.keepToolResultsOf)) : new Set<string>();
-      this.rules.push({ from: after + 1, through, keptCalls, keepDialogue: fold.keepDialogue === true });
+      if (through < 0 || (rule.afterId !== null && after < 0) || after >= through) continue;
+      const keptCalls = rule.keepToolResultsOf ? toolCallIdsOf(path.get(rule.keepToolResultsOf)) : new Set<string>();
+      this.rules.push({ from: after + 1, through, keptCalls, keepDialogue: rule.keepDialogue === true });
     }
     this.rules.sort((a, b) => a.from - b.from);
     let reach = -1;
@@ -140,7 +144,7 @@ export class RangeMask {
   hides(entry: SessionEntry, index: number): boolean {
     if (index < 0 || this.empty || !isFoldable(entry) || this.pins?.has(index)) return false;
     return this.covered(index, (rule) => {
-      if (rule.keepDialogue && isDialogue(entry)) return false;
+      if (rule.keepDialogue && isDialogue(entry, this.facts)) return false;
       if (
         entry.type === "message" &&
         entry.message.role === "toolResult" &&

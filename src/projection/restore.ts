@@ -1,17 +1,9 @@
-// Reversible context: which acts on the branch hid something (folds, preserve checkpoints, compactions), how a
+// Reversible context: which acts on the branch hid something (range messages, compactions), how a
 // restore target names one, and what revoking it would bring back, whole or its newest part within a token limit.
 // Pure: the branch, its ledger state and the figures come in; no clocks, no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import {
-  type ActKind,
-  isCheckpointMarker,
-  isDigestEntry,
-  isFoldEntry,
-  isPreserveEntry,
-  LedgerType,
-  type RestoreData,
-  type SessionEntry,
-} from "../log/entries.ts";
+import { type ActKind, type CompactionEntry, CoreRecord, type RestoreData, type SessionEntry } from "../log/entries.ts";
+import { COMPACTION_ACT, type LedgerFacts, type MarkerDeclaration } from "../log/facts.ts";
 import { quoted, shownName } from "../log/display.ts";
 import { RangeMask } from "./ranges.ts";
 import { effectiveCompaction, evolve, keptIndex, type LedgerState } from "./ledger-state.ts";
@@ -22,63 +14,62 @@ import { type Calibration, estimateMessagesTokens, UNCALIBRATED } from "./tokens
 export interface ActInfo {
   id: string;
   kind: ActKind;
-  /** How people call it: "fold", "tool summary #2", "checkpoint compaction". */
+  /** How people call it: "fold", "tool summary #2", "checkpoint compaction" (its record declares it). */
   title: string;
+  /** What its range hid, as a restore reports it coming back ("messages"). */
+  hides: string;
+  /** Its own message as a restore reports it leaving ("its summary"). */
+  leaving: string;
   /** Path index of the act's entry. */
   index: number;
   /** The restore that revoked it whole. */
   revokedBy?: string;
   /** The restore that brought its newest part back. */
   narrowedBy?: string;
-  /** Names that resolve to it besides its id: its label, a fold's target and backup checkpoint, `#n` for preserve. */
+  /** Names that resolve to it besides its id: its label, then what its record declares (a checkpoint name, `#n`). */
   names: string[];
 }
 
 const isId = (path: readonly SessionEntry[], name: string) => path.some((e) => e.id === name);
 
 /** Every act on the branch, oldest first. */
-export function listActs(path: readonly SessionEntry[], state: LedgerState): ActInfo[] {
+export function listActs(path: readonly SessionEntry[], state: LedgerState, facts: LedgerFacts): ActInfo[] {
   const acts: ActInfo[] = [];
   const narrowed = new Map<string, string>();
   for (const f of state.ranges) if (f.narrowedBy) narrowed.set(f.entryId, f.narrowedBy);
   for (const c of state.compactions) if (c.narrowedBy) narrowed.set(c.entryId, c.narrowedBy);
   path.forEach((entry, index) => {
-    let kind: ActKind;
-    let title: string;
-    const names: string[] = [];
-    if (isFoldEntry(entry)) {
-      kind = "fold";
-      title = "fold";
-      const d = entry.details!;
-      if (d.backupCheckpoint) names.push(d.backupCheckpoint);
-      if (d.target !== "root" && !isId(path, d.target)) names.push(d.target);
-    } else if (isPreserveEntry(entry)) {
-      kind = "preserve";
-      const n = (entry.details as { checkpoint?: unknown }).checkpoint;
-      title = typeof n === "number" ? `tool summary #${n}` : "tool summary";
-      if (typeof n === "number") names.push(`#${n}`);
-    } else if (isDigestEntry(entry)) {
-      kind = "digest";
-      const n = (entry.details as { checkpoint?: unknown }).checkpoint;
-      title = typeof n === "number" ? `digest #${n}` : "digest";
-      if (typeof n === "number") names.push(`#${n}`);
-    } else if (entry.type === "compaction" && !isCheckpointMarker(entry)) {
+    const fact = facts.read(entry);
+    let act: Pick<ActInfo, "kind" | "title" | "hides" | "leaving" | "names">;
+    if (fact.kind === "range") {
+      const { declaration } = fact;
+      const details = fact.entry.details as Record<string, unknown>;
+      act = {
+        kind: declaration.act,
+        title: declaration.title(details),
+        hides: declaration.hides,
+        leaving: declaration.leaving,
+        names: declaration.names(details, (name) => isId(path, name)),
+      };
+    } else if (fact.kind === "compaction" && !fact.marker) {
       // A checkpoint marker hides nothing of its own; the checkpoint it reports is the act.
-      kind = "compaction";
-      const strategy = (entry.details as { strategy?: unknown } | undefined)?.strategy;
+      const strategy = (fact.entry.details as { strategy?: unknown } | undefined)?.strategy;
       // The strategy field is the file's: shown plain or quoted, it cannot break the line it is listed on.
-      title = `${strategy === undefined ? "native" : shownName(strategy, 40)} compaction`;
+      const title = `${strategy === undefined ? facts.piCompaction : shownName(strategy, 40)} compaction`;
+      act = { kind: COMPACTION_ACT, title, hides: "messages", leaving: "its summary", names: [] };
     } else return;
     const label = state.labels[entry.id];
-    if (label) names.unshift(label);
+    if (label) act.names.unshift(label);
     acts.push({
       id: entry.id,
-      kind,
-      title,
+      kind: act.kind,
+      title: act.title,
+      hides: act.hides,
+      leaving: act.leaving,
       index,
       ...(state.revoked[entry.id] ? { revokedBy: state.revoked[entry.id] } : {}),
       ...(narrowed.has(entry.id) ? { narrowedBy: narrowed.get(entry.id) } : {}),
-      names,
+      names: act.names,
     });
   });
   return acts;
@@ -93,28 +84,24 @@ function actList(acts: readonly ActInfo[]): string {
   return `Acts on this branch: ${live.map((a) => `${shownName(a.id)} (${a.title}${a.names.length ? `, ${quoted(a.names[0], 60)}` : ""})`).join(", ")}.`;
 }
 
-/** Why a checkpoint marker cannot be restored, and what to name instead. */
-function markerRefusal(marker: SessionEntry): string {
-  const n =
-    marker.type === "compaction" ? (marker.details as { checkpoint?: unknown } | undefined)?.checkpoint : undefined;
-  const digest =
-    marker.type === "compaction" && (marker.details as { strategy?: unknown } | undefined)?.strategy === "digest";
-  const kind = digest ? "digest" : "tool summary";
-  const checkpoint = typeof n === "number" ? `${kind} #${n}` : `the ${kind} it reports`;
-  return `compaction ${marker.id} only marks the end of a manual /compact and hides nothing; to bring back what it summarized, restore ${checkpoint}.`;
+/** Why a checkpoint marker cannot be restored, and what to name instead (its declaration names what it reports). */
+function markerRefusal(marker: CompactionEntry, declaration: MarkerDeclaration): string {
+  const reported = declaration.reports((marker.details ?? {}) as Record<string, unknown>);
+  return `compaction ${marker.id} only marks the end of a manual /compact and hides nothing; to bring back what it summarized, restore ${reported}.`;
 }
 
 /** The act that hides the entry at `index`, newest first: a range that holds it, or the compaction cut. */
 function actHiding(
   path: readonly SessionEntry[],
   state: LedgerState,
+  facts: LedgerFacts,
   index: number,
   acts: readonly ActInfo[],
 ): ActInfo | undefined {
   const lookup = lookupOf(path);
   for (let i = state.ranges.length - 1; i >= 0; i--) {
     const rule = state.ranges[i];
-    if (new RangeMask([rule], lookup).hides(path[index], index)) return acts.find((a) => a.id === rule.entryId);
+    if (new RangeMask([rule], lookup, facts).hides(path[index], index)) return acts.find((a) => a.id === rule.entryId);
   }
   const cut = effectiveCompaction(state);
   if (!cut) return undefined;
@@ -126,11 +113,17 @@ function actHiding(
 
 /**
  * Resolve a restore target: `last` (the newest act still in effect), an act's id, the id of an entry an act hides,
- * a label or fold checkpoint name (newest match), or `#n` for a preserve checkpoint. Revoked acts are refused here.
+ * a label or a name its record declares (newest match: a fold's checkpoint name, `#n` for a tool checkpoint). Revoked
+ * acts are refused here.
  */
-export function resolveRestoreTarget(target: string, path: readonly SessionEntry[], state: LedgerState): Resolved {
+export function resolveRestoreTarget(
+  target: string,
+  path: readonly SessionEntry[],
+  state: LedgerState,
+  facts: LedgerFacts,
+): Resolved {
   const name = target.trim();
-  const acts = listActs(path, state);
+  const acts = listActs(path, state, facts);
   if (!name) return { ok: false, error: `name what to restore: an act's id, a label, or "last". ${actList(acts)}` };
   let act: ActInfo | undefined;
   if (name === "last" || name === "latest") {
@@ -146,9 +139,10 @@ export function resolveRestoreTarget(target: string, path: readonly SessionEntry
   act ??= acts.find((a) => a.id === name);
   if (!act) {
     const index = path.findIndex((e) => e.id === name);
-    if (index >= 0 && isCheckpointMarker(path[index])) return { ok: false, error: markerRefusal(path[index]) };
+    const fact = index >= 0 ? facts.read(path[index]) : undefined;
+    if (fact?.kind === "compaction" && fact.marker) return { ok: false, error: markerRefusal(fact.entry, fact.marker) };
     if (index >= 0) {
-      act = actHiding(path, state, index, acts);
+      act = actHiding(path, state, facts, index, acts);
       if (!act)
         return {
           ok: false,
@@ -164,7 +158,7 @@ export function resolveRestoreTarget(target: string, path: readonly SessionEntry
       for (const [id, label] of Object.entries(state.labels)) {
         if (label !== name) continue;
         const index = path.findIndex((e) => e.id === id);
-        if (index >= 0) act = actHiding(path, state, index, acts) ?? act;
+        if (index >= 0) act = actHiding(path, state, facts, index, acts) ?? act;
       }
     }
   }
@@ -198,6 +192,8 @@ export interface RestoreEffect {
 export interface RestoreRequest {
   path: readonly SessionEntry[];
   state: LedgerState;
+  /** What the records mean (the same reader the state was folded with). */
+  facts: LedgerFacts;
   act: ActInfo;
   /** Usage the figures start from (the provider's report when known); defaults to the estimated view. */
   currentTokens?: number;
@@ -225,28 +221,29 @@ export type PlanResult = { ok: true; plan: RestorePlan } | { ok: false; error: s
 const PREVIEW_ID = "context-ledger-restore-preview";
 
 /** The view after appending a restore fact with `data`. */
-function preview(path: readonly SessionEntry[], state: LedgerState, data: RestoreData) {
+function preview(path: readonly SessionEntry[], state: LedgerState, facts: LedgerFacts, data: RestoreData) {
   const last = path[path.length - 1];
   const fact = {
     type: "custom",
     id: PREVIEW_ID,
     parentId: last?.id ?? null,
     timestamp: last?.timestamp ?? new Date(0).toISOString(),
-    customType: LedgerType.restore,
+    customType: CoreRecord.restore,
     data,
   } as SessionEntry;
   const after = [...path, fact];
-  return projectBranch(after, evolve(state, fact));
+  return projectBranch(after, facts, evolve(state, facts.read(fact)));
 }
 
 function effectOf(
   path: readonly SessionEntry[],
   state: LedgerState,
+  facts: LedgerFacts,
   data: RestoreData,
   before: ReturnType<typeof projectBranch>,
   calibration: Calibration,
 ): RestoreEffect {
-  const after = preview(path, state, data);
+  const after = preview(path, state, facts, data);
   const shown = (p: ReturnType<typeof projectBranch>) =>
     new Map(p.entries.filter((e) => e.messages.length).map((e) => [e.sourceEntry.id, e.messages] as const));
   const was = shown(before);
@@ -308,20 +305,20 @@ export function cutPoints(path: readonly SessionEntry[], from: number, to: numbe
 
 /** Restore data for bringing back `path[cut]` onwards of the act's hidden range. */
 function partialData(act: ActInfo, path: readonly SessionEntry[], cut: number): RestoreData {
-  return act.kind === "compaction"
+  return act.kind === COMPACTION_ACT
     ? { v: 1, targetId: act.id, act: act.kind, firstKeptEntryId: path[cut].id }
     : { v: 1, targetId: act.id, act: act.kind, throughId: path[cut - 1].id };
 }
 
 /** Where the newer part of the act's hidden range may start, oldest first. */
-function partialCuts(act: ActInfo, path: readonly SessionEntry[], state: LedgerState): number[] {
+function partialCuts(act: ActInfo, path: readonly SessionEntry[], state: LedgerState, facts: LedgerFacts): number[] {
   const lookup = lookupOf(path);
-  if (act.kind === "compaction") {
+  if (act.kind === COMPACTION_ACT) {
     const fact = state.compactions.find((c) => c.entryId === act.id)!;
     const kept = keptIndex(fact, lookup.indexOf);
     const end = kept >= 0 && kept < act.index ? kept : act.index;
     let previous = -1;
-    for (let i = 0; i < act.index; i++) if (path[i].type === "compaction" && !isCheckpointMarker(path[i])) previous = i;
+    for (let i = 0; i < act.index; i++) if (path[i].type === "compaction" && !facts.isMarker(path[i])) previous = i;
     return cutPoints(path, previous + 1, end - 1);
   }
   const rule = state.ranges.find((f) => f.entryId === act.id)!;
@@ -334,12 +331,13 @@ function inertReason(
   act: ActInfo,
   path: readonly SessionEntry[],
   state: LedgerState,
+  facts: LedgerFacts,
   acts: readonly ActInfo[],
 ): string {
   const cut = effectiveCompaction(state);
-  if (act.kind === "compaction" && cut && cut.entryId !== act.id)
+  if (act.kind === COMPACTION_ACT && cut && cut.entryId !== act.id)
     return `the later compaction ${cut.entryId} hides the same history; restore that one first`;
-  const over = actHiding(path, state, act.index, acts);
+  const over = actHiding(path, state, facts, act.index, acts);
   if (over && over.id !== act.id) return `the ${over.title} ${over.id} hides it too; restore that one first`;
   return "everything it hid is hidden by something else or already in view";
 }
@@ -349,16 +347,16 @@ function inertReason(
  * that fits (with `newest`), or a refusal with the figures. Nothing here appends anything.
  */
 export function planRestore(request: RestoreRequest): PlanResult {
-  const { path, state, act, limit } = request;
+  const { path, state, facts, act, limit } = request;
   const calibration = request.calibration ?? UNCALIBRATED;
-  const acts = listActs(path, state);
-  const before = projectBranch(path, state);
+  const acts = listActs(path, state, facts);
+  const before = projectBranch(path, facts, state);
   const whole: RestoreData = { v: 1, targetId: act.id, act: act.kind };
-  const effect = effectOf(path, state, whole, before, calibration);
+  const effect = effectOf(path, state, facts, whole, before, calibration);
   if (!effect.back.length)
     return {
       ok: false,
-      error: `restoring ${act.title} ${act.id} would bring nothing back: ${inertReason(act, path, state, acts)}.`,
+      error: `restoring ${act.title} ${act.id} would bring nothing back: ${inertReason(act, path, state, facts, acts)}.`,
     };
   const current = request.currentTokens ?? effect.viewBefore;
   const expected = (e: RestoreEffect) => Math.max(0, current + e.viewAfter - e.viewBefore);
@@ -372,14 +370,14 @@ export function planRestore(request: RestoreRequest): PlanResult {
   const figures = `restoring ${act.title} ${act.id} whole would bring back ${effect.messagesBack} messages (~${fmt(effect.tokensBack)} tokens) and take the context from ~${fmt(current)} to ~${fmt(wholeAfter)} tokens, above the limit of ${fmt(limit)}`;
   if (!request.newest) return { ok: false, error: `${figures}. Nothing was restored.` };
   // Later cuts bring back less, so the usage falls as the cut moves on: find the earliest cut that fits.
-  const cuts = partialCuts(act, path, state);
+  const cuts = partialCuts(act, path, state, facts);
   let lo = 0;
   let hi = cuts.length;
   let best: { data: RestoreData; effect: RestoreEffect; after: number } | undefined;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
     const data = partialData(act, path, cuts[mid]);
-    const e = effectOf(path, state, data, before, calibration);
+    const e = effectOf(path, state, facts, data, before, calibration);
     const after = expected(e);
     if (after <= limit && e.back.length) {
       best = { data, effect: e, after };
@@ -405,15 +403,7 @@ const fmt = (n: number) => Math.round(n).toLocaleString("en-US");
 /** The one short message that tells the model (and the user) what came back. */
 export function renderRestored(plan: RestorePlan, limit: number): string {
   const { act, effect } = plan;
-  const what = act.kind === "preserve" || act.kind === "digest" ? "tool calls and results" : "messages";
-  const leaving =
-    act.kind === "compaction"
-      ? "its summary"
-      : act.kind === "preserve"
-        ? "the tool summary"
-        : act.kind === "digest"
-          ? "the digest"
-          : "the fold summary";
+  const { hides: what, leaving } = act;
   const span = effect.back.length ? ` (entries ${effect.back[0]} to ${effect.back[effect.back.length - 1]})` : "";
   if (plan.wholeTokensAfter === undefined) {
     return `[context restored] ${capitalize(act.title)} ${act.id} was undone: the ${effect.messagesBack} ${what} it hid (~${fmt(effect.tokensBack)} tokens) are back in their original place${span}, and ${leaving} left the context. Context now ~${fmt(plan.tokensAfter)} tokens.`;

@@ -28,6 +28,7 @@ import type {
 import type { LedgerCompactionDetails } from "../log/entries.ts";
 import type { BudgetRule } from "../projection/budget.ts";
 import type { LiveLedger } from "../projection/live-ledger.ts";
+import type { StrategyFacts } from "../log/facts.ts";
 import type { Calibration } from "../projection/tokens.ts";
 
 /** A project instruction file Pi loaded (AGENTS.md, CLAUDE.md, AGENTS.override.md). */
@@ -469,6 +470,11 @@ export interface Strategy<Options = undefined> extends StrategyDefinition {
   budget?: BudgetRule;
   /** The facts it writes, by customType, with the word the dashboard uses for each. */
   facts?: Readonly<Record<string, string>>;
+  /**
+   * What its records mean to the view (a range's placement, the act's title and restore wording, markers, companions),
+   * declared in its own `records.ts`; `catalog.ts` builds the one fact reader from every strategy's declaration.
+   */
+  records?: StrategyFacts;
   /** Its settings section, under `contextLedger.<name>`. */
   settings?: SettingsSection<Options>;
   /** Lines it adds to the `/context` dashboard. */

@@ -1,24 +1,24 @@
-// The closed set of facts this package writes into Pi's session, each with version 1. A reader is declared per
-// record name, so a new record type without a reader does not compile; anything else carrying our prefix, or a
-// version this code does not know, is reported as unreadable instead of being guessed at. Pure.
+// The closed set of facts this package writes into Pi's session, each with version 1, by record name (the catalog
+// in `catalog.ts` says what they mean to the view). A reader is declared per record name, so a new record type
+// without a reader does not compile; anything else carrying our prefix, or a version this code does not know, is
+// reported as unreadable instead of being guessed at. Pure.
 import {
-  isFoldEntry,
+  type CompactionEntry,
+  type CustomMessageEntry,
   isLedgerCompaction,
   isPinEntry,
   isRestoreEntry,
   LEDGER_PREFIX,
-  LedgerType,
-  type CompactionEntry,
-  type CustomMessageEntry,
-  type FoldDetails,
   type LedgerCompactionDetails,
   type PinData,
   type RestoreData,
   type SessionEntry,
 } from "../log/entries.ts";
 import type { BudgetNoticeDetails } from "../projection/budget.ts";
+import { isFoldEntry, LEDGER_FACTS, LedgerType } from "./catalog.ts";
 import { isRecapDetails, type RecapDetails } from "./checkpoint/recap.ts";
 import type { DigestDetails } from "./digest/plan.ts";
+import type { FoldDetails } from "./fold/records.ts";
 import type { NativeCompactionDetails, PlannerFailureDetails } from "./shared/fallback.ts";
 import type { PreserveDetails } from "./preserve/checkpoint.ts";
 
@@ -31,8 +31,8 @@ export interface FoldNoticeDetails {
   reason: string;
 }
 
-/** Every fact this package writes, by record name. */
-export type LedgerFact =
+/** Every fact this package writes, by record name, details typed (the view reads `LedgerFact`, in `src/log`). */
+export type LedgerRecord =
   | { record: "fold"; entry: CustomMessageEntry<FoldDetails> }
   | { record: "notice"; entry: CustomMessageEntry<FoldNoticeDetails | BudgetNoticeDetails> }
   | { record: "recap"; entry: CustomMessageEntry<RecapDetails> }
@@ -44,12 +44,12 @@ export type LedgerFact =
   | { record: "pin"; entry: CustomEntry<PinData> }
   | { record: "compaction"; entry: CompactionEntry<LedgerCompactionDetails> };
 
-export type RecordName = LedgerFact["record"];
+export type RecordName = LedgerRecord["record"];
 
 /** Reading of one entry: ours and understood, ours but unreadable (with a bounded reason), or not ours. */
-export type FactReading = { ok: true; fact: LedgerFact } | { ok: false; reason: string } | undefined;
+export type FactReading = { ok: true; fact: LedgerRecord } | { ok: false; reason: string } | undefined;
 
-type Reader = (entry: SessionEntry) => LedgerFact | undefined;
+type Reader = (entry: SessionEntry) => LedgerRecord | undefined;
 
 const object = (value: unknown): Record<string, unknown> | undefined =>
   value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
@@ -108,7 +108,8 @@ const READERS = {
       ? { record: "nativeCompaction", entry: c as CustomEntry<NativeCompactionDetails> }
       : undefined;
   },
-  restore: (e) => (isRestoreEntry(e) ? { record: "restore", entry: e } : undefined),
+  restore: (e) =>
+    isRestoreEntry(e) && LEDGER_FACTS.read(e).kind === "restore" ? { record: "restore", entry: e } : undefined,
   pin: (e) => (isPinEntry(e) ? { record: "pin", entry: e } : undefined),
 } satisfies Record<keyof typeof LedgerType, Reader>;
 

@@ -2,6 +2,7 @@
 // derive from it: a new strategy is one folder and one line here.
 import type { LabRows } from "../lab/row-spec.ts";
 import type { BudgetRule } from "../projection/budget.ts";
+import { LEDGER_FACTS } from "./catalog.ts";
 import type { SettingsSection, Strategy } from "./contract.ts";
 import { checkpointStrategy } from "./checkpoint/strategy.ts";
 import { digestStrategy } from "./digest/strategy.ts";
@@ -74,3 +75,9 @@ export function budgetOf(name: string): BudgetRule {
     }
   );
 }
+
+/**
+ * The fact reader over every strategy's declared records, handed to the live ledger and every projection (built in
+ * `catalog.ts` from the same declarations each strategy lists as `records`, so strategies can use it without a cycle).
+ */
+export { LEDGER_FACTS };

@@ -4,14 +4,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { buildSessionProjection, SessionManager, type SessionEntry } from "@earendil-works/pi-coding-agent";
-import {
-  isCheckpointMarker,
-  isToolCheckpoint,
-  LedgerType,
-  type FoldDetails,
-  type RangeDetails,
-  type RestoreData,
-} from "../../src/log/entries.ts";
+import type { RangeDetails, RestoreData } from "../../src/log/entries.ts";
+import { isCheckpointMarker, isToolCheckpoint, LedgerType, type FoldDetails } from "../../src/strategies/catalog.ts";
 import { ledgerArb, toJsonl, visibleFoldTargets, type GeneratedLedger } from "./index.ts";
 import { propertyTimeout } from "../support/fast-check.ts";
 

@@ -14,15 +14,8 @@ import {
 } from "@earendil-works/pi-ai";
 import { buildSessionProjection, type SessionEntry, type SessionHeader } from "@earendil-works/pi-coding-agent";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import {
-  isCheckpointMarker,
-  isToolCheckpoint,
-  LedgerType,
-  type FoldDetails,
-  type PinData,
-  type RangeDetails,
-  type RestoreData,
-} from "../../src/log/entries.ts";
+import type { PinData, RangeDetails, RestoreData } from "../../src/log/entries.ts";
+import { isCheckpointMarker, isToolCheckpoint, LedgerType, type FoldDetails } from "../../src/strategies/catalog.ts";
 import { commandArb, type CommandWeights, type LedgerCommand, type ToolCallSpec } from "./commands.ts";
 import { naivePins, naiveRestores, naiveViewStart, restorableActs, visibleFoldTargets } from "./visibility.ts";
 

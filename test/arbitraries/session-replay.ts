@@ -1,8 +1,9 @@
 // Replays a generated ledger through a real Pi SessionManager, one public append/branch call per step.
 // Pi assigns its own ids and timestamps, so references (parents, targets, fold ranges) are remapped.
 import type { SessionEntry, SessionManager } from "@earendil-works/pi-coding-agent";
-import type { FoldDetails, RangeDetails, RestoreData } from "../../src/log/entries.ts";
-import { LedgerType } from "../../src/log/entries.ts";
+import type { RangeDetails, RestoreData } from "../../src/log/entries.ts";
+import type { FoldDetails } from "../../src/strategies/catalog.ts";
+import { LedgerType } from "../../src/strategies/catalog.ts";
 import type { GeneratedLedger, LedgerStep } from "./ledger.ts";
 
 /** Maps generated ids to the ids Pi gave the replayed entries. */

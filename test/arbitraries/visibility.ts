@@ -2,7 +2,8 @@
 // targets and restore targets. It is independent of src/projection (sets and linear scans, no incremental
 // structures), so a generator bug and a projection bug are unlikely to cancel out.
 import { buildContextEntries, type SessionEntry } from "@earendil-works/pi-coding-agent";
-import { isCheckpointMarker, LedgerType, type RangeDetails, type RestoreData } from "../../src/log/entries.ts";
+import type { RangeDetails, RestoreData } from "../../src/log/entries.ts";
+import { isCheckpointMarker, LedgerType } from "../../src/strategies/catalog.ts";
 
 /** Entries a fold rule may hide: conversation messages and custom messages. */
 export function isFoldableEntry(entry: SessionEntry): boolean {

@@ -10,7 +10,7 @@ import {
   type Message,
 } from "@earendil-works/pi-ai";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
-import { LedgerType } from "../../src/log/entries.ts";
+import { LedgerType } from "../../src/strategies/catalog.ts";
 import { startHarness, userEntryId, type Harness } from "./harness.ts";
 
 let h: Harness | undefined;

@@ -5,7 +5,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { fauxAssistantMessage, fauxToolCall, type Context, type Message } from "@earendil-works/pi-ai";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
-import { isPinEntry, LedgerType } from "../../src/log/entries.ts";
+import { isPinEntry } from "../../src/log/entries.ts";
+import { LedgerType } from "../../src/strategies/catalog.ts";
 import { PLANNER_SYSTEM } from "../../src/strategies/planned/model-plan.ts";
 import { startHarness, userEntryId, visibleText, type Harness } from "./harness.ts";
 

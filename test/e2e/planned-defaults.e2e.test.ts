@@ -10,7 +10,7 @@ import {
   type AssistantMessage,
   type FauxResponseStep,
 } from "@earendil-works/pi-ai";
-import { LedgerType } from "../../src/log/entries.ts";
+import { LedgerType } from "../../src/strategies/catalog.ts";
 import type { PlannedDetails } from "../../src/strategies/planned/planner.ts";
 import type { NativeCompactionDetails, PlannerFailureDetails } from "../../src/strategies/shared/fallback.ts";
 import { INTRO } from "../../src/strategies/planned/transcript.ts";

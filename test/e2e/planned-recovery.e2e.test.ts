@@ -4,7 +4,7 @@
 // the tests count model calls and read what the provider was sent.
 import { afterEach, describe, expect, it } from "vitest";
 import { fauxAssistantMessage, fauxToolCall } from "@earendil-works/pi-ai";
-import { LedgerType } from "../../src/log/entries.ts";
+import { LedgerType } from "../../src/strategies/catalog.ts";
 import type { PlannedDetails } from "../../src/strategies/planned/planner.ts";
 import { PLANNED_REPORT, type PlannedReportDetails } from "../../src/strategies/planned/report.ts";
 import type { PlannerFailureDetails } from "../../src/strategies/shared/fallback.ts";

@@ -20,6 +20,7 @@ import { DELTA_ONLY_SYSTEM } from "../../src/strategies/preserve/prompt.ts";
 import { summaryReport } from "../../src/strategies/preserve/report.ts";
 import { reserveTokens } from "../../src/strategies/preserve/reserve.ts";
 import { captureNotices, startHarness, type Harness, type HarnessOptions } from "./harness.ts";
+import { LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 
 let h: Harness | undefined;
 let restoreNotices: (() => void) | undefined;
@@ -418,7 +419,7 @@ describe("preserve e2e (Pi's default settings)", () => {
     expect(callsOf("checkpoint").length).toBe(1);
     expect(callsOf("native-summary").length).toBe(0);
     // The live request equals the pure projection of the branch it was sent from.
-    const sentFrom = projectBranch(branch().slice(0, -1)).messages.filter((m) => m.role !== "system");
+    const sentFrom = projectBranch(branch().slice(0, -1), LEDGER_FACTS).messages.filter((m) => m.role !== "system");
     expect(JSON.stringify(last.slice(1))).toBe(JSON.stringify(convertToLlm(sentFrom)));
   });
 
@@ -555,7 +556,7 @@ describe("preserve overflow certification (Pi's default settings, 50,000-token w
     expect(messages.slice(2, 4).map((m) => m.role)).toEqual(["toolResult", "toolResult"]);
     expect(textOf(messages[4])).toMatch(/^\[Tool summary #1:/);
     expect(requestText(messages)).not.toContain("MARK-A");
-    const sentFrom = projectBranch(branch().slice(0, -1)).messages.filter((m) => m.role !== "system");
+    const sentFrom = projectBranch(branch().slice(0, -1), LEDGER_FACTS).messages.filter((m) => m.role !== "system");
     expect(JSON.stringify(messages)).toBe(JSON.stringify(convertToLlm(sentFrom)));
     expect(h.session.getLastAssistantText()).toBe("DONE");
     // Calls: two reads, the rejected request, Pi's summary, the retry; one checkpoint request.

@@ -7,7 +7,8 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { fauxAssistantMessage, fauxToolCall, type Context, type Message } from "@earendil-works/pi-ai";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
-import { isRestoreEntry, LedgerType } from "../../src/log/entries.ts";
+import { isRestoreEntry } from "../../src/log/entries.ts";
+import { LedgerType } from "../../src/strategies/catalog.ts";
 import { PLANNER_SYSTEM } from "../../src/strategies/planned/model-plan.ts";
 import { startHarness, userEntryId, visibleText, type Harness } from "./harness.ts";
 

@@ -11,6 +11,7 @@ import { branchTo } from "../../src/log/branch.ts";
 import { projectBranch } from "../../src/projection/project.ts";
 import { answeredCallIds, pairingViolations } from "../properties/tool-pairing.ts";
 import { startHarness, type Harness } from "./harness.ts";
+import { LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 
 const open: Harness[] = [];
 const roots: string[] = [];
@@ -91,7 +92,7 @@ describe("session lifecycle e2e", () => {
     // With no ledger facts our projection is Pi's, and the provider saw exactly that.
     const entries = h.session.sessionManager.getEntries();
     const leaf = h.session.sessionManager.getLeafId();
-    const ours = projectBranch(branchTo(entries, leaf)).messages;
+    const ours = projectBranch(branchTo(entries, leaf), LEDGER_FACTS).messages;
     expect(ours).toEqual(buildSessionProjection(entries, leaf).messages);
     // The last request was built before its answer was appended: drop the final assistant message.
     expect(nonSystem(convertToLlm(ours.slice(0, -1)))).toEqual(nonSystem(last));

@@ -2,7 +2,8 @@
 // (and only when) the strategy's own decider says so. A row with its own copy of a condition fails here.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { LedgerType, type SessionEntry } from "../../src/log/entries.ts";
+import type { SessionEntry } from "../../src/log/entries.ts";
+import { LedgerType } from "../../src/strategies/catalog.ts";
 import { defaultSettings, type Row, type SessionSettings } from "../../src/lab/row.ts";
 import { labRow } from "../../src/lab/rows/registry.ts";
 import { digestDue, planDigest } from "../../src/strategies/digest/plan.ts";

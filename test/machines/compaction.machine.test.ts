@@ -95,7 +95,7 @@ describe("lifecycle chart: routes", () => {
   });
 
   it("every registry route decides the first state: native → nativeFallback, cancel → cancelled, plan → planning", () => {
-    const expected = { native: "nativeFallback", cancel: "cancelled", plan: "planning" } as const;
+    const expected = { pi: "nativeFallback", cancel: "cancelled", plan: "planning" } as const;
     for (const { name, routes } of STRATEGIES) {
       for (const trigger of ["turnEnd", ...COMPACTION_TRIGGERS] as const) {
         const [snapshot] = initialTransition(compactionMachine, inputFor(name, trigger));

@@ -38,7 +38,7 @@ describe("statechart JSON export", () => {
     expect(always.map((t) => [t.guard ?? "", t.target])).toEqual([
       ["isToolRequest", "pendingAtTurnEnd"],
       ["isInapplicable", "nativeFallback"],
-      [{ type: "routedTo", params: { route: "native" } }, "nativeFallback"],
+      [{ type: "routedTo", params: { route: "pi" } }, "nativeFallback"],
       [{ type: "routedTo", params: { route: "cancel" } }, "cancelled"],
       ["", "planning"],
     ]);
@@ -55,7 +55,7 @@ describe("statechart JSON export", () => {
 
   it("the Mermaid labels tell the route guards apart and show the commit on Pi's confirmation", () => {
     const mermaid = renderMachineFiles()["compaction.machine.mmd"];
-    expect(mermaid).toContain("requested --> nativeFallback : always [routedTo native]");
+    expect(mermaid).toContain("requested --> nativeFallback : always [routedTo pi]");
     expect(mermaid).toContain("requested --> cancelled : always [routedTo cancel]");
     expect(mermaid).toContain("planning --> validated : plan done [isAccepted]");
     expect(mermaid).toContain("validated --> committed : pi.appended");

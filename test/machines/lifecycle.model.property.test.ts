@@ -73,7 +73,7 @@ const inRun = (trigger: Trigger) => trigger === "tool" || trigger === "turnEnd";
 function firstPhase(strategy: StrategyName, trigger: Trigger): Phase {
   if (trigger === "tool") return "pendingAtTurnEnd";
   const route = strategyNamed(strategy).routes[trigger];
-  return route === "native" ? "nativeFallback" : route === "cancel" ? "cancelled" : "planning";
+  return route === "pi" ? "nativeFallback" : route === "cancel" ? "cancelled" : "planning";
 }
 
 /** The model's reaction to a host or Pi event. */

@@ -3,7 +3,8 @@
 import { describe, expect, it } from "vitest";
 import { buildSessionProjection } from "@earendil-works/pi-coding-agent";
 import { branchTo } from "../../src/log/branch.ts";
-import { LedgerType, type SessionEntry } from "../../src/log/entries.ts";
+import type { SessionEntry } from "../../src/log/entries.ts";
+import { LedgerType, LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 import { activePins, reduceBranch } from "../../src/projection/ledger-state.ts";
 import { LiveLedger } from "../../src/projection/live-ledger.ts";
 import { keepsContext, pinGroup } from "../../src/projection/pins.ts";
@@ -12,12 +13,12 @@ import { lookupOf, projectBranch } from "../../src/projection/project.ts";
 import { LedgerBuilder } from "../support/ledger-builder.ts";
 
 const path = (b: LedgerBuilder, leaf = b.leaf) => branchTo(b.entries, leaf);
-const view = (b: LedgerBuilder) => JSON.stringify(projectBranch(path(b)).messages);
+const view = (b: LedgerBuilder) => JSON.stringify(projectBranch(path(b), LEDGER_FACTS).messages);
 const conversation = (b: LedgerBuilder) =>
-  JSON.stringify(projectBranch(path(b)).messages.filter((m) => m.role !== "system"));
+  JSON.stringify(projectBranch(path(b), LEDGER_FACTS).messages.filter((m) => m.role !== "system"));
 /** What the live ledger sends for Pi's `context` list (no system messages) at the leaf. */
 function live(b: LedgerBuilder): string {
-  const ledger = new LiveLedger();
+  const ledger = new LiveLedger(LEDGER_FACTS);
   ledger.sync(b.leaf, (id) => b.byId().get(id));
   const request = structuredClone(
     buildSessionProjection(b.entries, b.leaf).messages.filter((m) => m.role !== "system"),
@@ -67,7 +68,7 @@ describe("pins in the projection", () => {
     expect(seen).not.toContain("OUT-3");
     expect(seen).toContain(messageOf(b, reads[1].result));
     expect(seen).toContain(messageOf(b, reads[1].call));
-    expect(paired(projectBranch(path(b)).messages)).toBe(true);
+    expect(paired(projectBranch(path(b), LEDGER_FACTS).messages)).toBe(true);
     expect(live(b)).toBe(conversation(b));
   });
 
@@ -79,7 +80,7 @@ describe("pins in the projection", () => {
     b.pin(reads[0].call, false);
     expect(view(b)).not.toContain("OUT-1");
     expect(live(b)).toBe(conversation(b));
-    expect(activePins(reduceBranch(path(b)))).toEqual([]);
+    expect(activePins(reduceBranch(path(b), LEDGER_FACTS))).toEqual([]);
   });
 
   it("pins cut off by a compaction come right after its summary, in path order, before what it kept", () => {
@@ -95,7 +96,7 @@ describe("pins in the projection", () => {
     b.pin(read.result);
     b.compaction(kept, "CUT-SUMMARY", { v: 1, strategy: "checkpoint" });
     b.user("after");
-    const messages = projectBranch(path(b)).messages;
+    const messages = projectBranch(path(b), LEDGER_FACTS).messages;
     const texts = messages.map((m) => JSON.stringify(m));
     const at = (needle: string) => texts.findIndex((t) => t.includes(needle));
     expect(at("CUT-SUMMARY")).toBe(0);
@@ -116,7 +117,7 @@ describe("pins in the projection", () => {
     const kept = b.user("KEPT");
     b.pin(pinned);
     b.compaction(kept, "NATIVE");
-    const ledger = new LiveLedger();
+    const ledger = new LiveLedger(LEDGER_FACTS);
     for (let i = 0; i < 3; i++) {
       b.user(`turn ${i}`);
       b.assistant(`answer ${i}`);
@@ -137,7 +138,7 @@ describe("pins in the projection", () => {
     b.compaction(kept, "NATIVE");
     b.user("now");
     const estimate = () => {
-      const ledger = new LiveLedger();
+      const ledger = new LiveLedger(LEDGER_FACTS);
       ledger.sync(b.leaf, (id) => b.byId().get(id));
       return ledger.estimateViewTokens();
     };
@@ -153,7 +154,11 @@ describe("pins in the projection", () => {
     b.pin(m, true, "a note");
     const p = path(b);
     const lookup = lookupOf(p);
-    const text = renderPins({ ...lookup, path: p, state: reduceBranch(p), tokensAt: () => 10 }, 128_000, 0.1);
+    const text = renderPins(
+      { ...lookup, path: p, state: reduceBranch(p, LEDGER_FACTS), tokensAt: () => 10 },
+      128_000,
+      0.1,
+    );
     expect(text).not.toMatch(/[\u0000-\u0008\u001b\u007f]/);
     expect(text).toContain("an entry not on this branch, holds nothing here");
     expect(text).toContain(`${m}: a user message, 1 entry, ~10 tokens — "a note"`);
@@ -167,17 +172,17 @@ describe("pins in the projection", () => {
     const act = fold();
     b.restore(act, "fold");
     expect(view(b)).toBe(before);
-    expect(activePins(reduceBranch(path(b))).map((p) => p.targetId)).toEqual([reads[2].result]);
+    expect(activePins(reduceBranch(path(b), LEDGER_FACTS)).map((p) => p.targetId)).toEqual([reads[2].result]);
     b.pin(reads[2].result, false);
-    expect(reduceBranch(path(b)).revoked[act]).toBeDefined();
+    expect(reduceBranch(path(b), LEDGER_FACTS).revoked[act]).toBeDefined();
   });
 
   it("pinning changes the view only from the pinned entry on", () => {
     const { b, reads, fold } = foldedReads();
     fold();
-    const unpinned = projectBranch(path(b)).messages.map((m) => JSON.stringify(m));
+    const unpinned = projectBranch(path(b), LEDGER_FACTS).messages.map((m) => JSON.stringify(m));
     b.pin(reads[1].result);
-    const pinned = projectBranch(path(b)).messages.map((m) => JSON.stringify(m));
+    const pinned = projectBranch(path(b), LEDGER_FACTS).messages.map((m) => JSON.stringify(m));
     const first = pinned.indexOf(messageOf(b, reads[1].call));
     expect(first).toBeGreaterThan(0);
     expect(pinned.slice(0, first)).toEqual(unpinned.slice(0, first));
@@ -210,7 +215,7 @@ describe("pins in the projection", () => {
     const c = b.compaction(kept, "NATIVE");
     for (const target of ["__proto__", "constructor", "toString", "", "x".repeat(10_000), c, label, "nope"])
       b.pin(target);
-    const state = reduceBranch(path(b));
+    const state = reduceBranch(path(b), LEDGER_FACTS);
     expect(activePins(state)).toHaveLength(8);
     expect(view(b)).toBe(JSON.stringify(buildSessionProjection(b.entries, b.leaf).messages));
     expect(live(b)).toBe(conversation(b));
@@ -223,7 +228,7 @@ describe("pins in the projection", () => {
       customType: LedgerType.pin,
       data: { v: 2, targetId: kept, pinned: "yes" },
     } as unknown as SessionEntry);
-    expect(activePins(reduceBranch(path(b)))).toHaveLength(8);
+    expect(activePins(reduceBranch(path(b), LEDGER_FACTS))).toHaveLength(8);
   });
 
   it("a result's group is its call and every result of that call; a result without its call pins alone", () => {

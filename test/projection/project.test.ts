@@ -5,9 +5,10 @@ import { projectBranch } from "../../src/projection/project.ts";
 import { LiveLedger } from "../../src/projection/live-ledger.ts";
 import { reduceBranch } from "../../src/projection/ledger-state.ts";
 import { LedgerBuilder } from "../support/ledger-builder.ts";
+import { LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 
 function visibleTexts(b: LedgerBuilder): string[] {
-  return projectBranch(branchTo(b.entries, b.leaf)).messages.map((m) =>
+  return projectBranch(branchTo(b.entries, b.leaf), LEDGER_FACTS).messages.map((m) =>
     JSON.stringify((m as { content?: unknown }).content ?? (m as { summary?: string }).summary),
   );
 }
@@ -21,7 +22,7 @@ describe("projectBranch", () => {
     b.assistant("done");
     b.compaction(u);
     b.user("next");
-    expect(projectBranch(branchTo(b.entries, b.leaf)).messages).toEqual(
+    expect(projectBranch(branchTo(b.entries, b.leaf), LEDGER_FACTS).messages).toEqual(
       buildSessionProjection(b.entries, b.leaf).messages,
     );
   });
@@ -79,17 +80,17 @@ describe("LiveLedger", () => {
     const b = new LedgerBuilder();
     const u = b.user("start");
     const a = b.assistant("middle");
-    const live = new LiveLedger();
+    const live = new LiveLedger(LEDGER_FACTS);
     const byId = () => b.byId();
     live.sync(b.leaf, (id) => byId().get(id));
     b.fold({ afterId: u, throughId: a }, "S");
     b.label(u, "cp1");
     live.sync(b.leaf, (id) => byId().get(id));
-    expect(live.state).toEqual(reduceBranch(branchTo(b.entries, b.leaf)));
+    expect(live.state).toEqual(reduceBranch(branchTo(b.entries, b.leaf), LEDGER_FACTS));
     b.moveTo(a).user("other");
     const change = live.sync(b.leaf, (id) => byId().get(id));
     expect(change.removed.map((e) => e.id)).toHaveLength(2);
-    expect(live.state).toEqual(reduceBranch(branchTo(b.entries, b.leaf)));
+    expect(live.state).toEqual(reduceBranch(branchTo(b.entries, b.leaf), LEDGER_FACTS));
     expect(live.state.ranges).toHaveLength(0);
   });
 
@@ -99,7 +100,7 @@ describe("LiveLedger", () => {
     b.assistant("hide me");
     const a2 = b.assistant("hide me too");
     b.fold({ afterId: u, throughId: a2 }, "S");
-    const live = new LiveLedger();
+    const live = new LiveLedger(LEDGER_FACTS);
     live.sync(b.leaf, (id) => b.byId().get(id));
     const request = structuredClone(buildSessionProjection(b.entries, b.leaf).messages);
     // Same role and timestamp as a folded original: it must not steal the original's match.
@@ -114,7 +115,7 @@ describe("LiveLedger", () => {
   it("is a no-op without folds", () => {
     const b = new LedgerBuilder();
     b.user("x");
-    const live = new LiveLedger();
+    const live = new LiveLedger(LEDGER_FACTS);
     live.sync(b.leaf, (id) => b.byId().get(id));
     expect(live.filterContext(buildSessionProjection(b.entries, b.leaf).messages)).toBeUndefined();
   });
@@ -129,14 +130,16 @@ describe("LiveLedger.estimateViewTokens", () => {
     const a2 = b.assistant("second ".repeat(100));
     b.fold({ afterId: u, throughId: a2 }, "summary");
     b.user("after ".repeat(30));
-    const live = new LiveLedger();
+    const live = new LiveLedger(LEDGER_FACTS);
     live.sync(b.leaf, (id) => b.byId().get(id));
-    const projected = projectBranch(branchTo(b.entries, b.leaf)).messages;
+    const projected = projectBranch(branchTo(b.entries, b.leaf), LEDGER_FACTS).messages;
     expect(live.estimateViewTokens()).toBe(estimateMessagesTokens(projected));
     const c = b.compaction(a2, "native summary");
     b.user("later");
     live.sync(b.leaf, (id) => b.byId().get(id));
-    expect(live.estimateViewTokens()).toBe(estimateMessagesTokens(projectBranch(branchTo(b.entries, b.leaf)).messages));
+    expect(live.estimateViewTokens()).toBe(
+      estimateMessagesTokens(projectBranch(branchTo(b.entries, b.leaf), LEDGER_FACTS).messages),
+    );
     expect(c).toBeTruthy();
   });
 });
@@ -165,9 +168,9 @@ describe("preserve checkpoints (anchored keepDialogue rules)", () => {
     entry.customType = "context-ledger/preserve";
     return id;
   }
-  const view = (b: LedgerBuilder) => projectBranch(branchTo(b.entries, b.leaf)).messages;
+  const view = (b: LedgerBuilder) => projectBranch(branchTo(b.entries, b.leaf), LEDGER_FACTS).messages;
   const liveView = (b: LedgerBuilder) => {
-    const live = new LiveLedger();
+    const live = new LiveLedger(LEDGER_FACTS);
     live.sync(b.leaf, (id) => b.byId().get(id));
     const request = structuredClone(
       buildSessionProjection(b.entries, b.leaf).messages.filter((m) => m.role !== "system"),

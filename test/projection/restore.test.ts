@@ -3,7 +3,8 @@
 import { describe, expect, it } from "vitest";
 import { buildSessionProjection } from "@earendil-works/pi-coding-agent";
 import { branchTo } from "../../src/log/branch.ts";
-import { LedgerType, type SessionEntry } from "../../src/log/entries.ts";
+import type { SessionEntry } from "../../src/log/entries.ts";
+import { LedgerType, LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 import { reduceBranch } from "../../src/projection/ledger-state.ts";
 import { LiveLedger } from "../../src/projection/live-ledger.ts";
 import { projectBranch } from "../../src/projection/project.ts";
@@ -17,21 +18,21 @@ import {
 import { LedgerBuilder } from "../support/ledger-builder.ts";
 
 const path = (b: LedgerBuilder, leaf = b.leaf) => branchTo(b.entries, leaf);
-const view = (b: LedgerBuilder, leaf = b.leaf) => JSON.stringify(projectBranch(path(b, leaf)).messages);
+const view = (b: LedgerBuilder, leaf = b.leaf) => JSON.stringify(projectBranch(path(b, leaf), LEDGER_FACTS).messages);
 const text = (b: LedgerBuilder) =>
-  projectBranch(path(b))
+  projectBranch(path(b), LEDGER_FACTS)
     .messages.map((m) => JSON.stringify(m))
     .join("\n");
 /** What the live ledger sends for Pi's request at the leaf. */
 function liveView(b: LedgerBuilder): string {
-  const live = new LiveLedger();
+  const live = new LiveLedger(LEDGER_FACTS);
   live.sync(b.leaf, (id) => b.byId().get(id));
   const request = structuredClone(buildSessionProjection(b.entries, b.leaf).messages);
   return JSON.stringify(live.requestContext(request) ?? request);
 }
 /** The same, for the list Pi's `context` hook really gets: no system messages (Pi puts the current one back). */
 function liveConversation(b: LedgerBuilder): string {
-  const live = new LiveLedger();
+  const live = new LiveLedger(LEDGER_FACTS);
   live.sync(b.leaf, (id) => b.byId().get(id));
   const request = structuredClone(
     buildSessionProjection(b.entries, b.leaf).messages.filter((m) => m.role !== "system"),
@@ -39,13 +40,13 @@ function liveConversation(b: LedgerBuilder): string {
   return JSON.stringify(live.requestContext(request, "conversation") ?? request);
 }
 const conversation = (b: LedgerBuilder) =>
-  JSON.stringify(projectBranch(path(b)).messages.filter((m) => m.role !== "system"));
+  JSON.stringify(projectBranch(path(b), LEDGER_FACTS).messages.filter((m) => m.role !== "system"));
 function plan(b: LedgerBuilder, target: string, limit = Infinity, newest = false) {
   const p = path(b);
-  const state = reduceBranch(p);
-  const resolved = resolveRestoreTarget(target, p, state);
+  const state = reduceBranch(p, LEDGER_FACTS);
+  const resolved = resolveRestoreTarget(target, p, state, LEDGER_FACTS);
   if (!resolved.ok) return resolved;
-  return planRestore({ path: p, state, act: resolved.act, limit, newest });
+  return planRestore({ path: p, state, facts: LEDGER_FACTS, act: resolved.act, limit, newest });
 }
 /** Every tool result in the view follows the assistant that called it. */
 function paired(messages: readonly unknown[]): boolean {
@@ -197,11 +198,11 @@ describe("restores and preserve markers", () => {
   it("a marker is no act: it is not listed, `last` names the tool summary, and naming it points to the tool summary", () => {
     const { b, c, cp, m } = compactedThenMarked();
     const p = path(b);
-    const state = reduceBranch(p);
-    expect(listActs(p, state).map((a) => a.id)).toEqual([c, cp]);
-    const last = resolveRestoreTarget("last", p, state);
+    const state = reduceBranch(p, LEDGER_FACTS);
+    expect(listActs(p, state, LEDGER_FACTS).map((a) => a.id)).toEqual([c, cp]);
+    const last = resolveRestoreTarget("last", p, state, LEDGER_FACTS);
     expect(last.ok && last.act.id).toBe(cp);
-    const named = resolveRestoreTarget(m, p, state);
+    const named = resolveRestoreTarget(m, p, state, LEDGER_FACTS);
     expect(named.ok).toBe(false);
     expect(!named.ok && named.error).toMatch(/manual \/compact and hides nothing.*restore tool summary #1/);
     // A restore fact naming the marker anyway (hand-written) changes nothing.
@@ -277,21 +278,21 @@ describe("restore targets", () => {
     const { b, fold } = foldedTask();
     const hidden = path(b).find((e) => e.type === "message" && e.message.role === "toolResult")!.id;
     for (const name of [fold, "pre-fold", "start-two", hidden, "last"]) {
-      const r = resolveRestoreTarget(name, path(b), reduceBranch(path(b)));
+      const r = resolveRestoreTarget(name, path(b), reduceBranch(path(b), LEDGER_FACTS), LEDGER_FACTS);
       expect(r.ok && r.act.id, name).toBe(fold);
     }
     b.restore(fold, "fold");
-    const again = resolveRestoreTarget(fold, path(b), reduceBranch(path(b)));
+    const again = resolveRestoreTarget(fold, path(b), reduceBranch(path(b), LEDGER_FACTS), LEDGER_FACTS);
     expect(again.ok).toBe(false);
     expect(!again.ok && again.error).toMatch(/already undone .*twice/);
-    expect(listActs(path(b), reduceBranch(path(b)))[0].revokedBy).toBe(b.leaf);
+    expect(listActs(path(b), reduceBranch(path(b), LEDGER_FACTS), LEDGER_FACTS)[0].revokedBy).toBe(b.leaf);
   });
 
   it("an unknown name is refused with the acts that exist, and a visible entry has nothing to restore", () => {
     const { b, answer, fold } = foldedTask();
-    const unknown = resolveRestoreTarget("nope", path(b), reduceBranch(path(b)));
+    const unknown = resolveRestoreTarget("nope", path(b), reduceBranch(path(b), LEDGER_FACTS), LEDGER_FACTS);
     expect(!unknown.ok && unknown.error).toContain(`${fold} (fold, "pre-fold")`);
-    const visible = resolveRestoreTarget(answer, path(b), reduceBranch(path(b)));
+    const visible = resolveRestoreTarget(answer, path(b), reduceBranch(path(b), LEDGER_FACTS), LEDGER_FACTS);
     expect(!visible.ok && visible.error).toMatch(/not hidden/);
   });
 
@@ -329,7 +330,7 @@ describe("restores that do not fit", () => {
     expect(partial.plan.wholeTokensAfter).toBe(full);
     expect(partial.plan.data.throughId).toBeDefined();
     b.restore(fold, "fold", { throughId: partial.plan.data.throughId });
-    const messages = projectBranch(path(b)).messages;
+    const messages = projectBranch(path(b), LEDGER_FACTS).messages;
     expect(paired(messages)).toBe(true);
     const t = text(b);
     expect(t).toContain("OUT-3"); // the newest part is back
@@ -387,7 +388,7 @@ describe("regression: a preserve marker whose stored start is off a damaged path
     b.toolResult("call-lost", "read", "orphaned output");
     b.compaction("not-on-this-path", "marker", { v: 1, strategy: "preserve", checkpoint: 1 });
     b.user("after the damage");
-    const messages = projectBranch(b.entries).messages;
+    const messages = projectBranch(b.entries, LEDGER_FACTS).messages;
     expect(messages.some((m) => m.role === "toolResult")).toBe(false);
     expect(messages.some((m) => m.role === "user")).toBe(true);
   });

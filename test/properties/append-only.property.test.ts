@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
-import { LedgerType } from "../../src/log/entries.ts";
+import { LedgerType } from "../../src/strategies/catalog.ts";
 import { ledgerArb, toJsonl } from "../arbitraries/index.ts";
 import { replayLedger } from "../arbitraries/session-replay.ts";
 import { propertyTimeout } from "../support/fast-check.ts";

@@ -13,7 +13,7 @@ import {
   type FauxResponseStep,
 } from "@earendil-works/pi-ai";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
-import { LedgerType } from "../../src/log/entries.ts";
+import { LedgerType } from "../../src/strategies/catalog.ts";
 import { startHarness, type Harness } from "../e2e/harness.ts";
 import { FILES, linesWith, recorded, workSession, type Call } from "../e2e/planned-fixtures.ts";
 import { runs } from "../support/fast-check.ts";

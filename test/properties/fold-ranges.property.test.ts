@@ -3,7 +3,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { branchTo } from "../../src/log/branch.ts";
-import { LedgerType, type FoldDetails, type SessionEntry } from "../../src/log/entries.ts";
+import type { SessionEntry } from "../../src/log/entries.ts";
+import { LedgerType, type FoldDetails, LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 import { LiveLedger } from "../../src/projection/live-ledger.ts";
 import { projectBranch } from "../../src/projection/project.ts";
 import {
@@ -15,7 +16,7 @@ import {
 import { ledgerArb, naiveHiddenIds, visibleFoldTargets } from "../arbitraries/index.ts";
 
 function viewOf(path: readonly SessionEntry[], all: readonly SessionEntry[]): FoldView {
-  const live = new LiveLedger();
+  const live = new LiveLedger(LEDGER_FACTS);
   const byId = new Map(all.map((e) => [e.id, e]));
   live.sync(path.at(-1)?.id ?? null, (id) => byId.get(id));
   const labels: Record<string, string> = {};
@@ -70,12 +71,12 @@ describe("invariant 9: fold ranges", () => {
           details,
         } as SessionEntry;
         const before = new Set(
-          projectBranch(path)
+          projectBranch(path, LEDGER_FACTS)
             .entries.filter((e) => e.messages.length)
             .map((e) => e.sourceEntry.id),
         );
         const after = new Set(
-          projectBranch([...path, fold])
+          projectBranch([...path, fold], LEDGER_FACTS)
             .entries.filter((e) => e.messages.length)
             .map((e) => e.sourceEntry.id),
         );

@@ -10,9 +10,10 @@ import { projectBranch } from "../../src/projection/project.ts";
 import { ledgerArb, type GeneratedLedger } from "../arbitraries/index.ts";
 import { loadRealSessions } from "./real-sessions.ts";
 import { propertyTimeout } from "../support/fast-check.ts";
+import { LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 
 function expectNeutral(entries: SessionEntry[], leafId: string | null, byId = indexById(entries)): void {
-  const ours = projectBranch(branchTo(entries, leafId, byId));
+  const ours = projectBranch(branchTo(entries, leafId, byId), LEDGER_FACTS);
   const pi = buildSessionProjection(entries, leafId, byId);
   expect(ours.messages).toEqual(pi.messages);
   expect(ours.entries.map((e) => e.sourceEntry.id)).toEqual(pi.entries.map((e) => e.sourceEntry.id));

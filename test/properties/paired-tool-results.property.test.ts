@@ -10,10 +10,11 @@ import { ledgerArb } from "../arbitraries/index.ts";
 import { loadRealSessions } from "./real-sessions.ts";
 import { answeredCallIds, pairingViolations } from "./tool-pairing.ts";
 import { propertyTimeout } from "../support/fast-check.ts";
+import { LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 
 function violationsAt(entries: SessionEntry[], leafId: string | null, byId = indexById(entries)): string[] {
   const branch = branchTo(entries, leafId, byId);
-  return pairingViolations(projectBranch(branch).messages, answeredCallIds(branch));
+  return pairingViolations(projectBranch(branch, LEDGER_FACTS).messages, answeredCallIds(branch));
 }
 
 describe("paired tool results (invariant 1)", () => {

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { buildSessionProjection, type SessionEntry } from "@earendil-works/pi-coding-agent";
 import { branchTo, indexById } from "../../src/log/branch.ts";
-import { LedgerType } from "../../src/log/entries.ts";
+import { LedgerType, LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 import { activePins, reduceBranch } from "../../src/projection/ledger-state.ts";
 import { LiveLedger } from "../../src/projection/live-ledger.ts";
 import { isPinnable } from "../../src/projection/pins.ts";
@@ -25,7 +25,7 @@ const pinnedLedgerArb = ledgerArb({
 function silenced(branch: readonly SessionEntry[]): Set<string> {
   const out = new Set<string>();
   for (const e of branch) if (e.type === "context_edit") out.add(e.targetId);
-  const state = reduceBranch(branch);
+  const state = reduceBranch(branch, LEDGER_FACTS);
   for (const id of Object.keys(state.revoked)) out.add(id);
   for (const e of branch) if (e.type === "custom_message" && e.customType === LedgerType.recap) out.add(e.id);
   return out;
@@ -38,14 +38,14 @@ describe("pins (properties)", () => {
       fc.assert(
         fc.property(pinnedLedgerArb, (ledger) => {
           const byId = indexById(ledger.entries);
-          const live = new LiveLedger();
+          const live = new LiveLedger(LEDGER_FACTS);
           const entries: SessionEntry[] = [];
           for (const step of ledger.steps) {
             if (step.kind === "append") entries.push(step.entry);
             const leafId = step.kind === "append" ? step.entry.id : step.leafId;
             live.sync(leafId, (id) => byId.get(id));
             const branch = branchTo(entries, leafId, byId);
-            const projection = projectBranch(branch);
+            const projection = projectBranch(branch, LEDGER_FACTS);
             const shown = new Set(projection.entries.filter((e) => e.messages.length).map((e) => e.sourceEntry.id));
             const quiet = silenced(branch);
             for (const id of naivePinnedIds(branch))
@@ -84,12 +84,12 @@ describe("pins (properties)", () => {
 
       const byId = indexById(all);
       const branch = branchTo(all, parentId, byId);
-      expect(activePins(reduceBranch(branch)).length).toBe(new Set(targets).size);
-      const pure = projectBranch(branch);
+      expect(activePins(reduceBranch(branch, LEDGER_FACTS)).length).toBe(new Set(targets).size);
+      const pure = projectBranch(branch, LEDGER_FACTS);
       const shown = new Set(pure.entries.filter((e) => e.messages.length).map((e) => e.sourceEntry.id));
       for (const id of targets) expect(shown.has(id)).toBe(true);
       expect(pairingViolations(pure.messages, answeredCallIds(branch))).toEqual([]);
-      const live = new LiveLedger();
+      const live = new LiveLedger(LEDGER_FACTS);
       live.sync(parentId, (id) => byId.get(id));
       const request = buildSessionProjection(all, parentId, byId).messages;
       expect(live.requestContext(structuredClone(request)) ?? request).toEqual(pure.messages);

@@ -16,6 +16,7 @@ import { buildTranscript } from "../../src/recall/transcript.ts";
 import { PROTOTYPE_KEYS, renameIds, renameInJson } from "../arbitraries/hostile.ts";
 import { ledgerArb, type GeneratedLedger } from "../arbitraries/index.ts";
 import { propertyTimeout } from "../support/fast-check.ts";
+import { LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 
 /** A ledger and a renaming of some of its ids (acts and labelled entries first, where records keyed by ids matter). */
 const renamedArb = (options: Parameters<typeof ledgerArb>[0] = {}) =>
@@ -74,10 +75,14 @@ describe("ids named like prototype members (item 7)", () => {
           const { map, entries, leafId } = rename(ledger, names, picks);
           const before = branchTo(ledger.entries, ledger.leafId);
           const after = branchTo(entries, leafId);
-          const stateBefore = reduceBranch(before);
-          const stateAfter = reduceBranch(after);
-          expect(json(projectBranch(after).messages)).toBe(renameInJson(json(projectBranch(before).messages), map));
-          expect(json(listActs(after, stateAfter))).toBe(renameInJson(json(listActs(before, stateBefore)), map));
+          const stateBefore = reduceBranch(before, LEDGER_FACTS);
+          const stateAfter = reduceBranch(after, LEDGER_FACTS);
+          expect(json(projectBranch(after, LEDGER_FACTS).messages)).toBe(
+            renameInJson(json(projectBranch(before, LEDGER_FACTS).messages), map),
+          );
+          expect(json(listActs(after, stateAfter, LEDGER_FACTS))).toBe(
+            renameInJson(json(listActs(before, stateBefore, LEDGER_FACTS)), map),
+          );
           // Key order aside (integer-like ids come first in any object), the same records under the new names.
           const sorted = (record: Record<string, string>) =>
             json(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
@@ -86,16 +91,21 @@ describe("ids named like prototype members (item 7)", () => {
           expect(sorted(stateAfter.labels)).toBe(sorted(renamedRecord(stateBefore.labels)));
           expect(sorted(stateAfter.revoked)).toBe(sorted(renamedRecord(stateBefore.revoked)));
           for (const name of map.values()) {
-            const found = resolveRestoreTarget(name, after, stateAfter);
-            const original = resolveRestoreTarget([...map].find(([, n]) => n === name)![0], before, stateBefore);
+            const found = resolveRestoreTarget(name, after, stateAfter, LEDGER_FACTS);
+            const original = resolveRestoreTarget(
+              [...map].find(([, n]) => n === name)![0],
+              before,
+              stateBefore,
+              LEDGER_FACTS,
+            );
             expect(json(found)).toBe(renameText(json(original), map));
           }
           // The live ledger Pi's requests go through agrees with the pure projection on the renamed branch.
-          const live = new LiveLedger();
+          const live = new LiveLedger(LEDGER_FACTS);
           const byId = new Map(entries.map((e) => [e.id, e]));
           live.sync(leafId, (id) => byId.get(id));
           const request = structuredClone(buildSessionProjection(entries, leafId).messages);
-          expect(json(live.requestContext(request) ?? request)).toBe(json(projectBranch(after).messages));
+          expect(json(live.requestContext(request) ?? request)).toBe(json(projectBranch(after, LEDGER_FACTS).messages));
           const list = (path: SessionEntry[]) => listEntries(buildTranscript(path), {}, DEFAULT_RECALL_LIMITS);
           expect(json(list(after))).toBe(renameText(json(list(before)), map));
         }),
@@ -110,7 +120,7 @@ describe("ids named like prototype members (item 7)", () => {
       fc.assert(
         fc.property(renamedArb({ folds: false }), ([ledger, names, picks]) => {
           const { entries, leafId } = rename(ledger, names, picks);
-          const ours = projectBranch(branchTo(entries, leafId));
+          const ours = projectBranch(branchTo(entries, leafId), LEDGER_FACTS);
           expect(ours.messages).toEqual(buildSessionProjection(entries, leafId).messages);
         }),
       );
@@ -120,25 +130,28 @@ describe("ids named like prototype members (item 7)", () => {
 
   it("a fold named constructor, a compaction named toString and a label on __proto__ read as ordinary ids", () => {
     // The regression cases the property found first, written out.
-    const state = reduceBranch([
-      {
-        type: "label",
-        id: "l1",
-        parentId: null,
-        timestamp: "2026-01-01T00:00:00.000Z",
-        targetId: "__proto__",
-        label: "start",
-      },
-      {
-        type: "compaction",
-        id: "toString",
-        parentId: "l1",
-        timestamp: "2026-01-01T00:00:00.000Z",
-        summary: "s",
-        firstKeptEntryId: "l1",
-        tokensBefore: 1,
-      },
-    ] as SessionEntry[]);
+    const state = reduceBranch(
+      [
+        {
+          type: "label",
+          id: "l1",
+          parentId: null,
+          timestamp: "2026-01-01T00:00:00.000Z",
+          targetId: "__proto__",
+          label: "start",
+        },
+        {
+          type: "compaction",
+          id: "toString",
+          parentId: "l1",
+          timestamp: "2026-01-01T00:00:00.000Z",
+          summary: "s",
+          firstKeptEntryId: "l1",
+          tokensBefore: 1,
+        },
+      ] as SessionEntry[],
+      LEDGER_FACTS,
+    );
     expect(Object.entries(state.labels)).toEqual([["__proto__", "start"]]);
     expect(state.labels.constructor).toBeUndefined();
     expect(state.revoked.toString).toBeUndefined();

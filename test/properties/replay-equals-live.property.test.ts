@@ -8,7 +8,7 @@ import { branchTo, indexById } from "../../src/log/branch.ts";
 import { reduceBranch } from "../../src/projection/ledger-state.ts";
 import { LiveLedger } from "../../src/projection/live-ledger.ts";
 import { projectBranch } from "../../src/projection/project.ts";
-import { LedgerType } from "../../src/log/entries.ts";
+import { LedgerType, LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 import { buildLedger, ledgerArb, type GeneratedLedger } from "../arbitraries/index.ts";
 import { LedgerBuilder } from "../support/ledger-builder.ts";
 import { loadRealSessions } from "./real-sessions.ts";
@@ -22,13 +22,13 @@ function piRequest(entries: SessionEntry[], leafId: string | null, byId: Map<str
 /** Live filtering of Pi's request at the ledger's leaf, next to the pure projection it must equal. */
 function liveVersusPure(ledger: GeneratedLedger): { live: AgentMessage[]; pure: AgentMessage[] } {
   const byId = indexById(ledger.entries);
-  const live = new LiveLedger();
+  const live = new LiveLedger(LEDGER_FACTS);
   for (const step of ledger.steps)
     live.sync(step.kind === "append" ? step.entry.id : step.leafId, (id) => byId.get(id));
   const request = piRequest(ledger.entries, ledger.leafId, byId);
   return {
     live: live.requestContext(request) ?? request,
-    pure: projectBranch(branchTo(ledger.entries, ledger.leafId, byId)).messages,
+    pure: projectBranch(branchTo(ledger.entries, ledger.leafId, byId), LEDGER_FACTS).messages,
   };
 }
 
@@ -88,7 +88,7 @@ describe("replay equals live (invariant 3)", () => {
     () => {
       fc.assert(
         fc.property(ledgerArb(), (ledger) => {
-          const live = new LiveLedger();
+          const live = new LiveLedger(LEDGER_FACTS);
           const entries: SessionEntry[] = [];
           const byId = new Map<string, SessionEntry>();
           let leafId: string | null = null;
@@ -102,10 +102,10 @@ describe("replay equals live (invariant 3)", () => {
 
             const branch = branchTo(entries, leafId, byId);
             expect(live.entries.map((e) => e.id)).toEqual(branch.map((e) => e.id));
-            expect(live.state).toEqual(reduceBranch(branch));
+            expect(live.state).toEqual(reduceBranch(branch, LEDGER_FACTS));
 
             // The request the `context` hook gets (no system messages), then Pi's whole projection: both are the view.
-            const pure = projectBranch(branch).messages;
+            const pure = projectBranch(branch, LEDGER_FACTS).messages;
             const request = piRequest(entries, leafId, byId);
             const conversation = request.filter((m) => m.role !== "system");
             expect(live.requestContext(conversation, "conversation") ?? conversation).toEqual(
@@ -113,11 +113,11 @@ describe("replay equals live (invariant 3)", () => {
             );
             expect(live.requestContext(request) ?? request).toEqual(pure);
             expect(live.view().map((e) => e.sourceEntry.id)).toEqual(
-              projectBranch(branch).entries.map((e) => e.sourceEntry.id),
+              projectBranch(branch, LEDGER_FACTS).entries.map((e) => e.sourceEntry.id),
             );
           }
           // A fresh ledger synced once to the final leaf (a reload) agrees with the one that lived through it all.
-          const reloaded = new LiveLedger();
+          const reloaded = new LiveLedger(LEDGER_FACTS);
           reloaded.sync(ledger.leafId, (id) => byId.get(id));
           expect(reloaded.state).toEqual(live.state);
           const request = piRequest(entries, ledger.leafId, byId);
@@ -134,20 +134,20 @@ describe("replay equals live (invariant 3)", () => {
     const byId = indexById(entries);
 
     it("live state after appending every entry equals the from-scratch fold", () => {
-      const live = new LiveLedger();
+      const live = new LiveLedger(LEDGER_FACTS);
       for (const entry of entries) live.sync(entry.id, (id) => byId.get(id));
-      expect(live.state).toEqual(reduceBranch(branchTo(entries, entries[entries.length - 1].id, byId)));
+      expect(live.state).toEqual(reduceBranch(branchTo(entries, entries[entries.length - 1].id, byId), LEDGER_FACTS));
     });
 
     it(
       "live state after a jump to any earlier leaf equals the from-scratch fold",
       () => {
-        const live = new LiveLedger();
+        const live = new LiveLedger(LEDGER_FACTS);
         live.sync(entries[entries.length - 1].id, (id) => byId.get(id));
         fc.assert(
           fc.property(fc.nat({ max: entries.length - 1 }), (i) => {
             live.sync(entries[i].id, (id) => byId.get(id));
-            expect(live.state).toEqual(reduceBranch(branchTo(entries, entries[i].id, byId)));
+            expect(live.state).toEqual(reduceBranch(branchTo(entries, entries[i].id, byId), LEDGER_FACTS));
           }),
         );
       },
@@ -185,9 +185,9 @@ describe("replay equals live: named regressions", () => {
   it("regression: a native compaction after a preserve checkpoint keeps the summary first (issue 10)", () => {
     const b = checkpointThenNativeCompaction();
     const byId = b.byId();
-    const live = new LiveLedger();
+    const live = new LiveLedger(LEDGER_FACTS);
     live.sync(b.leaf, (id) => byId.get(id));
-    const pure = projectBranch(b.entries).messages;
+    const pure = projectBranch(b.entries, LEDGER_FACTS).messages;
     expect(shape(pure)).toEqual([
       "compactionSummary",
       "assistant",
@@ -301,12 +301,14 @@ describe("replay equals live: memoized request matching", () => {
       } as SessionEntry,
     ];
     const byId = indexById(entries);
-    const live = new LiveLedger();
+    const live = new LiveLedger(LEDGER_FACTS);
     for (let i = 0; i < entries.length; i++) {
       const leaf = entries[i].id;
       live.sync(leaf, (id) => byId.get(id));
       const request = piRequest(entries.slice(0, i + 1), leaf, byId);
-      expect(live.requestContext(request) ?? request).toEqual(projectBranch(branchTo(entries, leaf, byId)).messages);
+      expect(live.requestContext(request) ?? request).toEqual(
+        projectBranch(branchTo(entries, leaf, byId), LEDGER_FACTS).messages,
+      );
     }
   });
 });

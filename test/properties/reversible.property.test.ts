@@ -8,7 +8,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { buildSessionProjection, SessionManager, type SessionEntry } from "@earendil-works/pi-coding-agent";
 import { branchTo, indexById } from "../../src/log/branch.ts";
-import { isRestoreEntry, LedgerType } from "../../src/log/entries.ts";
+import { isRestoreEntry } from "../../src/log/entries.ts";
+import { LedgerType, LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 import { reduceBranch } from "../../src/projection/ledger-state.ts";
 import { LiveLedger } from "../../src/projection/live-ledger.ts";
 import { projectBranch } from "../../src/projection/project.ts";
@@ -29,12 +30,12 @@ import { propertyTimeout, runs } from "../support/fast-check.ts";
 const dir = mkdtempSync(join(tmpdir(), "ctx-ledger-restore-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const bytes = (path: readonly SessionEntry[]) => JSON.stringify(projectBranch(path).messages);
+const bytes = (path: readonly SessionEntry[]) => JSON.stringify(projectBranch(path, LEDGER_FACTS).messages);
 
 /** The live ledger after replaying every step, and the request it sends for Pi's projection at the leaf. */
 function liveRequest(folder: LedgerFolder): string {
   const byId = indexById(folder.entries);
-  const live = new LiveLedger();
+  const live = new LiveLedger(LEDGER_FACTS);
   for (const step of folder.steps)
     live.sync(step.kind === "append" ? step.entry.id : step.leafId, (id) => byId.get(id));
   const request = structuredClone(buildSessionProjection(folder.entries, folder.leafId, byId).messages);
@@ -113,11 +114,11 @@ describe("invariant 10: a restore right after an act", () => {
           const byId = indexById(folder.entries);
           const restoreId = folder.leafId!;
           const actLeaf = byId.get(restoreId)!.parentId;
-          const live = new LiveLedger();
+          const live = new LiveLedger(LEDGER_FACTS);
           const at = (leaf: string | null) => {
             live.sync(leaf, (id) => byId.get(id));
             const path = branchTo(folder.entries, leaf, byId);
-            expect(live.state).toEqual(reduceBranch(path));
+            expect(live.state).toEqual(reduceBranch(path, LEDGER_FACTS));
             const request = structuredClone(buildSessionProjection(folder.entries, leaf, byId).messages);
             return JSON.stringify(live.requestContext(request) ?? request);
           };

@@ -14,6 +14,7 @@ import {
   terminalControlArb,
 } from "../arbitraries/hostile.ts";
 import { LedgerBuilder } from "../support/ledger-builder.ts";
+import { LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 
 /** A hostile string made of terminal controls, separators and bidi marks around ordinary text. */
 const storedStringArb = fc.oneof(
@@ -50,12 +51,12 @@ describe("text for the terminal and for one line (fast-check)", () => {
         b.label(c, label);
         b.label(u, label);
         const path = b.entries as SessionEntry[];
-        const state = reduceBranch(path);
-        for (const act of listActs(path, state)) {
+        const state = reduceBranch(path, LEDGER_FACTS);
+        for (const act of listActs(path, state, LEDGER_FACTS)) {
           expect(LINE_BREAK.test(act.title), act.title).toBe(false);
           expect(hasRawTerminalControl(act.title)).toBe(false);
         }
-        const missed = resolveRestoreTarget(target, path, state);
+        const missed = resolveRestoreTarget(target, path, state, LEDGER_FACTS);
         if (!missed.ok) {
           expect(LINE_BREAK.test(missed.error), missed.error).toBe(false);
           expect(hasRawTerminalControl(missed.error)).toBe(false);

@@ -5,9 +5,10 @@ import { LiveLedger } from "../../src/projection/live-ledger.ts";
 import type { FoldView } from "../../src/strategies/fold/targets.ts";
 import { renderTimeline, renderTimelinePage, TIMELINE_PAGE, timelineRows } from "../../src/strategies/fold/timeline.ts";
 import { LedgerBuilder } from "../support/ledger-builder.ts";
+import { LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 
 function view(b: LedgerBuilder): FoldView {
-  const live = new LiveLedger();
+  const live = new LiveLedger(LEDGER_FACTS);
   live.sync(b.leaf, (id) => b.byId().get(id));
   return {
     path: live.entries,

@@ -2,7 +2,7 @@
 // (another version, an unknown record, a damaged shape) is reported as unreadable rather than guessed at.
 import { describe, expect, it } from "vitest";
 import type { SessionEntry } from "../../src/log/entries.ts";
-import { LedgerType } from "../../src/log/entries.ts";
+import { LedgerType } from "../../src/strategies/catalog.ts";
 import { budgetNoticeDraft } from "../../src/projection/budget.ts";
 import { readFact, type RecordName } from "../../src/strategies/facts.ts";
 import { foldDraft, noticeDraft } from "../../src/strategies/fold/fold-message.ts";

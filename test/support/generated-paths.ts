@@ -3,7 +3,8 @@
 import { expect } from "vitest";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { branchTo } from "../../src/log/branch.ts";
-import { LedgerType, type SessionEntry } from "../../src/log/entries.ts";
+import type { SessionEntry } from "../../src/log/entries.ts";
+import { LedgerType } from "../../src/strategies/catalog.ts";
 
 /** The active path, root to leaf. */
 export function pathOf(entries: readonly SessionEntry[], leafId: string | null): SessionEntry[] {

@@ -1,7 +1,8 @@
 // A tiny given/when/then builder of hand-written branches for unit tests. Ids are sequential and
 // timestamps advance one second per entry, so every test is deterministic.
 import type { SessionEntry } from "../../src/log/entries.ts";
-import { LedgerType, type HiddenRange, type RestoreData } from "../../src/log/entries.ts";
+import type { HiddenRange, RestoreData } from "../../src/log/entries.ts";
+import { LedgerType } from "../../src/strategies/catalog.ts";
 
 const USAGE = {
   input: 0,

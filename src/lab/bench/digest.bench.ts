@@ -2,7 +2,8 @@
 // entries that already carry a digest, against Pi's own buildSessionProjection of the same ledger: the check looks at
 // the raw steps since the last digest, so its cost follows new entries, not the session's length.
 import { buildSessionProjection } from "@earendil-works/pi-coding-agent";
-import { LedgerType, type SessionEntry } from "../../log/entries.ts";
+import type { SessionEntry } from "../../log/entries.ts";
+import { LedgerType } from "../../strategies/catalog.ts";
 import { digestDue } from "../../strategies/digest/plan.ts";
 import { digestPolicy } from "../../strategies/digest/policy.ts";
 import { generatedLedger, timeIt } from "./projection.bench.ts";

@@ -2,7 +2,8 @@
 // does) against Pi's own buildSessionProjection, on generated ledgers of 1k, 10k and 50k entries, timed in one run.
 import { performance } from "node:perf_hooks";
 import { buildSessionProjection } from "@earendil-works/pi-coding-agent";
-import { type FoldDetails, LedgerType, type SessionEntry } from "../../log/entries.ts";
+import type { SessionEntry } from "../../log/entries.ts";
+import { type FoldDetails, LedgerType, LEDGER_FACTS } from "../../strategies/catalog.ts";
 import { LiveLedger } from "../../projection/live-ledger.ts";
 import { projectBranch } from "../../projection/project.ts";
 import { generateSession } from "../sample/generate.ts";
@@ -69,7 +70,7 @@ export async function benchProjection(): Promise<BenchRow[]> {
     const ledger = generatedLedger(size, 200);
     const leaf = ledger[ledger.length - 1].id;
     const pi = timeIt(() => buildSessionProjection(ledger, leaf));
-    const ours = timeIt(() => projectBranch(ledger));
+    const ours = timeIt(() => projectBranch(ledger, LEDGER_FACTS));
     rows.push({ suite: "projection", name: `full rebuild, ${size} entries (Pi)`, value: pi, unit: "ms" });
     rows.push({
       suite: "projection",
@@ -90,7 +91,7 @@ export async function benchProjection(): Promise<BenchRow[]> {
     const byId = new Map(grown.map((e) => [e.id, e]));
     const conversation = (leaf: string) =>
       buildSessionProjection(grown, leaf).messages.filter((m) => m.role !== "system");
-    const live = new LiveLedger();
+    const live = new LiveLedger(LEDGER_FACTS);
     live.sync(grown[size - 1].id, (id) => byId.get(id));
     live.requestContext(conversation(grown[size - 1].id), "conversation");
     const requests = Array.from({ length: extra }, (_, k) => conversation(grown[size + k].id));
@@ -119,7 +120,7 @@ export async function benchProjection(): Promise<BenchRow[]> {
   const dense = generatedLedger(50_000, 20);
   const denseLeaf = dense[dense.length - 1].id;
   const piDense = timeIt(() => buildSessionProjection(dense, denseLeaf));
-  const oursDense = timeIt(() => projectBranch(dense));
+  const oursDense = timeIt(() => projectBranch(dense, LEDGER_FACTS));
   rows.push({
     suite: "projection",
     name: "full rebuild, 50000 entries, a range every 20 (Pi)",

@@ -3,7 +3,8 @@
 // stays hidden in the file. Malformed lines are listed with their line numbers.
 import { parseArgs } from "node:util";
 import { loadSessionFile } from "../../host/session-file.ts";
-import { isFoldEntry, isLedgerCompaction, isLedgerEntry, type SessionEntry, textOf } from "../../log/entries.ts";
+import { isLedgerCompaction, isLedgerEntry, type SessionEntry, textOf } from "../../log/entries.ts";
+import { isFoldEntry, LEDGER_FACTS } from "../../strategies/catalog.ts";
 import { isRevokedMessage, reduceBranch, type LedgerState } from "../../projection/ledger-state.ts";
 import { entryMessages, lookupOf, projectBranch } from "../../projection/project.ts";
 import { RangeMask } from "../../projection/ranges.ts";
@@ -59,7 +60,7 @@ function rangeMasks(branch: readonly SessionEntry[], state: LedgerState): { word
     byWord.set(word, [...(byWord.get(word) ?? []), rule]);
   }
   const lookup = lookupOf(branch);
-  return [...byWord].map(([word, rules]) => ({ word, mask: new RangeMask(rules, lookup) }));
+  return [...byWord].map(([word, rules]) => ({ word, mask: new RangeMask(rules, lookup, LEDGER_FACTS) }));
 }
 
 /** Build the report from loaded entries (pure apart from the loading done by the caller). */
@@ -70,8 +71,8 @@ export function showReport(
   unknownTypes: Record<string, number>,
 ): ShowReport {
   const { branch, problems } = checkedBranch(entries);
-  const state = reduceBranch(branch);
-  const projection = projectBranch(branch, state);
+  const state = reduceBranch(branch, LEDGER_FACTS);
+  const projection = projectBranch(branch, LEDGER_FACTS, state);
   const projected = new Map(projection.entries.map((p) => [p.sourceEntry.id, p]));
   const facts: ShowReport["facts"] = [];
   const timeline: ShowReport["timeline"] = [];
@@ -92,7 +93,9 @@ export function showReport(
         hiddenTokens += estimateMessagesTokens(own);
       } else if (p.folded) {
         // Say what hid it: a fold, another kind of range, or a restore that withdrew the act's own summary.
-        const word = isRevokedMessage(entry, state) ? undefined : masks.find((m) => m.mask.hides(entry, at))?.word;
+        const word = isRevokedMessage(entry, state, LEDGER_FACTS)
+          ? undefined
+          : masks.find((m) => m.mask.hides(entry, at))?.word;
         if (word === undefined) withdrawn++;
         else if (word === "fold") folded++;
         else ranges[word] = (ranges[word] ?? 0) + 1;

@@ -12,6 +12,7 @@ import type { Row, RowInfo, SessionSettings } from "../row.ts";
 import { compactNow, type TimedAction } from "./compaction-row.ts";
 import { SimulatedLedger } from "./ledger-row.ts";
 import { nativeSummary } from "./native.ts";
+import { LEDGER_FACTS } from "../../strategies/catalog.ts";
 
 type BoundaryReplay = Extract<LabReplay, { engine: "boundary" }>;
 
@@ -33,15 +34,15 @@ export function boundaryRow(
     ledger: () => ledger.branch,
     append(entry: SessionEntry) {
       ledger.appendSource(entry);
-      state = evolve(state, entry);
+      state = evolve(state, LEDGER_FACTS.read(entry));
       if (entry.type === "message" && entry.message.role === "assistant")
         lastStep = { id: entry.id, stopReason: entry.message.stopReason };
     },
     async beforeRequest(): Promise<TimedAction | undefined> {
       const action = act();
-      if (strategy.routes.overflow !== "native" || ledger.view.tokens <= settings.window) return action;
+      if (strategy.routes.overflow !== "pi" || ledger.view.tokens <= settings.window) return action;
       const overflow = await compactNow(ledger, settings, nativeSummary, "ours");
-      if (overflow) state = reduceBranch(ledger.branch);
+      if (overflow) state = reduceBranch(ledger.branch, LEDGER_FACTS);
       // One act per request: a fact that did not prevent the overflow is reported with it.
       return overflow && action
         ? { ...overflow, tokensBefore: action.tokensBefore, sideCalls: [...action.sideCalls, ...overflow.sideCalls] }
@@ -66,8 +67,8 @@ export function boundaryRow(
       return undefined;
     }
     const fact = ledger.appendFact({ type: "custom_message", ...result.fact });
-    state = evolve(state, fact);
-    ledger.reset(projectBranch(ledger.branch, state).messages);
+    state = evolve(state, LEDGER_FACTS.read(fact));
+    ledger.reset(projectBranch(ledger.branch, LEDGER_FACTS, state).messages);
     return { kind: result.kind, tokensBefore: usageTokens, sideCalls: [], latencyMs: performance.now() - started };
   }
 }

@@ -8,6 +8,7 @@ import type { SideCall } from "../metrics.ts";
 import { piCompaction, type PiPreparation } from "../pi-internals.ts";
 import { type ContextAction, type LabSettings, type Row, type RowInfo, thresholdOf } from "../row.ts";
 import { SimulatedLedger } from "./ledger-row.ts";
+import { LEDGER_FACTS } from "../../strategies/catalog.ts";
 
 /** What a summarizer returns for one compaction. */
 export interface Summarized {
@@ -88,7 +89,7 @@ export async function compactNow(
 }
 
 async function projectMessages(branch: readonly SessionEntry[], project: "pi" | "ours") {
-  if (project === "ours") return projectBranch(branch).messages;
+  if (project === "ours") return projectBranch(branch, LEDGER_FACTS).messages;
   const { buildSessionProjection } = await import("@earendil-works/pi-coding-agent");
   return buildSessionProjection(branch as SessionEntry[]).messages;
 }

@@ -3,7 +3,8 @@
 // task boundary (a new user message). The checkpoint strategy stays the safety net at the threshold, as in the host
 // with default settings. Folds, notices and compactions are facts in one simulated ledger; src/projection hides.
 import { performance } from "node:perf_hooks";
-import { type FoldDetails, LedgerType, type SessionEntry } from "../../log/entries.ts";
+import type { SessionEntry } from "../../log/entries.ts";
+import { type FoldDetails, LedgerType, LEDGER_FACTS } from "../../strategies/catalog.ts";
 import { budgetNoticeDraft, DEFAULT_NOTICE_SHARE, shouldNotify, thresholdFor } from "../../projection/budget.ts";
 import { isFoldable } from "../../projection/ranges.ts";
 import { evolve, initialLedgerState, type LedgerState } from "../../projection/ledger-state.ts";
@@ -39,10 +40,10 @@ export const foldNotice = (settings: SessionSettings, info: RowInfo): Row => {
 
   const fact = (body: Record<string, unknown>) => {
     const entry = ledger.appendFact(body);
-    state = evolve(state, entry);
+    state = evolve(state, LEDGER_FACTS.read(entry));
     return entry;
   };
-  const reproject = () => ledger.reset(projectBranch(ledger.branch, state).messages);
+  const reproject = () => ledger.reset(projectBranch(ledger.branch, LEDGER_FACTS, state).messages);
 
   /** Fold everything since the previous fold through the finished request into the policy's summary. */
   const fold = () => {
@@ -81,7 +82,7 @@ export const foldNotice = (settings: SessionSettings, info: RowInfo): Row => {
         fold();
       }
       ledger.appendSource(entry);
-      state = evolve(state, entry);
+      state = evolve(state, LEDGER_FACTS.read(entry));
     },
     async beforeRequest(): Promise<TimedAction | undefined> {
       // The step before this request has ended: the host's turn_end decides on a notice here.

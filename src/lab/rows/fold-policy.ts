@@ -2,7 +2,8 @@
 // finished work of the previous request (everything after its user message) is folded into a short summary
 // with a constant-size range rule. The projection (src/projection) does the hiding, exactly as in Pi.
 import { performance } from "node:perf_hooks";
-import { type FoldDetails, LedgerType, type SessionEntry, textOf } from "../../log/entries.ts";
+import { type SessionEntry, textOf } from "../../log/entries.ts";
+import { type FoldDetails, LedgerType, LEDGER_FACTS } from "../../strategies/catalog.ts";
 import { isFoldable } from "../../projection/ranges.ts";
 import { evolve, initialLedgerState, type LedgerState } from "../../projection/ledger-state.ts";
 import { projectBranch } from "../../projection/project.ts";
@@ -70,13 +71,13 @@ export const foldPolicy = (_settings: LabSettings, info: RowInfo): Row => {
             display: true,
             details,
           });
-          state = evolve(state, fact);
-          ledger.reset(projectBranch(ledger.branch, state).messages);
+          state = evolve(state, LEDGER_FACTS.read(fact));
+          ledger.reset(projectBranch(ledger.branch, LEDGER_FACTS, state).messages);
           pending = { kind: "fold", tokensBefore, sideCalls: [], latencyMs: performance.now() - started };
         }
       }
       ledger.appendSource(entry);
-      state = evolve(state, entry);
+      state = evolve(state, LEDGER_FACTS.read(entry));
       if (isUser) {
         turnUserId = ledger.branch[ledger.branch.length - 1].id;
         turnStart = ledger.branch.length - 1;

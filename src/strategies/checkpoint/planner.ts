@@ -27,6 +27,7 @@ import { displayPath } from "../shared/paths.ts";
 import { footLines, headLines, renderSummary, type RenderableStartupRead } from "./render.ts";
 import { buildSpan, type CheckpointSpan, type SpanItem } from "./spans.ts";
 import { readStoredState, selectStartupReads, type StartupReadState } from "../shared/startup-reads.ts";
+import { LEDGER_FACTS } from "../catalog.ts";
 
 /** Settings of the strategy (from `contextLedger`). */
 export interface CheckpointOptions {
@@ -139,7 +140,7 @@ export function planCheckpoint(
   options: CheckpointOptions = DEFAULT_CHECKPOINT_OPTIONS,
 ): CompactionPlan {
   const { branch, cwd } = input;
-  const projection = projectBranch(branch);
+  const projection = projectBranch(branch, LEDGER_FACTS);
   const entries = projection.entries;
   const edits = latestEdits(branch);
 

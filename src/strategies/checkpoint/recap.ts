@@ -1,6 +1,6 @@
 // The re-orientation recap that follows a checkpoint: task-relevant recovery guidance placed last on the
 // first request after compaction. Pure text from checkpoint facts; no I/O.
-import { LedgerType } from "../../log/entries.ts";
+import { LedgerType } from "../catalog.ts";
 
 /** customType of the recap message. */
 export const RECAP_TYPE = LedgerType.recap;

@@ -1,7 +1,7 @@
 // Turns the projected entries a compaction removes into a span: verbatim user and assistant prose, one-line
 // tool-call signatures, and stubs for everything whose body stays only in the session. Pure: no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import { LedgerType } from "../../log/entries.ts";
+import { LedgerType } from "../catalog.ts";
 import type { ProjectedEntry } from "../../projection/project.ts";
 import {
   imageCount,

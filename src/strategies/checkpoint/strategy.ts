@@ -5,6 +5,7 @@ import type { SettingsSection, Strategy } from "../contract.ts";
 import type { LabRows } from "../../lab/row-spec.ts";
 import { createCheckpointPlanner, DEFAULT_CHECKPOINT_OPTIONS, type CheckpointOptions } from "./planner.ts";
 import { recapHooks } from "./recap-hooks.ts";
+import { checkpointFacts } from "./records.ts";
 
 /** `contextLedger.checkpoint` and PI_CONTEXT_LEDGER_CAP_PERCENT. */
 const checkpointSettings: SettingsSection<CheckpointOptions> = {
@@ -32,7 +33,8 @@ export const checkpointStrategy = {
   budget: {
     action: "older turns are compacted into a verbatim checkpoint (no model call) and recent turns stay as they are",
   },
-  routes: { turnEnd: "native", manual: "plan", threshold: "plan", overflow: "plan" },
+  routes: { turnEnd: "pi", manual: "plan", threshold: "plan", overflow: "plan" },
+  records: checkpointFacts,
   // The recap follows every checkpoint compaction on the branch, whichever strategy is configured now.
   scope: "always",
   settings: checkpointSettings,

@@ -8,7 +8,8 @@ import type {
   TurnEndEvent,
   TurnEndEventResult,
 } from "@earendil-works/pi-coding-agent";
-import { LedgerType, type SessionEntry } from "../../log/entries.ts";
+import type { SessionEntry } from "../../log/entries.ts";
+import { LedgerType } from "../catalog.ts";
 import type { PlanResult } from "../../../machines/compaction.machine.ts";
 import type { LedgerSessionView, ManualCompactSwitch, StrategyEffects, StrategyKit } from "../contract.ts";
 import { entryBefore } from "../shared/delta.ts";

@@ -1,15 +1,8 @@
 // The digest strategy's one decision, shared by the host (at turn_end, on /compact) and the lab: whether to act now,
 // which older steps to cover, and the custom message that covers them. Deterministic; pure: no I/O, no clock.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import {
-  isDigestEntry,
-  isToolCheckpoint,
-  LedgerType,
-  type CustomMessageEntry,
-  type HiddenRange,
-  type RangeDetails,
-  type SessionEntry,
-} from "../../log/entries.ts";
+import type { CustomMessageEntry, HiddenRange, RangeDetails, SessionEntry } from "../../log/entries.ts";
+import { isDigestEntry, isToolCheckpoint, LedgerType, LEDGER_FACTS } from "../catalog.ts";
 import { isDialogue, isFoldable } from "../../projection/ranges.ts";
 import { ownCopy } from "../../log/own-copy.ts";
 import { entryMessages, type ProjectedEntry, projectBranch } from "../../projection/project.ts";
@@ -205,7 +198,7 @@ function formatExplained(branch: readonly SessionEntry[]): boolean {
  */
 export function planDigest(input: DigestInput): DigestOutcome {
   // One projection of the branch serves the selection and the names already in view.
-  const view = projectBranch(input.branch).entries;
+  const view = projectBranch(input.branch, LEDGER_FACTS).entries;
   const delta = selectDelta(input.branch, input.limitId, view);
   if (!delta) return { ok: false, reason: "the boundary is not on the branch" };
   if (!delta.units.length) return { ok: false, reason: "nothing to digest" };
@@ -278,7 +271,7 @@ export function rawTokensBound(branch: readonly SessionEntry[], limit: number): 
   let total = 0;
   for (let i = Math.min(limit, branch.length - 1); i >= 0 && branch[i].id !== throughId; i--) {
     const entry = branch[i];
-    if (isFoldable(entry) && !isDialogue(entry)) total += estimateMessagesTokens(entryMessages(entry));
+    if (isFoldable(entry) && !isDialogue(entry, LEDGER_FACTS)) total += estimateMessagesTokens(entryMessages(entry));
   }
   return total;
 }
@@ -351,7 +344,7 @@ function rawStepsBound(branch: readonly SessionEntry[], limit: number, cwd: stri
   const groups: { tokens: number; messages: AgentMessage[] }[] = [];
   for (let i = start + 1; i <= Math.min(limit, branch.length - 1); i++) {
     const entry = branch[i];
-    if (!isFoldable(entry) || isDialogue(entry)) continue;
+    if (!isFoldable(entry) || isDialogue(entry, LEDGER_FACTS)) continue;
     const messages = entryMessages(entry);
     const assistant = entry.type === "message" && entry.message.role === "assistant";
     if (assistant || !groups.length) groups.push({ tokens: 0, messages: [] });

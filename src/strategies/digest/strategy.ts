@@ -1,10 +1,10 @@
 // The `digest` strategy as the registry lists it.
-import { LedgerType } from "../../log/entries.ts";
 import type { Strategy } from "../contract.ts";
 import type { LabRows } from "../../lab/row-spec.ts";
 import { DigestHost } from "./hooks.ts";
 import { digestAt, workingSetDigestAt } from "./lab.ts";
 import { digestPolicy, digestSettings, type DigestOptions } from "./policy.ts";
+import { DIGEST_RECORD, digestFacts } from "./records.ts";
 
 export const digestStrategy = {
   name: "digest",
@@ -16,10 +16,11 @@ export const digestStrategy = {
       "every older tool step is replaced by a digest (call, outcome, key output lines) while the dialogue stays verbatim",
     ownThreshold: (contextWindow: number) => digestPolicy(contextWindow).full,
   },
-  routes: { turnEnd: "plan", manual: "plan", threshold: "plan", overflow: "native" },
+  routes: { turnEnd: "plan", manual: "plan", threshold: "plan", overflow: "pi" },
   scope: "configured",
   settings: digestSettings,
-  facts: { [LedgerType.digest]: "digest" },
+  facts: { [DIGEST_RECORD]: "digest" },
+  records: digestFacts,
   lab: [
     {
       id: "digest",

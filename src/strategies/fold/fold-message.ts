@@ -2,7 +2,8 @@
 // tool calls of the same step, and the constant-size range rule. Pure: no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { lineSafeJson, splitLines } from "../../log/display.ts";
-import { LedgerType, textOf, type FoldDetails, type HiddenRange } from "../../log/entries.ts";
+import { textOf, type HiddenRange } from "../../log/entries.ts";
+import { LedgerType, type FoldDetails } from "../catalog.ts";
 import { CHARS_PER_TOKEN, estimateTextTokens } from "../../projection/tokens.ts";
 
 /** A tool call of the requesting step and its persisted result. */

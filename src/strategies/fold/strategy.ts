@@ -1,18 +1,19 @@
 // The `fold` strategy as the registry lists it.
-import { LedgerType } from "../../log/entries.ts";
 import type { Strategy } from "../contract.ts";
 import type { LabRows } from "../../lab/row-spec.ts";
 import { FoldCoordinator } from "./hooks.ts";
+import { FOLD_RECORD, foldFacts } from "./records.ts";
 
 export const foldStrategy = {
   name: "fold",
   summary: "Folds the model asks for with context_compact: its summary replaces the history after a named position.",
   // A fold is a tool request; it never answers Pi's compaction.
-  routes: { turnEnd: "plan", manual: "native", threshold: "native", overflow: "native" },
+  routes: { turnEnd: "plan", manual: "pi", threshold: "pi", overflow: "pi" },
   // The tools serve every configured strategy; the model, not a setting, asks for a fold.
   scope: "always",
   selectable: false,
-  facts: { [LedgerType.fold]: "fold" },
+  facts: { [FOLD_RECORD]: "fold" },
+  records: foldFacts,
   // The model decides when to fold, so the lab stands a scripted agent in for it.
   lab: [
     {

@@ -4,6 +4,7 @@ import { BIDI_CONTROL, quoted } from "../../log/display.ts";
 import type { SessionEntry } from "../../log/entries.ts";
 import { reduceBranch, type LedgerState } from "../../projection/ledger-state.ts";
 import { viewCut, type ViewCut } from "../../projection/project.ts";
+import { LEDGER_FACTS } from "../catalog.ts";
 
 /** What the rules need to know about the session. */
 export interface FoldView {
@@ -31,7 +32,7 @@ type CutView = Pick<FoldView, "path"> & Partial<Pick<FoldView, "indexOf" | "stat
 /** The model view's cut over the fold view's path (see `viewCut`): restores and checkpoint markers included. */
 function cutOf(view: CutView): ViewCut {
   const indexOf = view.indexOf ?? ((id: string) => view.path.findIndex((e) => e.id === id));
-  return viewCut(view.state ?? reduceBranch(view.path), indexOf);
+  return viewCut(view.state ?? reduceBranch(view.path, LEDGER_FACTS), indexOf);
 }
 
 /** Index on the path of the compaction heading the context (the newest not revoked), or -1. */

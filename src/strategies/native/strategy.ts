@@ -1,12 +1,14 @@
 // The `native` strategy as the registry lists it: Pi compacts, and the package adds nothing to its requests.
 import type { Strategy } from "../contract.ts";
 import type { LabRows } from "../../lab/row-spec.ts";
+import { nativeFacts } from "./records.ts";
 
 export const nativeStrategy = {
   name: "native",
   summary: "Pi's own compaction, unchanged.",
   budget: { action: "Pi summarizes older history with the model and recent turns stay as they are" },
-  routes: { turnEnd: "native", manual: "native", threshold: "native", overflow: "native" },
+  routes: { turnEnd: "pi", manual: "pi", threshold: "pi", overflow: "pi" },
+  records: nativeFacts,
   scope: "configured",
   // It promises Pi's own requests, so even a budget notice waits for the user to ask for it.
   quietByDefault: true,

@@ -18,6 +18,7 @@ import {
   type Provenance,
   type TranscriptLine,
 } from "./transcript.ts";
+import { LEDGER_FACTS } from "../catalog.ts";
 
 /** Which planner ranks the deletions. */
 export type PlannerKind = "heuristic" | "model";
@@ -94,7 +95,7 @@ function regionCalls(branch: readonly SessionEntry[], region: readonly AgentMess
 /** The compactable region as numbered lines: the previous summary, then Pi's messages and turn prefix. */
 export function transcriptOf(
   input: CompactionInput,
-  projection: BranchProjection = projectBranch(input.branch),
+  projection: BranchProjection = projectBranch(input.branch, LEDGER_FACTS),
 ): TranscriptLine[] {
   const messages = [...input.messagesToSummarize, ...input.turnPrefixMessages];
   return buildTranscript({ prior: priorCompaction(projection), messages, calls: regionCalls(input.branch, messages) });
@@ -124,7 +125,7 @@ function keptTail(input: CompactionInput, projection: BranchProjection): AgentMe
 /** The kept tail serialized like the region, for the heuristic's "repeated later" checks. */
 export function laterContextOf(
   input: CompactionInput,
-  projection: BranchProjection = projectBranch(input.branch),
+  projection: BranchProjection = projectBranch(input.branch, LEDGER_FACTS),
 ): LaterContext {
   const tail = keptTail(input, projection);
   return { lines: buildTranscript({ messages: tail, calls: collectCalls(tail) }) };
@@ -200,7 +201,7 @@ export function planHeuristic(input: CompactionInput, options: RetentionOptions 
 /** The numbered region and its target; throws before any planning when the region cannot give the saving. */
 function regionOf(input: CompactionInput, options: RetentionOptions) {
   // One projection of the branch serves both the prior summary and the size after the compaction.
-  const projection = projectBranch(input.branch);
+  const projection = projectBranch(input.branch, LEDGER_FACTS);
   const lines = transcriptOf(input, projection);
   const probe = applyTarget(lines, options);
   // Checked before any model call: a region this small cannot give the required saving whatever the plan.

@@ -2,7 +2,8 @@
 // `/context` reports (the failure record every strategy shares is in ../shared/fallback.ts). Pure: no I/O; every
 // record holds categories and numbers only, never transcript or planner text.
 import type { SessionEntry } from "../../log/entries.ts";
-import { isLedgerCompaction, LedgerType } from "../../log/entries.ts";
+import { isLedgerCompaction } from "../../log/entries.ts";
+import { LedgerType } from "../catalog.ts";
 import { boundedCounts, type PlanDiagnostics, type PlannerFailureDetails } from "../shared/fallback.ts";
 import type { PlannedDetails } from "./planner.ts";
 

@@ -75,7 +75,7 @@ export const plannedStrategy = {
   name: "planned",
   summary: "A planner ranks deletions over a numbered transcript; host code applies them.",
   budget: { action: "a planner deletes the least useful lines of older history and the rest stays verbatim" },
-  routes: { turnEnd: "native", manual: "plan", threshold: "plan", overflow: "plan" },
+  routes: { turnEnd: "pi", manual: "plan", threshold: "plan", overflow: "plan" },
   scope: "configured",
   settings: plannedSettings,
   dashboard: (entries) => usageLines(plannedUsage(entries)),

@@ -1,6 +1,7 @@
 // Builds the one custom message a preserve tool summary appends: the Tool Context text, the constant-size
 // keepDialogue range rule and the token accounting. Pure: no I/O.
-import { LedgerType, type HiddenRange, type SessionEntry } from "../../log/entries.ts";
+import type { HiddenRange, SessionEntry } from "../../log/entries.ts";
+import { LedgerType } from "../catalog.ts";
 import { estimateTextTokens } from "../../projection/tokens.ts";
 import { fitDelta, ordinalsOf, selectDelta, type Delta, type DeltaUnit } from "../shared/delta.ts";
 import { technicalBreakdown, type TechnicalBreakdown } from "../shared/accounting.ts";

@@ -1,6 +1,7 @@
 // Whether preserve writes a Tool Context checkpoint at a step boundary. One decision for the host's turn_end hook and
 // the lab's preserve row, so the lab cannot drift from the product. Pure: no I/O.
-import { LedgerType, type SessionEntry } from "../../log/entries.ts";
+import type { SessionEntry } from "../../log/entries.ts";
+import { LedgerType } from "../catalog.ts";
 import { entryBefore, selectDelta, type Delta } from "../shared/delta.ts";
 import { decideTrigger } from "./reserve.ts";
 

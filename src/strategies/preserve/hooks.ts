@@ -18,7 +18,8 @@ import type {
   TurnEndEvent,
   TurnEndEventResult,
 } from "@earendil-works/pi-coding-agent";
-import { LedgerType, type SessionEntry } from "../../log/entries.ts";
+import type { SessionEntry } from "../../log/entries.ts";
+import { LedgerType, LEDGER_FACTS } from "../catalog.ts";
 import { projectBranch } from "../../projection/project.ts";
 import { contextStartId } from "../shared/context-start.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
@@ -547,5 +548,5 @@ export class PreserveHost {
 /** The model view as the previous provider request saw it: the branch projected up to the boundary. */
 export function prefixMessages(branch: readonly SessionEntry[], limitId: string): AgentMessage[] {
   const limit = branch.findIndex((e) => e.id === limitId);
-  return projectBranch(branch.slice(0, limit + 1)).messages;
+  return projectBranch(branch.slice(0, limit + 1), LEDGER_FACTS).messages;
 }

@@ -1,11 +1,11 @@
 // The `preserve` strategy as the registry lists it.
-import { LedgerType } from "../../log/entries.ts";
 import type { Strategy } from "../contract.ts";
 import type { LabRows } from "../../lab/row-spec.ts";
 import { PreserveHost } from "./hooks.ts";
 import { extractiveCheckpointAt } from "./lab.ts";
 import { triggerTokens } from "./reserve.ts";
 import { preserveSettings, type PreserveOptions } from "./settings.ts";
+import { PRESERVE_RECORD, preserveFacts } from "./records.ts";
 
 export const preserveStrategy = {
   name: "preserve",
@@ -18,9 +18,10 @@ export const preserveStrategy = {
     action: "older tool calls and results are replaced by a tool summary while the dialogue stays verbatim",
     ownThreshold: triggerTokens,
   },
-  routes: { turnEnd: "plan", manual: "plan", threshold: "cancel", overflow: "native" },
+  routes: { turnEnd: "plan", manual: "plan", threshold: "cancel", overflow: "pi" },
   scope: "configured",
-  facts: { [LedgerType.preserve]: "tool summary" },
+  facts: { [PRESERVE_RECORD]: "tool summary" },
+  records: preserveFacts,
   settings: preserveSettings,
   lab: [
     {

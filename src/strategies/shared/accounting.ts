@@ -2,7 +2,7 @@
 // verbatim (user and assistant separately), earlier checkpoints, the raw technical state before, what this
 // checkpoint compacts by kind, the raw tail it keeps, and the headroom left. Pure: no I/O; estimates only.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import { isPreserveEntry } from "../../log/entries.ts";
+import { isPreserveEntry } from "../catalog.ts";
 import { isCompletedAnswer } from "../../projection/ranges.ts";
 import type { ProjectedEntry } from "../../projection/project.ts";
 import { CHARS_PER_TOKEN, estimateMessagesTokens, messageChars } from "../../projection/tokens.ts";

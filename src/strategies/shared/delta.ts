@@ -1,7 +1,8 @@
 // The technical delta of a preserve checkpoint: visible tool traffic and unfinished assistant turns after the previous
 // checkpoint, cut into indivisible units and grouped by the user message that caused them. Pure: no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import { isToolCheckpoint, type CustomMessageEntry, type RangeDetails, type SessionEntry } from "../../log/entries.ts";
+import type { CustomMessageEntry, RangeDetails, SessionEntry } from "../../log/entries.ts";
+import { isToolCheckpoint, LEDGER_FACTS } from "../catalog.ts";
 import { isCompletedAnswer, isDialogue, isFoldable } from "../../projection/ranges.ts";
 import { type ProjectedEntry, projectBranch } from "../../projection/project.ts";
 import { accountView, type ViewAccounting } from "./accounting.ts";
@@ -47,7 +48,7 @@ export function entryBefore(branch: readonly SessionEntry[], assistantId: string
 }
 
 function isTechnical(entry: SessionEntry): boolean {
-  return isFoldable(entry) && !isDialogue(entry) && !isToolCheckpoint(entry);
+  return isFoldable(entry) && !isDialogue(entry, LEDGER_FACTS) && !isToolCheckpoint(entry);
 }
 
 function pendingCalls(message: AgentMessage): Set<string> {
@@ -80,7 +81,7 @@ export function selectDelta(
   const afterId = previous.at(-1)?.details?.range.throughId ?? null;
   const after = afterId === null ? -1 : branch.findIndex((e) => e.id === afterId);
 
-  const projected = view ?? projectBranch(branch).entries;
+  const projected = view ?? projectBranch(branch, LEDGER_FACTS).entries;
   const visible = new Map<string, AgentMessage[]>();
   for (const p of projected) if (p.messages.length) visible.set(p.sourceEntry.id, p.messages);
   const position = new Map<string, number>();
@@ -94,7 +95,7 @@ export function selectDelta(
     if (entry.type === "message" && entry.message.role === "user") ordinal++;
     if (i <= after) continue;
     if (!isTechnical(entry)) {
-      if (isDialogue(entry)) open = undefined; // dialogue closes a unit: the next work starts a new one
+      if (isDialogue(entry, LEDGER_FACTS)) open = undefined; // dialogue closes a unit: the next work starts a new one
       // A completed answer's reasoning is technical state: its own unit, while the visible text stays dialogue.
       const reasoning = isCompletedAnswer(entry) ? reasoningOf(visible.get(entry.id)) : undefined;
       if (reasoning)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LedgerType } from "../../../src/log/entries.ts";
+import { LedgerType } from "../../../src/strategies/catalog.ts";
 import { planCheckpoint, type CheckpointDetails } from "../../../src/strategies/checkpoint/planner.ts";
 import {
   EVIDENCE_BOUNDARY,

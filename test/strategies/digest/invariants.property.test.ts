@@ -4,7 +4,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import { LedgerType, type SessionEntry } from "../../../src/log/entries.ts";
+import type { SessionEntry } from "../../../src/log/entries.ts";
+import { LedgerType, LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 import { printable } from "../../../src/log/display.ts";
 import { buildSessionProjection } from "@earendil-works/pi-coding-agent";
 import { LiveLedger } from "../../../src/projection/live-ledger.ts";
@@ -112,8 +113,8 @@ describe("digest invariants on generated ledgers", () => {
           if (!second) return;
           const after = [...before, asEntry(second, before.at(-1)!, 2)];
 
-          const viewBefore = projectBranch(before).messages;
-          const viewAfter = projectBranch(after).messages;
+          const viewBefore = projectBranch(before, LEDGER_FACTS).messages;
+          const viewAfter = projectBranch(after, LEDGER_FACTS).messages;
           const k = viewBefore.findIndex(
             (m) => m.role === "custom" && (m as { customType?: string }).customType === LedgerType.digest,
           );
@@ -157,11 +158,11 @@ describe("digest invariants on generated ledgers", () => {
             data: { v: 1, targetId: digest.id, act: "digest" },
           } as SessionEntry;
           const restored = [...prefix, digest, restore];
-          const before = JSON.stringify(projectBranch(prefix).messages);
-          expect(JSON.stringify(projectBranch([...prefix, digest]).messages)).not.toBe(before);
-          expect(JSON.stringify(projectBranch(restored).messages)).toBe(before);
+          const before = JSON.stringify(projectBranch(prefix, LEDGER_FACTS).messages);
+          expect(JSON.stringify(projectBranch([...prefix, digest], LEDGER_FACTS).messages)).not.toBe(before);
+          expect(JSON.stringify(projectBranch(restored, LEDGER_FACTS).messages)).toBe(before);
           const byId = new Map(restored.map((e) => [e.id, e]));
-          const live = new LiveLedger();
+          const live = new LiveLedger(LEDGER_FACTS);
           live.sync(restore.id, (id) => byId.get(id));
           const request = structuredClone(buildSessionProjection(restored, restore.id, byId).messages);
           expect(JSON.stringify(live.requestContext(request) ?? request)).toBe(before);
@@ -185,7 +186,7 @@ describe("digest invariants on generated ledgers", () => {
           if (!draft) return;
           // What the model saw of each entry (context edits applied) is what a digest may quote.
           const source = new Set<string>();
-          for (const message of projectBranch(path).messages) {
+          for (const message of projectBranch(path, LEDGER_FACTS).messages) {
             const text = textBlocks((message as { content?: unknown }).content).join("\n");
             for (const line of [...splitLines(text), ...splitLines(text.trim())]) source.add(printable(line));
             // What the agent wrote into files (an edit's new texts, a write's content) is quoted from its call.

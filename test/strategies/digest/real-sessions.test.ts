@@ -4,7 +4,8 @@
 // verbatim probes (commands, paths, errors, results, constraints) stay in view.
 import { describe, expect, it } from "vitest";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import { LedgerType, textOf } from "../../../src/log/entries.ts";
+import { textOf } from "../../../src/log/entries.ts";
+import { LedgerType } from "../../../src/strategies/catalog.ts";
 import { extractProbes, viewRetention } from "../../../src/lab/probes.ts";
 import { replayBranch } from "../../../src/lab/replay.ts";
 import { defaultSettings, visibleMessages } from "../../../src/lab/row.ts";

@@ -10,6 +10,7 @@ import { entryBefore } from "../../../src/strategies/shared/delta.ts";
 import { projectBranch } from "../../../src/projection/project.ts";
 import { LedgerBuilder } from "../../support/ledger-builder.ts";
 import { appendDigest, SMALL } from "./fixtures.ts";
+import { LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 
 const step = (tokens: number, touched: string[] = [], sources: string[] = []): WorkStep => ({
   tokens,
@@ -120,7 +121,7 @@ describe("a digest that keeps the working set", () => {
     // The range ends before the read, so its output stays in view verbatim.
     expect(working.details.range.throughId).toBe(entryBefore(b.entries, entryBefore(b.entries, read)!));
     appendDigest(b, working);
-    const view = JSON.stringify(projectBranch(b.entries).messages);
+    const view = JSON.stringify(projectBranch(b.entries, LEDGER_FACTS).messages);
     expect(view).toContain("export const lineNumber3 = 3;");
   });
 

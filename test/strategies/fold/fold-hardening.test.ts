@@ -13,9 +13,10 @@ import {
 import { checkName, validateTarget, type FoldView } from "../../../src/strategies/fold/targets.ts";
 import { renderTimeline } from "../../../src/strategies/fold/timeline.ts";
 import { LedgerBuilder } from "../../support/ledger-builder.ts";
+import { LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 
 function view(b: LedgerBuilder): FoldView {
-  const live = new LiveLedger();
+  const live = new LiveLedger(LEDGER_FACTS);
   live.sync(b.leaf, (id) => b.byId().get(id));
   const labels: Record<string, string> = {};
   for (const [id, label] of Object.entries(live.state.labels)) if (live.indexOf(id) >= 0) labels[id] = label;
@@ -166,7 +167,7 @@ describe("context order after a native compaction", () => {
     const target = validateTarget(native, req, view(b));
     expect(target).toEqual({ ok: true, afterId: null });
     b.fold({ afterId: null, throughId: req }, "FOLD", req, native);
-    const seen = JSON.stringify(projectBranch(b.entries).messages);
+    const seen = JSON.stringify(projectBranch(b.entries, LEDGER_FACTS).messages);
     expect(seen).toContain("NATIVE SUMMARY");
     expect(seen).toContain("FOLD");
     expect(seen).not.toContain("KEPT-ANSWER");

@@ -10,9 +10,10 @@ import {
 } from "../../../src/strategies/fold/targets.ts";
 import { NOT_A_TARGET, renderTimeline } from "../../../src/strategies/fold/timeline.ts";
 import { LedgerBuilder } from "../../support/ledger-builder.ts";
+import { LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 
 function view(b: LedgerBuilder, elsewhere: Record<string, string[]> = {}): FoldView {
-  const live = new LiveLedger();
+  const live = new LiveLedger(LEDGER_FACTS);
   live.sync(b.leaf, (id) => b.byId().get(id));
   const labels: Record<string, string> = {};
   for (const [id, label] of Object.entries(live.state.labels)) if (live.indexOf(id) >= 0) labels[id] = label;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
-import { LedgerType } from "../../../src/log/entries.ts";
+import { LedgerType } from "../../../src/strategies/catalog.ts";
 import { plannedUsage, usageLines } from "../../../src/strategies/planned/report.ts";
 import { failureCardLines, failureDetails, PlanError } from "../../../src/strategies/shared/fallback.ts";
 

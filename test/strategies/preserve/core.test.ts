@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LedgerType } from "../../../src/log/entries.ts";
+import { LedgerType, LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 import { projectBranch } from "../../../src/projection/project.ts";
 import { checkpointDraft, extractiveCheckpoint } from "../../../src/strategies/preserve/checkpoint.ts";
 import { entryBefore, fitDelta, ordinalsOf, selectDelta } from "../../../src/strategies/shared/delta.ts";
@@ -324,7 +324,7 @@ describe("tool summary draft and its place in the model view", () => {
     const result = extractiveCheckpoint(b.entries, ids.r3);
     if (!result.ok) throw new Error(result.error);
     const cp = appendDraft(b, result.draft);
-    const view = projectBranch(b.entries)
+    const view = projectBranch(b.entries, LEDGER_FACTS)
       .entries.filter((e) => e.messages.length)
       .map((e) => e.sourceEntry.id);
     expect(view).toEqual([ids.user1, ids.answer, ids.user2, cp, ids.current, ids.r4]);

@@ -11,9 +11,10 @@ import { selectDelta } from "../../../src/strategies/shared/delta.ts";
 import { renderUnit } from "../../../src/strategies/preserve/prompt.ts";
 import { LedgerBuilder } from "../../support/ledger-builder.ts";
 import { appendDraft } from "./fixtures.ts";
+import { LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 
 function liveRequest(b: LedgerBuilder): AgentMessage[] {
-  const live = new LiveLedger();
+  const live = new LiveLedger(LEDGER_FACTS);
   const byId = b.byId();
   live.sync(b.leaf, (id) => byId.get(id));
   const request = structuredClone(buildSessionProjection(b.entries, b.leaf, byId).messages);
@@ -44,7 +45,7 @@ describe("completed answers inside a preserve range", () => {
     const cp = extractiveCheckpoint(b.entries, edit.result);
     if (!cp.ok) throw new Error(cp.error);
     appendDraft(b, cp.draft);
-    const pure = projectBranch(b.entries).messages;
+    const pure = projectBranch(b.entries, LEDGER_FACTS).messages;
     expect(blocksOf(pure, "ANSWER-1")).toEqual([{ type: "text", text: "ANSWER-1: nextDelay never caps." }]);
     expect(JSON.stringify(pure)).not.toContain("REASONING-1");
     expect(liveRequest(b)).toEqual(pure);
@@ -52,7 +53,7 @@ describe("completed answers inside a preserve range", () => {
 
   it("keeps an answer's reasoning while no checkpoint covers it", () => {
     const { b } = session();
-    const pure = projectBranch(b.entries).messages;
+    const pure = projectBranch(b.entries, LEDGER_FACTS).messages;
     expect(JSON.stringify(blocksOf(pure, "ANSWER-1"))).toContain("REASONING-1");
   });
 
@@ -75,7 +76,7 @@ describe("completed answers inside a preserve range", () => {
     const cp = extractiveCheckpoint(b.entries, step.result);
     if (!cp.ok) throw new Error(cp.error);
     appendDraft(b, cp.draft);
-    const pure = projectBranch(b.entries);
+    const pure = projectBranch(b.entries, LEDGER_FACTS);
     expect(pure.entries.find((e) => e.sourceEntry.id === silent)?.messages).toEqual([]);
     expect(liveRequest(b)).toEqual(pure.messages);
   });
@@ -92,9 +93,9 @@ describe("checkpoint marker (manual /compact)", () => {
     const cp = extractiveCheckpoint(b.entries, b.leaf!);
     if (!cp.ok) throw new Error(cp.error);
     appendDraft(b, cp.draft);
-    const before = projectBranch(b.entries).messages;
+    const before = projectBranch(b.entries, LEDGER_FACTS).messages;
     b.compaction(first, cp.draft.content, marker(1));
-    const after = projectBranch(b.entries).messages;
+    const after = projectBranch(b.entries, LEDGER_FACTS).messages;
     expect(after.map((m) => m.role)).toEqual(["user", "assistant", "custom"]);
     expect(after).toEqual(before);
     expect(liveRequest(b)).toEqual(after);
@@ -111,16 +112,16 @@ describe("checkpoint marker (manual /compact)", () => {
     const cp = extractiveCheckpoint(b.entries, b.leaf!);
     if (!cp.ok) throw new Error(cp.error);
     appendDraft(b, cp.draft);
-    const before = projectBranch(b.entries).messages;
+    const before = projectBranch(b.entries, LEDGER_FACTS).messages;
     expect(before[0]).toMatchObject({ role: "compactionSummary", summary: "NATIVE-SUMMARY" });
     b.compaction(kept, cp.draft.content, marker(1));
     b.user("continue");
-    const after = projectBranch(b.entries).messages;
+    const after = projectBranch(b.entries, LEDGER_FACTS).messages;
     expect(after.slice(0, before.length)).toEqual(before);
     expect(liveRequest(b)).toEqual(after);
     // A second marker still restates the native summary, not the first marker's text.
     b.compaction(kept, "second marker text", marker(2));
-    expect(projectBranch(b.entries).messages[0]).toEqual(before[0]);
-    expect(liveRequest(b)).toEqual(projectBranch(b.entries).messages);
+    expect(projectBranch(b.entries, LEDGER_FACTS).messages[0]).toEqual(before[0]);
+    expect(liveRequest(b)).toEqual(projectBranch(b.entries, LEDGER_FACTS).messages);
   });
 });

@@ -2,7 +2,8 @@
 // invariant 8 (determinism) of the extractive writer.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { LedgerType, type SessionEntry } from "../../../src/log/entries.ts";
+import type { SessionEntry } from "../../../src/log/entries.ts";
+import { LedgerType, LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 import { projectBranch } from "../../../src/projection/project.ts";
 import { extractiveCheckpoint, type PreserveDraft } from "../../../src/strategies/preserve/checkpoint.ts";
 import { entryBefore } from "../../../src/strategies/shared/delta.ts";
@@ -50,8 +51,8 @@ describe("preserve invariants on generated ledgers", () => {
           if (!second.ok) return;
           const after = [...before, asEntry(second.draft, before.at(-1)!, 2)];
 
-          const viewBefore = projectBranch(before).messages;
-          const viewAfter = projectBranch(after).messages;
+          const viewBefore = projectBranch(before, LEDGER_FACTS).messages;
+          const viewAfter = projectBranch(after, LEDGER_FACTS).messages;
           const k = viewBefore.findIndex(
             (m) => m.role === "custom" && (m as { details?: { checkpoint?: number } }).details?.checkpoint === 1,
           );

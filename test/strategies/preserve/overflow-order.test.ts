@@ -8,6 +8,7 @@ import { projectBranch } from "../../../src/projection/project.ts";
 import { extractiveCheckpoint } from "../../../src/strategies/preserve/checkpoint.ts";
 import { LedgerBuilder } from "../../support/ledger-builder.ts";
 import { appendDraft } from "./fixtures.ts";
+import { LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 
 const label = (m: AgentMessage): string => {
   const x = m as { role: string; customType?: string; content?: unknown };
@@ -17,7 +18,7 @@ const label = (m: AgentMessage): string => {
 };
 
 function liveRequest(b: LedgerBuilder): AgentMessage[] {
-  const live = new LiveLedger();
+  const live = new LiveLedger(LEDGER_FACTS);
   const byId = b.byId();
   live.sync(b.leaf, (id) => byId.get(id));
   const request = structuredClone(buildSessionProjection(b.entries, b.leaf, byId).messages);
@@ -38,7 +39,7 @@ describe("preserve checkpoint, then a native compaction that keeps from the curr
     b.compaction(current.call, "native summary of the start");
     b.user("go on");
 
-    const pure = projectBranch(b.entries).messages;
+    const pure = projectBranch(b.entries, LEDGER_FACTS).messages;
     const live = liveRequest(b);
     expect(pure.map(label)).toEqual([
       "compactionSummary",
@@ -49,7 +50,7 @@ describe("preserve checkpoint, then a native compaction that keeps from the curr
     ]);
     expect(live).toEqual(pure);
     expect(
-      projectBranch(b.entries)
+      projectBranch(b.entries, LEDGER_FACTS)
         .entries.filter((e) => e.messages.length)
         .map((e) => e.sourceEntry.id),
     ).toContain(cpId);
@@ -65,7 +66,7 @@ describe("preserve checkpoint, then a native compaction that keeps from the curr
     const cp = extractiveCheckpoint(b.entries, compaction);
     if (!cp.ok) throw new Error(cp.error);
     appendDraft(b, cp.draft);
-    const pure = projectBranch(b.entries).messages;
+    const pure = projectBranch(b.entries, LEDGER_FACTS).messages;
     expect(pure.map(label).slice(0, 3)).toEqual(["compactionSummary", "custom:context-ledger/preserve", "user"]);
     expect(liveRequest(b)).toEqual(pure);
   });

@@ -3,7 +3,8 @@
 // message reaches the final view verbatim.
 import { describe, expect, it } from "vitest";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import { LedgerType, textOf, type SessionEntry } from "../../../src/log/entries.ts";
+import { textOf, type SessionEntry } from "../../../src/log/entries.ts";
+import { LedgerType, LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 import { projectBranch } from "../../../src/projection/project.ts";
 import { estimateMessagesTokens } from "../../../src/projection/tokens.ts";
 import { extractiveCheckpoint } from "../../../src/strategies/preserve/checkpoint.ts";
@@ -29,7 +30,7 @@ describe("preserve on the real sessions", () => {
       let n = 0;
       const boundary = () => {
         if (!lastAssistant) return;
-        const view = projectBranch(branch).messages;
+        const view = projectBranch(branch, LEDGER_FACTS).messages;
         const limitId = entryBefore(branch, lastAssistant);
         if (!limitId) return;
         if (
@@ -51,7 +52,7 @@ describe("preserve on the real sessions", () => {
           display: true,
           details: draft.details,
         } as SessionEntry);
-        const after = projectBranch(branch).messages;
+        const after = projectBranch(branch, LEDGER_FACTS).messages;
         // The previous checkpoint's prefix is unchanged by the new one (all of them are checked again at the end).
         const at = checkpointPositions(after);
         expect(at.length).toBe(prefixes.length + 1);
@@ -67,7 +68,7 @@ describe("preserve on the real sessions", () => {
       }
       expect(n).toBeGreaterThan(3);
 
-      const final = projectBranch(branch).messages;
+      const final = projectBranch(branch, LEDGER_FACTS).messages;
       const at = checkpointPositions(final);
       prefixes.forEach((json, k) =>
         expect(JSON.stringify(final.slice(0, at[k] + 1)) === json, `prefix of checkpoint ${k + 1}`).toBe(true),
@@ -83,7 +84,9 @@ describe("preserve on the real sessions", () => {
       );
       expect(finalUsers).toEqual(sourceUsers);
       // Most of the tool traffic is gone from the view.
-      expect(estimateMessagesTokens(final)).toBeLessThan(estimateMessagesTokens(projectBranch(source).messages) / 2);
+      expect(estimateMessagesTokens(final)).toBeLessThan(
+        estimateMessagesTokens(projectBranch(source, LEDGER_FACTS).messages) / 2,
+      );
     }, 120_000);
   }
 });
