@@ -21,12 +21,12 @@ import type {
 import { LedgerType, type SessionEntry } from "../../log/entries.ts";
 import { projectBranch, viewCut } from "../../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
-import type { PlanResult } from "../../../machines/compaction.machine.ts";
+import type { PlanResult } from "../contract.ts";
 import type {
   LedgerSessionView,
   LifecycleRequest,
   ManualCompactSwitch,
-  StrategyEffects,
+  LifecycleEffects,
   StrategyKit,
 } from "../contract.ts";
 import { checkpointDraft, type CheckpointWriter, type PreserveDetails, type PreserveDraft } from "./checkpoint.ts";
@@ -201,15 +201,12 @@ export class PreserveHost {
     if (!this.active(ctx)) return undefined;
     if (!this.due(event, ctx, entries)) return undefined;
     const request: LifecycleRequest = { moment: { type: "turn_end", event, entries }, ctx, trace: {} };
-    const run = await this.kit.chart.start("turnEnd", request);
-    run.abortOn(ctx.signal);
-    const decision = await run.decided();
+    const decision = await this.kit.chart.run("turnEnd", request, { signal: ctx.signal }).decision;
     if (decision.state !== "validated") {
       if (decision.reason && !ctx.signal?.aborted)
         ctx.ui.notify(forTerminal(`context-ledger: preserve: tool summary skipped: ${decision.reason}`), "warning");
       return undefined;
     }
-    session.expectStored(run, decision.facts);
     return { entries: [...entries, ...(decision.facts.entries ?? [])] };
   }
 
@@ -246,7 +243,7 @@ export class PreserveHost {
   }
 
   /** The chart's planner: a checkpoint at a step boundary, or for a manual /compact. */
-  readonly effects: StrategyEffects = {
+  readonly effects: LifecycleEffects = {
     plan: async (request, signal) => {
       const { moment, ctx } = request;
       if (moment.type === "turn_end") {
