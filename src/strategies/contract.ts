@@ -17,7 +17,6 @@ import type {
 import type { TSchema } from "typebox";
 import type {
   ChartRun,
-  FoldCall,
   LifecycleEffects,
   MessageFact,
   PlannedFacts,

@@ -5,7 +5,6 @@ import { describe, expect, it } from "vitest";
 import type { SessionBeforeCompactEvent } from "@earendil-works/pi-coding-agent";
 import {
   createActor,
-  fromPromise,
   initialTransition,
   toPromise,
   transition,

@@ -197,7 +197,6 @@ export class PreserveHost {
     ctx: ExtensionContext,
     entries: SessionBoundaryDraft[] = event.entries,
   ): Promise<TurnEndEventResult | undefined> {
-    const session = this.session();
     if (!this.active(ctx)) return undefined;
     if (!this.due(event, ctx, entries)) return undefined;
     const request: LifecycleRequest = { moment: { type: "turn_end", event, entries }, ctx, trace: {} };
