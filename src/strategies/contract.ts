@@ -15,14 +15,7 @@ import type {
   TurnEndEventResult,
 } from "@earendil-works/pi-coding-agent";
 import type { TSchema } from "typebox";
-import type {
-  ChartRun,
-  LifecycleEffects,
-  MessageFact,
-  PlannedFacts,
-  Routes,
-  StrategyChart,
-} from "../../machines/lifecycle.ts";
+import type { LifecycleEffects, MessageFact, Routes, StrategyChart } from "../../machines/lifecycle.ts";
 import type { LedgerCompactionDetails } from "../log/entries.ts";
 import type { BudgetRule } from "../projection/budget.ts";
 import type { LiveLedger } from "../projection/live-ledger.ts";
@@ -161,8 +154,6 @@ export interface LedgerSessionView {
   readonly settings: SharedSettings;
   /** Bring the live ledger to the current leaf. */
   sync(sessionManager: Pick<ExtensionContext["sessionManager"], "getLeafId" | "getEntry">): void;
-  /** The chart commits `facts` once Pi stored them. */
-  expectStored(run: Pick<ChartRun, "send">, facts: PlannedFacts): void;
 }
 
 /** A strategy's model access for one call site, and what it used (read after the call, for the failure record). */
