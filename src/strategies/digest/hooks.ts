@@ -9,8 +9,7 @@ import type {
   TurnEndEventResult,
 } from "@earendil-works/pi-coding-agent";
 import { LedgerType, type SessionEntry } from "../../log/entries.ts";
-import type { PlanResult } from "../contract.ts";
-import type { LedgerSessionView, ManualCompactSwitch, LifecycleEffects, StrategyKit } from "../contract.ts";
+import type { LedgerSessionView, LifecycleEffects, ManualCompactSwitch, PlanResult, StrategyKit } from "../contract.ts";
 import { entryBefore } from "../preserve/delta.ts";
 import { contextStartId } from "../preserve/hooks.ts";
 import { digestDue, planDigest, type DigestDetails, type DigestInput } from "./plan.ts";

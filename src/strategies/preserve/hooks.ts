@@ -21,12 +21,12 @@ import type {
 import { LedgerType, type SessionEntry } from "../../log/entries.ts";
 import { projectBranch, viewCut } from "../../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
-import type { PlanResult } from "../contract.ts";
 import type {
   LedgerSessionView,
+  LifecycleEffects,
   LifecycleRequest,
   ManualCompactSwitch,
-  LifecycleEffects,
+  PlanResult,
   StrategyKit,
 } from "../contract.ts";
 import { checkpointDraft, type CheckpointWriter, type PreserveDetails, type PreserveDraft } from "./checkpoint.ts";
