@@ -35,14 +35,16 @@ export async function answerCompaction(
     ctx,
     trace: { startedAt: host.now() },
   };
-  const run = await lifecycle.start(event.reason, request, undefined, applies);
-  run.abortOn(event.signal, "compaction aborted");
-  const decision = await run.decided();
+  // The session awaits validated facts until Pi stores them; the chart's output says whether planning was tried.
+  const decision = await lifecycle.run(event.reason, request, {
+    signal: event.signal,
+    abortReason: "compaction aborted",
+    applies,
+  }).decision;
   switch (decision.state) {
     case "validated": {
       const facts = decision.facts;
       for (const message of facts.messages ?? []) host.sendMessage(message);
-      session.expectStored(run, facts);
       if (facts.compaction) return { compaction: { ...facts.compaction } };
       return facts.declineCompaction ? { cancel: true } : undefined;
     }
@@ -50,10 +52,10 @@ export async function answerCompaction(
       return { cancel: true };
     case "nativeFallback": {
       // A trigger the strategy leaves to Pi is not a failure; only a planning attempt that failed is reported.
-      if (request.trace.attempted !== true) return undefined;
+      if (!decision.attempted) return undefined;
       // Only our own reasons (PlanError messages, validation problems) are shown and kept; a provider's error text
-      // is neither persisted nor shown beyond its category.
-      const failure = request.trace.failure;
+      // is neither persisted nor shown beyond its category. The error is the planner's own, when it threw.
+      const failure = decision.failure === "error" ? request.trace.failure : undefined;
       const details = failureDetails(failure, {
         strategy: lifecycle.strategy,
         trigger: event.reason,

@@ -14,7 +14,7 @@ import { quoted } from "../log/display.ts";
 import type {
   ContextFile,
   MessageFact,
-  StrategyEffects,
+  LifecycleEffects,
   StrategyHooks,
   StrategyPlanner,
 } from "../strategies/contract.ts";
@@ -74,14 +74,21 @@ export function registerContextLedger(pi: ExtensionAPI, options: LedgerOptions =
   const running: Running[] = PLUGINS.map((strategy) => {
     // The chart exists before the hooks (the kit hands it to them), so its effects reach the hooks once they exist.
     let hooks: StrategyHooks | undefined;
-    const effects: StrategyEffects = {
+    const effects: LifecycleEffects = {
       plan: (request, signal) =>
         hooks
           ? hooks.effects.plan(request, signal)
           : Promise.resolve({ ok: false, reason: "the strategy is not ready" }),
       validate: (request, plan) => hooks?.effects.validate?.(request, plan),
     };
-    const chart = new StrategyLifecycle(strategy.name, strategy.routes, effects, inspect, options.inspect);
+    const chart = new StrategyLifecycle(
+      strategy.name,
+      strategy.routes,
+      effects,
+      inspect,
+      options.inspect,
+      () => session,
+    );
     hooks = strategy.create(strategyKit(host, () => Reflect.get(session.settings, strategy.name) as unknown, chart));
     return { strategy, chart, hooks };
   });

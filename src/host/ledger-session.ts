@@ -3,8 +3,7 @@
 import type { ExtensionContext, SessionEntry } from "@earendil-works/pi-coding-agent";
 import { LiveLedger } from "../projection/live-ledger.ts";
 import { calibrate, UNCALIBRATED, type Calibration } from "../projection/tokens.ts";
-import type { PlannedFacts } from "../strategies/contract.ts";
-import type { LifecycleRun } from "./lifecycle.ts";
+import type { ChartRun, PlannedFacts } from "../strategies/contract.ts";
 import type { LedgerSettings } from "./settings.ts";
 import { LEDGER_FACTS } from "../strategies/registry.ts";
 
@@ -13,7 +12,7 @@ type Stored = (entry: SessionEntry) => boolean;
 
 /** A validated plan handed to Pi, waiting to see its facts on the branch. */
 interface AwaitingStore {
-  run: LifecycleRun;
+  run: Pick<ChartRun, "send">;
   facts: PlannedFacts;
   left: Stored[];
 }
@@ -73,7 +72,7 @@ export class LedgerSession {
    * (the next event of any kind), or it is told they never arrived ({@link abandonStores}). A plan with nothing to
    * store (a declined compaction) commits at once.
    */
-  expectStored(run: LifecycleRun, facts: PlannedFacts): void {
+  expectStored(run: Pick<ChartRun, "send">, facts: PlannedFacts): void {
     const left = storedFacts(facts);
     if (!left.length) return run.send({ type: "pi.appended" });
     this.awaiting.push({ run, facts, left });

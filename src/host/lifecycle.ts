@@ -1,19 +1,23 @@
-// The host side of the lifecycle chart: one chart per strategy and extension instance, its planner provided once.
-// A run is started per request; the host reads the chart's decision (validated, or a final state), hands the
-// validated facts to Pi, and tells the chart when Pi confirms they are stored.
-import { createActor, fromPromise, toPromise, waitFor, type Actor, type InspectionEvent, type Observer } from "xstate";
-import {
-  lifecycleMachine,
-  type LifecycleEvent,
-  type LifecycleOutput,
-  type Outcome,
-  type PlanResult,
-  type Routes,
-  type Trigger,
-  type Validate,
-} from "../../machines/compaction.machine.ts";
+// The host side of the lifecycle chart: one chart per strategy and extension instance, its effects given once.
+// A run is started per request with the run's effects provided to the one chart definition: Pi's live extension
+// context stays in their closure, never in the chart's context. The host reads the chart's announcement of validated
+// facts and its final output, awaits the facts in the session, and the chart commits when Pi confirms they are stored.
+import { createActor, toPromise, type Actor, type InspectionEvent, type Observer } from "xstate";
+import { compactionMachine, planningStep, type LifecycleInput } from "../../machines/compaction.machine.ts";
+import type {
+  ChartRun,
+  Decision,
+  LifecycleEffects,
+  LifecycleEvent,
+  LifecycleOutput,
+  LifecycleRequest,
+  PlannedFacts,
+  Routes,
+  RunOptions,
+  StrategyChart,
+  Trigger,
+} from "../../machines/lifecycle.ts";
 import type { StrategyName } from "../strategies/registry.ts";
-import type { LifecycleRequest, PlannedFacts } from "../strategies/contract.ts";
 import { getInspector } from "./inspector.ts";
 import { forTerminal } from "../log/display.ts";
 import { textOf } from "../log/entries.ts";
@@ -52,42 +56,51 @@ export function oversizedFacts(
   return `the summary is about ${tokens} tokens (${chars} characters), more than the ${window}-token window holds before Pi compacts again (${limit} tokens)`;
 }
 
-/** What a strategy plugs into its chart. */
-export interface LifecycleEffects {
-  plan(request: LifecycleRequest, signal: AbortSignal): Promise<PlanResult>;
-  validate?: Validate;
+/** Where a run's validated facts are awaited until Pi stores them (the session). */
+export interface FactStore {
+  expectStored(run: Pick<ChartRun, "send">, facts: PlannedFacts): void;
 }
 
-/** The chart's decision: facts to hand to Pi, or a final state reached without any. */
-export type Decision =
-  | { state: "validated"; facts: PlannedFacts }
-  | { state: Exclude<Outcome, "committed">; reason?: string };
+type LifecycleActor = Actor<typeof compactionMachine>;
 
-type LifecycleActor = Actor<ReturnType<typeof lifecycleMachine>>;
-
-/** One request's actor. */
-export class LifecycleRun {
-  readonly actor: LifecycleActor;
+/** One request's actor, started once the inspector (when on) is ready; events sent before then wait, in order. */
+export class LifecycleRun implements ChartRun {
+  readonly decision: Promise<Decision>;
   readonly output: Promise<LifecycleOutput>;
+  private readonly actor: Promise<LifecycleActor>;
 
-  constructor(actor: LifecycleActor) {
-    this.actor = actor;
-    this.output = toPromise(actor);
+  constructor(actor: Promise<LifecycleActor>, store: FactStore | undefined) {
+    // Everything is subscribed before the actor starts: a route to a final state ends within `start()`.
+    const started = actor.then((a) => {
+      const output = toPromise(a);
+      const decided = new Promise<Decision>((resolve, reject) => {
+        a.on("validated", ({ plan }) => resolve({ state: "validated", facts: plan }));
+        output.then((out) => {
+          // `committed` is only reached from `validated`, whose announcement already decided.
+          if (out.outcome === "committed") return;
+          resolve({
+            state: out.outcome,
+            attempted: out.attempted,
+            ...(out.reason !== undefined ? { reason: out.reason } : {}),
+            ...(out.failure !== undefined ? { failure: out.failure } : {}),
+          });
+        }, reject);
+      });
+      a.start();
+      return { a, output, decided };
+    });
+    this.actor = started.then((s) => s.a);
+    this.output = started.then((s) => s.output);
+    this.decision = started
+      .then((s) => s.decided)
+      .then((decision) => {
+        if (decision.state === "validated") store?.expectStored(this, decision.facts);
+        return decision;
+      });
   }
 
   send(event: LifecycleEvent): void {
-    this.actor.send(event);
-  }
-
-  /** Resolves once the chart validated a plan or ended without one. */
-  async decided(): Promise<Decision> {
-    const snapshot = await waitFor(this.actor, (s) => s.value === "validated" || s.status === "done", {
-      timeout: Number.POSITIVE_INFINITY,
-    });
-    const { context } = snapshot;
-    if (snapshot.value === "validated" && context.plan) return { state: "validated", facts: context.plan };
-    const outcome = context.outcome === "nativeFallback" ? "nativeFallback" : "cancelled";
-    return { state: outcome, ...(context.reason !== undefined ? { reason: context.reason } : {}) };
+    void this.actor.then((a) => a.send(event));
   }
 
   /** Forward an abort of `signal` (Pi's, for the step or the compaction) as `host.aborted`, until the run ends. */
@@ -96,56 +109,53 @@ export class LifecycleRun {
     const onAbort = () => this.send({ type: "host.aborted", ...(reason ? { reason } : {}) });
     if (signal.aborted) return onAbort();
     signal.addEventListener("abort", onAbort, { once: true });
-    void this.output.finally(() => signal.removeEventListener("abort", onAbort));
+    const detach = () => signal.removeEventListener("abort", onAbort);
+    void this.output.then(detach, detach);
   }
 }
 
 /** One strategy's chart with its effects provided, for one extension instance. */
-export class StrategyLifecycle {
+export class StrategyLifecycle implements StrategyChart {
   readonly strategy: StrategyName;
   readonly routes: Routes;
-  private readonly machine: ReturnType<typeof lifecycleMachine>;
+  private readonly effects: LifecycleEffects;
   private readonly inspect: () => boolean;
   private readonly observer: Observer<InspectionEvent> | undefined;
+  private readonly store: (() => FactStore) | undefined;
 
-  /** `inspect` turns the Stately inspector on; `observer` (tests) sees every run as well. */
+  /**
+   * `inspect` turns the Stately inspector on; `observer` (tests) sees every run as well; `store` is where validated
+   * facts are awaited (the current session; absent in the lab, which never stores them).
+   */
   constructor(
     strategy: StrategyName,
     routes: Routes,
     effects: LifecycleEffects,
     inspect: () => boolean,
     observer?: Observer<InspectionEvent>,
+    store?: () => FactStore,
   ) {
     this.strategy = strategy;
     this.routes = routes;
+    this.effects = effects;
     this.inspect = inspect;
     this.observer = observer;
-    const own = effects.validate;
-    // Every strategy's facts are bounded against the window before the strategy's own check.
-    this.machine = lifecycleMachine((request, plan) => oversizedFacts(request, plan) ?? own?.(request, plan)).provide({
-      actors: {
-        plan: fromPromise<PlanResult, LifecycleRequest>(({ input, signal }) => {
-          input.trace.attempted = true;
-          return effects.plan(input, signal);
-        }),
-      },
-    });
+    this.store = store;
   }
 
   /**
-   * Start a run for `request`; a refused tool request still claims its step, and a strategy that does not manage the
-   * active model (`applies: false`) leaves Pi's compaction to Pi (see the chart).
+   * Run `request` through the chart: the route, the plan, its validation, the facts handed over, and the commit once
+   * Pi stores them. A refused tool request still claims its step, and a strategy that does not manage the active
+   * model (`applies: false`) leaves Pi's compaction to Pi (see the chart).
    */
-  async start(trigger: Trigger, request: LifecycleRequest, refused?: string, applies = true): Promise<LifecycleRun> {
+  run(trigger: Trigger, request: LifecycleRequest, options: RunOptions = {}): LifecycleRun {
+    const run = new LifecycleRun(this.actorFor(trigger, request, options), this.store?.());
+    run.abortOn(options.signal, options.abortReason);
+    return run;
+  }
+
+  private async actorFor(trigger: Trigger, request: LifecycleRequest, options: RunOptions): Promise<LifecycleActor> {
     const warn = (message: string) => request.ctx.ui.notify(forTerminal(message), "warning");
-    // The chart's context holds the request, and inspectors serialize that context by walking its keys: Pi's live
-    // extension context must not be walked (its getters throw outside the TUI, and it reaches the whole session).
-    Object.defineProperty(request, "ctx", {
-      value: request.ctx,
-      enumerable: false,
-      writable: false,
-      configurable: true,
-    });
     const observers = [this.inspect() ? await getInspector(warn) : undefined, this.observer].filter(
       (o) => o !== undefined,
     );
@@ -153,17 +163,25 @@ export class StrategyLifecycle {
       observers.length > 1
         ? { next: (event: InspectionEvent) => observers.forEach((o) => o.next?.(event)) }
         : observers[0];
-    const input = {
+    const { effects } = this;
+    // The run's effects close over its request: the chart hands them only the moment it holds.
+    const machine = compactionMachine.provide({
+      actors: {
+        plan: planningStep({
+          plan: (_moment, signal) => effects.plan(request, signal),
+          // Every strategy's facts are bounded against the window before the strategy's own check.
+          validate: (_moment, plan) => oversizedFacts(request, plan) ?? effects.validate?.(request, plan),
+        }),
+      },
+    });
+    const input: LifecycleInput = {
       strategy: this.strategy,
       trigger,
       routes: this.routes,
-      request,
-      ...(refused !== undefined ? { refused } : {}),
-      ...(applies ? {} : { applies }),
+      moment: request.moment,
+      ...(options.refused !== undefined ? { refused: options.refused } : {}),
+      ...(options.applies === false ? { applies: false } : {}),
     };
-    const actor = createActor(this.machine, { input, ...(inspect ? { inspect } : {}) });
-    const run = new LifecycleRun(actor);
-    actor.start();
-    return run;
+    return createActor(machine, { input, ...(inspect ? { inspect } : {}) });
   }
 }

@@ -12,7 +12,13 @@ import type {
 } from "@earendil-works/pi-coding-agent";
 import { Type } from "typebox";
 import { LedgerType } from "../strategies/catalog.ts";
-import { listActs, planRestore, type PlanResult, renderRestored, resolveRestoreTarget } from "../projection/restore.ts";
+import {
+  listActs,
+  planRestore,
+  type RestorePlanResult,
+  renderRestored,
+  resolveRestoreTarget,
+} from "../projection/restore.ts";
 import { isStrategyFact } from "../strategies/registry.ts";
 import { currentThreshold } from "./budget.ts";
 import { guardedTool } from "./tool-boundary.ts";
@@ -56,7 +62,7 @@ export class RestoreHost {
   }
 
   /** Resolve and plan against the live branch; figures start from Pi's usage when it is known. */
-  private plan(target: string, newest: boolean, ctx: ExtensionContext): PlanResult & { limit?: number } {
+  private plan(target: string, newest: boolean, ctx: ExtensionContext): RestorePlanResult & { limit?: number } {
     const session = this.session();
     session.sync(ctx.sessionManager);
     const live = session.live;

@@ -216,7 +216,7 @@ export interface RestorePlan {
   wholeMessages: number;
 }
 
-export type PlanResult = { ok: true; plan: RestorePlan } | { ok: false; error: string };
+export type RestorePlanResult = { ok: true; plan: RestorePlan } | { ok: false; error: string };
 
 const PREVIEW_ID = "context-ledger-restore-preview";
 
@@ -346,7 +346,7 @@ function inertReason(
  * Plan a restore. The whole act comes back when the expected usage stays within `limit`; otherwise the newest part
  * that fits (with `newest`), or a refusal with the figures. Nothing here appends anything.
  */
-export function planRestore(request: RestoreRequest): PlanResult {
+export function planRestore(request: RestoreRequest): RestorePlanResult {
   const { path, state, facts, act, limit } = request;
   const calibration = request.calibration ?? UNCALIBRATED;
   const acts = listActs(path, state, facts);

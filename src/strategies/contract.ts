@@ -17,15 +17,7 @@ import type {
   TurnEndEventResult,
 } from "@earendil-works/pi-coding-agent";
 import type { TSchema } from "typebox";
-import type {
-  LifecycleEvent,
-  Outcome,
-  PlanResult,
-  Routes,
-  Trigger,
-  Validate,
-} from "../../machines/compaction.machine.ts";
-import type { LedgerCompactionDetails } from "../log/entries.ts";
+import type { CompactionPlan, LifecycleEffects, MessageFact, Routes, StrategyChart } from "../../machines/lifecycle.ts";
 import type { BudgetRule } from "../projection/budget.ts";
 import type { LiveLedger } from "../projection/live-ledger.ts";
 import type { StrategyFacts } from "../log/facts.ts";
@@ -59,15 +51,6 @@ export interface CompactionInput {
    * model named in the trusted global settings. Absent in the lab and in deterministic strategies.
    */
   complete?: CompleteText;
-}
-
-/** What a compaction planner returns, and the entry a strategy asks Pi to store in answer to `session_before_compact`. */
-export interface CompactionPlan {
-  summary: string;
-  firstKeptEntryId: string;
-  tokensBefore: number;
-  estimatedTokensAfter?: number;
-  details: LedgerCompactionDetails;
 }
 
 /** One model request a strategy makes: a system prompt, one user prompt, optional tools and an output cap. */
@@ -129,93 +112,23 @@ export function compactionInput(
   };
 }
 
-/** The arguments of a `context_compact` call, as the model wrote them. */
-export interface FoldCall {
-  target: string;
-  summary: string;
-  backupCheckpoint?: string;
-}
-
-/** The Pi moment a lifecycle request comes from. */
-export type Moment =
-  /** The model called `context_compact`; the fold waits for the end of the step that asked. */
-  | { type: "tool"; call: FoldCall; toolCallId: string; requestEntryId: string; requestKey: string }
-  /** A step ended: its messages are stored; `entries` are the drafts earlier handlers return for this boundary. */
-  | { type: "turn_end"; event: TurnEndEvent; entries: readonly SessionBoundaryDraft[] }
-  /** Pi prepared a compaction (manual /compact, threshold or overflow). */
-  | { type: "session_before_compact"; event: SessionBeforeCompactEvent };
-
-/** What a lifecycle carries into planning: the moment and the extension context it arrived with. */
-export interface LifecycleRequest {
-  moment: Moment;
-  ctx: ExtensionContext;
-  /** Filled by planners that call a model, for the bounded failure record (never transcript text). */
-  trace: PlanTrace;
-}
-
-/** What a planning attempt used and how it failed, kept beside the request for the failure record. */
-export interface PlanTrace {
-  /** The planner's own error (the chart carries only its message). */
-  failure?: Error;
-  /** `provider/model` asked, and its usage. */
-  model?: string;
-  usage?: { input: number; output: number };
-  /** Set when the chart started planning (a trigger routed to Pi is not a failed attempt). */
-  attempted?: boolean;
-  /** When planning started, for the failure record's duration (host clock, passed in). */
-  startedAt?: number;
-}
-
-/** A custom message the strategy stores (a fold summary, a tool-state summary, a digest, a notice). */
-export interface MessageFact {
-  customType: string;
-  content: string;
-  display: boolean;
-  /** Every fact this package writes is versioned. */
-  details: { readonly v: 1 };
-}
-
-/** The facts a validated plan asks Pi to store, and how Pi continues. The host translates them into Pi's answer. */
-export interface PlannedFacts {
-  /** Drafts appended at this step boundary, after the drafts earlier handlers return. */
-  entries?: readonly SessionBoundaryDraft[];
-  /** Continue the run after this boundary (a fold replaced history mid-run). */
-  continue?: boolean;
-  /** Custom messages stored outside a step boundary (a compaction between or inside runs). */
-  messages?: readonly MessageFact[];
-  /** The compaction entry Pi stores. */
-  compaction?: CompactionPlan;
-  /** Decline Pi's compaction: the strategy already made room, or there is nothing worth a summary. */
-  declineCompaction?: boolean;
-  /** A checkpoint name to set on an entry once the facts are stored. */
-  label?: { entryId: string; name: string };
-}
-
-/** What a strategy plugs into its chart: the planner, and its own check of a plan before `validated`. */
-export interface StrategyEffects {
-  plan(request: LifecycleRequest, signal: AbortSignal): Promise<PlanResult>;
-  validate?: Validate;
-}
-
-/** The chart's decision on one run: facts to hand to Pi, or a final state reached without any. */
-export type ChartDecision =
-  | { state: "validated"; facts: PlannedFacts }
-  | { state: Exclude<Outcome, "committed">; reason?: string };
-
-/** One request's run through the strategy's chart. */
-export interface ChartRun {
-  send(event: LifecycleEvent): void;
-  /** Resolves once the chart validated a plan or ended without one. */
-  decided(): Promise<ChartDecision>;
-  /** Forward an abort of `signal` to the chart until the run ends. */
-  abortOn(signal: AbortSignal | undefined, reason?: string): void;
-}
-
-/** The strategy's chart, its effects provided once per extension instance. */
-export interface StrategyChart {
-  /** Start a run; a refused tool request still claims its step. */
-  start(trigger: Trigger, request: LifecycleRequest, refused?: string, applies?: boolean): Promise<ChartRun>;
-}
+// The lifecycle's types live in the chart's leaf module, so the chart depends on no strategy; strategies see them here.
+export type {
+  ChartRun,
+  CompactionPlan,
+  Decision,
+  FoldCall,
+  LifecycleEffects,
+  LifecycleRequest,
+  MessageFact,
+  Moment,
+  PlannedFacts,
+  PlanResult,
+  PlanTrace,
+  RunOptions,
+  StrategyChart,
+  Validate,
+} from "../../machines/lifecycle.ts";
 
 /** Settings every strategy may read (the host's settings extend them); its own section comes from {@link StrategyKit.options}. */
 export interface SharedSettings {
@@ -234,8 +147,6 @@ export interface LedgerSessionView {
   readonly settings: SharedSettings;
   /** Bring the live ledger to the current leaf. */
   sync(sessionManager: Pick<ExtensionContext["sessionManager"], "getLeafId" | "getEntry">): void;
-  /** The chart commits `facts` once Pi stored them. */
-  expectStored(run: Pick<ChartRun, "send">, facts: PlannedFacts): void;
 }
 
 /** A strategy's model access for one call site, and what it used (read after the call, for the failure record). */
@@ -413,7 +324,7 @@ export type AccumulatingHook = "turnEnd";
  */
 export interface StrategyHooks extends EventHooks {
   /** The chart's planner and validator. */
-  effects: StrategyEffects;
+  effects: LifecycleEffects;
   /**
    * Asked of the configured strategy only, when Pi prepares a compaction: false when it does not manage the active
    * model, and Pi's own compaction applies.

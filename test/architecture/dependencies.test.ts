@@ -11,15 +11,6 @@ const SCANNED = ["src", "machines"];
 /** Modules that do no I/O and so must not load the host (Pi at run time) or the lab (the CLI's I/O). */
 const PURE = ["src/log/", "src/projection/", "src/strategies/", "src/recall/", "machines/"];
 const IMPURE = ["src/host/", "src/lab/"];
-/**
- * Known exception, part 3 of issue 26 removes it: the lifecycle chart imports its request and plan types from the
- * strategies' contract and the strategy names from the registry, which close a cycle through every strategy. Part 3
- * moves those types into a leaf module under machines/; the lead deletes this entry when the branches merge.
- */
-const KNOWN_CYCLE_EDGES = new Set([
-  "machines/compaction.machine.ts -> src/strategies/contract.ts",
-  "machines/compaction.machine.ts -> src/strategies/registry.ts",
-]);
 
 function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
@@ -43,14 +34,7 @@ describe("dependency rules", () => {
   const edges = graph();
 
   it("no import cycles in src/ and machines/, type imports included", () => {
-    const checked = edges.filter((e) => !KNOWN_CYCLE_EDGES.has(`${e.from} -> ${e.to}`));
-    expect(cycles(checked)).toEqual([]);
-  });
-
-  it("the known cycle exception names edges that still exist", () => {
-    // When part 3 removes an edge this test fails, and the entry goes.
-    const present = new Set(edges.map((e) => `${e.from} -> ${e.to}`));
-    expect([...KNOWN_CYCLE_EDGES].filter((e) => !present.has(e))).toEqual([]);
+    expect(cycles(edges)).toEqual([]);
   });
 
   it("no strategy folder imports another; only the registry reaches into strategy folders from outside", () => {

@@ -38,7 +38,8 @@ function walkRecorder(): { observer: Observer<InspectionEvent>; walks: Walk[] } 
       let walk = byActor.get(event.actorRef.sessionId);
       if (!walk) {
         const { strategy, trigger } = event.snapshot.context;
-        walk = { strategy, trigger, states: [] };
+        // The chart knows a strategy only by its name (it imports no registry).
+        walk = { strategy: strategy as StrategyName, trigger, states: [] };
         byActor.set(event.actorRef.sessionId, walk);
         walks.push(walk);
       }

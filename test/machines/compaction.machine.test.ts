@@ -1,10 +1,10 @@
 // The lifecycle chart on its own: routes from the registry's tables, validation inside the chart, commit only on
-// Pi's confirmation. Requests carry a stub extension context: the chart never reads it, only the strategies do.
+// Pi's confirmation, and the output every final state declares. The chart holds only the request's moment: Pi's
+// extension context never reaches it (the host's effects close over it; see test/host/lifecycle.test.ts).
 import { describe, expect, it } from "vitest";
-import type { ExtensionContext, SessionBeforeCompactEvent } from "@earendil-works/pi-coding-agent";
+import type { SessionBeforeCompactEvent } from "@earendil-works/pi-coding-agent";
 import {
   createActor,
-  fromPromise,
   initialTransition,
   toPromise,
   transition,
@@ -14,16 +14,18 @@ import {
 import { getShortestPaths } from "xstate/graph";
 import {
   compactionMachine,
-  lifecycleMachine,
+  planningStep,
+  type ChartEffects,
   type CompactionTrigger,
   type LifecycleEvent,
   type LifecycleInput,
+  type LifecycleOutput,
   type PlanResult,
   type Trigger,
-  type Validate,
+  type Verdict,
 } from "../../machines/compaction.machine.ts";
 import type { StrategyName } from "../../src/strategies/registry.ts";
-import type { LifecycleRequest, PlannedFacts } from "../../src/strategies/contract.ts";
+import type { Moment, PlannedFacts } from "../../src/strategies/contract.ts";
 import { STRATEGIES, strategyNamed } from "../../src/strategies/registry.ts";
 
 const STATES = [
@@ -38,28 +40,23 @@ const STATES = [
 const COMPACTION_TRIGGERS: readonly CompactionTrigger[] = ["manual", "threshold", "overflow"];
 const TRIGGERS: readonly Trigger[] = ["tool", "turnEnd", ...COMPACTION_TRIGGERS];
 
-const ctx = {} as ExtensionContext;
-function requestFor(trigger: Trigger): LifecycleRequest {
+function momentFor(trigger: Trigger): Moment {
   if (trigger === "tool")
     return {
-      moment: {
-        type: "tool",
-        call: { target: "root", summary: "done" },
-        toolCallId: "call-1",
-        requestEntryId: "a1",
-        requestKey: "a1",
-      },
-      ctx,
-      trace: {},
+      type: "tool",
+      call: { target: "root", summary: "done" },
+      toolCallId: "call-1",
+      requestEntryId: "a1",
+      requestKey: "a1",
     };
-  return { moment: { type: "session_before_compact", event: {} as SessionBeforeCompactEvent }, ctx, trace: {} };
+  return { type: "session_before_compact", event: {} as SessionBeforeCompactEvent };
 }
 function inputFor(strategy: StrategyName, trigger: Trigger, refused?: string): LifecycleInput {
   return {
     strategy,
     trigger,
     routes: strategyNamed(strategy).routes,
-    request: requestFor(trigger),
+    moment: momentFor(trigger),
     ...(refused !== undefined ? { refused } : {}),
   };
 }
@@ -67,8 +64,12 @@ function inputFor(strategy: StrategyName, trigger: Trigger, refused?: string): L
 /** Facts the test validator accepts, and facts it rejects. */
 const GOOD: PlannedFacts = { continue: true };
 const BAD: PlannedFacts = { declineCompaction: true };
-const judge: Validate = (_request, plan) => (plan.continue ? undefined : "the validator rejected the plan");
-const judged = lifecycleMachine(judge);
+const judge: NonNullable<ChartEffects["validate"]> = (_moment, plan) =>
+  plan.continue ? undefined : "the validator rejected the plan";
+/** The one chart with a planning step: `plan` for the planner, `judge` (or `validate`) for the validator. */
+const provided = (plan: ChartEffects["plan"], validate: ChartEffects["validate"] = judge) =>
+  compactionMachine.provide({ actors: { plan: planningStep({ plan, validate }) } });
+const judged = provided(async () => ({ ok: false, reason: "no plan" }));
 
 const intactTurnEnd: LifecycleEvent = { type: "host.turnEnded", aborted: false, sameStep: true };
 
@@ -79,9 +80,7 @@ function start(
   inspect?: (e: InspectionEvent) => void,
 ) {
   let calls = 0;
-  const machine = judged.provide({
-    actors: { plan: fromPromise<PlanResult, LifecycleRequest>(({ signal }) => (calls++, planner(signal))) },
-  });
+  const machine = provided((_moment, signal) => (calls++, planner(signal)));
   const actor = createActor(machine, { input, ...(inspect ? { inspect } : {}) });
   actor.start();
   return { actor, output: toPromise(actor), calls: () => calls };
@@ -198,7 +197,7 @@ describe("lifecycle chart: planning and validation", () => {
     run.actor.send({ type: "host.aborted" });
     expect(run.actor.getSnapshot().value).toBe("validated");
     run.actor.send({ type: "pi.appended" });
-    expect(await run.output).toEqual({ outcome: "committed", plan: GOOD, reason: undefined });
+    expect(await run.output).toEqual({ outcome: "committed", plan: GOOD, attempted: true });
   });
 
   it("validated cancels when Pi does not store the facts, or the session is replaced first", async () => {
@@ -215,9 +214,10 @@ describe("lifecycle chart: planning and validation", () => {
   it("the validator judges each planner result once, accepted or rejected", async () => {
     for (const plan of [GOOD, BAD]) {
       let judgements = 0;
-      const counting = lifecycleMachine((request, facts) => (judgements++, judge(request, facts))).provide({
-        actors: { plan: fromPromise<PlanResult, LifecycleRequest>(async () => ({ ok: true, plan })) },
-      });
+      const counting = provided(
+        async () => ({ ok: true, plan }),
+        (moment, facts) => (judgements++, judge(moment, facts)),
+      );
       const actor = createActor(counting, { input: inputFor("checkpoint", "manual") });
       actor.start();
       await settle();
@@ -242,17 +242,18 @@ describe("lifecycle chart: planning and validation", () => {
     }
   });
 
-  it("the validator sees the request the chart was started with", async () => {
-    const seen: LifecycleRequest[] = [];
+  it("the planner and the validator see the moment the chart was started with", async () => {
+    const seen: Moment[] = [];
     const input = inputFor("checkpoint", "manual");
-    const machine = lifecycleMachine((request) => (seen.push(request), undefined)).provide({
-      actors: { plan: fromPromise(async () => ({ ok: true, plan: GOOD }) as PlanResult) },
-    });
+    const machine = provided(
+      async (moment) => (seen.push(moment), { ok: true, plan: GOOD }),
+      (moment) => (seen.push(moment), undefined),
+    );
     const actor = createActor(machine, { input }).start();
     await settle();
     expect(actor.getSnapshot().value).toBe("validated");
-    expect(seen.length).toBeGreaterThan(0);
-    for (const request of seen) expect(request).toBe(input.request);
+    expect(seen).toHaveLength(2);
+    for (const moment of seen) expect(moment).toBe(input.moment);
   });
 
   it("a rejected or failing plan: in-run requests cancel, compactions fall back to Pi", async () => {
@@ -300,9 +301,9 @@ describe("lifecycle chart: every shortest path", () => {
       { type: "host.sessionReplaced" },
       { type: "pi.appended" },
       { type: "pi.notAppended", reason: "not stored" },
-      { type: `xstate.done.actor.${id}`, output: { ok: true, plan: GOOD } satisfies PlanResult },
-      { type: `xstate.done.actor.${id}`, output: { ok: true, plan: BAD } satisfies PlanResult },
-      { type: `xstate.done.actor.${id}`, output: { ok: false, reason: "no plan" } satisfies PlanResult },
+      { type: `xstate.done.actor.${id}`, output: { ok: true, plan: GOOD } satisfies Verdict },
+      { type: `xstate.done.actor.${id}`, output: { ok: false, reason: "invalid", by: "validator" } satisfies Verdict },
+      { type: `xstate.done.actor.${id}`, output: { ok: false, reason: "no plan", by: "planner" } satisfies Verdict },
       { type: `xstate.error.actor.${id}`, error: new Error("planner crashed") },
     ];
   }
@@ -352,5 +353,142 @@ describe("lifecycle chart: every shortest path", () => {
     };
     for (const { name } of STRATEGIES)
       expect([...reachedBy(name, table[name].triggers)].sort(), name).toEqual(table[name].states);
+  });
+});
+
+describe("lifecycle chart: the output every final state declares", () => {
+  /** Run `input` with `planner`, sending `events` once the actor rests, and return the chart's output. */
+  async function outputOf(
+    input: LifecycleInput,
+    planner: (signal: AbortSignal) => Promise<PlanResult>,
+    events: LifecycleEvent[] = [],
+  ): Promise<LifecycleOutput> {
+    const run = start(input, planner);
+    for (const event of events) {
+      await settle();
+      run.actor.send(event);
+    }
+    return run.output;
+  }
+  const good = async (): Promise<PlanResult> => ({ ok: true, plan: GOOD });
+
+  it("routes: a trigger sent elsewhere was never attempted", async () => {
+    expect(await outputOf(inputFor("native", "threshold"), good)).toEqual({
+      outcome: "nativeFallback",
+      reason: "the strategy leaves this trigger to Pi",
+      attempted: false,
+      failure: "routed",
+    });
+    expect(await outputOf(inputFor("preserve", "threshold"), good)).toEqual({
+      outcome: "cancelled",
+      reason: "the strategy manages the window at step boundaries",
+      attempted: false,
+      failure: "routed",
+    });
+    expect(await outputOf({ ...inputFor("checkpoint", "manual"), applies: false }, good)).toEqual({
+      outcome: "nativeFallback",
+      reason: "the strategy does not manage the active model",
+      attempted: false,
+      failure: "routed",
+    });
+  });
+
+  it("tool requests: refused, voided or interrupted before planning", async () => {
+    expect(await outputOf(inputFor("fold", "tool", "bad target"), good, [intactTurnEnd])).toEqual({
+      outcome: "cancelled",
+      reason: "bad target",
+      attempted: false,
+      failure: "refused",
+    });
+    expect(await outputOf(inputFor("fold", "tool"), good, [{ type: "tool.compactRequested" }, intactTurnEnd])).toEqual({
+      outcome: "cancelled",
+      reason: "more than one context_compact call in the same step",
+      attempted: false,
+      failure: "refused",
+    });
+    expect(await outputOf(inputFor("fold", "tool"), good, [{ type: "host.runEnded" }])).toEqual({
+      outcome: "cancelled",
+      reason: "the request never reached the end of its step",
+      attempted: false,
+      failure: "interrupted",
+    });
+  });
+
+  it("planning: the planner's refusal, the validator's rejection and the planner's error are told apart", async () => {
+    expect(await outputOf(inputFor("digest", "turnEnd"), async () => ({ ok: false, reason: "nothing new" }))).toEqual({
+      outcome: "cancelled",
+      reason: "nothing new",
+      attempted: true,
+      failure: "rejected",
+    });
+    expect(await outputOf(inputFor("planned", "threshold"), async () => ({ ok: true, plan: BAD }))).toEqual({
+      outcome: "nativeFallback",
+      reason: "the validator rejected the plan",
+      attempted: true,
+      failure: "invalid",
+    });
+    const crash = async (): Promise<PlanResult> => {
+      throw new Error("planner crashed");
+    };
+    expect(await outputOf(inputFor("checkpoint", "overflow"), crash)).toEqual({
+      outcome: "nativeFallback",
+      reason: "planner crashed",
+      attempted: true,
+      failure: "error",
+    });
+    expect(
+      await outputOf(inputFor("checkpoint", "manual"), () => new Promise<PlanResult>(() => {}), [
+        { type: "host.aborted", reason: "compaction aborted" },
+      ]),
+    ).toEqual({ outcome: "cancelled", reason: "compaction aborted", attempted: true, failure: "interrupted" });
+  });
+
+  it("after validation: committed on Pi's store, or cancelled with the plan when Pi does not store it", async () => {
+    expect(await outputOf(inputFor("fold", "tool"), good, [intactTurnEnd, { type: "pi.appended" }])).toEqual({
+      outcome: "committed",
+      plan: GOOD,
+      attempted: true,
+    });
+    expect(
+      await outputOf(inputFor("checkpoint", "manual"), good, [{ type: "pi.notAppended", reason: "not stored" }]),
+    ).toEqual({ outcome: "cancelled", plan: GOOD, reason: "not stored", attempted: true, failure: "notStored" });
+  });
+
+  it("the chart announces validated facts once, before Pi is asked to store them", async () => {
+    const run = start(inputFor("preserve", "turnEnd"), good);
+    const announced: PlannedFacts[] = [];
+    run.actor.on("validated", (event) => announced.push(event.plan));
+    await settle();
+    expect(announced).toEqual([GOOD]);
+    expect(announced[0]).toBe(GOOD);
+    run.actor.send({ type: "pi.appended" });
+    await run.output;
+    expect(announced).toHaveLength(1);
+  });
+
+  it("every final state declares its output; no entry action sets the outcome", () => {
+    for (const key of ["committed", "cancelled", "nativeFallback"] as const) {
+      const node = compactionMachine.states[key];
+      expect(node.type, key).toBe("final");
+      expect(node.output, key).toBeTypeOf("function");
+      expect(node.entry, key).toEqual([]);
+    }
+  });
+
+  it("the chart's context is plain data: it survives a JSON round trip at every step", async () => {
+    const seen: unknown[] = [];
+    const run = start(inputFor("fold", "tool"), good, (event) => {
+      // The planning step's own snapshots (a promise actor's) carry no context.
+      if (event.type !== "@xstate.snapshot") return;
+      const context = (event.snapshot as { context?: unknown }).context;
+      if (context !== undefined) seen.push(context);
+    });
+    await settle();
+    run.actor.send(intactTurnEnd);
+    await settle();
+    run.actor.send({ type: "pi.appended" });
+    await run.output;
+    expect(seen.length).toBeGreaterThan(2);
+    for (const context of seen) expect(JSON.parse(JSON.stringify(context))).toEqual(context);
   });
 });

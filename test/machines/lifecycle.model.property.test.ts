@@ -1,12 +1,13 @@
-// Model-based race test of the lifecycle chart: real actors of `lifecycleMachine`, one per request, started with the
+// Model-based race test of the lifecycle chart: real actors of `compactionMachine`, one per request, started with the
 // registry's route tables and driven by host and Pi events, while fast-check's scheduler decides when each planner's
 // result reaches its actor. The model is a table of what a host expects; it knows nothing of guards or actions.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { ExtensionContext, SessionBeforeCompactEvent } from "@earendil-works/pi-coding-agent";
-import { createActor, fromPromise, type Actor } from "xstate";
+import type { SessionBeforeCompactEvent } from "@earendil-works/pi-coding-agent";
+import { createActor, type Actor } from "xstate";
 import {
-  lifecycleMachine,
+  compactionMachine,
+  planningStep,
   type CompactionTrigger,
   type LifecycleEvent,
   type Outcome,
@@ -14,7 +15,7 @@ import {
   type Trigger,
 } from "../../machines/compaction.machine.ts";
 import type { StrategyName } from "../../src/strategies/registry.ts";
-import type { LifecycleRequest, PlannedFacts } from "../../src/strategies/contract.ts";
+import type { Moment, PlannedFacts } from "../../src/strategies/contract.ts";
 import { strategyNamed } from "../../src/strategies/registry.ts";
 import { runs } from "../support/fast-check.ts";
 
@@ -26,7 +27,9 @@ type Stimulus = LifecycleEvent["type"] | `plan.${PlanEnding}`;
 /** The facts the test's validator accepts, and those it rejects. */
 const PLAN: PlannedFacts = { continue: true };
 const INVALID: PlannedFacts = { declineCompaction: true };
-const machine = lifecycleMachine((_request, plan) => (plan === PLAN ? undefined : "the validator rejected the plan"));
+const validate = (_moment: Moment, plan: PlannedFacts) =>
+  plan === PLAN ? undefined : "the validator rejected the plan";
+const machine = compactionMachine;
 
 interface ModelRequest {
   strategy: StrategyName;
@@ -107,21 +110,16 @@ function applyPlan(request: ModelRequest, ending: PlanEnding): void {
   } else request.phase = inRun(request.trigger) ? "cancelled" : "nativeFallback";
 }
 
-const ctx = {} as ExtensionContext;
-function requestFor(trigger: Trigger): LifecycleRequest {
+function momentFor(trigger: Trigger): Moment {
   if (trigger === "tool")
     return {
-      moment: {
-        type: "tool",
-        call: { target: "root", summary: "s" },
-        toolCallId: "c",
-        requestEntryId: "a",
-        requestKey: "a",
-      },
-      ctx,
-      trace: {},
+      type: "tool",
+      call: { target: "root", summary: "s" },
+      toolCallId: "c",
+      requestEntryId: "a",
+      requestKey: "a",
     };
-  return { moment: { type: "session_before_compact", event: {} as SessionBeforeCompactEvent }, ctx, trace: {} };
+  return { type: "session_before_compact", event: {} as SessionBeforeCompactEvent };
 }
 
 function startRequest(model: Model, real: Real, strategy: StrategyName, trigger: Trigger, refused = false): void {
@@ -143,11 +141,14 @@ function startRequest(model: Model, real: Real, strategy: StrategyName, trigger:
   };
   const provided = machine.provide({
     actors: {
-      plan: fromPromise<PlanResult, LifecycleRequest>(({ signal }) => {
-        entry.signal = signal;
-        return new Promise<PlanResult>((resolve, reject) => {
-          entry.settle = (result) => result.then(resolve, reject);
-        });
+      plan: planningStep({
+        plan: (_moment, signal) => {
+          entry.signal = signal;
+          return new Promise<PlanResult>((resolve, reject) => {
+            entry.settle = (result) => result.then(resolve, reject);
+          });
+        },
+        validate,
       }),
     },
   });
@@ -155,7 +156,7 @@ function startRequest(model: Model, real: Real, strategy: StrategyName, trigger:
     strategy,
     trigger,
     routes: strategyNamed(strategy).routes,
-    request: requestFor(trigger),
+    moment: momentFor(trigger),
     ...(refused ? { refused: "refused at the call" } : {}),
   };
   const actor = createActor(provided, { input });
@@ -189,6 +190,8 @@ function expectAgreement(model: Model, real: Real): void {
       expect(snapshot.output?.outcome, where).toBe(m.phase);
       // The plan is carried exactly when the chart validated one.
       expect(snapshot.output?.plan, where).toBe(m.validated ? PLAN : undefined);
+      // A fallback counts as a failed attempt exactly when the planner was started.
+      expect(snapshot.output?.attempted, where).toBe(m.planned);
     } else {
       expect(snapshot.status, where).toBe("active");
       expect(snapshot.value, where).toBe(m.phase);
@@ -487,7 +490,7 @@ describe("lifecycle chart: model-based with scheduled planner results", () => {
     expect(real.requests[0].actor.getSnapshot().output).toEqual({
       outcome: "committed",
       plan: PLAN,
-      reason: undefined,
+      attempted: true,
     });
   });
 

@@ -35,8 +35,8 @@ export function chartSummarizer(
     scripted = replay.model
       ? { complete: measured(replay.model(strategyInput(event, ctx, [], undefined)), sideCalls), sideCalls }
       : undefined;
-    const run = await chart.start(event.reason, { moment: { type: "session_before_compact", event }, ctx, trace: {} });
-    const decision = await run.decided();
+    const request = { moment: { type: "session_before_compact" as const, event }, ctx, trace: {} };
+    const decision = await chart.run(event.reason, request).decision;
     scripted = undefined;
     if (decision.state === "validated" && decision.facts.compaction) {
       const { summary, firstKeptEntryId, details } = decision.facts.compaction;

@@ -10,8 +10,7 @@ import type {
 } from "@earendil-works/pi-coding-agent";
 import type { SessionEntry } from "../../log/entries.ts";
 import { LedgerType } from "../catalog.ts";
-import type { PlanResult } from "../../../machines/compaction.machine.ts";
-import type { LedgerSessionView, ManualCompactSwitch, StrategyEffects, StrategyKit } from "../contract.ts";
+import type { LedgerSessionView, LifecycleEffects, ManualCompactSwitch, PlanResult, StrategyKit } from "../contract.ts";
 import { entryBefore } from "../shared/delta.ts";
 import { contextStartId } from "../shared/context-start.ts";
 import { digestDue, planDigest, type DigestDetails, type DigestInput } from "./plan.ts";
@@ -120,11 +119,9 @@ export class DigestHost {
       cwd: ctx.cwd,
     });
     if (!due.due) return undefined;
-    const run = await this.kit.chart.start("turnEnd", { moment: { type: "turn_end", event, entries }, ctx, trace: {} });
-    run.abortOn(ctx.signal);
-    const decision = await run.decided();
+    const request = { moment: { type: "turn_end" as const, event, entries }, ctx, trace: {} };
+    const decision = await this.kit.chart.run("turnEnd", request, { signal: ctx.signal }).decision;
     if (decision.state !== "validated") return undefined;
-    session.expectStored(run, decision.facts);
     return { entries: [...entries, ...(decision.facts.entries ?? [])] };
   }
 
@@ -137,7 +134,7 @@ export class DigestHost {
   }
 
   /** The chart's planner: a digest at a step boundary, or for /compact and Pi's threshold (overflow is routed to Pi). */
-  readonly effects: StrategyEffects = {
+  readonly effects: LifecycleEffects = {
     plan: async (request) => {
       const { moment, ctx } = request;
       if (moment.type === "turn_end") {

@@ -8,7 +8,7 @@ import { quoted } from "../../log/display.ts";
 import type { SessionEntry } from "../../log/entries.ts";
 import { LedgerType } from "../catalog.ts";
 import { idRecord } from "../../projection/ledger-state.ts";
-import type { ChartRun, FoldCall, LedgerSessionView, StrategyEffects, StrategyKit } from "../contract.ts";
+import type { ChartRun, FoldCall, LedgerSessionView, LifecycleEffects, StrategyKit } from "../contract.ts";
 import { foldDraft, noticeDraft, summarySizeError, type StepOutput } from "./fold-message.ts";
 import { assistantAtOrBefore, checkName, validateTarget, type FoldView } from "./targets.ts";
 import { renderTimelinePage } from "./timeline.ts";
@@ -16,7 +16,7 @@ import { renderTimelinePage } from "./timeline.ts";
 /** The step's fold request: its chart run (the one record of "a request was made in this step"), and what it asked. */
 interface PendingFold {
   /** Claimed synchronously at the call, so a parallel sibling call of the same step sees it. */
-  run: Promise<ChartRun>;
+  run: ChartRun;
   /** Assistant entry of the step that asked (the parent, for nested codemode calls). */
   requestEntryId: string;
   /** Set when the request was refused at the call: the model already heard why, so no notice follows. */
@@ -169,10 +169,10 @@ export class FoldCoordinator {
       // either would discard what the other one meant to keep. The step's run records it. The model heard why the
       // first call was refused, not that the step's requests are void: the notice at turn_end says so.
       current.refused = false;
-      void current.run.then((run) => run.send({ type: "tool.compactRequested" }));
+      current.run.send({ type: "tool.compactRequested" });
       throw new Error("context_compact may be called once per step; this step's requests are all cancelled.");
     }
-    if (current) void current.run.then((run) => run.send({ type: "host.runEnded" }));
+    if (current) current.run.send({ type: "host.runEnded" });
     const refusal = this.refusal(params, request.entryId, ctx);
     const moment = {
       type: "tool" as const,
@@ -181,9 +181,8 @@ export class FoldCoordinator {
       requestEntryId: request.entryId,
       requestKey: request.key,
     };
-    const run = this.kit.chart.start("tool", { moment, ctx, trace: {} }, refusal);
+    const run = this.kit.chart.run("tool", { moment, ctx, trace: {} }, { refused: refusal });
     this.pending = { run, requestEntryId: request.entryId, refused: refusal !== undefined };
-    await run;
     if (refusal !== undefined) throw new Error(refusal);
     return {
       content: [
@@ -214,7 +213,7 @@ export class FoldCoordinator {
   }
 
   /** The chart's planner and validator: the fold's range and summary at the end of the step, on the branch as stored. */
-  readonly effects: StrategyEffects = {
+  readonly effects: LifecycleEffects = {
     plan: async (request) => {
       const { moment, ctx } = request;
       if (moment.type !== "tool") return { ok: false, reason: "a fold is planned from a context_compact call" };
@@ -309,18 +308,17 @@ export class FoldCoordinator {
     if (!pending) return undefined;
     this.pending = undefined;
     this.session().sync(ctx.sessionManager);
-    const run = await pending.run;
+    const run = pending.run;
     run.send({
       type: "host.turnEnded",
       aborted: Boolean(ctx.signal?.aborted) || event.outcome === "aborted",
       sameStep: event.messageEntryId === pending.requestEntryId,
     });
-    const decision = await run.decided();
+    const decision = await run.decision;
     this.pendingNames.clear();
     if (decision.state === "validated") {
       const facts = decision.facts;
       if (facts.label) this.kit.setLabel(facts.label.entryId, facts.label.name);
-      this.session().expectStored(run, facts);
       return { entries: [...event.entries, ...(facts.entries ?? [])], ...(facts.continue ? { continue: true } : {}) };
     }
     // A refused request already told the model why; a notice would repeat it.
@@ -334,7 +332,7 @@ export class FoldCoordinator {
     if (!pending) return;
     this.pending = undefined;
     this.pendingNames.clear();
-    void pending.run.then((run) => run.send({ type: "host.runEnded" }));
+    pending.run.send({ type: "host.runEnded" });
     if (pending.refused) return;
     const notice = noticeDraft("the step ended before the fold could be applied");
     this.kit.sendMessage(
@@ -345,7 +343,7 @@ export class FoldCoordinator {
 
   /** Session replaced (new, resume, fork): nothing pending survives. */
   reset(): void {
-    void this.pending?.run.then((run) => run.send({ type: "host.sessionReplaced" }));
+    this.pending?.run.send({ type: "host.sessionReplaced" });
     this.pending = undefined;
     this.pendingNames.clear();
   }

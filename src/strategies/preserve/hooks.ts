@@ -23,12 +23,12 @@ import { LedgerType, LEDGER_FACTS } from "../catalog.ts";
 import { projectBranch } from "../../projection/project.ts";
 import { contextStartId } from "../shared/context-start.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
-import type { PlanResult } from "../../../machines/compaction.machine.ts";
 import type {
   LedgerSessionView,
+  LifecycleEffects,
   LifecycleRequest,
   ManualCompactSwitch,
-  StrategyEffects,
+  PlanResult,
   StrategyKit,
 } from "../contract.ts";
 import { checkpointDraft, type CheckpointWriter, type PreserveDetails, type PreserveDraft } from "./checkpoint.ts";
@@ -199,19 +199,15 @@ export class PreserveHost {
     ctx: ExtensionContext,
     entries: SessionBoundaryDraft[] = event.entries,
   ): Promise<TurnEndEventResult | undefined> {
-    const session = this.session();
     if (!this.active(ctx)) return undefined;
     if (!this.due(event, ctx, entries)) return undefined;
     const request: LifecycleRequest = { moment: { type: "turn_end", event, entries }, ctx, trace: {} };
-    const run = await this.kit.chart.start("turnEnd", request);
-    run.abortOn(ctx.signal);
-    const decision = await run.decided();
+    const decision = await this.kit.chart.run("turnEnd", request, { signal: ctx.signal }).decision;
     if (decision.state !== "validated") {
       if (decision.reason && !ctx.signal?.aborted)
         ctx.ui.notify(forTerminal(`context-ledger: preserve: tool summary skipped: ${decision.reason}`), "warning");
       return undefined;
     }
-    session.expectStored(run, decision.facts);
     return { entries: [...entries, ...(decision.facts.entries ?? [])] };
   }
 
@@ -248,7 +244,7 @@ export class PreserveHost {
   }
 
   /** The chart's planner: a checkpoint at a step boundary, or for a manual /compact. */
-  readonly effects: StrategyEffects = {
+  readonly effects: LifecycleEffects = {
     plan: async (request, signal) => {
       const { moment, ctx } = request;
       if (moment.type === "turn_end") {

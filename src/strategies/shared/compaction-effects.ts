@@ -11,7 +11,7 @@ import {
   type CutSettings,
   type LedgerSessionView,
   type PreparedCut,
-  type StrategyEffects,
+  type LifecycleEffects,
   type StrategyKit,
   type StrategyPlanner,
 } from "../contract.ts";
@@ -87,7 +87,7 @@ export function compactionEffects<O>(
   planner: StrategyPlanner,
   kit: StrategyKit<O>,
   reuse?: ReuseReply,
-): StrategyEffects {
+): LifecycleEffects {
   return {
     async plan(request, signal) {
       const { moment, ctx, trace } = request;
