@@ -28,7 +28,7 @@ export async function benchLabParallel(_options: BenchOptions): Promise<BenchRow
     for (let i = 0; i < SESSIONS; i++) {
       const file = join(folder, `s${i}.jsonl`);
       // Different tasks per file, so the sessions are not one replay four times over.
-      await writeLargeSession(file, SESSION_MB, 48 + 8 * i);
+      await writeLargeSession(file, SESSION_MB, 12 + 4 * i);
       const size = statSync(file).size;
       largest = Math.max(largest, size);
       total += size;
