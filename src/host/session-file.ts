@@ -2,7 +2,6 @@
 // with their line numbers, gives legacy files stable ids, then runs Pi's own migrations.
 import { constants } from "node:buffer";
 import { createReadStream } from "node:fs";
-import { migrateSessionEntries } from "@earendil-works/pi-coding-agent";
 import type { FileEntry, SessionEntry, SessionHeader } from "../log/entries.ts";
 import { assignLegacyIds, parseLine, type LineDiagnostic } from "../log/jsonl.ts";
 
@@ -96,8 +95,18 @@ function malformedMessage(message: unknown): string | undefined {
     : `content block ${block + 1} is ${content[block] === null ? "null" : typeof content[block] === "object" ? "an object without a type" : typeof content[block]}, not a block`;
 }
 
-/** Read a session file line by line (large files stream; a bad line never costs a good one). */
-export async function loadSessionFile(path: string, maxLineBytes = MAX_LINE_BYTES): Promise<LoadedSession> {
+/** Pi's migration of a file's entries to the current version, in place (its `migrateSessionEntries`). */
+export type MigrateEntries = (entries: FileEntry[]) => void;
+
+/**
+ * Read a session file line by line (large files stream; a bad line never costs a good one). `migrate` is Pi's
+ * migration, by default from Pi's package root.
+ */
+export async function loadSessionFile(
+  path: string,
+  maxLineBytes = MAX_LINE_BYTES,
+  migrate?: MigrateEntries,
+): Promise<LoadedSession> {
   const all: FileEntry[] = [];
   const diagnostics: LineDiagnostic[] = [];
   for await (const item of fileLines(path, maxLineBytes)) {
@@ -115,7 +124,9 @@ export async function loadSessionFile(path: string, maxLineBytes = MAX_LINE_BYTE
     } else diagnostics.push({ line: item.line, reason: parsed.reason });
   }
   assignLegacyIds(all);
-  migrateSessionEntries(all);
+  // Pi's package root is loaded only when no migration is given: the lab passes the same function from its own
+  // module, so it never loads all of Pi (see src/lab/pi-internals.ts).
+  (migrate ?? (await import("@earendil-works/pi-coding-agent")).migrateSessionEntries)(all);
   const header = all.find((e): e is SessionHeader => e.type === "session");
   const unknownTypes: Record<string, number> = Object.create(null) as Record<string, number>;
   const entries: SessionEntry[] = [];

@@ -136,8 +136,13 @@ if (!command || command === "--help" || command === "-h" || command === "help") 
       !process.env.PI_CONTEXT_LEDGER_LAB_CHILD &&
       !process.execArgv.some((a) => a.startsWith("--max-old-space-size"));
     // The process that runs a command checks Pi first: an older Pi fails later with a missing function.
+    // Pi's version is read from its own module: the package root would load all of Pi (see pi-internals.ts).
     const tooOld =
-      sized || command === "machines" ? undefined : await (await import("../host/pi-version.ts")).checkInstalledPi();
+      sized || command === "machines"
+        ? undefined
+        : (await import("../host/pi-version.ts")).piVersionProblem(
+            await (await import("./pi-internals.ts")).installedPiVersion(),
+          );
     if (tooOld) {
       process.stderr.write(`pi-context-ledger ${command}: ${tooOld}\n`);
       process.exitCode = 1;

@@ -5,8 +5,8 @@ import { createWriteStream, rmSync, type WriteStream } from "node:fs";
 import { lstat, mkdir, open, stat, unlink } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import { convertToLlm } from "@earendil-works/pi-coding-agent";
 import { InputError } from "./errors.ts";
+import { type PiCoreFunctions, piCore } from "./pi-internals.ts";
 import type { ActView } from "./replay.ts";
 
 /**
@@ -73,7 +73,7 @@ export interface DumpLine {
   request: number;
   leafEntryId: string | null;
   tokens: number;
-  messages: ReturnType<typeof convertToLlm>;
+  messages: ReturnType<PiCoreFunctions["convertToLlm"]>;
 }
 
 /** A dump writer for one run: `session(i)` before each session, `act` for every act, `close` at the end. */
@@ -117,7 +117,7 @@ export function createDump(dir: string) {
         request: view.request,
         leafEntryId: view.leafEntryId,
         tokens: view.tokens,
-        messages: convertToLlm((view.messages as AgentMessage[]).slice()),
+        messages: (await piCore()).convertToLlm((view.messages as AgentMessage[]).slice()),
       };
       await write(stream, `${JSON.stringify(line)}\n`);
     },

@@ -2,7 +2,7 @@
 // probe-based evaluation. Without credentials it is skipped with a one-line note, never an error.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { Api, Model } from "@earendil-works/pi-ai";
-import { convertToLlm, serializeConversation } from "@earendil-works/pi-coding-agent";
+import { piCore } from "./pi-internals.ts";
 import type { Probe } from "./probes.ts";
 import type { RowInfo } from "./row.ts";
 
@@ -48,6 +48,7 @@ export async function judgeView(
   probes: readonly Probe[],
 ): Promise<{ asked: number; correct: number }> {
   const chosen = pickProbes(probes, QUESTIONS_PER_VIEW);
+  const { convertToLlm, serializeConversation } = await piCore();
   const transcript = serializeConversation(convertToLlm(messages.slice()));
   const questions = chosen.map((p, i) => `${i + 1}. ${questionFor(p)}`).join("\n");
   const answer = await ask(

@@ -2,9 +2,19 @@
 // ledger, attributed to the entry the probe came from. The ledger keeps every entry, so a loss in the view
 // need not be a loss. Uses the recall module's own index and grep, exactly as the tool does.
 import type { SessionEntry } from "../log/entries.ts";
-import { grepTranscript } from "../recall/search.ts";
+import { foldCase, MAX_LITERAL_LENGTH } from "../recall/regex.ts";
+import { foldedText, grepTranscript } from "../recall/search.ts";
 import { DEFAULT_RECALL_LIMITS } from "../recall/settings.ts";
-import { buildTranscript, createTranscript, renderEntry, type TranscriptIndex } from "../recall/transcript.ts";
+import {
+  buildTranscript,
+  createTranscript,
+  isRecallTraffic,
+  lineAt,
+  lineCount,
+  renderEntry,
+  type TranscriptEntry,
+  type TranscriptIndex,
+} from "../recall/transcript.ts";
 import type { Probe } from "./probes.ts";
 
 /** True when a search for the probe's text finds it, attributed to the probe's own source entry. */
@@ -37,10 +47,55 @@ export function branchIndex(branch: (SessionEntry | undefined)[]): TranscriptInd
   return index;
 }
 
-/** `context_grep` (literal) over the row's ledger, following cursors, looking for a hit in the source entry. */
+/**
+ * Matching lines the grep reports in `entry` for folded exact text `needle`, counted up to `most`: one per line an
+ * occurrence starts on, recall traffic skipped, as the literal scan of `scanIndex` finds them.
+ */
+function reportedLines(entry: TranscriptEntry, needle: string, most: number): number {
+  const text = foldedText(entry);
+  const lines = lineCount(entry);
+  let count = 0;
+  for (let from = 0; count < most; ) {
+    const at = text.indexOf(needle, from);
+    if (at < 0) break;
+    const line = lineAt(entry, at);
+    if (!isRecallTraffic(entry, line)) count++;
+    if (line + 1 >= lines) break;
+    from = entry.lineStarts[line + 1];
+  }
+  return count;
+}
+
+/**
+ * `context_grep` (literal) over the row's ledger, following cursors, looking for a hit in the source entry.
+ *
+ * The answer is settled without paging where the pages' rules decide it: every page holds at least one matching
+ * line and pages follow each other without skipping one, so the probe's entry is found when its first match is among
+ * the first MAX_PAGES matching lines of the branch, and never when it has no match of its own. Only a probe with
+ * that many matches before its entry is searched page by page. A literal scan is one unit of work per character, so
+ * an index below the scan limit never ends a page early.
+ */
 export function contextGrepSearch(ledger: readonly SessionEntry[] | TranscriptIndex): ProbeSearch {
   const index = Array.isArray(ledger) ? buildTranscript(ledger) : (ledger as TranscriptIndex);
+  const settles = index.chars < DEFAULT_RECALL_LIMITS.maxScanWork;
   return (probe) => {
+    const ordinal = index.ordinalById.get(probe.entryId);
+    if (ordinal === undefined || !probe.text || probe.text.length > MAX_LITERAL_LENGTH) return false;
+    if (settles) {
+      const needle = foldCase(probe.text);
+      if (reportedLines(index.entries[ordinal], needle, 1) === 0) return false;
+      let before = 0;
+      for (let k = 0; k < ordinal && before < MAX_PAGES; k++)
+        before += reportedLines(index.entries[k], needle, MAX_PAGES - before);
+      if (before < MAX_PAGES) return true;
+    }
+    return pagedSearch(index, probe);
+  };
+}
+
+/** The search as a model makes it: page after page of `context_grep`, up to MAX_PAGES, for a hit in the entry. */
+export function pagedSearch(index: TranscriptIndex, probe: Probe): boolean {
+  {
     let cursor: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
       const result = grepTranscript(
@@ -54,7 +109,7 @@ export function contextGrepSearch(ledger: readonly SessionEntry[] | TranscriptIn
       if (!cursor) return false;
     }
     return false;
-  };
+  }
 }
 
 /** Evenly spread, deterministic sample. */

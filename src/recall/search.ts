@@ -289,21 +289,27 @@ function renderGrepPage(
   return out;
 }
 
-/** Characters folded at a time when exact text is searched case-insensitively. */
-const FOLD_CHUNK = 65_536;
-
 /**
- * Offset of the first occurrence of `needle` in `text` at or after `from`, or -1. Case-insensitively, `needle`
- * is already folded and the text is folded a chunk at a time, so a page that stops early folds little more
- * than it read; chunks overlap by the needle's length, so no occurrence is split.
+ * Each rendered entry's case-folded text, made on its first case-insensitive search and kept as long as the
+ * entry lives. Entries never change once rendered; without it, every search (and every match within a search)
+ * folded the text again, which made a page of many matches in one long entry quadratic, and the lab's hundreds
+ * of probe searches over one index fold the whole session each time.
  */
-function findText(text: string, needle: string, from: number, fold: boolean): number {
-  if (!fold) return text.indexOf(needle, from);
-  for (let start = from; start < text.length; start += FOLD_CHUNK) {
-    const at = foldCase(text.slice(start, start + FOLD_CHUNK + needle.length - 1)).indexOf(needle);
-    if (at >= 0) return start + at;
+const foldedTexts = new WeakMap<TranscriptEntry, string>();
+
+/** `entry.text` folded by {@link foldCase}: same length, so its offsets are the entry's. */
+export function foldedText(entry: TranscriptEntry): string {
+  let folded = foldedTexts.get(entry);
+  if (folded === undefined) {
+    folded = foldCase(entry.text);
+    foldedTexts.set(entry, folded);
   }
-  return -1;
+  return folded;
+}
+
+/** The text a matcher searches in: the entry's own, or its folded copy when case is ignored. */
+function searchedText(entry: TranscriptEntry, fold: boolean): string {
+  return fold ? foldedText(entry) : entry.text;
 }
 
 /** How a grep finds text: exact text (optionally case-folded) or a compiled regular expression. */
@@ -463,9 +469,10 @@ export function scanIndex(
       steps++;
       run.scanned += text.length - offset;
       run.work += text.length - offset;
+      const searched = searchedText(entry, matcher.fold);
       let from = offset;
       for (;;) {
-        const at = findText(text, matcher.needle, from, matcher.fold);
+        const at = searched.indexOf(matcher.needle, from);
         if (at < 0) break;
         const line = lineAt(entry, at);
         if (!hidden(line)) {
@@ -489,10 +496,11 @@ export function scanIndex(
     const re = matcher.re;
     // Text every match needs: one indexOf pass rules out most entries without running the engine.
     if (re.requirement) {
-      const rest = offset > 0 ? text.slice(offset) : text;
+      const searched = searchedText(entry, matcher.fold);
+      const rest = offset > 0 ? searched.slice(offset) : searched;
       run.scanned += rest.length;
       run.work += rest.length;
-      if (!meetsRequirement(re.requirement, matcher.fold ? foldCase(rest) : rest)) {
+      if (!meetsRequirement(re.requirement, rest)) {
         steps++;
         continue;
       }

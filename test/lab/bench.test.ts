@@ -30,6 +30,26 @@ describe("bench targets", () => {
     expect(text).toContain("2 target(s): 1 met, 1 missed");
   });
 
+  it("a target may be a floor: on the ratio (≥ Nx) or on the value in its unit (≥ N unit)", () => {
+    const floor = (value: number, ratio: number | undefined, target: string) => ({
+      suite: "fake",
+      name: "throughput",
+      value,
+      unit: "MB/CPU s",
+      ...(ratio === undefined ? {} : { ratio }),
+      target,
+    });
+    expect(targetMet(floor(1.2, undefined, "≥ 1 MB/CPU s"))).toBe(true);
+    expect(targetMet(floor(0.4, undefined, "≥ 1 MB/CPU s"))).toBe(false);
+    expect(targetMet(floor(3, 1.6, "≥ 1.5x"))).toBe(true);
+    expect(targetMet(floor(3, 1.2, "≥ 1.5x"))).toBe(false);
+    // A value's floor names the value's own unit; another unit is no target the runner can judge.
+    expect(targetMet(floor(3, undefined, "≥ 1 s"))).toBeUndefined();
+    const text = renderBench([floor(0.4, undefined, "≥ 1 MB/CPU s")]);
+    expect(text).toMatch(/≥ 1 MB\/CPU s ✗ missed/);
+    expect(text).toContain("1 target(s): 0 met, 1 missed");
+  });
+
   it("--strict exits 1 on a miss, 0 otherwise; the memory size follows --large", async () => {
     const out = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
     vi.spyOn(process.stderr, "write").mockImplementation(() => true);

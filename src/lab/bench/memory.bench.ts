@@ -1,8 +1,12 @@
 // The lab's memory and time on a large session: a generated session file (10 MB by default, 100 MB with
 // `bench --large`, any size with LAB_BENCH_MB) is replayed by the real CLI, as a user runs it, with every row;
 // its peak resident memory above the fixed cost (the same CLI on a tiny session) is compared with the file size.
+// The same run gives the lab's throughput (megabytes of session per CPU second of the replaying process), set
+// against what Pi itself spends on the file in this run (read, parse, build the session context), and its
+// linearity: the CPU time of the session over that of one a tenth its size.
 import { spawnSync } from "node:child_process";
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { buildSessionContext, parseSessionEntries, type SessionEntry } from "@earendil-works/pi-coding-agent";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -38,19 +42,62 @@ export async function writeLargeSession(path: string, megabytes: number, tasks =
   return bytes;
 }
 
-/** Run the lab CLI on one file as a user would (it sizes its own heap); returns its result document and wall time. */
-function labRun(file: string, json: string): { result: LabResult; seconds: number } {
+/** The lab's throughput floor: megabytes of session replayed, all rows, per CPU second of the replaying process. */
+export const THROUGHPUT_TARGET = "≥ 1 MB/CPU s";
+/**
+ * Linearity: the CPU time of a session over that of a smaller one stays within this factor of their size ratio
+ * (for 100 MB over 10 MB: at most 12x).
+ */
+export const LINEARITY_SLACK = 1.2;
+
+/** Tasks per generated round: 64 make rounds of about 2.6 MB; a tenth of the default 10 MiB needs smaller ones. */
+function tasksFor(megabytes: number): number {
+  return megabytes < 5 ? 16 : 64;
+}
+
+/**
+ * Run the lab CLI on files or folders as a user would (it sizes its own heap); returns its result document and
+ * wall time. `extra` are further options (`--jobs 2`).
+ */
+export function labRun(
+  inputs: string | readonly string[],
+  json: string,
+  extra: readonly string[] = [],
+): { result: LabResult; seconds: number } {
   const bin = fileURLToPath(new URL("../bin.ts", import.meta.url));
   const started = Date.now();
   const env = { ...process.env };
   delete env.PI_CONTEXT_LEDGER_LAB_CHILD;
-  const child = spawnSync(process.execPath, [bin, "lab", file, "--json", json, "--no-report", "--quiet"], {
-    encoding: "utf8",
-    maxBuffer: 64 * 1024 * 1024,
-    env,
-  });
-  if (child.status !== 0) throw new Error(`lab failed on ${file}: ${child.stderr.slice(0, 2000)}`);
+  const files = typeof inputs === "string" ? [inputs] : inputs;
+  const child = spawnSync(
+    process.execPath,
+    [bin, "lab", ...files, ...extra, "--json", json, "--no-report", "--quiet"],
+    {
+      encoding: "utf8",
+      maxBuffer: 64 * 1024 * 1024,
+      env,
+    },
+  );
+  if (child.status !== 0) throw new Error(`lab failed on ${files.join(", ")}: ${child.stderr.slice(0, 2000)}`);
   return { result: JSON.parse(readFileSync(json, "utf8")) as LabResult, seconds: (Date.now() - started) / 1000 };
+}
+
+/**
+ * CPU seconds Pi itself spends on a session file, in this process: read it, parse its lines, build the context of
+ * its leaf. The least any replay of the file costs; the lower of two runs, the modules already loaded.
+ */
+export function piReadCpuSeconds(file: string): number {
+  let best = Number.POSITIVE_INFINITY;
+  for (let run = 0; run < 2; run++) {
+    const before = process.cpuUsage();
+    const entries = parseSessionEntries(readFileSync(file, "utf8")).filter(
+      (e): e is SessionEntry => e.type !== "session",
+    );
+    buildSessionContext(entries);
+    const used = process.cpuUsage(before);
+    best = Math.min(best, (used.user + used.system) / 1e6);
+  }
+  return best;
 }
 
 export async function benchLabMemory(options: BenchOptions): Promise<BenchRow[]> {
@@ -68,6 +115,13 @@ export async function benchLabMemory(options: BenchOptions): Promise<BenchRow[]>
     const rss = result.run?.maxRssBytes ?? 0;
     const session = result.sessions[0];
     const mb = (size / 1e6).toFixed(0);
+    const cpu = result.run?.cpuSeconds ?? 0;
+    const reference = piReadCpuSeconds(file);
+    // Linearity: the same generator at a tenth of the size (10 MB beside --large's 100 MB).
+    const small = join(dir, "small.jsonl");
+    await writeLargeSession(small, megabytes / 10, tasksFor(megabytes / 10));
+    const smallSize = statSync(small).size;
+    const smallCpu = labRun(small, join(dir, "small.json")).result.run?.cpuSeconds ?? 0;
     return [
       { suite: "memory", name: `lab on a tiny session, peak RSS (fixed cost)`, value: baseline / 1e6, unit: "MB" },
       {
@@ -96,8 +150,28 @@ export async function benchLabMemory(options: BenchOptions): Promise<BenchRow[]>
       {
         suite: "memory",
         name: `lab on a ${mb} MB session, CPU time of the replaying process`,
-        value: result.run?.cpuSeconds ?? 0,
+        value: cpu,
         unit: "s",
+        reference: "Pi reading the file: read, parse, buildSessionContext (in the bench process)",
+        ratio: reference > 0 ? cpu / reference : undefined,
+      },
+      {
+        suite: "throughput",
+        name: `lab on a ${mb} MB session, all rows: MB of session per CPU s`,
+        value: cpu > 0 ? size / 1e6 / cpu : 0,
+        unit: "MB/CPU s",
+        reference: `Pi reading the same file: ${(size / 1e6 / reference).toFixed(1)} MB/CPU s`,
+        ratio: reference > 0 && cpu > 0 ? reference / cpu : undefined,
+        target: THROUGHPUT_TARGET,
+      },
+      {
+        suite: "throughput",
+        name: `linearity: CPU of the ${mb} MB session over a ${(smallSize / 1e6).toFixed(1)} MB one (${smallCpu.toFixed(1)} s; target ${LINEARITY_SLACK} x size ratio)`,
+        value: cpu,
+        unit: "s",
+        reference: `CPU of the ${(smallSize / 1e6).toFixed(1)} MB session, same generator`,
+        ratio: smallCpu > 0 ? cpu / smallCpu : undefined,
+        target: `≤ ${((LINEARITY_SLACK * size) / smallSize).toFixed(1)}x`,
       },
     ];
   } finally {

@@ -51,11 +51,21 @@ function format(value: number): string {
   return value.toFixed(3);
 }
 
-/** Whether a figure meets its target (targets read "≤ Nx" against the ratio); undefined without one. */
+/**
+ * Whether a figure meets its target; undefined without one the runner can judge. "≤ Nx" and "≥ Nx" bound the
+ * ratio; "≥ N <unit>" (or "≤ N <unit>") bounds the value itself, in the row's own unit (an absolute floor such as
+ * the lab's megabytes per CPU second).
+ */
 export function targetMet(row: BenchRow): boolean | undefined {
-  const limit = row.target ? /^≤\s*([\d.]+)x$/.exec(row.target.trim()) : null;
-  if (!limit || row.ratio === undefined) return undefined;
-  return row.ratio <= Number(limit[1]);
+  const target = row.target?.trim() ?? "";
+  const onRatio = /^([≤≥])\s*([\d.]+)x$/.exec(target);
+  if (onRatio) {
+    if (row.ratio === undefined) return undefined;
+    return onRatio[1] === "≤" ? row.ratio <= Number(onRatio[2]) : row.ratio >= Number(onRatio[2]);
+  }
+  const onValue = /^([≤≥])\s*([\d.]+)\s+(.+)$/.exec(target);
+  if (!onValue || onValue[3] !== row.unit) return undefined;
+  return onValue[1] === "≤" ? row.value <= Number(onValue[2]) : row.value >= Number(onValue[2]);
 }
 
 /** Plain table of bench rows, each target marked met or missed, with a count of misses at the end. */

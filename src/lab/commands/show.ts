@@ -11,6 +11,7 @@ import { RangeMask } from "../../projection/ranges.ts";
 import { PLUGINS } from "../../strategies/registry.ts";
 import { estimateMessagesTokens } from "../../projection/tokens.ts";
 import { firstLine, InputError } from "../errors.ts";
+import { piCore } from "../pi-internals.ts";
 import { sessionFiles } from "../inputs.ts";
 import { kTokens } from "../table.ts";
 import { terminalJson, terminalLines, terminalSafe } from "../terminal-text.ts";
@@ -221,7 +222,7 @@ export async function runShow(argv: readonly string[]): Promise<number> {
     }
     throw error;
   }
-  const loaded = await loadSessionFile(files[0]);
+  const loaded = await loadSessionFile(files[0], undefined, (await piCore()).migrateSessionEntries);
   const report = showReport(positionals[0], loaded.entries, loaded.diagnostics, loaded.unknownTypes);
   process.stdout.write(values.json ? `${terminalJson(JSON.stringify(report, null, 1))}\n` : renderShow(report));
   return 0;

@@ -5,7 +5,7 @@ import { performance } from "node:perf_hooks";
 import type { CompactionEntry, SessionEntry } from "../../log/entries.ts";
 import { projectBranch } from "../../projection/project.ts";
 import type { SideCall } from "../metrics.ts";
-import { piCompaction, type PiPreparation } from "../pi-internals.ts";
+import { piCompaction, piCore, type PiPreparation } from "../pi-internals.ts";
 import { type ContextAction, type LabSettings, type Row, type RowInfo, thresholdOf } from "../row.ts";
 import { SimulatedLedger } from "./ledger-row.ts";
 import { LEDGER_FACTS } from "../../strategies/catalog.ts";
@@ -90,6 +90,6 @@ export async function compactNow(
 
 async function projectMessages(branch: readonly SessionEntry[], project: "pi" | "ours") {
   if (project === "ours") return projectBranch(branch, LEDGER_FACTS).messages;
-  const { buildSessionProjection } = await import("@earendil-works/pi-coding-agent");
+  const { buildSessionProjection } = await piCore();
   return buildSessionProjection(branch as SessionEntry[]).messages;
 }

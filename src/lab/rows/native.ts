@@ -1,10 +1,9 @@
 // Pi's native compaction, simulated: Pi's own preparation chooses the cut and the file lists, and the request
 // structure is modelled (an uncached summarization call over the serialized history, plus one for a split
 // turn), but the summary text is a stand-in of realistic size, since the lab calls no model.
-import { convertToLlm, serializeConversation } from "@earendil-works/pi-coding-agent";
 import { estimateTextTokens } from "../../projection/tokens.ts";
 import type { PiPreparation } from "../pi-internals.ts";
-import { piCompaction } from "../pi-internals.ts";
+import { piCompaction, piCore } from "../pi-internals.ts";
 import type { LabSettings, Row, RowInfo } from "../row.ts";
 import { compactionRow, type Summarized } from "./compaction-row.ts";
 
@@ -27,6 +26,7 @@ export function standInText(title: string, tokens: number): string {
 /** Summarize like Pi does, with stand-in text. Exported for tests. */
 export async function nativeSummary(prep: PiPreparation): Promise<Summarized> {
   const pi = await piCompaction();
+  const { convertToLlm, serializeConversation } = await piCore();
   const system = estimateTextTokens(pi.SUMMARIZATION_SYSTEM_PROMPT);
   const sideCalls = [];
   let summary = standInText("Goal", STAND_IN_SUMMARY_TOKENS);

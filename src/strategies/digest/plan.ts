@@ -259,6 +259,22 @@ export function planDigest(input: DigestInput): DigestOutcome {
 }
 
 /**
+ * Estimated tokens of an entry's messages, per entry object. Ledger entries never change once written, and the bounds
+ * below count the same raw tail again at every step boundary until a digest covers it: counted once, the check costs
+ * a lookup per entry instead of a serialization of its tool calls.
+ */
+const entryTokenMemo = new WeakMap<SessionEntry, number>();
+
+function entryTokens(entry: SessionEntry): number {
+  let tokens = entryTokenMemo.get(entry);
+  if (tokens === undefined) {
+    tokens = estimateMessagesTokens(entryMessages(entry));
+    entryTokenMemo.set(entry, tokens);
+  }
+  return tokens;
+}
+
+/**
  * A cheap upper bound of the raw technical tokens a digest could cover now: the technical entries after the last
  * tool checkpoint's range, up to `limit`, counted without projecting the branch (folds, edits and compactions are
  * ignored, so it never undercounts). Lets a caller skip the exact selection on the many boundaries where nothing is due.
@@ -271,7 +287,7 @@ export function rawTokensBound(branch: readonly SessionEntry[], limit: number): 
   let total = 0;
   for (let i = Math.min(limit, branch.length - 1); i >= 0 && branch[i].id !== throughId; i--) {
     const entry = branch[i];
-    if (isFoldable(entry) && !isDialogue(entry, LEDGER_FACTS)) total += estimateMessagesTokens(entryMessages(entry));
+    if (isFoldable(entry) && !isDialogue(entry, LEDGER_FACTS)) total += entryTokens(entry);
   }
   return total;
 }
@@ -349,7 +365,7 @@ function rawStepsBound(branch: readonly SessionEntry[], limit: number, cwd: stri
     const assistant = entry.type === "message" && entry.message.role === "assistant";
     if (assistant || !groups.length) groups.push({ tokens: 0, messages: [] });
     const group = groups[groups.length - 1];
-    group.tokens += estimateMessagesTokens(messages);
+    group.tokens += entryTokens(entry);
     group.messages.push(...messages);
   }
   return groups.map((g) => ({ tokens: g.tokens, ...stepFiles(g.messages, cwd) }));

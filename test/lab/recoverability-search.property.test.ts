@@ -1,0 +1,60 @@
+// Recoverability's search settles most probes without paging through context_grep (see contextGrepSearch); on any
+// branch its answer is the paged search's: found when the probe's entry is among the first pages' matches.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { contextGrepSearch, pagedSearch } from "../../src/lab/recoverability.ts";
+import type { Probe } from "../../src/lab/probes.ts";
+import { buildTranscript } from "../../src/recall/transcript.ts";
+import { Branch, toolCall } from "../recall/fixtures.ts";
+
+/** Few distinct words in mixed case, so texts repeat across entries and lines, as real probes' texts do. */
+const wordArb = fc.constantFrom("Alpha", "alpha", "BETA", "beta-2", "src/a.ts", "ERR_X", "Σigma", "ς", "İx", "x");
+const lineArb = fc.array(wordArb, { minLength: 0, maxLength: 6 }).map((w) => w.join(" "));
+const textArb = fc.array(lineArb, { minLength: 1, maxLength: 8 }).map((l) => l.join("\n"));
+const entryArb = fc.record({
+  kind: fc.constantFrom("user", "assistant", "tool", "recall"),
+  text: textArb,
+});
+
+describe("recoverability's search", () => {
+  it("answers as paging through context_grep does, for every probe text and entry", () => {
+    fc.assert(
+      fc.property(
+        fc.array(entryArb, { minLength: 1, maxLength: 60 }),
+        fc.array(fc.tuple(fc.nat(), fc.oneof(wordArb, lineArb)), { minLength: 1, maxLength: 12 }),
+        (entries, probes) => {
+          const b = new Branch();
+          entries.forEach((e, i) => {
+            if (e.kind === "user") b.user(e.text);
+            else if (e.kind === "assistant") b.assistant(e.text);
+            else if (e.kind === "tool") b.toolResult(`c${i}`, "bash", e.text);
+            else {
+              // A recall tool's call and result: traffic the search skips.
+              b.assistant([toolCall("context_grep", { pattern: e.text }, `r${i}`)]);
+              b.toolResult(`r${i}`, "context_grep", e.text);
+            }
+          });
+          const index = buildTranscript(b.entries);
+          const search = contextGrepSearch(index);
+          for (const [at, text] of probes) {
+            const entry = b.entries[at % b.entries.length];
+            const probe = { text, entryId: entry.id } as Probe;
+            expect(search(probe)).toBe(pagedSearch(index, probe));
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("finds a probe whose entry follows more matching lines than the pages hold only by paging", () => {
+    const b = new Branch();
+    for (let i = 0; i < 200; i++) b.user(`needle ${i}`);
+    const last = b.user("the last needle");
+    const index = buildTranscript(b.entries);
+    // 200 matching entries before it: 20 pages of 8 reach 160 of them, so the last one is out of reach.
+    expect(contextGrepSearch(index)({ text: "needle", entryId: last.id } as Probe)).toBe(false);
+    expect(contextGrepSearch(index)({ text: "needle", entryId: b.entries[3].id } as Probe)).toBe(true);
+    expect(contextGrepSearch(index)({ text: "absent", entryId: b.entries[3].id } as Probe)).toBe(false);
+  });
+});
