@@ -16,11 +16,7 @@ export function workingSetDigestAt(boundary: LabBoundary): LabBoundaryAct {
 
 function digestWith(boundary: LabBoundary, options: Partial<DigestOptions>): LabBoundaryAct {
   const { branch, stepEntryId, usageTokens, contextWindow, cwd } = boundary;
-  const base = digestPolicy(contextWindow, options);
-  // EXPERIMENT ONLY (not to commit)
-  const exp = options.workingSet && process.env.EXP_POLICY ? JSON.parse(process.env.EXP_POLICY) : {};
-  const scale = (v: unknown) => (typeof v === "number" && v > 0 && v < 1 ? Math.round(v * contextWindow) : v);
-  const policy = { ...base, ...Object.fromEntries(Object.entries(exp).map(([k, v]) => [k, k === "reads" ? { ...(v as object), budget: scale((v as { budget: number }).budget), belowUsage: scale((v as { belowUsage?: number }).belowUsage) } : scale(v)])) };
+  const policy = digestPolicy(contextWindow, options);
   const due = digestDue({ branch, stepEntryId, drafts: [], usageTokens, policy, cwd });
   if (!due.due) return { ok: false, settled: false };
   const outcome = planDigest({ branch, limitId: due.limitId, contextWindow, usageTokens, cwd, policy });

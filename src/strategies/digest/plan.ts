@@ -14,8 +14,7 @@ import { isDialogue, isFoldable } from "../../projection/ranges.ts";
 import { ownCopy } from "../../log/own-copy.ts";
 import { entryMessages, type ProjectedEntry, projectBranch } from "../../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
-import { latestEdits, pathArgument, textBlocks, toolCallsOf, toolResultOf } from "../checkpoint/conversation.ts";
-import { absolutePath } from "../checkpoint/paths.ts";
+import { latestEdits } from "../checkpoint/conversation.ts";
 import { scanStartupReads } from "../checkpoint/startup-reads.ts";
 import type { ContextFile } from "../contract.ts";
 import { ordinalsOf, selectDelta, type DeltaUnit } from "../preserve/delta.ts";
@@ -23,7 +22,7 @@ import { namesIn } from "./lines.ts";
 import { decideDigest, digestPolicy, type DigestPolicy } from "./policy.ts";
 import { renderDigest, type RenderStats } from "./render.ts";
 import { findSuperseded } from "./supersede.ts";
-import { type ReadCandidate, type ReadQuote, readsToQuote, stepFiles, tailStart, type WorkStep } from "./working-set.ts";
+import { stepFiles, tailStart, type WorkStep } from "./working-set.ts";
 
 /** Why a digest was written. */
 export type DigestTrigger = "batch" | "window" | "manual";
@@ -98,13 +97,8 @@ const HOT_STEPS = 12;
 
 /** Files the steps after `limit` (the current step, not digested yet) touched. */
 function currentTouches(branch: readonly SessionEntry[], limit: number, cwd: string): string[] {
-  return currentFiles(branch, limit, cwd).touched;
-}
-
-/** Files the steps after `limit` touched, changed and hold. */
-function currentFiles(branch: readonly SessionEntry[], limit: number, cwd: string): ReturnType<typeof stepFiles> {
   const messages = branch.slice(limit + 1).flatMap((entry) => (isFoldable(entry) ? entryMessages(entry) : []));
-  return stepFiles(messages, cwd);
+  return stepFiles(messages, cwd).touched;
 }
 
 /**
@@ -126,39 +120,6 @@ function splitUnits(
     hotSteps: policy.hotSteps ?? HOT_STEPS,
   });
   return { included: units.slice(0, cut), kept: units.slice(cut) };
-}
-
-/** Whether this digest quotes reads of files in use: the policy asks for it and the window is not under pressure. */
-function quoteReads(policy: DigestPolicy, usageTokens: number | null): boolean {
-  if (!policy.reads) return false;
-  const below = policy.reads.belowUsage;
-  return below === undefined || usageTokens === null || usageTokens < below;
-}
-
-/** The successful reads (and, with `writes`, writes) in `units`, with the size of the file text they hold. */
-function readCandidates(units: readonly DeltaUnit[], cwd: string, rule: ReadQuote): ReadCandidate[] {
-  const out: ReadCandidate[] = [];
-  units.forEach((unit, step) => {
-    const calls = new Map<string, { path: string; text?: string }>();
-    unit.messages.forEach((message, i) => {
-      for (const call of toolCallsOf(message)) {
-        const wanted = (call.name === "read" && rule.reads !== false) || (call.name === "write" && rule.writes);
-        const path = wanted ? pathArgument(call.arguments) : undefined;
-        const content = (call.arguments as { content?: unknown } | undefined)?.content;
-        if (path)
-          calls.set(call.id, {
-            path: absolutePath(path, cwd),
-            text: call.name === "write" && typeof content === "string" ? content : undefined,
-          });
-      }
-      const result = toolResultOf(message);
-      const call = result && !result.isError ? calls.get(result.toolCallId) : undefined;
-      if (!call) return;
-      const tokens = estimateTextTokens(call.text ?? textBlocks(result!.content).join("\n"));
-      out.push({ resultId: unit.entryIds[i] ?? unit.entryIds[unit.entryIds.length - 1], step, path: call.path, tokens });
-    });
-  });
-  return out;
 }
 
 /** Result entry ids of the startup reads among `targets` (reads named by the project instructions at task start). */
@@ -269,29 +230,12 @@ export function planDigest(input: DigestInput): DigestOutcome {
     policy.written !== undefined,
   );
   const startupReads = startupReadIds(input, targets);
-  const quotedReads = quoteReads(policy, input.usageTokens)
-    ? readsToQuote(
-        [
-          ...[...included, ...kept].map((unit) => stepFiles(unit.messages, input.cwd)),
-          currentFiles(
-            input.branch,
-            input.branch.findIndex((e) => e.id === input.limitId),
-            input.cwd,
-          ),
-        ],
-        readCandidates(included, input.cwd, policy.reads!).filter(
-          (c) => !superseded.has(c.resultId) && !startupReads.has(c.resultId),
-        ),
-        policy.reads!,
-      )
-    : new Set<string>();
   const { text, stats } = renderDigest(included, {
     checkpoint: delta.checkpoint,
     explained: formatExplained(input.branch),
     cwd: input.cwd,
     superseded,
     startupReads,
-    quotedReads,
     shown: namesInView(view, targets),
     written: policy.written,
   });

@@ -2,7 +2,6 @@
 // work makes a batch worth digesting, and where the window is so full that everything older than the current step
 // goes. Pure: no I/O.
 import type { SettingsSection } from "../contract.ts";
-import type { ReadQuote } from "./working-set.ts";
 
 /** The three sizes the strategy works with, in estimated tokens. */
 export interface DigestPolicy {
@@ -23,8 +22,6 @@ export interface DigestPolicy {
   hotSteps?: number;
   /** Which texts the agent wrote are quoted whole in a digest (absent: none, only their names are indexed). */
   written?: WrittenQuote;
-  /** Reads of files in use that a digest quotes whole (absent: none, a read is outlined by its names). */
-  reads?: ReadQuote;
 }
 
 /** Texts the agent put in files that a digest quotes: an edit's new texts, and a write's content if `writes`. */

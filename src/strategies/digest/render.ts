@@ -62,8 +62,6 @@ export interface RenderContext {
   superseded: ReadonlyMap<string, Superseded>;
   /** Result entry ids of startup reads, quoted whole. */
   startupReads: ReadonlySet<string>;
-  /** Result entry ids of reads of files the agent is working on, quoted whole (absent: none). */
-  quotedReads?: ReadonlySet<string>;
   /**
    * Names and paths the view shows outside this digest. Rendering adds what it writes, so a name is listed once, and
    * only where nothing else in view mentions it.
@@ -81,8 +79,6 @@ export interface RenderStats {
   startupReads: number;
   /** Edits and writes whose texts are quoted whole (absent in digests written before they were). */
   quotedEdits?: number;
-  /** Reads of files in use quoted whole (absent in digests written before they were). */
-  quotedReads?: number;
 }
 
 interface Step {
@@ -149,13 +145,11 @@ function stepLines(step: Step, context: RenderContext, stats: RenderStats): stri
   const lines = text ? splitLines(text) : [];
   const redundant = result ? context.superseded.get(result.entryId) : undefined;
   const startup = result ? context.startupReads.has(result.entryId) : false;
-  const inUse = !startup && result !== undefined && context.quotedReads?.has(result.entryId) === true;
   const facts = callFacts(step.name, step.args);
   if (result && !CONFIRMING_TOOLS.has(step.name)) facts.push(plural(lines.length, "line"));
   const images = result ? imageCount(result.view.content) : 0;
   if (images) facts.push(plural(images, "image"));
   if (startup) facts.push("startup read, kept whole");
-  else if (inUse) facts.push("file in use, kept whole");
   else if (redundant?.by) facts.push(`superseded by ${redundant.by}`);
   else if (redundant?.sameAs) facts.push(`same output as ${redundant.sameAs}`);
   const id = result?.entryId ?? step.callEntryId;
@@ -164,13 +158,6 @@ function stepLines(step: Step, context: RenderContext, stats: RenderStats): stri
   if (startup) {
     stats.startupReads++;
     return [head, ...lines.map((line) => quote(line, QUOTE, Number.POSITIVE_INFINITY))];
-  }
-  if (inUse) {
-    // The file the agent is working on: its text, verbatim, so the next edit can match it without a re-read.
-    stats.quotedReads = (stats.quotedReads ?? 0) + 1;
-    const content = argsObject(step.args)?.content;
-    const body = step.name === "write" && typeof content === "string" ? splitLines(content) : lines;
-    return [head, ...body.map((line) => quote(line, QUOTE, Number.POSITIVE_INFINITY))];
   }
   if (redundant) {
     if (redundant.by) stats.superseded++;

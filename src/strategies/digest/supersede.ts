@@ -87,12 +87,7 @@ export function findSuperseded(
       }
       if (range) laterRange.set(`${key}\u0000${range}`, entryId);
       else laterWhole.set(key, entryId);
-    } else if (call.name === "write") {
-      // With `edits`, a write's content may be quoted too: a later whole read or rewrite makes it stale.
-      const by = edits && targets.has(entryId) ? (laterWrite.get(key) ?? laterWhole.get(key)) : undefined;
-      if (by) out.set(entryId, { by });
-      laterWrite.set(key, entryId);
-    }
+    } else if (call.name === "write") laterWrite.set(key, entryId);
     else if (edits && call.name === "edit" && targets.has(entryId)) {
       // A later whole read or rewrite shows the file as it is after this edit: the edit's own texts are then stale.
       const by = laterWrite.get(key) ?? laterWhole.get(key);

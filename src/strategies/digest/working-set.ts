@@ -28,13 +28,9 @@ export interface TailRule {
 }
 
 /** Files touched and files whose text is held by one step's messages (an assistant turn and its results). */
-export function stepFiles(
-  messages: readonly AgentMessage[],
-  cwd: string,
-): { touched: string[]; sources: string[]; changed: string[] } {
+export function stepFiles(messages: readonly AgentMessage[], cwd: string): { touched: string[]; sources: string[] } {
   const calls = new Map<string, { name: string; path: string; content: boolean }>();
   const touched = new Set<string>();
-  const changed = new Set<string>();
   const sources = new Set<string>();
   for (const message of messages) {
     for (const call of toolCallsOf(message)) {
@@ -42,7 +38,6 @@ export function stepFiles(
       if (!path) continue;
       const key = absolutePath(path, cwd);
       touched.add(key);
-      if (call.name !== "read") changed.add(key);
       calls.set(call.id, { name: call.name, path: key, content: call.name === "write" });
     }
     const result = toolResultOf(message);
@@ -51,7 +46,7 @@ export function stepFiles(
     // A read's output is the file's text; a write's arguments are (its result only confirms it).
     if (call.name === "read" || call.content) sources.add(call.path);
   }
-  return { touched: [...touched], sources: [...sources], changed: [...changed] };
+  return { touched: [...touched], sources: [...sources] };
 }
 
 /**
@@ -78,63 +73,4 @@ export function tailStart(steps: readonly WorkStep[], current: readonly string[]
     if (source && k < start) start = k;
   }
   return start;
-}
-
-/** Which reads a digest quotes whole: the file texts the agent is working on, within a budget. */
-export interface ReadQuote {
-  /** Most estimated tokens of read output one digest quotes. */
-  budget: number;
-  /** A read is quoted only when its file was touched in this many newest steps (the current one included). */
-  hotSteps: number;
-  /** Quote a read only when its file was edited or written after it. */
-  edited?: boolean;
-  /** Quote reads (default true). */
-  reads?: boolean;
-  /** Quote writes' contents too. */
-  writes?: boolean;
-  /** Context usage from which no read is quoted (absent: any usage): quoted text stays in view for good. */
-  belowUsage?: number;
-}
-
-/** A successful read in the steps a digest covers: where its output is, which file, how large. */
-export interface ReadCandidate {
-  resultId: string;
-  /** Index of its step in the steps {@link readsToQuote} is given. */
-  step: number;
-  path: string;
-  tokens: number;
-}
-
-/**
- * The reads a digest quotes whole, by result entry id. `steps` are every step from the first covered one to the current
- * one, each with its files; `candidates` the covered reads still current (not superseded, not startup reads). Files
- * touched most recently come first; a read that does not fit the budget is skipped and smaller ones still may fit.
- */
-export function readsToQuote(
-  steps: readonly { touched: readonly string[]; changed?: readonly string[] }[],
-  candidates: readonly ReadCandidate[],
-  rule: ReadQuote,
-): Set<string> {
-  const lastTouch = new Map<string, number>();
-  steps.forEach((step, k) => {
-    for (const path of step.touched) lastTouch.set(path, k);
-  });
-  const hotFrom = steps.length - rule.hotSteps;
-  const ranked = candidates
-    .map((c, order) => ({ ...c, order, touch: lastTouch.get(c.path) ?? -1 }))
-    .filter((c) => c.touch >= hotFrom && (!rule.edited || changedAfter(steps, c.step, c.path)))
-    .sort((a, b) => b.touch - a.touch || b.order - a.order);
-  const out = new Set<string>();
-  let used = 0;
-  for (const c of ranked) {
-    if (used + c.tokens > rule.budget) continue;
-    used += c.tokens;
-    out.add(c.resultId);
-  }
-  return out;
-}
-
-function changedAfter(steps: readonly { changed?: readonly string[] }[], step: number, path: string): boolean {
-  for (let k = step + 1; k < steps.length; k++) if (steps[k].changed?.includes(path)) return true;
-  return false;
 }
