@@ -159,6 +159,29 @@ describe("digest e2e", () => {
     );
   });
 
+  it("digest.workingSet acts in batches of 12% of Pi's default window and keeps at least 7.5% of it raw", async () => {
+    const names = Array.from({ length: 24 }, (_, i) => `f${i}`);
+    const files = Object.fromEntries(names.map((m) => [`src/${m}.ts`, big(`MARK${m.toUpperCase()}`)]));
+    const h = await start({ files, ledgerSettings: { strategy: "digest", digest: { workingSet: true } } });
+    h.script([...names.map((f) => read(`src/${f}.ts`)), fauxAssistantMessage("DONE")]);
+    await h.session.prompt(USER1);
+    expect(h.requests.length).toBe(25); // one per scripted reply: no digest calls a model
+    const written = digests(h).map((d) => d.details as DigestDetails);
+    expect(written.length).toBeGreaterThan(0);
+    const window = h.session.model!.contextWindow;
+    for (const details of written) {
+      expect(details.trigger).toBe("batch");
+      expect(details.tokens.hidden).toBeGreaterThanOrEqual(Math.round(window * 0.12));
+      expect(details.tokens.keptRaw).toBeGreaterThanOrEqual(Math.round(window * 0.075));
+    }
+    // The first request after the first digest carries it, and the raw reads after it as they were.
+    const first = h.requests.findIndex((r) => digestAt(r, 1) >= 0);
+    expect(first).toBeGreaterThan(0);
+    const raw = h.requests[first].filter((m) => m.role === "toolResult").map(textOf);
+    expect(raw.length).toBeGreaterThanOrEqual(3);
+    expect(raw.every((t) => files[`src/${/\/\/ MARK(F\d+)/.exec(t)![1].toLowerCase()}.ts`] === t)).toBe(true);
+  });
+
   it("after /context restore of digest #1, digest #2 still explains its own format: no pointer to digests above, the data notice kept", async () => {
     const h = await start();
     h.script([...["a", "b", "c", "d", "e"].map((f) => read(`src/${f}.ts`)), fauxAssistantMessage("DONE-1")]);
