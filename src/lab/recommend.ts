@@ -6,6 +6,7 @@
 import { InputError } from "./errors.ts";
 import type { Candidate, QualityMeasure, Recommendation, Weights } from "./recommendation.ts";
 import type { RowTotals } from "./results.ts";
+import { SETTABLE } from "./rows/registry.ts";
 
 export const DEFAULT_WEIGHTS: Weights = { quality: 0.7, cost: 0.3 };
 
@@ -58,35 +59,6 @@ export function parseWeights(spec: string | undefined): Weights {
   if (!(sum > 0)) throw new InputError(`bad weights "${spec}": at least one must be above 0`);
   return { quality: quality / sum, cost: cost / sum };
 }
-
-/**
- * The strategies a user can set, by lab row id: the setting as a sentence, the `contextLedger` value that selects
- * it (what a user merges into Pi's settings file, or `--apply` merges), and what the lab ran instead of the real thing.
- */
-export const SETTABLE: Readonly<
-  Record<string, { setting: string; value: Readonly<Record<string, unknown>>; caveat?: string }>
-> = {
-  checkpoint: { setting: `"strategy": "checkpoint" (the default)`, value: { strategy: "checkpoint" } },
-  planned: {
-    setting: `"strategy": "planned", "planned": { "planner": "heuristic" }`,
-    value: { strategy: "planned", planned: { planner: "heuristic" } },
-  },
-  preserve: {
-    setting: `"strategy": "preserve"`,
-    value: { strategy: "preserve" },
-    caveat: "the lab ran its deterministic writer; with a model available, Pi's model writes the tool summaries",
-  },
-  digest: { setting: `"strategy": "digest"`, value: { strategy: "digest" } },
-  "digest-ws": {
-    setting: `"strategy": "digest", "digest": { "workingSet": true }`,
-    value: { strategy: "digest", digest: { workingSet: true } },
-  },
-  native: {
-    setting: `"strategy": "native"`,
-    value: { strategy: "native" },
-    caveat: "simulated: the summary is a stand-in that repeats nothing, so its quality is a floor",
-  },
-};
 
 const pct = (share: number) => `${Math.round(share * 100)}%`;
 
@@ -144,17 +116,17 @@ export function recommend(totals: readonly RowTotals[], weights: Weights = DEFAU
   const choice = {
     id: best.id,
     label: best.label,
-    setting: info.setting,
+    setting: info.sentence,
     value: info.value,
     ...(info.caveat ? { caveat: info.caveat } : {}),
   };
   if (candidates.every((c) => c.acts === 0)) {
     lines.push(
-      `Use ${best.label} (${info.setting}); but it hardly matters here: no strategy had to act in these sessions, so all keep everything and cost about the same.`,
+      `Use ${best.label} (${info.sentence}); but it hardly matters here: no strategy had to act in these sessions, so all keep everything and cost about the same.`,
     );
     return { weights, candidates, choice, closeCall: true, lines };
   }
-  lines.push(`Use ${best.label}: ${info.setting}. Score ${best.score.toFixed(1)} of 100 (${weightText}).`);
+  lines.push(`Use ${best.label}: ${info.sentence}. Score ${best.score.toFixed(1)} of 100 (${weightText}).`);
   // A row that never acted kept everything the agent used later: say so rather than describe acts that did not happen.
   const bestText =
     best.acts === 0

@@ -18,7 +18,17 @@ export interface LabRowSpec {
   note: string;
   /** "baseline" for a reference rather than a strategy of ours (Pi's own compaction). */
   family?: "ours" | "baseline";
+  /** What a user sets to get this row for real, when it is a setting: the lab may then recommend it. */
+  setting?: RowSetting;
   replay: LabReplay;
+}
+
+/** A row's setting: as a sentence, the `contextLedger` value that selects it (what `--apply` merges), and what the
+ * lab ran instead of the real thing. */
+export interface RowSetting {
+  sentence: string;
+  value: Readonly<Record<string, unknown>>;
+  caveat?: string;
 }
 
 /**

@@ -172,6 +172,12 @@ export class LedgerFacts {
     return isLedgerCompaction(entry) ? this.markers.get(entry.details!.strategy) : undefined;
   }
 
+  /** True when `customType` is a declared range record (a draft of one at a boundary already changes the view). */
+  declaresRange(customType: string | undefined): boolean {
+    if (customType === undefined) return false;
+    return this.ranges.has(customType);
+  }
+
   /**
    * True for an anchored record's message, read or not: permanent context a later keep-dialogue range covers but
    * never hides.

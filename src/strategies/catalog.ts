@@ -35,11 +35,12 @@ export const FACT_CATALOG: FactCatalog = [foldFacts, checkpointFacts, preserveFa
 export const LEDGER_FACTS = new LedgerFacts(FACT_CATALOG);
 
 /**
- * A tool checkpoint (preserve or digest): its keepDialogue range hides older technical state, the message is shown
- * right after the range's end, and later ranges never hide it.
+ * A tool checkpoint (preserve's tool summary, a digest, or any record declared anchored): its keepDialogue range hides
+ * older technical state, the message is shown right after the range's end, and later ranges never hide it.
  */
 export function isToolCheckpoint(entry: SessionEntry): entry is CustomMessageEntry<RangeDetails> {
-  return isPreserveEntry(entry) || isDigestEntry(entry);
+  const fact = LEDGER_FACTS.read(entry);
+  return fact.kind === "range" && fact.declaration.placement === "anchored";
 }
 
 /** Any message carrying a range rule. */

@@ -208,7 +208,7 @@ describe("recommendation wording", () => {
     expect(r.choice).toBeUndefined();
     expect(r.lines).toEqual([
       expect.stringMatching(
-        /^No strategy to recommend: the run included none of the strategies this package can set \(checkpoint, planned, preserve, digest, digest-ws, native\)/,
+        /^No strategy to recommend: the run included none of the strategies this package can set \(checkpoint, digest, digest-ws, native, planned, preserve\)/,
       ),
     ]);
   });

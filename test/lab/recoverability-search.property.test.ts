@@ -6,6 +6,7 @@ import { contextGrepSearch, pagedSearch } from "../../src/lab/recoverability.ts"
 import type { Probe } from "../../src/lab/probes.ts";
 import { buildTranscript } from "../../src/recall/transcript.ts";
 import { Branch, toolCall } from "../recall/fixtures.ts";
+import { runs } from "../support/fast-check.ts";
 
 /** Few distinct words in mixed case, so texts repeat across entries and lines, as real probes' texts do. */
 const wordArb = fc.constantFrom("Alpha", "alpha", "BETA", "beta-2", "src/a.ts", "ERR_X", "Σigma", "ς", "İx", "x");
@@ -43,7 +44,8 @@ describe("recoverability's search", () => {
           }
         },
       ),
-      { numRuns: 300 },
+      // Cheap (in-memory branches): one and a half times the global count.
+      { numRuns: runs(1.5) },
     );
   });
 

@@ -7,7 +7,7 @@ import { noCompaction } from "../baselines/none.ts";
 import { opencodePrune } from "../baselines/prune.ts";
 import { truncateOldest } from "../baselines/truncate.ts";
 import { InputError } from "../errors.ts";
-import type { LabRowSpec } from "../row-spec.ts";
+import type { LabRowSpec, RowSetting } from "../row-spec.ts";
 import { DEFAULT_STRATEGY, PLUGINS, type RegisteredStrategy } from "../../strategies/registry.ts";
 import type { Row, RowFactory, RowInfo, SessionSettings } from "../row.ts";
 import { boundaryRow } from "./boundary.ts";
@@ -56,6 +56,14 @@ const ordered = [...PLUGINS].sort((a, b) => {
 });
 const declared = ordered.flatMap((strategy) =>
   (strategy.lab ?? []).map((spec) => ({ spec, entry: { id: spec.id, factory: strategyRow(strategy, spec) } })),
+);
+
+/**
+ * The rows a user can set, by row id, each with the setting its strategy declares (in table order): the only rows the
+ * lab recommends.
+ */
+export const SETTABLE: Readonly<Record<string, RowSetting>> = Object.fromEntries(
+  declared.flatMap((d) => (d.spec.setting ? [[d.spec.id, d.spec.setting] as const] : [])),
 );
 
 /** Reference baselines: simulations of what other agents do, no strategy of ours. */

@@ -43,6 +43,7 @@ export const checkpointStrategy = {
       id: "checkpoint",
       label: "checkpoint",
       note: "checkpoint strategy: deterministic verbatim checkpoint, no model call",
+      setting: { sentence: `"strategy": "checkpoint" (the default)`, value: { strategy: "checkpoint" } },
       replay: { engine: "compaction", planner: () => createCheckpointPlanner() },
     },
   ],

@@ -320,8 +320,7 @@ export type DigestDue =
 export function digestDue(boundary: DigestBoundary): DigestDue {
   const { branch, drafts, usageTokens, policy } = boundary;
   // One range fact per boundary: a fold or checkpoint committed here already changed what the model sees.
-  if (drafts.some((t) => t === LedgerType.fold || t === LedgerType.preserve || t === LedgerType.digest))
-    return { due: false, why: "range fact here" };
+  if (drafts.some((t) => LEDGER_FACTS.declaresRange(t))) return { due: false, why: "range fact here" };
   // With the host's live index the boundary is found without a scan: the check grows with the raw tail, not the session.
   const step = boundary.indexOf
     ? boundary.indexOf(boundary.stepEntryId)

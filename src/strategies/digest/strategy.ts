@@ -26,12 +26,17 @@ export const digestStrategy = {
       id: "digest",
       label: "digest",
       note: "digest strategy: dialogue verbatim; older tool steps become append-only digests (call line, error and result lines) in batches; no model call",
+      setting: { sentence: `"strategy": "digest"`, value: { strategy: "digest" } },
       replay: { engine: "boundary", step: digestAt },
     },
     {
       id: "digest-ws",
       label: "digest (working set)",
       note: "digest with contextLedger.digest.workingSet: a larger raw tail that reaches back to the newest read of each file in use, and edits' new texts quoted in digests; no model call",
+      setting: {
+        sentence: `"strategy": "digest", "digest": { "workingSet": true }`,
+        value: { strategy: "digest", digest: { workingSet: true } },
+      },
       replay: { engine: "boundary", step: workingSetDigestAt },
     },
   ],

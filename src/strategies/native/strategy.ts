@@ -18,6 +18,11 @@ export const nativeStrategy = {
       label: "Pi native (sim.)",
       family: "baseline",
       note: "simulated Pi compaction: Pi's own cut point, request structure and file lists; stand-in summary text (~1k tokens)",
+      setting: {
+        sentence: `"strategy": "native"`,
+        value: { strategy: "native" },
+        caveat: "simulated: the summary is a stand-in that repeats nothing, so its quality is a floor",
+      },
       replay: { engine: "pi-native" },
     },
   ],

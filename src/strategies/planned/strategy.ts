@@ -84,6 +84,10 @@ export const plannedStrategy = {
       id: "planned",
       label: "planned (heuristic)",
       note: "planned strategy: heuristic deletion ranking, surviving lines verbatim, no model call",
+      setting: {
+        sentence: `"strategy": "planned", "planned": { "planner": "heuristic" }`,
+        value: { strategy: "planned", planned: { planner: "heuristic" } },
+      },
       replay: { engine: "compaction", planner: () => createPlannedPlanner() },
     },
     {

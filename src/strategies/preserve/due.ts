@@ -1,7 +1,7 @@
 // Whether preserve writes a Tool Context checkpoint at a step boundary. One decision for the host's turn_end hook and
 // the lab's preserve row, so the lab cannot drift from the product. Pure: no I/O.
 import type { SessionEntry } from "../../log/entries.ts";
-import { LedgerType } from "../catalog.ts";
+import { LEDGER_FACTS } from "../catalog.ts";
 import { entryBefore, selectDelta, type Delta } from "../shared/delta.ts";
 import { decideTrigger } from "./reserve.ts";
 
@@ -43,10 +43,9 @@ export function checkpointDue(boundary: Boundary): CheckpointDue {
   // A failed or aborted response is Pi's to recover (overflow compaction, retry); its request already failed, so a
   // continuation of it would too. The next completed step checkpoints.
   if (boundary.stopReason === "error" || boundary.stopReason === "aborted") return { due: false, why: "failed step" };
-  // One range fact per boundary: a fold here already changed the view (the usage figure is stale until the next
-  // turn), and a second preserve handler must not checkpoint the same delta twice.
-  if (boundary.drafts.some((t) => t === LedgerType.fold || t === LedgerType.preserve))
-    return { due: false, why: "range fact here" };
+  // One range fact per boundary: a fold (or any range record) here already changed the view (the usage figure is
+  // stale until the next turn), and a second preserve handler must not checkpoint the same delta twice.
+  if (boundary.drafts.some((t) => LEDGER_FACTS.declaresRange(t))) return { due: false, why: "range fact here" };
   const { contextWindow, usageTokens } = boundary;
   if (!contextWindow) return { due: false, why: "no boundary" };
   const limitId = entryBefore(boundary.branch, boundary.stepEntryId);

@@ -28,6 +28,11 @@ export const preserveStrategy = {
       id: "preserve",
       label: "preserve (extractive)",
       note: "preserve strategy: dialogue verbatim, older tool traffic replaced by append-only tool summaries (extractive writer, no model call)",
+      setting: {
+        sentence: `"strategy": "preserve"`,
+        value: { strategy: "preserve" },
+        caveat: "the lab ran its deterministic writer; with a model available, Pi's model writes the tool summaries",
+      },
       replay: { engine: "boundary", step: extractiveCheckpointAt },
     },
   ],
