@@ -27,7 +27,7 @@ export const LEDGER_PREFIX = "context-ledger/";
 
 /**
  * The record names the log and the projection read themselves: notices, restores and pins, which no strategy owns.
- * Each strategy declares its own records in its folder; `src/strategies/facts.ts` lists them all as `LedgerType`.
+ * Each strategy declares its own records in its folder; `src/strategies/catalog.ts` lists them all as `LedgerType`.
  */
 export const CoreRecord = {
   /** custom_message: a short, model-visible notice (cancelled fold, dropped request, budget). */

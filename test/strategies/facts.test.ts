@@ -1,10 +1,11 @@
-// The closed set of facts: what each writer produces reads back as its record, and anything else under our prefix
-// (another version, an unknown record, a damaged shape) is reported as unreadable rather than guessed at.
+// What each writer of this package produces, read by the one fact reader the live ledger and the lab use: records
+// that change the view read back as their fact, the rest (notices, failure records) as none; another version, an
+// unknown record or another extension's entry is never guessed at.
 import { describe, expect, it } from "vitest";
 import type { SessionEntry } from "../../src/log/entries.ts";
 import { LedgerType } from "../../src/strategies/catalog.ts";
 import { budgetNoticeDraft } from "../../src/projection/budget.ts";
-import { readFact, type RecordName } from "../../src/strategies/facts.ts";
+import { LEDGER_FACTS } from "../../src/strategies/catalog.ts";
 import { foldDraft, noticeDraft } from "../../src/strategies/fold/fold-message.ts";
 import { failureDetails } from "../../src/strategies/shared/fallback.ts";
 
@@ -30,6 +31,8 @@ const customEntry = (customType: string, data: unknown) =>
   ({ ...base, type: "custom", customType, data }) as SessionEntry;
 const tokens = { hidden: 10, digest: 2, keptRaw: 0, contextBefore: null, contextWindow: 1000, requestTokens: 0 };
 const range = { afterId: null, throughId: "e0", keepDialogue: true };
+
+type RecordName = keyof typeof LedgerType | "compaction";
 
 const written: Array<[RecordName, SessionEntry]> = [
   [
@@ -128,31 +131,54 @@ const written: Array<[RecordName, SessionEntry]> = [
   ],
 ];
 
+/** The fact each record reads as: what it does to the view. */
+const KIND: Record<RecordName, string> = {
+  fold: "range",
+  preserve: "range",
+  digest: "range",
+  restore: "restore",
+  pin: "pin",
+  compaction: "compaction",
+  notice: "none",
+  recap: "none",
+  plannerFailure: "none",
+  nativeCompaction: "none",
+};
+
 describe("facts this package writes", () => {
-  it("every record name has a writer case here, and each reads back as its record", () => {
+  it("every record name has a writer case here, and each reads back as the fact it is to the view", () => {
     const names = new Set(written.map(([name]) => name));
     for (const name of [...Object.keys(LedgerType), "compaction"])
       expect(names.has(name as RecordName), name).toBe(true);
-    for (const [name, entry] of written)
-      expect(readFact(entry), name).toMatchObject({ ok: true, fact: { record: name } });
+    for (const [name, entry] of written) expect(LEDGER_FACTS.read(entry).kind, name).toBe(KIND[name]);
+    const compaction = LEDGER_FACTS.read(written.find(([n]) => n === "compaction")![1]);
+    expect(compaction).toMatchObject({ kind: "compaction", strategy: "checkpoint" });
   });
 
-  it("another version of any of our records is unreadable, with a bounded reason", () => {
+  it("another version of a record that changes the view changes nothing (a compaction is then Pi's own)", () => {
     for (const [name, entry] of written) {
+      if (KIND[name] === "none") continue;
       const bumped = structuredClone(entry) as SessionEntry & { details?: { v?: number }; data?: { v?: number } };
       if (bumped.type === "custom") (bumped.data as { v: number }).v = 2;
       else (bumped.details as { v: number }).v = 2;
-      const reading = readFact(bumped);
-      expect(reading?.ok, name).toBe(false);
-      expect(reading && !reading.ok && reading.reason.length).toBeLessThanOrEqual(80);
+      const fact = LEDGER_FACTS.read(bumped);
+      if (name === "compaction")
+        expect(fact, name).toMatchObject({ kind: "compaction", strategy: LEDGER_FACTS.piCompaction });
+      else expect(fact.kind, name).toBe("none");
     }
   });
 
-  it("an unknown record under our prefix is unreadable; other extensions' entries and Pi's own compaction are not ours", () => {
-    expect(readFact(customEntry(`${"context-ledger/"}${"x".repeat(5000)}`, { v: 1 }))).toMatchObject({ ok: false });
-    expect(readFact(customEntry("someone-else/state", { v: 1 }))).toBeUndefined();
+  it("an unknown record under our prefix and other extensions' entries are no fact; Pi's own compaction is Pi's", () => {
+    expect(LEDGER_FACTS.read(customEntry(`${"context-ledger/"}${"x".repeat(5000)}`, { v: 1 })).kind).toBe("none");
+    expect(LEDGER_FACTS.read(customEntry("someone-else/state", { v: 1 })).kind).toBe("none");
     expect(
-      readFact({ ...base, type: "compaction", summary: "s", firstKeptEntryId: "e0", tokensBefore: 1 } as SessionEntry),
-    ).toBeUndefined();
+      LEDGER_FACTS.read({
+        ...base,
+        type: "compaction",
+        summary: "s",
+        firstKeptEntryId: "e0",
+        tokensBefore: 1,
+      } as SessionEntry),
+    ).toMatchObject({ kind: "compaction", strategy: LEDGER_FACTS.piCompaction });
   });
 });
