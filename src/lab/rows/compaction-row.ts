@@ -3,10 +3,12 @@
 // the view is projected again from the branch.
 import { performance } from "node:perf_hooks";
 import type { CompactionEntry, SessionEntry } from "../../log/entries.ts";
+import { projectBranch } from "../../projection/project.ts";
 import type { SideCall } from "../metrics.ts";
 import { piCompaction, piCore, type PiPreparation } from "../pi-internals.ts";
 import { type ContextAction, type LabSettings, type Row, type RowInfo, thresholdOf } from "../row.ts";
 import { SimulatedLedger } from "./ledger-row.ts";
+import { LEDGER_FACTS } from "../../strategies/catalog.ts";
 
 /** What a summarizer returns for one compaction. */
 export interface Summarized {
@@ -76,7 +78,7 @@ export async function compactNow(
   };
   entry.fromHook = project !== "pi";
   ledger.appendFact(entry as Record<string, unknown>);
-  ledger.reset(project === "ours" ? ledger.projected().flatMap((e) => e.messages) : await piMessages(ledger.branch));
+  ledger.reset(await projectMessages(ledger.branch, project));
   return {
     kind: "compaction",
     tokensBefore,
@@ -86,7 +88,8 @@ export async function compactNow(
   };
 }
 
-async function piMessages(branch: readonly SessionEntry[]) {
+async function projectMessages(branch: readonly SessionEntry[], project: "pi" | "ours") {
+  if (project === "ours") return projectBranch(branch, LEDGER_FACTS).messages;
   const { buildSessionProjection } = await piCore();
   return buildSessionProjection(branch as SessionEntry[]).messages;
 }
