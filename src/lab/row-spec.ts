@@ -2,6 +2,7 @@
 // replays one. Types only: a strategy imports them with `import type` (the lab's code never loads into a strategy), and
 // this module imports nothing from the lab, so neither side closes a cycle through the other.
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+import type { ProjectedEntry } from "../projection/project.ts";
 import type { CompactionInput, CompleteText, MessageFact, StrategyPlanner } from "../strategies/contract.ts";
 
 /** What a strategy definition adds for the lab: the rows it shows, each replayed through the strategy's own code. */
@@ -61,6 +62,11 @@ export interface LabBoundary {
   usageTokens: number;
   contextWindow: number;
   cwd: string;
+  /**
+   * The branch's model view, exactly `projectBranch(branch, LEDGER_FACTS).entries`, kept up to date by the row (a
+   * strategy that reads the view asks for it instead of projecting the whole branch at every boundary).
+   */
+  view?: () => readonly ProjectedEntry[];
 }
 
 /**

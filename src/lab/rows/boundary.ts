@@ -4,15 +4,12 @@
 // routes overflow to Pi, the row lets Pi compact natively (the native stand-in, counted as a model call).
 import { performance } from "node:perf_hooks";
 import type { SessionEntry } from "../../log/entries.ts";
-import { evolve, reduceBranch, initialLedgerState, type LedgerState } from "../../projection/ledger-state.ts";
-import { projectBranch } from "../../projection/project.ts";
 import type { Strategy } from "../../strategies/contract.ts";
 import type { LabReplay } from "../row-spec.ts";
 import type { Row, RowInfo, SessionSettings } from "../row.ts";
 import { compactNow, type TimedAction } from "./compaction-row.ts";
 import { SimulatedLedger } from "./ledger-row.ts";
 import { nativeSummary } from "./native.ts";
-import { LEDGER_FACTS } from "../../strategies/catalog.ts";
 
 type BoundaryReplay = Extract<LabReplay, { engine: "boundary" }>;
 
@@ -23,7 +20,6 @@ export function boundaryRow(
   settings: SessionSettings,
 ): Row {
   const ledger = new SimulatedLedger(`lab-${info.id}-`);
-  let state: LedgerState = initialLedgerState();
   /** The step that ended before the next request: its message and how it stopped. */
   let lastStep: { id: string; stopReason: string } | undefined;
   /** The step last found with nothing to write at its boundary: asking again would only repeat the work. */
@@ -34,7 +30,6 @@ export function boundaryRow(
     ledger: () => ledger.branch,
     append(entry: SessionEntry) {
       ledger.appendSource(entry);
-      state = evolve(state, LEDGER_FACTS.read(entry));
       if (entry.type === "message" && entry.message.role === "assistant")
         lastStep = { id: entry.id, stopReason: entry.message.stopReason };
     },
@@ -42,7 +37,6 @@ export function boundaryRow(
       const action = act();
       if (strategy.routes.overflow !== "pi" || ledger.view.tokens <= settings.window) return action;
       const overflow = await compactNow(ledger, settings, nativeSummary, "ours");
-      if (overflow) state = reduceBranch(ledger.branch, LEDGER_FACTS);
       // One act per request: a fact that did not prevent the overflow is reported with it.
       return overflow && action
         ? { ...overflow, tokensBefore: action.tokensBefore, sideCalls: [...action.sideCalls, ...overflow.sideCalls] }
@@ -61,14 +55,14 @@ export function boundaryRow(
       usageTokens,
       contextWindow: settings.window,
       cwd: settings.cwd,
+      view: () => ledger.projected(),
     });
     if (!result.ok) {
       if (result.settled) settledAt = lastStep.id;
       return undefined;
     }
-    const fact = ledger.appendFact({ type: "custom_message", ...result.fact });
-    state = evolve(state, LEDGER_FACTS.read(fact));
-    ledger.reset(projectBranch(ledger.branch, LEDGER_FACTS, state).messages);
+    ledger.appendFact({ type: "custom_message", ...result.fact });
+    ledger.reset(ledger.projected().flatMap((e) => e.messages));
     return { kind: result.kind, tokensBefore: usageTokens, sideCalls: [], latencyMs: performance.now() - started };
   }
 }

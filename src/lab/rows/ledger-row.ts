@@ -3,6 +3,9 @@
 // from the branch after each fact and extended entry by entry in between.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { SessionEntry } from "../../log/entries.ts";
+import { LiveLedger } from "../../projection/live-ledger.ts";
+import { type ProjectedEntry, projectBranch } from "../../projection/project.ts";
+import { LEDGER_FACTS } from "../../strategies/catalog.ts";
 import { visibleMessages } from "../row.ts";
 import { View } from "../view.ts";
 import { spill, spillProperty } from "../spill.ts";
@@ -10,6 +13,8 @@ import { spill, spillProperty } from "../spill.ts";
 export class SimulatedLedger {
   readonly branch: SessionEntry[] = [];
   readonly view = new View();
+  /** The branch's projection, kept live (see {@link projected}). */
+  private readonly live = new BranchProjection(this.branch);
   private facts = 0;
   private relinkNext = false;
   private lastCompaction: SessionEntry | undefined;
@@ -53,6 +58,15 @@ export class SimulatedLedger {
     return entry;
   }
 
+  /**
+   * The model view of the branch: exactly `projectBranch(branch, LEDGER_FACTS).entries`. A live ledger follows the
+   * branch, so between facts the view is extended by the entries appended since the last call instead of projecting
+   * the whole branch again at every step boundary (which made a long session's replay grow with its square).
+   */
+  projected(): readonly ProjectedEntry[] {
+    return this.live.entries();
+  }
+
   /** Rebuild the view from a projection's messages. */
   reset(messages: readonly AgentMessage[]): void {
     this.view.replaceAll(
@@ -60,6 +74,56 @@ export class SimulatedLedger {
         (m) => !(m.role === "bashExecution" && (m as { excludeFromContext?: boolean }).excludeFromContext),
       ),
     );
+  }
+}
+
+/**
+ * A live ledger kept on an append-only array of entries. It is synced lazily, when a projection is asked for, by
+ * following the appended entries' parent links back to its path; should that walk not give exactly the array
+ * (an entry whose parent is not the one before it, an id seen twice), the projection falls back to
+ * {@link projectBranch} of the whole array from then on, so the view is the branch's whatever the file holds.
+ */
+export class BranchProjection {
+  private readonly branch: readonly SessionEntry[];
+  private readonly live = new LiveLedger(LEDGER_FACTS);
+  /** Entries of `branch` the live ledger holds, in order. */
+  private synced = 0;
+  private broken = false;
+
+  constructor(branch: readonly SessionEntry[]) {
+    this.branch = branch;
+  }
+
+  /** `projectBranch(branch, LEDGER_FACTS).entries`, for the array as it is now. */
+  entries(): readonly ProjectedEntry[] {
+    if (!this.broken && this.sync()) return this.live.view();
+    return projectBranch(this.branch, LEDGER_FACTS).entries;
+  }
+
+  private sync(): boolean {
+    const n = this.branch.length;
+    if (this.synced === n) return true;
+    const from = this.synced;
+    const fresh = new Map<string, SessionEntry>();
+    for (let i = from; i < n; i++) {
+      const entry = this.branch[i];
+      if (fresh.has(entry.id) || this.live.indexOf(entry.id) >= 0) return this.fail();
+      fresh.set(entry.id, entry);
+    }
+    const change = this.live.sync(this.branch[n - 1].id, (id) => fresh.get(id) ?? this.live.getEntry(id));
+    const exact =
+      change.removed.length === 0 &&
+      change.kept === from &&
+      change.appended.length === n - from &&
+      change.appended.every((entry, k) => entry === this.branch[from + k]);
+    if (!exact) return this.fail();
+    this.synced = n;
+    return true;
+  }
+
+  private fail(): false {
+    this.broken = true;
+    return false;
   }
 }
 

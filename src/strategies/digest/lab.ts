@@ -15,11 +15,11 @@ export function workingSetDigestAt(boundary: LabBoundary): LabBoundaryAct {
 }
 
 function digestWith(boundary: LabBoundary, options: Partial<DigestOptions>): LabBoundaryAct {
-  const { branch, stepEntryId, usageTokens, contextWindow, cwd } = boundary;
+  const { branch, stepEntryId, usageTokens, contextWindow, cwd, view } = boundary;
   const policy = digestPolicy(contextWindow, options);
   const due = digestDue({ branch, stepEntryId, drafts: [], usageTokens, policy, cwd });
   if (!due.due) return { ok: false, settled: false };
-  const outcome = planDigest({ branch, limitId: due.limitId, contextWindow, usageTokens, cwd, policy });
+  const outcome = planDigest({ branch, limitId: due.limitId, contextWindow, usageTokens, cwd, policy, view: view?.() });
   if (!outcome.ok) return { ok: false, settled: false };
   const { customType, content, display, details } = outcome.draft;
   return { ok: true, fact: { customType, content, display, details }, kind: "digest" };

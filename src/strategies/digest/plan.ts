@@ -73,6 +73,11 @@ export interface DigestInput {
   systemPrompt?: string;
   /** Sizes to use instead of the window's defaults (tests and the lab's trade-off sweep). */
   policy?: DigestPolicy;
+  /**
+   * The branch's model view when the caller keeps it live: exactly `projectBranch(branch, LEDGER_FACTS).entries`.
+   * Without it the branch is projected here, which costs a pass over the whole branch at every decision.
+   */
+  view?: readonly ProjectedEntry[];
 }
 
 export type DigestOutcome = { ok: true; draft: DigestDraft } | { ok: false; reason: string };
@@ -133,31 +138,37 @@ function messageText(message: AgentMessage): string {
   const parts: string[] = [];
   const content = m.content;
   if (typeof content === "string") parts.push(content);
-  else if (Array.isArray(content)) {
-    for (const block of content as Record<string, unknown>[]) {
-      if (block?.type === "text") parts.push(String(block.text ?? ""));
-      else if (block?.type === "thinking") parts.push(String(block.thinking ?? ""));
-      else if (block?.type === "toolCall") parts.push(JSON.stringify(block.arguments ?? {}));
-    }
-  }
-  for (const key of ["command", "output", "summary"]) if (typeof m[key] === "string") parts.push(m[key] as string);
+  else if (Array.isArray(content))
+    for (const block of content as Record<string, unknown>[]) parts.push(blockText(block));
+  for (const key of STRING_FIELDS) if (typeof m[key] === "string") parts.push(m[key] as string);
   return parts.join("\n");
 }
 
+/** Fields other than `content` whose text a message shows (bash executions, summaries). */
+const STRING_FIELDS = ["command", "output", "summary"] as const;
+
+/** What one content block shows, as text ("" for blocks that show none, such as images). */
+function blockText(block: Record<string, unknown>): string {
+  if (block?.type === "text") return String(block.text ?? "");
+  if (block?.type === "thinking") return String(block.thinking ?? "");
+  if (block?.type === "toolCall") return JSON.stringify(block.arguments ?? {});
+  return "";
+}
+
 /**
- * Names per message object, as indexes into one table of distinct names. Messages are immutable session data and
- * the same objects come back on every boundary, so a message's text is scanned once per process, not once per digest
- * (a memo: the result never depends on it). The same paths and identifiers recur in thousands of messages: one copy
- * of each, and a list of small integers per message, keep a long session's memo far below its text.
+ * Names per message or content block object, as indexes into one table of distinct names. Messages are immutable
+ * session data and the same objects come back on every boundary, so a text is scanned once per process, not once per
+ * digest (a memo: the result never depends on it). The same paths and identifiers recur in thousands of messages: one
+ * copy of each, and a list of small integers per object, keep a long session's memo far below its text.
  */
 let names = { ids: new Map<string, number>(), list: [] as string[], memo: new WeakMap<object, readonly number[]>() };
 /** Distinct names kept before the table starts over (the memo with it), so a long-lived process stays bounded. */
 const MAX_NAMES = 1_000_000;
 
-function nameIdsOf(message: AgentMessage, table: typeof names): readonly number[] {
-  let ids = table.memo.get(message);
+function nameIdsOf(key: object, text: () => string, table: typeof names): readonly number[] {
+  let ids = table.memo.get(key);
   if (!ids) {
-    ids = [...namesIn(messageText(message))].map((name) => {
+    ids = [...namesIn(text())].map((name) => {
       let id = table.ids.get(name);
       if (id === undefined) {
         const own = ownCopy(name);
@@ -166,19 +177,43 @@ function nameIdsOf(message: AgentMessage, table: typeof names): readonly number[
       }
       return id;
     });
-    table.memo.set(message, ids);
+    table.memo.set(key, ids);
   }
   return ids;
 }
 
+/**
+ * Add the names a message shows to `shown`: exactly `namesIn(messageText(message))`. Two kinds of message are fresh
+ * objects at every projection, so a memo per message object would rescan them at every digest, which over a long
+ * session grows with everything kept in view so far: a dialogue answer inside a digest's range, projected without
+ * its reasoning (a copy that shares its content blocks with the stored message), and the message of a custom entry
+ * (a digest, a checkpoint), built from the entry each time. The first are memoized per content block, which is exact
+ * because a name never spans two parts (the newline that joins them is not a name character); the second per entry,
+ * when the message's one text is the entry's own.
+ */
+function addNamesOf(message: AgentMessage, source: SessionEntry, table: typeof names, shown: Set<string>): void {
+  const m = message as unknown as Record<string, unknown>;
+  const content = m.content;
+  const plain = !STRING_FIELDS.some((key) => typeof m[key] === "string");
+  if (Array.isArray(content) && plain) {
+    for (const block of content as Record<string, unknown>[]) {
+      if (block === null || typeof block !== "object") continue;
+      for (const id of nameIdsOf(block, () => blockText(block), table)) shown.add(table.list[id]);
+    }
+    return;
+  }
+  const own = source.type === "custom_message" && plain && typeof content === "string" && content === source.content;
+  for (const id of nameIdsOf(own ? source : message, () => messageText(message), table)) shown.add(table.list[id]);
+}
+
 /** Names and paths the view shows once the digest replaces `targets`: everything else stays in view. */
-function namesInView(view: readonly ProjectedEntry[], targets: ReadonlySet<string>): Set<string> {
+export function namesInView(view: readonly ProjectedEntry[], targets: ReadonlySet<string>): Set<string> {
   if (names.list.length > MAX_NAMES) names = { ids: new Map(), list: [], memo: new WeakMap() };
   const table = names;
   const shown = new Set<string>();
   for (const entry of view) {
     if (targets.has(entry.sourceEntry.id)) continue;
-    for (const message of entry.messages) for (const id of nameIdsOf(message, table)) shown.add(table.list[id]);
+    for (const message of entry.messages) addNamesOf(message, entry.sourceEntry, table, shown);
   }
   return shown;
 }
@@ -198,7 +233,7 @@ function formatExplained(branch: readonly SessionEntry[]): boolean {
  */
 export function planDigest(input: DigestInput): DigestOutcome {
   // One projection of the branch serves the selection and the names already in view.
-  const view = projectBranch(input.branch, LEDGER_FACTS).entries;
+  const view = input.view ?? projectBranch(input.branch, LEDGER_FACTS).entries;
   const delta = selectDelta(input.branch, input.limitId, view);
   if (!delta) return { ok: false, reason: "the boundary is not on the branch" };
   if (!delta.units.length) return { ok: false, reason: "nothing to digest" };
