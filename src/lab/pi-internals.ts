@@ -35,25 +35,38 @@ export interface PiCompactionInternals {
   SUMMARIZATION_SYSTEM_PROMPT: string;
 }
 
+/** One of Pi's own modules, by its path next to the package root (no root import: that loads all of Pi). */
+async function piModule(path: string): Promise<Record<string, unknown>> {
+  const root = import.meta.resolve("@earendil-works/pi-coding-agent");
+  return (await import(new URL(path, root).href)) as Record<string, unknown>;
+}
+
+/** `api` as `T` once every member is there, else a clear error naming the member a Pi upgrade moved. */
+function checked<T>(api: Record<string, unknown>, what: string, present = (value: unknown) => value !== undefined): T {
+  for (const [name, value] of Object.entries(api)) {
+    if (!present(value)) throw new Error(`lab: ${what} no longer provide ${name}; update src/lab/pi-internals.ts`);
+  }
+  return api as T;
+}
+
 let loaded: Promise<PiCompactionInternals> | undefined;
 
 /** Load Pi's compaction internals once. Throws with a clear message if a Pi upgrade moved them. */
 export function piCompaction(): Promise<PiCompactionInternals> {
   loaded ??= (async () => {
-    const root = import.meta.resolve("@earendil-works/pi-coding-agent");
-    const compaction = (await import(new URL("./core/compaction/compaction.js", root).href)) as Record<string, unknown>;
-    const utils = (await import(new URL("./core/compaction/utils.js", root).href)) as Record<string, unknown>;
-    const api = {
-      prepareCompaction: compaction.prepareCompaction,
-      computeFileLists: utils.computeFileLists,
-      formatFileOperations: utils.formatFileOperations,
-      SUMMARIZATION_SYSTEM_PROMPT: utils.SUMMARIZATION_SYSTEM_PROMPT,
-    };
-    for (const [name, value] of Object.entries(api)) {
-      if (value === undefined)
-        throw new Error(`lab: Pi's compaction module no longer provides ${name}; update src/lab/pi-internals.ts`);
-    }
-    return api as unknown as PiCompactionInternals;
+    const [compaction, utils] = await Promise.all([
+      piModule("./core/compaction/compaction.js"),
+      piModule("./core/compaction/utils.js"),
+    ]);
+    return checked<PiCompactionInternals>(
+      {
+        prepareCompaction: compaction.prepareCompaction,
+        computeFileLists: utils.computeFileLists,
+        formatFileOperations: utils.formatFileOperations,
+        SUMMARIZATION_SYSTEM_PROMPT: utils.SUMMARIZATION_SYSTEM_PROMPT,
+      },
+      "Pi's compaction modules",
+    );
   })();
   return loaded;
 }
@@ -76,24 +89,21 @@ let core: Promise<PiCoreFunctions> | undefined;
  */
 export function piCore(): Promise<PiCoreFunctions> {
   core ??= (async () => {
-    const root = import.meta.resolve("@earendil-works/pi-coding-agent");
-    const load = async (path: string) => (await import(new URL(path, root).href)) as Record<string, unknown>;
     const [messages, utils, sessions] = await Promise.all([
-      load("./core/messages.js"),
-      load("./core/compaction/utils.js"),
-      load("./core/session-manager.js"),
+      piModule("./core/messages.js"),
+      piModule("./core/compaction/utils.js"),
+      piModule("./core/session-manager.js"),
     ]);
-    const api = {
-      convertToLlm: messages.convertToLlm,
-      serializeConversation: utils.serializeConversation,
-      migrateSessionEntries: sessions.migrateSessionEntries,
-      buildSessionProjection: sessions.buildSessionProjection,
-    };
-    for (const [name, value] of Object.entries(api)) {
-      if (typeof value !== "function")
-        throw new Error(`lab: Pi's modules no longer provide ${name}; update src/lab/pi-internals.ts`);
-    }
-    return api as unknown as PiCoreFunctions;
+    return checked<PiCoreFunctions>(
+      {
+        convertToLlm: messages.convertToLlm,
+        serializeConversation: utils.serializeConversation,
+        migrateSessionEntries: sessions.migrateSessionEntries,
+        buildSessionProjection: sessions.buildSessionProjection,
+      },
+      "Pi's modules",
+      (value) => typeof value === "function",
+    );
   })();
   return core;
 }
@@ -103,9 +113,8 @@ export function piCore(): Promise<PiCoreFunctions> {
  * does not load all of Pi either. A Pi laid out otherwise (older or newer) is asked through its root.
  */
 export async function installedPiVersion(): Promise<unknown> {
-  const root = import.meta.resolve("@earendil-works/pi-coding-agent");
   try {
-    const config = (await import(new URL("./config.js", root).href)) as { VERSION?: unknown };
+    const config = await piModule("./config.js");
     if (config.VERSION !== undefined) return config.VERSION;
   } catch {
     // Not this layout: the root answers for any Pi.
