@@ -3,6 +3,8 @@ import { configDefaults, defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     setupFiles: ["test/setup/fast-check.ts"],
+    // Every temporary file of the run (the tests' and their CLIs') goes under one folder, removed at the end.
+    globalSetup: ["test/setup/scratch-dir.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
