@@ -99,8 +99,16 @@ export function mentionedNames(text: string): string[] {
   return out;
 }
 
+/** Names that can be asked for and added to: what a digest needs of the names already in view. */
+export interface NameSet {
+  has(name: string): boolean;
+  add(name: string): unknown;
+}
+
 /** Every name and path a text shows (including the names inside paths), for checking what a view already holds. */
-export function namesIn(text: string, into: Set<string> = new Set()): Set<string> {
+export function namesIn(text: string): Set<string>;
+export function namesIn<S extends Pick<NameSet, "add">>(text: string, into: S): S;
+export function namesIn(text: string, into: Pick<NameSet, "add"> = new Set<string>()): Pick<NameSet, "add"> {
   for (const match of text.matchAll(TOKEN)) {
     if (match[0].length > 4 * NAME_LENGTH.max) continue;
     const token = trimToken(match[0]);

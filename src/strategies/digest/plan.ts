@@ -11,7 +11,7 @@ import { latestEdits } from "../shared/conversation.ts";
 import { scanStartupReads } from "../shared/startup-reads.ts";
 import type { ContextFile } from "../contract.ts";
 import { ordinalsOf, selectDelta, type DeltaUnit } from "../shared/delta.ts";
-import { namesIn } from "./lines.ts";
+import { namesIn, type NameSet } from "./lines.ts";
 import { decideDigest, digestPolicy, type DigestPolicy } from "./policy.ts";
 import { renderDigest, type RenderStats } from "./render.ts";
 import { findSuperseded } from "./supersede.ts";
@@ -162,7 +162,7 @@ function blockText(block: Record<string, unknown>): string {
  * copy of each, and a list of small integers per object, keep a long session's memo far below its text.
  */
 let names = { ids: new Map<string, number>(), list: [] as string[], memo: new WeakMap<object, readonly number[]>() };
-/** Distinct names kept before the table starts over (the memo with it), so a long-lived process stays bounded. */
+/** Distinct names kept before the table starts over (see {@link nameTable}). */
 const MAX_NAMES = 1_000_000;
 
 function nameIdsOf(key: object, text: () => string, table: typeof names): readonly number[] {
@@ -182,40 +182,152 @@ function nameIdsOf(key: object, text: () => string, table: typeof names): readon
   return ids;
 }
 
+/** True when a message has no text besides its content (no bash command, output or summary). */
+function isPlain(m: Record<string, unknown>): boolean {
+  return !STRING_FIELDS.some((key) => typeof m[key] === "string");
+}
+
 /**
- * Add the names a message shows to `shown`: exactly `namesIn(messageText(message))`. Two kinds of message are fresh
- * objects at every projection, so a memo per message object would rescan them at every digest, which over a long
- * session grows with everything kept in view so far: a dialogue answer inside a digest's range, projected without
- * its reasoning (a copy that shares its content blocks with the stored message), and the message of a custom entry
- * (a digest, a checkpoint), built from the entry each time. The first are memoized per content block, which is exact
- * because a name never spans two parts (the newline that joins them is not a name character); the second per entry,
- * when the message's one text is the entry's own.
+ * The objects a message's names are memoized on, each with its text: exactly `namesIn(messageText(message))` is the
+ * union of their names. Two kinds of message are fresh objects at every projection, so a memo per message object
+ * would rescan them at every digest, which over a long session grows with everything kept in view so far: a dialogue
+ * answer inside a digest's range, projected without its reasoning (a copy that shares its content blocks with the
+ * stored message), and the message of a custom entry (a digest, a checkpoint), built from the entry each time. The
+ * first are memoized per content block, which is exact because a name never spans two parts (the newline that joins
+ * them is not a name character); the second per entry, when the message's one text is the entry's own.
  */
-function addNamesOf(message: AgentMessage, source: SessionEntry, table: typeof names, shown: Set<string>): void {
+function eachNameKey(
+  message: AgentMessage,
+  source: SessionEntry,
+  visit: (key: object, text: () => string) => void,
+): void {
   const m = message as unknown as Record<string, unknown>;
   const content = m.content;
-  const plain = !STRING_FIELDS.some((key) => typeof m[key] === "string");
+  const plain = isPlain(m);
   if (Array.isArray(content) && plain) {
-    for (const block of content as Record<string, unknown>[]) {
-      if (block === null || typeof block !== "object") continue;
-      for (const id of nameIdsOf(block, () => blockText(block), table)) shown.add(table.list[id]);
-    }
+    for (const block of content as Record<string, unknown>[])
+      if (block !== null && typeof block === "object") visit(block, () => blockText(block));
     return;
   }
   const own = source.type === "custom_message" && plain && typeof content === "string" && content === source.content;
-  for (const id of nameIdsOf(own ? source : message, () => messageText(message), table)) shown.add(table.list[id]);
+  visit(own ? source : message, () => messageText(message));
+}
+
+/** The names table, started over (the memo with it) once it holds too many names, so a long-lived process stays bounded. */
+function nameTable(): typeof names {
+  if (names.list.length > MAX_NAMES) names = { ids: new Map(), list: [], memo: new WeakMap() };
+  return names;
 }
 
 /** Names and paths the view shows once the digest replaces `targets`: everything else stays in view. */
 export function namesInView(view: readonly ProjectedEntry[], targets: ReadonlySet<string>): Set<string> {
-  if (names.list.length > MAX_NAMES) names = { ids: new Map(), list: [], memo: new WeakMap() };
-  const table = names;
+  const table = nameTable();
   const shown = new Set<string>();
   for (const entry of view) {
     if (targets.has(entry.sourceEntry.id)) continue;
-    for (const message of entry.messages) addNamesOf(message, entry.sourceEntry, table, shown);
+    for (const message of entry.messages)
+      eachNameKey(message, entry.sourceEntry, (key, text) => {
+        for (const id of nameIdsOf(key, text, table)) shown.add(table.list[id]);
+      });
   }
   return shown;
+}
+
+/** One view entry as the census counted it: its memo keys, in order, and their names. */
+interface CensusEntry {
+  id: string;
+  keys: object[];
+  ids: (readonly number[])[];
+}
+
+/**
+ * How many view entries show each name, for one branch's views as they follow each other. Between digests a view only
+ * grows at its end, and a digest changes it from the first entry it covers: the entries up to the first one whose
+ * memo keys differ are kept, and only the rest is counted again. Comparing keys costs a pointer per content block;
+ * counting costs a step per name, and that only for the span digested and the entries after it.
+ */
+interface Census {
+  table: typeof names;
+  entries: CensusEntry[];
+  counts: Int32Array;
+}
+
+/** Censuses per branch array (the lab's rows and the host's live ledger each keep theirs). */
+const censuses = new WeakMap<readonly SessionEntry[], Census>();
+
+/** True when the census counted `projected` as it is: the same entry and the same memo keys in the same order. */
+function sameKeys(counted: CensusEntry, projected: ProjectedEntry): boolean {
+  if (counted.id !== projected.sourceEntry.id) return false;
+  let k = 0;
+  let same = true;
+  for (const message of projected.messages) {
+    eachNameKey(message, projected.sourceEntry, (key) => {
+      if (counted.keys[k++] !== key) same = false;
+    });
+    if (!same) return false;
+  }
+  return k === counted.keys.length;
+}
+
+function censusOf(branch: readonly SessionEntry[], view: readonly ProjectedEntry[]): Census {
+  const table = nameTable();
+  let census = censuses.get(branch);
+  if (!census || census.table !== table) {
+    census = { table, entries: [], counts: new Int32Array(1024) };
+    censuses.set(branch, census);
+  }
+  const { entries } = census;
+  let kept = 0;
+  while (kept < entries.length && kept < view.length && sameKeys(entries[kept], view[kept])) kept++;
+  for (let k = kept; k < entries.length; k++)
+    for (const ids of entries[k].ids) for (const id of ids) census.counts[id]--;
+  entries.length = kept;
+  for (let k = kept; k < view.length; k++) {
+    const projected = view[k];
+    const counted: CensusEntry = { id: projected.sourceEntry.id, keys: [], ids: [] };
+    for (const message of projected.messages)
+      eachNameKey(message, projected.sourceEntry, (key, text) => {
+        counted.keys.push(key);
+        counted.ids.push(nameIdsOf(key, text, table));
+      });
+    if (table.list.length > census.counts.length) {
+      const counts = new Int32Array(Math.max(table.list.length, 2 * census.counts.length));
+      counts.set(census.counts);
+      census.counts = counts;
+    }
+    for (const ids of counted.ids) for (const id of ids) census.counts[id]++;
+    entries.push(counted);
+  }
+  return census;
+}
+
+/**
+ * {@link namesInView} for the view of `branch`, counted incrementally across a branch's digests ({@link Census}):
+ * the same answers, as a set that is asked and added to. What rendering adds is kept apart.
+ */
+export function viewNames(
+  branch: readonly SessionEntry[],
+  view: readonly ProjectedEntry[],
+  targets: ReadonlySet<string>,
+): NameSet {
+  const census = censusOf(branch, view);
+  const { table, counts } = census;
+  // The covered entries' names leave the view with them.
+  const covered = new Map<number, number>();
+  for (const counted of census.entries)
+    if (targets.has(counted.id))
+      for (const ids of counted.ids) for (const id of ids) covered.set(id, (covered.get(id) ?? 0) + 1);
+  const added = new Set<string>();
+  return {
+    has(name: string): boolean {
+      if (added.has(name)) return true;
+      const id = table.ids.get(name);
+      return id !== undefined && counts[id] - (covered.get(id) ?? 0) > 0;
+    },
+    add(name: string) {
+      added.add(name);
+    },
+  };
 }
 
 /** True when an earlier digest is on the branch with no compaction after it, so it is still in view. */
@@ -264,7 +376,7 @@ export function planDigest(input: DigestInput): DigestOutcome {
     cwd: input.cwd,
     superseded,
     startupReads,
-    shown: namesInView(view, targets),
+    shown: viewNames(input.branch, view, targets),
     written: policy.written,
   });
   const tokens = estimateTextTokens(text);

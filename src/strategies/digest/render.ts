@@ -19,6 +19,7 @@ import {
   inline,
   mentionedNames,
   namesIn,
+  type NameSet,
   pickLines,
   quote,
   QUOTE,
@@ -66,7 +67,7 @@ export interface RenderContext {
    * Names and paths the view shows outside this digest. Rendering adds what it writes, so a name is listed once, and
    * only where nothing else in view mentions it.
    */
-  shown: Set<string>;
+  shown: NameSet;
   /** Texts of edits (and writes) quoted whole; absent: none. */
   written?: WrittenQuote;
 }
