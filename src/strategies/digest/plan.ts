@@ -10,7 +10,7 @@ import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tok
 import { latestEdits } from "../shared/conversation.ts";
 import { scanStartupReads } from "../shared/startup-reads.ts";
 import type { ContextFile } from "../contract.ts";
-import { ordinalsOf, selectDelta, type DeltaUnit } from "../shared/delta.ts";
+import { branchLookup, ordinalsOf, selectDelta, type DeltaUnit } from "../shared/delta.ts";
 import { namesIn, type NameSet } from "./lines.ts";
 import { decideDigest, digestPolicy, type DigestPolicy } from "./policy.ts";
 import { renderDigest, type RenderStats } from "./render.ts";
@@ -111,7 +111,7 @@ function splitUnits(
 ): { included: DeltaUnit[]; kept: DeltaUnit[] } {
   if (decision.maxRaw <= decision.keepRaw) return splitTail(units, decision.keepRaw);
   const steps: WorkStep[] = units.map((unit) => ({ tokens: unit.tokens, ...stepFiles(unit.messages, input.cwd) }));
-  const limit = input.branch.findIndex((e) => e.id === input.limitId);
+  const limit = branchLookup(input.branch).indexOf(input.limitId);
   const cut = tailStart(steps, currentTouches(input.branch, limit, input.cwd), {
     keepRaw: decision.keepRaw,
     maxRaw: decision.maxRaw,
@@ -120,8 +120,30 @@ function splitUnits(
   return { included: units.slice(0, cut), kept: units.slice(cut) };
 }
 
-/** Result entry ids of the startup reads among `targets` (reads named by the project instructions at task start). */
-function startupReadIds(input: DigestInput, targets: ReadonlySet<string>): Set<string> {
+/**
+ * Whether `targets` may hold a startup read: one of them lies in the startup interval (after the first user message,
+ * before the second). Startup reads are results inside that interval, so a digest covering none of it has none, and
+ * the scan (which reads the whole branch) is left out. With a repeated id the interval is not told by id: scan.
+ */
+function coversStartup(branch: readonly SessionEntry[], targets: ReadonlySet<string>): boolean {
+  const lookup = branchLookup(branch);
+  if (!lookup.unique) return true;
+  const [first, second] = lookup.firstUsers;
+  if (first === undefined) return false;
+  const end = second ?? branch.length;
+  for (const id of targets) {
+    const i = lookup.indexOf(id);
+    if (i > first && i < end) return true;
+  }
+  return false;
+}
+
+/**
+ * Result entry ids of the startup reads among `targets` (reads named by the project instructions at task start):
+ * `scanStartupReads` of the branch, filtered to `targets`, scanned only when the targets reach the startup interval.
+ */
+export function startupReadIds(input: DigestInput, targets: ReadonlySet<string>): Set<string> {
+  if (!coversStartup(input.branch, targets)) return new Set();
   const state = scanStartupReads({
     branch: input.branch,
     cwd: input.cwd,
@@ -450,7 +472,7 @@ export interface DigestBoundary {
   /** Context usage after the step (null when unknown). */
   usageTokens: number | null;
   policy: DigestPolicy;
-  /** Index of an entry on `branch` (the host passes its live index; default: a scan from the leaf). */
+  /** Index of an entry on `branch` (the host passes its live index; default: the lookup kept per branch array). */
   indexOf?: (id: string) => number;
   /** Session working directory, to compare file paths of the working set ("" compares them as written). */
   cwd?: string;
@@ -468,10 +490,9 @@ export function digestDue(boundary: DigestBoundary): DigestDue {
   const { branch, drafts, usageTokens, policy } = boundary;
   // One range fact per boundary: a fold or checkpoint committed here already changed what the model sees.
   if (drafts.some((t) => LEDGER_FACTS.declaresRange(t))) return { due: false, why: "range fact here" };
-  // With the host's live index the boundary is found without a scan: the check grows with the raw tail, not the session.
-  const step = boundary.indexOf
-    ? boundary.indexOf(boundary.stepEntryId)
-    : branch.findIndex((e) => e.id === boundary.stepEntryId);
+  // With the host's live index, or the lookup kept per branch array, the boundary is found without a scan: the check
+  // grows with the raw tail, not the session.
+  const step = (boundary.indexOf ?? branchLookup(branch).indexOf)(boundary.stepEntryId);
   if (step <= 0) return { due: false, why: "no boundary" };
   const limit = step - 1;
   const limitId = branch[limit].id;

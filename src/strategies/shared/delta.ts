@@ -76,18 +76,41 @@ interface DeltaIndex {
   users: number[];
   /** Indexes of the tool checkpoints, oldest first. */
   checkpoints: number[];
+  /** Indexes of the first two user messages. */
+  firstUsers: number[];
 }
 
 const deltaIndex = new BranchFold<DeltaIndex>(
-  () => ({ first: new Map(), repeated: new Map(), users: [], checkpoints: [] }),
+  () => ({ first: new Map(), repeated: new Map(), users: [], checkpoints: [], firstUsers: [] }),
   (index, entry, i) => {
     if (index.first.has(entry.id)) index.repeated.set(entry.id, i);
     else index.first.set(entry.id, i);
     const user = entry.type === "message" && (entry.message as { role?: unknown } | null)?.role === "user";
     index.users.push((i > 0 ? index.users[i - 1] : 0) + (user ? 1 : 0));
+    if (user && index.firstUsers.length < 2) index.firstUsers.push(i);
     if (isToolCheckpoint(entry)) index.checkpoints.push(i);
   },
 );
+
+/** What a planner may look up on a branch without scanning it (kept per branch array, see {@link BranchFold}). */
+export interface BranchLookup {
+  /** Index of the first entry with `id` (what `findIndex` from the root gives), or -1. */
+  indexOf(id: string): number;
+  /** Indexes of the first two user messages, as far as the branch has them. */
+  firstUsers: readonly number[];
+  /** True when no id appears twice on the branch (always, but in a malformed file). */
+  unique: boolean;
+}
+
+/** The branch's {@link BranchLookup}, brought up to date with the entries appended since the last call. */
+export function branchLookup(branch: readonly SessionEntry[]): BranchLookup {
+  const index = deltaIndex.of(branch);
+  return {
+    indexOf: (id) => index.first.get(id) ?? -1,
+    firstUsers: index.firstUsers,
+    unique: index.repeated.size === 0,
+  };
+}
 
 /**
  * Select the technical delta in (previous checkpoint, `limitId`]. Only entries the model sees right now count: state
