@@ -2,7 +2,7 @@
 // which older steps to cover, and the custom message that covers them. Deterministic; pure: no I/O, no clock.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { CustomMessageEntry, HiddenRange, RangeDetails, SessionEntry } from "../../log/entries.ts";
-import { isDigestEntry, isToolCheckpoint, LedgerType, LEDGER_FACTS } from "../catalog.ts";
+import { isDigestEntry, LedgerType, LEDGER_FACTS } from "../catalog.ts";
 import { isDialogue, isFoldable } from "../../projection/ranges.ts";
 import { ownCopy } from "../../log/own-copy.ts";
 import { entryMessages, type ProjectedEntry, projectBranch } from "../../projection/project.ts";
@@ -10,6 +10,7 @@ import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tok
 import { latestEdits } from "../shared/conversation.ts";
 import { scanStartupReads } from "../shared/startup-reads.ts";
 import type { ContextFile } from "../contract.ts";
+import { BranchFold } from "../shared/branch-fold.ts";
 import { branchLookup, ordinalsOf, selectDelta, type DeltaUnit } from "../shared/delta.ts";
 import { namesIn, type NameSet } from "./lines.ts";
 import { decideDigest, digestPolicy, type DigestPolicy } from "./policy.ts";
@@ -443,22 +444,49 @@ function entryTokens(entry: SessionEntry): number {
   return tokens;
 }
 
+/** sums[i]: tokens of the technical entries among 0..i (foldable, not dialogue), per branch array. */
+const rawSums = new BranchFold<number[]>(
+  () => [],
+  (sums, entry, i) => {
+    const technical = isFoldable(entry) && !isDialogue(entry, LEDGER_FACTS);
+    sums.push((i > 0 ? sums[i - 1] : 0) + (technical ? entryTokens(entry) : 0));
+  },
+);
+
+/**
+ * Index of the last tool checkpoint's range end at or before `limit` (`limit` itself at most the leaf), -1 when the
+ * range ends later, off the branch, or there is no checkpoint: where the raw tail a digest could cover starts.
+ */
+function rawTailStart(branch: readonly SessionEntry[], limit: number): number {
+  const lookup = branchLookup(branch);
+  const throughId =
+    lookup.lastCheckpoint < 0
+      ? undefined
+      : (branch[lookup.lastCheckpoint] as CustomMessageEntry<RangeDetails>).details!.range.throughId;
+  const last = Math.min(limit, branch.length - 1);
+  if (throughId === undefined) return -1;
+  if (lookup.unique) {
+    const i = lookup.indexOf(throughId);
+    return i <= last ? i : -1;
+  }
+  // A repeated id: the nearest entry of that id at or before `limit`.
+  let i = last;
+  while (i >= 0 && branch[i].id !== throughId) i--;
+  return i;
+}
+
 /**
  * A cheap upper bound of the raw technical tokens a digest could cover now: the technical entries after the last
  * tool checkpoint's range, up to `limit`, counted without projecting the branch (folds, edits and compactions are
- * ignored, so it never undercounts). Lets a caller skip the exact selection on the many boundaries where nothing is due.
+ * ignored, so it never undercounts). Lets a caller skip the exact selection on the many boundaries where nothing is
+ * due. Running sums kept per branch array make it a subtraction, whatever the length of the raw tail.
  */
 export function rawTokensBound(branch: readonly SessionEntry[], limit: number): number {
-  let throughId: string | undefined;
-  for (let i = branch.length - 1; i >= 0 && throughId === undefined; i--)
-    if (isToolCheckpoint(branch[i]))
-      throughId = (branch[i] as CustomMessageEntry<RangeDetails>).details!.range.throughId;
-  let total = 0;
-  for (let i = Math.min(limit, branch.length - 1); i >= 0 && branch[i].id !== throughId; i--) {
-    const entry = branch[i];
-    if (isFoldable(entry) && !isDialogue(entry, LEDGER_FACTS)) total += entryTokens(entry);
-  }
-  return total;
+  const last = Math.min(limit, branch.length - 1);
+  if (last < 0) return 0;
+  const sums = rawSums.of(branch);
+  const start = rawTailStart(branch, limit);
+  return sums[last] - (start >= 0 ? sums[start] : 0);
 }
 
 /** What a step boundary (Pi's turn_end) shows the digest decision. */
@@ -518,12 +546,7 @@ export function digestDue(boundary: DigestBoundary): DigestDue {
  * before the exact selection is made.
  */
 function rawStepsBound(branch: readonly SessionEntry[], limit: number, cwd: string): WorkStep[] {
-  let throughId: string | undefined;
-  for (let i = branch.length - 1; i >= 0 && throughId === undefined; i--)
-    if (isToolCheckpoint(branch[i]))
-      throughId = (branch[i] as CustomMessageEntry<RangeDetails>).details!.range.throughId;
-  let start = Math.min(limit, branch.length - 1);
-  while (start >= 0 && branch[start].id !== throughId) start--;
+  const start = rawTailStart(branch, limit);
   const groups: { tokens: number; messages: AgentMessage[] }[] = [];
   for (let i = start + 1; i <= Math.min(limit, branch.length - 1); i++) {
     const entry = branch[i];

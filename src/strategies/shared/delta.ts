@@ -100,6 +100,8 @@ export interface BranchLookup {
   firstUsers: readonly number[];
   /** True when no id appears twice on the branch (always, but in a malformed file). */
   unique: boolean;
+  /** Index of the newest tool checkpoint, or -1. */
+  lastCheckpoint: number;
 }
 
 /** The branch's {@link BranchLookup}, brought up to date with the entries appended since the last call. */
@@ -109,6 +111,7 @@ export function branchLookup(branch: readonly SessionEntry[]): BranchLookup {
     indexOf: (id) => index.first.get(id) ?? -1,
     firstUsers: index.firstUsers,
     unique: index.repeated.size === 0,
+    lastCheckpoint: index.checkpoints.length ? index.checkpoints[index.checkpoints.length - 1] : -1,
   };
 }
 

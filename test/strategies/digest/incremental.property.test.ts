@@ -7,8 +7,10 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { SessionEntry } from "../../../src/log/entries.ts";
 import { ActivePath } from "../../../src/log/branch.ts";
-import { projectBranch } from "../../../src/projection/project.ts";
-import { LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
+import { entryMessages, projectBranch } from "../../../src/projection/project.ts";
+import { isDialogue, isFoldable } from "../../../src/projection/ranges.ts";
+import { estimateMessagesTokens } from "../../../src/projection/tokens.ts";
+import { isToolCheckpoint, LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 import { BranchFold } from "../../../src/strategies/shared/branch-fold.ts";
 import { branchLookup, selectDelta } from "../../../src/strategies/shared/delta.ts";
 import {
@@ -21,7 +23,7 @@ import {
 import { absolutePath } from "../../../src/strategies/shared/paths.ts";
 import { scanStartupReads } from "../../../src/strategies/shared/startup-reads.ts";
 import { findSuperseded, type Superseded } from "../../../src/strategies/digest/supersede.ts";
-import { namesInView, startupReadIds, viewNames } from "../../../src/strategies/digest/plan.ts";
+import { namesInView, rawTokensBound, startupReadIds, viewNames } from "../../../src/strategies/digest/plan.ts";
 import { ledgerArb, type GeneratedLedger } from "../../arbitraries/index.ts";
 import { runs } from "../../support/fast-check.ts";
 
@@ -84,12 +86,25 @@ describe("the delta index", () => {
           const live = selectDelta(path, limitId, view);
           const fresh = selectDelta([...path], limitId);
           expect(live && { ...live, view: live.view }).toEqual(fresh && { ...fresh, view: fresh.view });
+          const limit = (salt + step) % (path.length + 1);
+          expect(rawTokensBound(path, limit)).toBe(plainRawTokens(path, limit));
         });
       }),
-      { numRuns: runs(0.5) },
+      { numRuns: runs(0.25) },
     );
   });
 });
+
+/** The raw tail's tokens counted entry by entry back from `limit` to the last tool checkpoint's range end. */
+function plainRawTokens(branch: readonly SessionEntry[], limit: number): number {
+  const checkpoint = branch.findLast(isToolCheckpoint);
+  const throughId = checkpoint?.details?.range.throughId;
+  let total = 0;
+  for (let i = Math.min(limit, branch.length - 1); i >= 0 && branch[i].id !== throughId; i--)
+    if (isFoldable(branch[i]) && !isDialogue(branch[i], LEDGER_FACTS))
+      total += estimateMessagesTokens(entryMessages(branch[i]));
+  return total;
+}
 
 /** Superseded outputs as the planner judged them before it kept an index: whole-branch passes, written out plainly. */
 function plainSuperseded(
@@ -245,7 +260,7 @@ describe("names in view across a branch's digests", () => {
           expect(viewNames(path, view, targets).has("neverShownAnywhereName")).toBe(false);
         });
       }),
-      { numRuns: runs(0.5) },
+      { numRuns: runs(0.25) },
     );
   });
 });
