@@ -256,9 +256,10 @@ export function namesInView(view: readonly ProjectedEntry[], targets: ReadonlySe
   return shown;
 }
 
-/** One view entry as the census counted it: its memo keys, in order, and their names. */
+/** One view entry as the census counted it: its messages, their memo keys in order, and the keys' names. */
 interface CensusEntry {
   id: string;
+  messages: readonly AgentMessage[];
   keys: object[];
   ids: (readonly number[])[];
 }
@@ -281,6 +282,12 @@ const censuses = new WeakMap<readonly SessionEntry[], Census>();
 /** True when the census counted `projected` as it is: the same entry and the same memo keys in the same order. */
 function sameKeys(counted: CensusEntry, projected: ProjectedEntry): boolean {
   if (counted.id !== projected.sourceEntry.id) return false;
+  // The same message objects have the same keys (messages are immutable session data): most entries end here.
+  const messages = projected.messages;
+  if (messages.length === counted.messages.length && messages.every((m, i) => m === counted.messages[i])) {
+    counted.messages = messages;
+    return true;
+  }
   let k = 0;
   let same = true;
   for (const message of projected.messages) {
@@ -289,7 +296,9 @@ function sameKeys(counted: CensusEntry, projected: ProjectedEntry): boolean {
     });
     if (!same) return false;
   }
-  return k === counted.keys.length;
+  if (k !== counted.keys.length) return false;
+  counted.messages = messages;
+  return true;
 }
 
 function censusOf(branch: readonly SessionEntry[], view: readonly ProjectedEntry[]): Census {
@@ -307,7 +316,7 @@ function censusOf(branch: readonly SessionEntry[], view: readonly ProjectedEntry
   entries.length = kept;
   for (let k = kept; k < view.length; k++) {
     const projected = view[k];
-    const counted: CensusEntry = { id: projected.sourceEntry.id, keys: [], ids: [] };
+    const counted: CensusEntry = { id: projected.sourceEntry.id, messages: projected.messages, keys: [], ids: [] };
     for (const message of projected.messages)
       eachNameKey(message, projected.sourceEntry, (key, text) => {
         counted.keys.push(key);

@@ -24,7 +24,8 @@ import { absolutePath } from "../../../src/strategies/shared/paths.ts";
 import { scanStartupReads } from "../../../src/strategies/shared/startup-reads.ts";
 import { findSuperseded, type Superseded } from "../../../src/strategies/digest/supersede.ts";
 import { namesInView, rawTokensBound, startupReadIds, viewNames } from "../../../src/strategies/digest/plan.ts";
-import { ledgerArb, type GeneratedLedger } from "../../arbitraries/index.ts";
+import { mentionedNames } from "../../../src/strategies/digest/lines.ts";
+import { codeArb, ledgerArb, pathArb, proseArb, type GeneratedLedger } from "../../arbitraries/index.ts";
 import { runs } from "../../support/fast-check.ts";
 
 const CWD = "/repo";
@@ -261,6 +262,20 @@ describe("names in view across a branch's digests", () => {
         });
       }),
       { numRuns: runs(0.25) },
+    );
+  });
+});
+
+describe("a step's index, scanned in parts", () => {
+  it("lists what the joined text lists: the first part's names, then what the second adds", () => {
+    const textArb = fc.oneof(codeArb, pathArb, proseArb, fc.string({ maxLength: 60 }));
+    fc.assert(
+      fc.property(textArb, textArb, (a, b) => {
+        const first = mentionedNames(a);
+        const seen = new Set(first);
+        expect(mentionedNames(`${a}\n${b}`)).toEqual([...first, ...mentionedNames(b).filter((n) => !seen.has(n))]);
+        expect(mentionedNames(`${a}\n`)).toEqual(first);
+      }),
     );
   });
 });
