@@ -273,6 +273,8 @@ interface CensusEntry {
 interface Census {
   table: typeof names;
   entries: CensusEntry[];
+  /** Positions in `entries` per entry id, ascending: a digest's covered entries are found without a pass. */
+  positions: Map<string, number[]>;
   counts: Int32Array;
 }
 
@@ -305,14 +307,19 @@ function censusOf(branch: readonly SessionEntry[], view: readonly ProjectedEntry
   const table = nameTable();
   let census = censuses.get(branch);
   if (!census || census.table !== table) {
-    census = { table, entries: [], counts: new Int32Array(1024) };
+    census = { table, entries: [], positions: new Map(), counts: new Int32Array(1024) };
     censuses.set(branch, census);
   }
   const { entries } = census;
   let kept = 0;
   while (kept < entries.length && kept < view.length && sameKeys(entries[kept], view[kept])) kept++;
-  for (let k = kept; k < entries.length; k++)
+  for (let k = entries.length - 1; k >= kept; k--) {
     for (const ids of entries[k].ids) for (const id of ids) census.counts[id]--;
+    // Positions were pushed in ascending order, so the one removed is the last of its id's list.
+    const at = census.positions.get(entries[k].id)!;
+    at.pop();
+    if (!at.length) census.positions.delete(entries[k].id);
+  }
   entries.length = kept;
   for (let k = kept; k < view.length; k++) {
     const projected = view[k];
@@ -328,6 +335,9 @@ function censusOf(branch: readonly SessionEntry[], view: readonly ProjectedEntry
       census.counts = counts;
     }
     for (const ids of counted.ids) for (const id of ids) census.counts[id]++;
+    const at = census.positions.get(counted.id);
+    if (at) at.push(k);
+    else census.positions.set(counted.id, [k]);
     entries.push(counted);
   }
   return census;
@@ -346,9 +356,9 @@ export function viewNames(
   const { table, counts } = census;
   // The covered entries' names leave the view with them.
   const covered = new Map<number, number>();
-  for (const counted of census.entries)
-    if (targets.has(counted.id))
-      for (const ids of counted.ids) for (const id of ids) covered.set(id, (covered.get(id) ?? 0) + 1);
+  for (const target of targets)
+    for (const k of census.positions.get(target) ?? [])
+      for (const ids of census.entries[k].ids) for (const id of ids) covered.set(id, (covered.get(id) ?? 0) + 1);
   const added = new Set<string>();
   return {
     has(name: string): boolean {
