@@ -24,7 +24,7 @@ import { absolutePath } from "../../../src/strategies/shared/paths.ts";
 import { scanStartupReads } from "../../../src/strategies/shared/startup-reads.ts";
 import { findSuperseded, type Superseded } from "../../../src/strategies/digest/supersede.ts";
 import { namesInView, rawTokensBound, startupReadIds, viewNames } from "../../../src/strategies/digest/plan.ts";
-import { mentionedNames } from "../../../src/strategies/digest/lines.ts";
+import { mentionedNames, namesIn } from "../../../src/strategies/digest/lines.ts";
 import { codeArb, ledgerArb, pathArb, proseArb, type GeneratedLedger } from "../../arbitraries/index.ts";
 import { runs } from "../../support/fast-check.ts";
 
@@ -262,6 +262,51 @@ describe("names in view across a branch's digests", () => {
         });
       }),
       { numRuns: runs(0.25) },
+    );
+  });
+});
+
+/** `namesIn` as the regular expressions state it: runs of name characters, trimmed, and their word parts. */
+function plainNamesIn(text: string): string[] {
+  const out = new Set<string>();
+  for (const match of text.matchAll(/[\w.@~+$/-]+/g)) {
+    if (match[0].length > 320) continue;
+    const token = match[0].replace(/^[,+-]+/, "").replace(/[.,:;+-]+$/, "");
+    out.add(token);
+    if (!/^[\w$]+$/.test(token)) for (const part of token.split(/[^\w$]+/)) if (part) out.add(part);
+  }
+  return [...out];
+}
+
+describe("the name scan", () => {
+  it("finds what the regular expressions find, in the same order", () => {
+    const punctuated = fc.string({
+      unit: fc.constantFrom(
+        "a",
+        "Z",
+        "9",
+        "_",
+        "$",
+        ".",
+        "@",
+        "~",
+        "+",
+        "/",
+        "-",
+        ",",
+        ":",
+        " ",
+        "\n",
+        "é",
+        "\u{1F600}",
+      ),
+      maxLength: 80,
+    });
+    const longRun = fc.integer({ min: 300, max: 340 }).map((n) => `x ${"ab/".repeat(n).slice(0, n)} y`);
+    fc.assert(
+      fc.property(fc.oneof(punctuated, longRun, codeArb, pathArb, proseArb, fc.string()), (text) => {
+        expect([...namesIn(text)]).toEqual(plainNamesIn(text));
+      }),
     );
   });
 });
