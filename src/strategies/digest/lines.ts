@@ -99,15 +99,76 @@ export function mentionedNames(text: string): string[] {
   return out;
 }
 
-/** Every name and path a text shows (including the names inside paths), for checking what a view already holds. */
-export function namesIn(text: string, into: Set<string> = new Set()): Set<string> {
-  for (const match of text.matchAll(TOKEN)) {
-    if (match[0].length > 4 * NAME_LENGTH.max) continue;
-    const token = trimToken(match[0]);
-    into.add(token);
-    if (!/^[\w$]+$/.test(token)) for (const part of partsOf(token)) if (part) into.add(part);
+/** Names that can be asked for and added to: what a digest needs of the names already in view. */
+export interface NameSet {
+  has(name: string): boolean;
+  add(name: string): unknown;
+}
+
+/** Character classes of the name scan, by UTF-16 code unit below 128: 1 a name character (`[\w.@~+$/-]`, what
+ * {@link TOKEN} matches), 2 a word character as well (`[\w$]`). Everything from 128 on is neither. */
+const NAME_CHAR = new Uint8Array(128);
+for (let c = 0; c < 128; c++) {
+  const ch = String.fromCharCode(c);
+  if (/[\w$]/.test(ch)) NAME_CHAR[c] = 2;
+  else if (/[.@~+/-]/.test(ch)) NAME_CHAR[c] = 1;
+}
+
+/** True for a code unit that a name run holds; with `word`, only the word characters among them. */
+function nameChar(code: number, word: boolean): boolean {
+  return code < 128 && NAME_CHAR[code] >= (word ? 2 : 1);
+}
+
+/**
+ * Every name and path a text shows (including the names inside paths), for checking what a view already holds: each
+ * run of name characters ({@link TOKEN}) up to 320 long, trimmed of surrounding punctuation, and the word parts of a
+ * run that is not one word. A scan over the code units, one pass, as the digest reads every text in view this way.
+ */
+export function namesIn(text: string): Set<string>;
+export function namesIn<S extends Pick<NameSet, "add">>(text: string, into: S): S;
+export function namesIn(text: string, into: Pick<NameSet, "add"> = new Set<string>()): Pick<NameSet, "add"> {
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    if (!nameChar(text.charCodeAt(i), false)) {
+      i++;
+      continue;
+    }
+    let end = i + 1;
+    let word = NAME_CHAR[text.charCodeAt(i)] === 2;
+    while (end < n && nameChar(text.charCodeAt(end), false)) {
+      if (NAME_CHAR[text.charCodeAt(end)] !== 2) word = false;
+      end++;
+    }
+    if (end - i <= 4 * NAME_LENGTH.max) addRun(text, i, end, word, into);
+    i = end;
   }
   return into;
+}
+
+/** Add one run's trimmed token, and its word parts when it is not one word (see {@link namesIn}). */
+function addRun(text: string, from: number, to: number, word: boolean, into: Pick<NameSet, "add">): void {
+  if (word) {
+    into.add(text.slice(from, to));
+    return;
+  }
+  // `trimToken`: leading `+` and `-` (a run holds no comma), trailing `.`, `+` and `-`.
+  while (from < to && (text.charCodeAt(from) === 43 || text.charCodeAt(from) === 45)) from++;
+  while (to > from && ".+-".includes(text[to - 1])) to--;
+  into.add(text.slice(from, to));
+  let start = -1;
+  let words = true;
+  for (let k = from; k < to; k++) {
+    if (NAME_CHAR[text.charCodeAt(k)] === 2) {
+      if (start < 0) start = k;
+    } else {
+      words = false;
+      if (start >= 0) into.add(text.slice(start, k));
+      start = -1;
+    }
+  }
+  // A trimmed token of word characters only was added whole above, and is its own only part.
+  if (!words && start >= 0) into.add(text.slice(start, to));
 }
 
 /** Names a file that was read defines, in order of first definition (each once). */

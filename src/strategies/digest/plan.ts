@@ -2,7 +2,7 @@
 // which older steps to cover, and the custom message that covers them. Deterministic; pure: no I/O, no clock.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { CustomMessageEntry, HiddenRange, RangeDetails, SessionEntry } from "../../log/entries.ts";
-import { isDigestEntry, isToolCheckpoint, LedgerType, LEDGER_FACTS } from "../catalog.ts";
+import { isDigestEntry, LedgerType, LEDGER_FACTS } from "../catalog.ts";
 import { isDialogue, isFoldable } from "../../projection/ranges.ts";
 import { ownCopy } from "../../log/own-copy.ts";
 import { entryMessages, type ProjectedEntry, projectBranch } from "../../projection/project.ts";
@@ -10,8 +10,9 @@ import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tok
 import { latestEdits } from "../shared/conversation.ts";
 import { scanStartupReads } from "../shared/startup-reads.ts";
 import type { ContextFile } from "../contract.ts";
-import { ordinalsOf, selectDelta, type DeltaUnit } from "../shared/delta.ts";
-import { namesIn } from "./lines.ts";
+import { BranchFold } from "../shared/branch-fold.ts";
+import { branchLookup, ordinalsOf, selectDelta, type DeltaUnit } from "../shared/delta.ts";
+import { namesIn, type NameSet } from "./lines.ts";
 import { decideDigest, digestPolicy, type DigestPolicy } from "./policy.ts";
 import { renderDigest, type RenderStats } from "./render.ts";
 import { findSuperseded } from "./supersede.ts";
@@ -111,7 +112,7 @@ function splitUnits(
 ): { included: DeltaUnit[]; kept: DeltaUnit[] } {
   if (decision.maxRaw <= decision.keepRaw) return splitTail(units, decision.keepRaw);
   const steps: WorkStep[] = units.map((unit) => ({ tokens: unit.tokens, ...stepFiles(unit.messages, input.cwd) }));
-  const limit = input.branch.findIndex((e) => e.id === input.limitId);
+  const limit = branchLookup(input.branch).indexOf(input.limitId);
   const cut = tailStart(steps, currentTouches(input.branch, limit, input.cwd), {
     keepRaw: decision.keepRaw,
     maxRaw: decision.maxRaw,
@@ -120,8 +121,30 @@ function splitUnits(
   return { included: units.slice(0, cut), kept: units.slice(cut) };
 }
 
-/** Result entry ids of the startup reads among `targets` (reads named by the project instructions at task start). */
-function startupReadIds(input: DigestInput, targets: ReadonlySet<string>): Set<string> {
+/**
+ * Whether `targets` may hold a startup read: one of them lies in the startup interval (after the first user message,
+ * before the second). Startup reads are results inside that interval, so a digest covering none of it has none, and
+ * the scan (which reads the whole branch) is left out. With a repeated id the interval is not told by id: scan.
+ */
+function coversStartup(branch: readonly SessionEntry[], targets: ReadonlySet<string>): boolean {
+  const lookup = branchLookup(branch);
+  if (!lookup.unique) return true;
+  const [first, second] = lookup.firstUsers;
+  if (first === undefined) return false;
+  const end = second ?? branch.length;
+  for (const id of targets) {
+    const i = lookup.indexOf(id);
+    if (i > first && i < end) return true;
+  }
+  return false;
+}
+
+/**
+ * Result entry ids of the startup reads among `targets` (reads named by the project instructions at task start):
+ * `scanStartupReads` of the branch, filtered to `targets`, scanned only when the targets reach the startup interval.
+ */
+export function startupReadIds(input: DigestInput, targets: ReadonlySet<string>): Set<string> {
+  if (!coversStartup(input.branch, targets)) return new Set();
   const state = scanStartupReads({
     branch: input.branch,
     cwd: input.cwd,
@@ -162,7 +185,7 @@ function blockText(block: Record<string, unknown>): string {
  * copy of each, and a list of small integers per object, keep a long session's memo far below its text.
  */
 let names = { ids: new Map<string, number>(), list: [] as string[], memo: new WeakMap<object, readonly number[]>() };
-/** Distinct names kept before the table starts over (the memo with it), so a long-lived process stays bounded. */
+/** Distinct names kept before the table starts over (see {@link nameTable}). */
 const MAX_NAMES = 1_000_000;
 
 function nameIdsOf(key: object, text: () => string, table: typeof names): readonly number[] {
@@ -182,40 +205,171 @@ function nameIdsOf(key: object, text: () => string, table: typeof names): readon
   return ids;
 }
 
+/** True when a message has no text besides its content (no bash command, output or summary). */
+function isPlain(m: Record<string, unknown>): boolean {
+  return !STRING_FIELDS.some((key) => typeof m[key] === "string");
+}
+
 /**
- * Add the names a message shows to `shown`: exactly `namesIn(messageText(message))`. Two kinds of message are fresh
- * objects at every projection, so a memo per message object would rescan them at every digest, which over a long
- * session grows with everything kept in view so far: a dialogue answer inside a digest's range, projected without
- * its reasoning (a copy that shares its content blocks with the stored message), and the message of a custom entry
- * (a digest, a checkpoint), built from the entry each time. The first are memoized per content block, which is exact
- * because a name never spans two parts (the newline that joins them is not a name character); the second per entry,
- * when the message's one text is the entry's own.
+ * The objects a message's names are memoized on, each with its text: exactly `namesIn(messageText(message))` is the
+ * union of their names. Two kinds of message are fresh objects at every projection, so a memo per message object
+ * would rescan them at every digest, which over a long session grows with everything kept in view so far: a dialogue
+ * answer inside a digest's range, projected without its reasoning (a copy that shares its content blocks with the
+ * stored message), and the message of a custom entry (a digest, a checkpoint), built from the entry each time. The
+ * first are memoized per content block, which is exact because a name never spans two parts (the newline that joins
+ * them is not a name character); the second per entry, when the message's one text is the entry's own.
  */
-function addNamesOf(message: AgentMessage, source: SessionEntry, table: typeof names, shown: Set<string>): void {
+function eachNameKey(
+  message: AgentMessage,
+  source: SessionEntry,
+  visit: (key: object, text: () => string) => void,
+): void {
   const m = message as unknown as Record<string, unknown>;
   const content = m.content;
-  const plain = !STRING_FIELDS.some((key) => typeof m[key] === "string");
+  const plain = isPlain(m);
   if (Array.isArray(content) && plain) {
-    for (const block of content as Record<string, unknown>[]) {
-      if (block === null || typeof block !== "object") continue;
-      for (const id of nameIdsOf(block, () => blockText(block), table)) shown.add(table.list[id]);
-    }
+    for (const block of content as Record<string, unknown>[])
+      if (block !== null && typeof block === "object") visit(block, () => blockText(block));
     return;
   }
   const own = source.type === "custom_message" && plain && typeof content === "string" && content === source.content;
-  for (const id of nameIdsOf(own ? source : message, () => messageText(message), table)) shown.add(table.list[id]);
+  visit(own ? source : message, () => messageText(message));
+}
+
+/** The names table, started over (the memo with it) once it holds too many names, so a long-lived process stays bounded. */
+function nameTable(): typeof names {
+  if (names.list.length > MAX_NAMES) names = { ids: new Map(), list: [], memo: new WeakMap() };
+  return names;
 }
 
 /** Names and paths the view shows once the digest replaces `targets`: everything else stays in view. */
 export function namesInView(view: readonly ProjectedEntry[], targets: ReadonlySet<string>): Set<string> {
-  if (names.list.length > MAX_NAMES) names = { ids: new Map(), list: [], memo: new WeakMap() };
-  const table = names;
+  const table = nameTable();
   const shown = new Set<string>();
   for (const entry of view) {
     if (targets.has(entry.sourceEntry.id)) continue;
-    for (const message of entry.messages) addNamesOf(message, entry.sourceEntry, table, shown);
+    for (const message of entry.messages)
+      eachNameKey(message, entry.sourceEntry, (key, text) => {
+        for (const id of nameIdsOf(key, text, table)) shown.add(table.list[id]);
+      });
   }
   return shown;
+}
+
+/** One view entry as the census counted it: its messages, their memo keys in order, and the keys' names. */
+interface CensusEntry {
+  id: string;
+  messages: readonly AgentMessage[];
+  keys: object[];
+  ids: (readonly number[])[];
+}
+
+/**
+ * How many view entries show each name, for one branch's views as they follow each other. Between digests a view only
+ * grows at its end, and a digest changes it from the first entry it covers: the entries up to the first one whose
+ * memo keys differ are kept, and only the rest is counted again. Comparing keys costs a pointer per content block;
+ * counting costs a step per name, and that only for the span digested and the entries after it.
+ */
+interface Census {
+  table: typeof names;
+  entries: CensusEntry[];
+  /** Positions in `entries` per entry id, ascending: a digest's covered entries are found without a pass. */
+  positions: Map<string, number[]>;
+  counts: Int32Array;
+}
+
+/** Censuses per branch array (the lab's rows and the host's live ledger each keep theirs). */
+const censuses = new WeakMap<readonly SessionEntry[], Census>();
+
+/** True when the census counted `projected` as it is: the same entry and the same memo keys in the same order. */
+function sameKeys(counted: CensusEntry, projected: ProjectedEntry): boolean {
+  if (counted.id !== projected.sourceEntry.id) return false;
+  // The same message objects have the same keys (messages are immutable session data): most entries end here.
+  const messages = projected.messages;
+  if (messages.length === counted.messages.length && messages.every((m, i) => m === counted.messages[i])) {
+    counted.messages = messages;
+    return true;
+  }
+  let k = 0;
+  let same = true;
+  for (const message of projected.messages) {
+    eachNameKey(message, projected.sourceEntry, (key) => {
+      if (counted.keys[k++] !== key) same = false;
+    });
+    if (!same) return false;
+  }
+  if (k !== counted.keys.length) return false;
+  counted.messages = messages;
+  return true;
+}
+
+function censusOf(branch: readonly SessionEntry[], view: readonly ProjectedEntry[]): Census {
+  const table = nameTable();
+  let census = censuses.get(branch);
+  if (!census || census.table !== table) {
+    census = { table, entries: [], positions: new Map(), counts: new Int32Array(1024) };
+    censuses.set(branch, census);
+  }
+  const { entries } = census;
+  let kept = 0;
+  while (kept < entries.length && kept < view.length && sameKeys(entries[kept], view[kept])) kept++;
+  for (let k = entries.length - 1; k >= kept; k--) {
+    for (const ids of entries[k].ids) for (const id of ids) census.counts[id]--;
+    // Positions were pushed in ascending order, so the one removed is the last of its id's list.
+    const at = census.positions.get(entries[k].id)!;
+    at.pop();
+    if (!at.length) census.positions.delete(entries[k].id);
+  }
+  entries.length = kept;
+  for (let k = kept; k < view.length; k++) {
+    const projected = view[k];
+    const counted: CensusEntry = { id: projected.sourceEntry.id, messages: projected.messages, keys: [], ids: [] };
+    for (const message of projected.messages)
+      eachNameKey(message, projected.sourceEntry, (key, text) => {
+        counted.keys.push(key);
+        counted.ids.push(nameIdsOf(key, text, table));
+      });
+    if (table.list.length > census.counts.length) {
+      const counts = new Int32Array(Math.max(table.list.length, 2 * census.counts.length));
+      counts.set(census.counts);
+      census.counts = counts;
+    }
+    for (const ids of counted.ids) for (const id of ids) census.counts[id]++;
+    const at = census.positions.get(counted.id);
+    if (at) at.push(k);
+    else census.positions.set(counted.id, [k]);
+    entries.push(counted);
+  }
+  return census;
+}
+
+/**
+ * {@link namesInView} for the view of `branch`, counted incrementally across a branch's digests ({@link Census}):
+ * the same answers, as a set that is asked and added to. What rendering adds is kept apart.
+ */
+export function viewNames(
+  branch: readonly SessionEntry[],
+  view: readonly ProjectedEntry[],
+  targets: ReadonlySet<string>,
+): NameSet {
+  const census = censusOf(branch, view);
+  const { table, counts } = census;
+  // The covered entries' names leave the view with them.
+  const covered = new Map<number, number>();
+  for (const target of targets)
+    for (const k of census.positions.get(target) ?? [])
+      for (const ids of census.entries[k].ids) for (const id of ids) covered.set(id, (covered.get(id) ?? 0) + 1);
+  const added = new Set<string>();
+  return {
+    has(name: string): boolean {
+      if (added.has(name)) return true;
+      const id = table.ids.get(name);
+      return id !== undefined && counts[id] - (covered.get(id) ?? 0) > 0;
+    },
+    add(name: string) {
+      added.add(name);
+    },
+  };
 }
 
 /** True when an earlier digest is on the branch with no compaction after it, so it is still in view. */
@@ -264,7 +418,7 @@ export function planDigest(input: DigestInput): DigestOutcome {
     cwd: input.cwd,
     superseded,
     startupReads,
-    shown: namesInView(view, targets),
+    shown: viewNames(input.branch, view, targets),
     written: policy.written,
   });
   const tokens = estimateTextTokens(text);
@@ -309,22 +463,49 @@ function entryTokens(entry: SessionEntry): number {
   return tokens;
 }
 
+/** sums[i]: tokens of the technical entries among 0..i (foldable, not dialogue), per branch array. */
+const rawSums = new BranchFold<number[]>(
+  () => [],
+  (sums, entry, i) => {
+    const technical = isFoldable(entry) && !isDialogue(entry, LEDGER_FACTS);
+    sums.push((i > 0 ? sums[i - 1] : 0) + (technical ? entryTokens(entry) : 0));
+  },
+);
+
+/**
+ * Index of the last tool checkpoint's range end at or before `limit` (`limit` itself at most the leaf), -1 when the
+ * range ends later, off the branch, or there is no checkpoint: where the raw tail a digest could cover starts.
+ */
+function rawTailStart(branch: readonly SessionEntry[], limit: number): number {
+  const lookup = branchLookup(branch);
+  const throughId =
+    lookup.lastCheckpoint < 0
+      ? undefined
+      : (branch[lookup.lastCheckpoint] as CustomMessageEntry<RangeDetails>).details!.range.throughId;
+  const last = Math.min(limit, branch.length - 1);
+  if (throughId === undefined) return -1;
+  if (lookup.unique) {
+    const i = lookup.indexOf(throughId);
+    return i <= last ? i : -1;
+  }
+  // A repeated id: the nearest entry of that id at or before `limit`.
+  let i = last;
+  while (i >= 0 && branch[i].id !== throughId) i--;
+  return i;
+}
+
 /**
  * A cheap upper bound of the raw technical tokens a digest could cover now: the technical entries after the last
  * tool checkpoint's range, up to `limit`, counted without projecting the branch (folds, edits and compactions are
- * ignored, so it never undercounts). Lets a caller skip the exact selection on the many boundaries where nothing is due.
+ * ignored, so it never undercounts). Lets a caller skip the exact selection on the many boundaries where nothing is
+ * due. Running sums kept per branch array make it a subtraction, whatever the length of the raw tail.
  */
 export function rawTokensBound(branch: readonly SessionEntry[], limit: number): number {
-  let throughId: string | undefined;
-  for (let i = branch.length - 1; i >= 0 && throughId === undefined; i--)
-    if (isToolCheckpoint(branch[i]))
-      throughId = (branch[i] as CustomMessageEntry<RangeDetails>).details!.range.throughId;
-  let total = 0;
-  for (let i = Math.min(limit, branch.length - 1); i >= 0 && branch[i].id !== throughId; i--) {
-    const entry = branch[i];
-    if (isFoldable(entry) && !isDialogue(entry, LEDGER_FACTS)) total += entryTokens(entry);
-  }
-  return total;
+  const last = Math.min(limit, branch.length - 1);
+  if (last < 0) return 0;
+  const sums = rawSums.of(branch);
+  const start = rawTailStart(branch, limit);
+  return sums[last] - (start >= 0 ? sums[start] : 0);
 }
 
 /** What a step boundary (Pi's turn_end) shows the digest decision. */
@@ -338,7 +519,7 @@ export interface DigestBoundary {
   /** Context usage after the step (null when unknown). */
   usageTokens: number | null;
   policy: DigestPolicy;
-  /** Index of an entry on `branch` (the host passes its live index; default: a scan from the leaf). */
+  /** Index of an entry on `branch` (the host passes its live index; default: the lookup kept per branch array). */
   indexOf?: (id: string) => number;
   /** Session working directory, to compare file paths of the working set ("" compares them as written). */
   cwd?: string;
@@ -356,10 +537,9 @@ export function digestDue(boundary: DigestBoundary): DigestDue {
   const { branch, drafts, usageTokens, policy } = boundary;
   // One range fact per boundary: a fold or checkpoint committed here already changed what the model sees.
   if (drafts.some((t) => LEDGER_FACTS.declaresRange(t))) return { due: false, why: "range fact here" };
-  // With the host's live index the boundary is found without a scan: the check grows with the raw tail, not the session.
-  const step = boundary.indexOf
-    ? boundary.indexOf(boundary.stepEntryId)
-    : branch.findIndex((e) => e.id === boundary.stepEntryId);
+  // With the host's live index, or the lookup kept per branch array, the boundary is found without a scan: the check
+  // grows with the raw tail, not the session.
+  const step = (boundary.indexOf ?? branchLookup(branch).indexOf)(boundary.stepEntryId);
   if (step <= 0) return { due: false, why: "no boundary" };
   const limit = step - 1;
   const limitId = branch[limit].id;
@@ -385,12 +565,7 @@ export function digestDue(boundary: DigestBoundary): DigestDue {
  * before the exact selection is made.
  */
 function rawStepsBound(branch: readonly SessionEntry[], limit: number, cwd: string): WorkStep[] {
-  let throughId: string | undefined;
-  for (let i = branch.length - 1; i >= 0 && throughId === undefined; i--)
-    if (isToolCheckpoint(branch[i]))
-      throughId = (branch[i] as CustomMessageEntry<RangeDetails>).details!.range.throughId;
-  let start = Math.min(limit, branch.length - 1);
-  while (start >= 0 && branch[start].id !== throughId) start--;
+  const start = rawTailStart(branch, limit);
   const groups: { tokens: number; messages: AgentMessage[] }[] = [];
   for (let i = start + 1; i <= Math.min(limit, branch.length - 1); i++) {
     const entry = branch[i];

@@ -19,6 +19,7 @@ import {
   inline,
   mentionedNames,
   namesIn,
+  type NameSet,
   pickLines,
   quote,
   QUOTE,
@@ -66,7 +67,7 @@ export interface RenderContext {
    * Names and paths the view shows outside this digest. Rendering adds what it writes, so a name is listed once, and
    * only where nothing else in view mentions it.
    */
-  shown: Set<string>;
+  shown: NameSet;
   /** Texts of edits (and writes) quoted whole; absent: none. */
   written?: WrittenQuote;
 }
@@ -192,8 +193,9 @@ function stepLines(step: Step, context: RenderContext, stats: RenderStats): stri
   // The index: names and paths in the call's arguments (a write's content, an edit's texts, a command's later lines) and
   // in a file that was read, that nothing else in view shows. Enough to know what the step touched and what to search for.
   namesIn([head, ...body].join("\n"), context.shown);
-  const indexed = [argumentText(step.args), selection === "outline" ? text : ""].join("\n");
-  const mentions = mentionedNames(indexed).filter((name) => !context.shown.has(name) && !defined.includes(name));
+  const mentions = indexedNames(step, selection === "outline" ? text : undefined).filter(
+    (name) => !context.shown.has(name) && !defined.includes(name),
+  );
   if (mentions.length) body.push(`  mentions: ${listed(mentions, MAX_MENTIONS)}`);
   return [head, ...body];
 }
@@ -214,6 +216,34 @@ function writtenTexts(step: Step, rule: WrittenQuote): string[] {
   if (!texts.length || !texts.every((t): t is string => typeof t === "string")) return [];
   if (texts.some((t) => t.length > MAX_WRITTEN_CHARS || splitLines(t).length > rule.maxLines)) return [];
   return texts.filter((t) => t.trim() !== "");
+}
+
+/** Names mentioned per call's arguments object and per read output's content, across digests and rows. */
+const argumentNames = new WeakMap<object, readonly string[]>();
+const outputNames = new WeakMap<object, readonly string[]>();
+
+/** `mentionedNames(text())`, memoized on `key` when it is an object (session data, never changed once written). */
+function namesOnce(memo: WeakMap<object, readonly string[]>, key: unknown, text: () => string): readonly string[] {
+  if (key === null || typeof key !== "object") return mentionedNames(text());
+  let names = memo.get(key);
+  if (!names) {
+    names = mentionedNames(text());
+    memo.set(key, names);
+  }
+  return names;
+}
+
+/**
+ * The names a step's index may list: `mentionedNames` of its arguments' text and, for an outlined read, of the
+ * output, joined by a newline. No name spans that newline, so this is the first list followed by what the second
+ * adds, and each part is scanned once per process, not once per row that digests the step.
+ */
+function indexedNames(step: Step, outline: string | undefined): string[] {
+  const fromArgs = namesOnce(argumentNames, step.args, () => argumentText(step.args));
+  if (outline === undefined) return [...fromArgs];
+  const fromOutput = namesOnce(outputNames, step.result?.view.content, () => outline);
+  const seen = new Set(fromArgs);
+  return [...fromArgs, ...fromOutput.filter((name) => !seen.has(name))];
 }
 
 /** Every string inside a call's arguments, joined. */

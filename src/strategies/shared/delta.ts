@@ -7,6 +7,7 @@ import { isCompletedAnswer, isDialogue, isFoldable } from "../../projection/rang
 import { type ProjectedEntry, projectBranch } from "../../projection/project.ts";
 import { accountView, type ViewAccounting } from "./accounting.ts";
 import { estimateMessagesTokens } from "../../projection/tokens.ts";
+import { BranchFold } from "./branch-fold.ts";
 
 /**
  * An indivisible piece of technical state: an assistant turn with the tool results answering it, or one custom
@@ -65,35 +66,92 @@ function reasoningOf(messages: AgentMessage[] | undefined): AgentMessage | undef
   return thinking.length ? { ...message, content: thinking } : undefined;
 }
 
+/** What {@link selectDelta} looks up on the whole branch, kept per branch array as it grows ({@link BranchFold}). */
+interface DeltaIndex {
+  /** Index of each id's first entry (what a scan from the root finds). */
+  first: Map<string, number>;
+  /** Index of the last entry of each id seen more than once (a malformed file). */
+  repeated: Map<string, number>;
+  /** users[i]: user messages among entries 0..i. */
+  users: number[];
+  /** Indexes of the tool checkpoints, oldest first. */
+  checkpoints: number[];
+  /** Indexes of the first two user messages. */
+  firstUsers: number[];
+}
+
+const deltaIndex = new BranchFold<DeltaIndex>(
+  () => ({ first: new Map(), repeated: new Map(), users: [], checkpoints: [], firstUsers: [] }),
+  (index, entry, i) => {
+    if (index.first.has(entry.id)) index.repeated.set(entry.id, i);
+    else index.first.set(entry.id, i);
+    const user = entry.type === "message" && (entry.message as { role?: unknown } | null)?.role === "user";
+    index.users.push((i > 0 ? index.users[i - 1] : 0) + (user ? 1 : 0));
+    if (user && index.firstUsers.length < 2) index.firstUsers.push(i);
+    if (isToolCheckpoint(entry)) index.checkpoints.push(i);
+  },
+);
+
+/** What a planner may look up on a branch without scanning it (kept per branch array, see {@link BranchFold}). */
+export interface BranchLookup {
+  /** Index of the first entry with `id` (what `findIndex` from the root gives), or -1. */
+  indexOf(id: string): number;
+  /** Indexes of the first two user messages, as far as the branch has them. */
+  firstUsers: readonly number[];
+  /** True when no id appears twice on the branch (always, but in a malformed file). */
+  unique: boolean;
+  /** Index of the newest tool checkpoint, or -1. */
+  lastCheckpoint: number;
+}
+
+/** The branch's {@link BranchLookup}, brought up to date with the entries appended since the last call. */
+export function branchLookup(branch: readonly SessionEntry[]): BranchLookup {
+  const index = deltaIndex.of(branch);
+  return {
+    indexOf: (id) => index.first.get(id) ?? -1,
+    firstUsers: index.firstUsers,
+    unique: index.repeated.size === 0,
+    lastCheckpoint: index.checkpoints.length ? index.checkpoints[index.checkpoints.length - 1] : -1,
+  };
+}
+
 /**
  * Select the technical delta in (previous checkpoint, `limitId`]. Only entries the model sees right now count: state
- * already hidden by a fold or left behind by a compaction is not summarized again.
+ * already hidden by a fold or left behind by a compaction is not summarized again. The branch is looked up in an
+ * index kept per branch array, so a selection costs the entries after the previous checkpoint and one pass over the
+ * view, not a pass over the whole branch. `view.accounting` is computed when first read, from `view` as passed.
  */
 export function selectDelta(
   branch: readonly SessionEntry[],
   limitId: string,
   view?: readonly ProjectedEntry[],
 ): Delta | undefined {
-  const limit = branch.findIndex((e) => e.id === limitId);
+  const index = deltaIndex.of(branch);
+  const limit = index.first.get(limitId) ?? -1;
   if (limit < 0) return undefined;
   // The whole branch is "now": its checkpoints, folds and compactions decide what is still raw and visible.
-  const previous = checkpointsOn(branch);
-  const afterId = previous.at(-1)?.details?.range.throughId ?? null;
-  const after = afterId === null ? -1 : branch.findIndex((e) => e.id === afterId);
+  const checkpoints = index.checkpoints.length;
+  const last = checkpoints
+    ? (branch[index.checkpoints[checkpoints - 1]] as CustomMessageEntry<RangeDetails>)
+    : undefined;
+  const afterId = last?.details?.range.throughId ?? null;
+  const after = afterId === null ? -1 : (index.first.get(afterId) ?? -1);
 
   const projected = view ?? projectBranch(branch, LEDGER_FACTS).entries;
+  // Only the entries in (after, limit] are looked up: the view's other messages are never read here.
+  const tail = new Set<string>();
+  for (let i = after + 1; i <= limit; i++) tail.add(branch[i].id);
   const visible = new Map<string, AgentMessage[]>();
-  for (const p of projected) if (p.messages.length) visible.set(p.sourceEntry.id, p.messages);
-  const position = new Map<string, number>();
-  branch.forEach((e, i) => position.set(e.id, i));
+  for (const p of projected)
+    if (p.messages.length && tail.has(p.sourceEntry.id)) visible.set(p.sourceEntry.id, p.messages);
 
   const units: DeltaUnit[] = [];
-  let ordinal = 0;
+  // User messages up to `after` count towards the ordinals of the entries after it.
+  let ordinal = after >= 0 ? index.users[after] : 0;
   let open: { unit: DeltaUnit; waiting: Set<string> } | undefined;
-  for (let i = 0; i <= limit; i++) {
+  for (let i = after + 1; i <= limit; i++) {
     const entry = branch[i];
     if (entry.type === "message" && entry.message.role === "user") ordinal++;
-    if (i <= after) continue;
     if (!isTechnical(entry)) {
       if (isDialogue(entry, LEDGER_FACTS)) open = undefined; // dialogue closes a unit: the next work starts a new one
       // A completed answer's reasoning is technical state: its own unit, while the visible text stays dialogue.
@@ -124,13 +182,21 @@ export function selectDelta(
     if (role === "toolResult" && entry.type === "message" && entry.message.role === "toolResult")
       open!.waiting.delete(entry.message.toolCallId);
   }
+  // A position is an id's last entry on the branch as it is now (ids repeat only in a malformed file).
+  const repeated = new Map(index.repeated);
+  const position = (id: string) => repeated.get(id) ?? index.first.get(id) ?? -1;
+  let accounting: ViewAccounting | undefined;
   return {
     afterId,
     limitId,
     units,
-    checkpoint: previous.length + 1,
+    checkpoint: checkpoints + 1,
     tokens: units.reduce((sum, u) => sum + u.tokens, 0),
-    view: accountView(projected, (id) => position.get(id) ?? -1, limit),
+    // Only a checkpoint's token accounting reads this; a digest never does, so it is not paid for there.
+    get view() {
+      accounting ??= accountView(projected, position, limit);
+      return accounting;
+    },
   };
 }
 
