@@ -71,9 +71,23 @@ export class View {
     const shared = commonPrefix(this.items, messages);
     this.dirty = Math.min(this.dirty, shared);
     if (this.observer) {
-      // The shared prefix puts the same bytes on the wire, so only what follows it changes what the view holds.
-      for (let i = shared; i < this.items.length; i++) this.observer.removed(this.items[i]);
-      for (let i = shared; i < messages.length; i++) this.observer.added(messages[i]);
+      // The shared prefix puts the same bytes on the wire, so only what follows it changes what the view holds; of
+      // that, a message object on both sides (kept by a compaction, before a fold) neither leaves nor enters.
+      const staying = new Map<AgentMessage, number>();
+      for (let i = shared; i < messages.length; i++) staying.set(messages[i], (staying.get(messages[i]) ?? 0) + 1);
+      for (let i = shared; i < this.items.length; i++) {
+        const left = staying.get(this.items[i]);
+        if (left) staying.set(this.items[i], left - 1);
+        else this.observer.removed(this.items[i]);
+      }
+      const entering = new Map<AgentMessage, number>();
+      for (let i = shared; i < this.items.length; i++)
+        entering.set(this.items[i], (entering.get(this.items[i]) ?? 0) + 1);
+      for (let i = shared; i < messages.length; i++) {
+        const held = entering.get(messages[i]);
+        if (held) entering.set(messages[i], held - 1);
+        else this.observer.added(messages[i]);
+      }
     }
     this.items = messages.slice();
     this.sums.length = shared + 1;

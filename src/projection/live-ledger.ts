@@ -12,6 +12,7 @@ import type { PinSet } from "./pins.ts";
 import {
   entryMessages,
   markerMessages,
+  type MessageSource,
   pinsOf,
   projectEntries,
   type ProjectedEntry,
@@ -99,9 +100,12 @@ export class LiveLedger {
 
   /** `facts` reads each entry once as it joins the path: the strategies' declarations decide what a record means. */
   readonly facts: LedgerFacts;
+  /** Where the view's messages come from: fresh objects unless the owner shares them (the lab does, the host not). */
+  private readonly source: MessageSource | undefined;
 
-  constructor(facts: LedgerFacts) {
+  constructor(facts: LedgerFacts, source?: MessageSource) {
     this.facts = facts;
+    this.source = source;
   }
 
   /** Move to `leafId`, folding only entries not already on the path. */
@@ -300,7 +304,7 @@ export class LiveLedger {
     const state = this.state;
     const pins = pinsOf(state, this.path.entries, () => this.path);
     const mask = new RangeMask(state.ranges, this.path, this.facts, pins);
-    const entries = projectView(this.path.entries, state, this.facts, () => this.path, mask, pins);
+    const entries = projectView(this.path.entries, state, this.facts, () => this.path, mask, pins, this.source);
     const rank = new Map<string, number>();
     entries.forEach((e, i) => rank.set(e.sourceEntry.id, i));
     const referenced = new Set<string>();
@@ -361,6 +365,7 @@ export class LiveLedger {
       get: (id) => this.path.get(id),
       // The newest edit of the target that is itself in the view, as `projectView` takes them.
       editOf: (id) => this.edits.get(id)?.findLast((e) => this.selected(this.path.indexOf(e.id), cut)),
+      source: this.source,
     });
     for (const p of projected) {
       view.rank.set(p.sourceEntry.id, view.entries.length);
@@ -539,7 +544,7 @@ export class LiveLedger {
         for (const m of segment.ours) out[k++] = m;
       } else if (segment.fate === "reasoning") out[k++] = withoutReasoning(messages[segment.at]);
       else {
-        if (restated === null) restated = restatedSummary(this.state, (entryId) => this.path.get(entryId));
+        if (restated === null) restated = restatedSummary(this.state, (entryId) => this.path.get(entryId), this.source);
         if (restated) out[k++] = restated;
       }
     }

@@ -7,7 +7,7 @@ import { projectBranch } from "../../projection/project.ts";
 import type { SideCall } from "../metrics.ts";
 import { piCompaction, piCore, type PiPreparation } from "../pi-internals.ts";
 import { type ContextAction, type LabSettings, type Row, type RowInfo, thresholdOf } from "../row.ts";
-import { SimulatedLedger } from "./ledger-row.ts";
+import { labMessages, SimulatedLedger } from "./ledger-row.ts";
 import { LEDGER_FACTS } from "../../strategies/catalog.ts";
 
 /** What a summarizer returns for one compaction. */
@@ -89,7 +89,7 @@ export async function compactNow(
 }
 
 async function projectMessages(branch: readonly SessionEntry[], project: "pi" | "ours") {
-  if (project === "ours") return projectBranch(branch, LEDGER_FACTS).messages;
+  if (project === "ours") return projectBranch(branch, LEDGER_FACTS, undefined, labMessages).messages;
   const { buildSessionProjection } = await piCore();
   return buildSessionProjection(branch as SessionEntry[]).messages;
 }

@@ -15,7 +15,7 @@ import type { Row, RowInfo, SessionSettings } from "../row.ts";
 import { chartSummarizer } from "./chart-compaction.ts";
 import type { TimedAction } from "./compaction-row.ts";
 import { foldSummary } from "./fold-policy.ts";
-import { SimulatedLedger } from "./ledger-row.ts";
+import { labMessages, SimulatedLedger } from "./ledger-row.ts";
 
 export const foldNotice = (settings: SessionSettings, info: RowInfo): Row => {
   const ledger = new SimulatedLedger("lab-fold-notice-");
@@ -43,7 +43,7 @@ export const foldNotice = (settings: SessionSettings, info: RowInfo): Row => {
     state = evolve(state, LEDGER_FACTS.read(entry));
     return entry;
   };
-  const reproject = () => ledger.reset(projectBranch(ledger.branch, LEDGER_FACTS, state).messages);
+  const reproject = () => ledger.reset(projectBranch(ledger.branch, LEDGER_FACTS, state, labMessages).messages);
 
   /** Fold everything since the previous fold through the finished request into the policy's summary. */
   const fold = () => {

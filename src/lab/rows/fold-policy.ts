@@ -9,7 +9,7 @@ import { evolve, initialLedgerState, type LedgerState } from "../../projection/l
 import { projectBranch } from "../../projection/project.ts";
 import type { LabSettings, Row, RowInfo } from "../row.ts";
 import type { TimedAction } from "./compaction-row.ts";
-import { SimulatedLedger } from "./ledger-row.ts";
+import { labMessages, SimulatedLedger } from "./ledger-row.ts";
 
 const MAX_OUTCOME_CHARS = 600;
 
@@ -72,7 +72,7 @@ export const foldPolicy = (_settings: LabSettings, info: RowInfo): Row => {
             details,
           });
           state = evolve(state, LEDGER_FACTS.read(fact));
-          ledger.reset(projectBranch(ledger.branch, LEDGER_FACTS, state).messages);
+          ledger.reset(projectBranch(ledger.branch, LEDGER_FACTS, state, labMessages).messages);
           pending = { kind: "fold", tokensBefore, sideCalls: [], latencyMs: performance.now() - started };
         }
       }

@@ -4,11 +4,25 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { SessionEntry } from "../../log/entries.ts";
 import { LiveLedger } from "../../projection/live-ledger.ts";
-import { type ProjectedEntry, projectBranch } from "../../projection/project.ts";
+import { type ProjectedEntry, projectBranch, SharedMessages } from "../../projection/project.ts";
 import { LEDGER_FACTS } from "../../strategies/catalog.ts";
-import { visibleMessages } from "../row.ts";
 import { View } from "../view.ts";
 import { spill, spillProperty } from "../spill.ts";
+
+/**
+ * The messages of every simulated ledger's entries, one object per entry for the whole process: a view projected
+ * again after a fact holds the same objects as before for the entries the fact did not change, so comparing views
+ * and every per-message memo downstream (token counts, wire fingerprints, text indexes) cost nothing for them. Rows
+ * never change a message (they build new ones), and the messages never reach Pi.
+ */
+export const labMessages = new SharedMessages();
+
+/** What an entry shows the model in a lab view: its messages, less `!!` bash output (kept out of context). */
+function shown(messages: readonly AgentMessage[]): AgentMessage[] {
+  return messages.filter(
+    (m) => !(m.role === "bashExecution" && (m as { excludeFromContext?: boolean }).excludeFromContext),
+  );
+}
 
 export class SimulatedLedger {
   readonly branch: SessionEntry[] = [];
@@ -33,7 +47,7 @@ export class SimulatedLedger {
       this.relinkNext = false;
     }
     this.branch.push(stored);
-    for (const m of visibleMessages(stored)) this.view.push(m);
+    for (const m of shown(labMessages.of(stored))) this.view.push(m);
   }
 
   get leafId(): string | null {
@@ -69,11 +83,7 @@ export class SimulatedLedger {
 
   /** Rebuild the view from a projection's messages. */
   reset(messages: readonly AgentMessage[]): void {
-    this.view.replaceAll(
-      messages.filter(
-        (m) => !(m.role === "bashExecution" && (m as { excludeFromContext?: boolean }).excludeFromContext),
-      ),
-    );
+    this.view.replaceAll(shown(messages));
   }
 }
 
@@ -85,7 +95,7 @@ export class SimulatedLedger {
  */
 export class BranchProjection {
   private readonly branch: readonly SessionEntry[];
-  private readonly live = new LiveLedger(LEDGER_FACTS);
+  private readonly live = new LiveLedger(LEDGER_FACTS, labMessages);
   /** Entries of `branch` the live ledger holds, in order. */
   private synced = 0;
   private broken = false;
@@ -97,7 +107,7 @@ export class BranchProjection {
   /** `projectBranch(branch, LEDGER_FACTS).entries`, for the array as it is now. */
   entries(): readonly ProjectedEntry[] {
     if (!this.broken && this.sync()) return this.live.view();
-    return projectBranch(this.branch, LEDGER_FACTS).entries;
+    return projectBranch(this.branch, LEDGER_FACTS, undefined, labMessages).entries;
   }
 
   private sync(): boolean {
@@ -135,6 +145,7 @@ export class BranchProjection {
  * stored as JSON, so code that looks back sees what a reader of Pi's session file would see.
  */
 function packSummary(entry: SessionEntry): void {
+  labMessages.forget(entry);
   const record = entry as unknown as { summary?: unknown; details?: unknown };
   if (typeof record.summary === "string" && record.summary.length >= PACK_MIN_CHARS)
     spillProperty(record, "summary", spill(record.summary));
