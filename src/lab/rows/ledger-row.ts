@@ -3,7 +3,7 @@
 // from the branch after each fact and extended entry by entry in between.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { SessionEntry } from "../../log/entries.ts";
-import { evolve, initialLedgerState, type LedgerState } from "../../projection/ledger-state.ts";
+import { initialLedgerState, type LedgerState, reduceBranch } from "../../projection/ledger-state.ts";
 import { LiveLedger } from "../../projection/live-ledger.ts";
 import {
   type ProjectedEntry,
@@ -53,8 +53,9 @@ export class SimulatedLedger {
   private facts = 0;
   private relinkNext = false;
   private lastCompaction: SessionEntry | undefined;
-  /** The ledger state of the branch, folded as entries are appended (`reduceBranch(branch)`). */
+  /** The ledger state of branch[0..folded): caught up in one draft when a projection needs it (see {@link ledgerState}). */
   private state: LedgerState = initialLedgerState();
+  private folded = 0;
   /** Entry id -> its branch position (the last one, as a one-shot lookup over the array gives). */
   private readonly positions = new Map<string, number>();
   private readonly lookup: PathLookup = {
@@ -111,11 +112,18 @@ export class SimulatedLedger {
     }
     this.positions.set(entry.id, this.branch.length);
     this.branch.push(entry);
-    this.state = evolve(this.state, LEDGER_FACTS.read(entry));
   }
 
-  /** The ledger state at the leaf: `reduceBranch(branch, LEDGER_FACTS)`. */
+  /**
+   * The ledger state at the leaf: `reduceBranch(branch, LEDGER_FACTS)`. Entries appended since the last call are
+   * folded in one draft, so rows that project rarely pay no state copy per fact, and an unchanged state stays the
+   * same object (what {@link reproject} compares).
+   */
   get ledgerState(): LedgerState {
+    if (this.folded < this.branch.length) {
+      this.state = reduceBranch(this.branch.slice(this.folded), LEDGER_FACTS, this.state);
+      this.folded = this.branch.length;
+    }
     return this.state;
   }
 
@@ -135,7 +143,7 @@ export class SimulatedLedger {
    * fold) re-projects from the first entry its rules reach, and the view keeps what lies before.
    */
   reproject(): void {
-    const state = this.state;
+    const state = this.ledgerState;
     const known = this.pathOrder;
     const from = known ? this.unchangedBefore(known, state) : 0;
     if (!known || from === 0) {
