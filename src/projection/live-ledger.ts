@@ -102,10 +102,17 @@ export class LiveLedger {
   readonly facts: LedgerFacts;
   /** Where the view's messages come from: fresh objects unless the owner shares them (the lab does, the host not). */
   private readonly source: MessageSource | undefined;
+  /** False when no request is ever mapped onto the view: the per-message match index is not kept. */
+  private readonly requests: boolean;
 
-  constructor(facts: LedgerFacts, source?: MessageSource) {
+  /**
+   * `source`: where the view's messages come from (fresh objects by default). `requests: false`: the owner only asks
+   * for the view (the lab), so the index that maps Pi's request messages to entries is not built.
+   */
+  constructor(facts: LedgerFacts, options: { source?: MessageSource; requests?: boolean } = {}) {
     this.facts = facts;
-    this.source = source;
+    this.source = options.source;
+    this.requests = options.requests ?? true;
   }
 
   /** Move to `leafId`, folding only entries not already on the path. */
@@ -267,6 +274,7 @@ export class LiveLedger {
    * whole projection (tests, the lab).
    */
   requestContext(messages: AgentMessage[], shape: "full" | "conversation" = "full"): AgentMessage[] | undefined {
+    this.mapsRequests();
     const view = this.liveView();
     if (!view.active) return undefined;
     const memo = this.mapRequest(messages, view, shape, view.override, this.request);
@@ -279,10 +287,15 @@ export class LiveLedger {
    * compaction. Nothing is cached, so the request's memo stays intact.
    */
   filterContext(messages: AgentMessage[]): AgentMessage[] | undefined {
+    this.mapsRequests();
     const view = this.liveView();
     if (!view.active) return undefined;
     const memo = this.mapRequest(messages, view, "full", -1, undefined);
     return memo.changed ? this.emit(messages, memo) : undefined;
+  }
+
+  private mapsRequests(): void {
+    if (!this.requests) throw new Error("this live ledger was made without request mapping ({ requests: false })");
   }
 
   /** The view, extended by the entries appended since it was built, or rebuilt when a fact or an edit changed it. */
@@ -611,6 +624,7 @@ export class LiveLedger {
       if (list) list.push(entry);
       else this.edits.set(entry.targetId, [entry]);
     }
+    if (!this.requests) return;
     for (const key of entryKeys(entry)) {
       const list = this.byKey.get(key);
       if (list) list.push(entry.id);
@@ -625,6 +639,7 @@ export class LiveLedger {
       list?.pop();
       if (list && !list.length) this.edits.delete(entry.targetId);
     }
+    if (!this.requests) return;
     for (const key of entryKeys(entry)) {
       const list = this.byKey.get(key);
       if (!list) continue;

@@ -43,7 +43,7 @@ describe("the shared message source", () => {
       fc.property(ledgerArb(), (ledger) => {
         const branch = branchOf(ledger);
         const shared = new SharedMessages();
-        const live = new LiveLedger(LEDGER_FACTS, shared);
+        const live = new LiveLedger(LEDGER_FACTS, { source: shared, requests: false });
         const byId = new Map(branch.map((e) => [e.id, e]));
         branch.forEach((entry) => {
           live.sync(entry.id, (id) => byId.get(id));
@@ -72,5 +72,13 @@ describe("the shared message source", () => {
     expect(later).not.toBe(first);
     expect(later).toEqual(first);
     expect(shared.of(entry)).not.toBe(later);
+  });
+});
+
+describe("a live ledger that only serves its view", () => {
+  it("keeps no request index and refuses to map a request instead of answering wrongly", () => {
+    const live = new LiveLedger(LEDGER_FACTS, { requests: false });
+    expect(() => live.requestContext([])).toThrow(/request mapping/);
+    expect(() => live.filterContext([])).toThrow(/request mapping/);
   });
 });

@@ -247,7 +247,7 @@ export class SimulatedLedger {
  */
 export class BranchProjection {
   private readonly branch: readonly SessionEntry[];
-  private readonly live = new LiveLedger(LEDGER_FACTS, labMessages);
+  private readonly live = new LiveLedger(LEDGER_FACTS, { source: labMessages, requests: false });
   /** Entries of `branch` the live ledger holds, in order. */
   private synced = 0;
   private broken = false;
