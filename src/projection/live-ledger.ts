@@ -40,7 +40,7 @@ interface LiveView {
   /** The state's pins on this path (undefined without any). */
   pins: PinSet | undefined;
   entries: ProjectedEntry[];
-  /** Entry id -> its position in `entries` (the view's order). */
+  /** Entry id -> its position in `entries` (the view's order); empty when the ledger maps no request. */
   rank: Map<string, number>;
   /** Entry ids the rules and compactions refer to: such an entry joining the path changes the view. */
   referenced: Set<string>;
@@ -318,8 +318,9 @@ export class LiveLedger {
     const pins = pinsOf(state, this.path.entries, () => this.path);
     const mask = new RangeMask(state.ranges, this.path, this.facts, pins);
     const entries = projectView(this.path.entries, state, this.facts, () => this.path, mask, pins, this.source);
+    // Ranks order request messages by the view; a ledger that maps no request needs none.
     const rank = new Map<string, number>();
-    entries.forEach((e, i) => rank.set(e.sourceEntry.id, i));
+    if (this.requests) entries.forEach((e, i) => rank.set(e.sourceEntry.id, i));
     const referenced = new Set<string>();
     for (const f of state.ranges) {
       if (f.afterId !== null) referenced.add(f.afterId);
@@ -381,7 +382,7 @@ export class LiveLedger {
       source: this.source,
     });
     for (const p of projected) {
-      view.rank.set(p.sourceEntry.id, view.entries.length);
+      if (this.requests) view.rank.set(p.sourceEntry.id, view.entries.length);
       view.entries.push(p);
     }
     view.length = n;

@@ -400,9 +400,16 @@ export function projectBranch(
  */
 export function placeAnchored(entries: ProjectedEntry[], state: LedgerState): ProjectedEntry[] {
   const anchors = new Map<string, string>();
-  for (const rule of state.ranges) if (rule.anchored) anchors.set(rule.entryId, rule.throughId);
+  const ends = new Set<string>();
+  for (const rule of state.ranges)
+    if (rule.anchored) {
+      anchors.set(rule.entryId, rule.throughId);
+      ends.add(rule.throughId);
+    }
   if (!anchors.size) return entries;
-  const present = new Set(entries.map((e) => e.sourceEntry.id));
+  // Only range ends need to be known present: a set of every entry would cost a string insertion per entry.
+  const present = new Set<string>();
+  for (const e of entries) if (ends.has(e.sourceEntry.id)) present.add(e.sourceEntry.id);
   const after = new Map<string, ProjectedEntry[]>();
   const out: ProjectedEntry[] = [];
   for (const e of entries) {
@@ -413,10 +420,12 @@ export function placeAnchored(entries: ProjectedEntry[], state: LedgerState): Pr
       else after.set(end, [e]);
     }
   }
+  if (!after.size) return entries;
   const moved = new Set([...after.values()].flat());
   const emit = (e: ProjectedEntry) => {
     out.push(e);
-    for (const anchored of after.get(e.sourceEntry.id) ?? []) emit(anchored);
+    const anchored = after.get(e.sourceEntry.id);
+    if (anchored) for (const a of anchored) emit(a);
   };
   for (const e of entries) if (!moved.has(e)) emit(e);
   return out;
