@@ -321,7 +321,23 @@ function packJson(record: object, key: string, value: unknown): boolean {
   // Pi writes details to the session file as JSON, so the round trip gives what a reader of that file sees.
   const json = JSON.stringify(value) as string | undefined;
   if (json === undefined || json.length < PACK_MIN_CHARS) return false;
-  const read = spill(json);
-  spillProperty(record, key, () => JSON.parse(read()) as unknown);
+  spillProperty(record, key, reparsed(spill(json)));
   return true;
+}
+
+/**
+ * A reader of spilled JSON that parses once for reads close together: a planner checks every prior compaction's
+ * details at each compaction, so reading them afresh each time grew with the square of the compactions. The parsed
+ * value is held through a WeakRef only: it stays while some caller holds it (and to the end of the current job),
+ * then the collector may take it and the next read parses the text again, so the details do not return to memory.
+ */
+function reparsed(read: () => string): () => unknown {
+  let last: WeakRef<object> | undefined;
+  return () => {
+    const known = last?.deref();
+    if (known !== undefined) return known;
+    const value = JSON.parse(read()) as unknown;
+    if (typeof value === "object" && value !== null) last = new WeakRef(value);
+    return value;
+  };
 }
