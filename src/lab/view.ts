@@ -1,7 +1,7 @@
 // The model view one lab row maintains during a replay, with running token sums and change tracking, so
 // each request's size and cached prefix cost O(changes) rather than O(session).
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import { commonPrefix, messageTokens, type RequestTokens } from "./metrics.ts";
+import { messageTokens, type RequestTokens, sameMessage } from "./metrics.ts";
 
 /** Hears every message that enters or leaves a view (the working-set measure keeps its counts with it). */
 export interface ViewObserver {
@@ -68,16 +68,49 @@ export class View {
 
   /** Replace everything (after a compaction or fold); the unchanged leading messages stay cached. */
   replaceAll(messages: readonly AgentMessage[]): void {
-    const shared = commonPrefix(this.items, messages);
+    this.replaceFrom(0, messages);
+  }
+
+  /**
+   * Keep the first `keep` messages, which the caller knows are unchanged, and replace the rest by `tail`: the same
+   * view, token sums and cached prefix as `replaceAll` of the whole list, for work that grows with the tail only.
+   */
+  replaceFrom(keep: number, tail: readonly AgentMessage[]): void {
+    const old = this.items;
+    const tokens = tail.map(messageTokens);
+    // Equal wire bytes have equal token estimates, so a count that differs settles a comparison without the bytes.
+    let shared = keep;
+    const end = Math.min(old.length, keep + tail.length);
+    while (
+      shared < end &&
+      (old[shared] === tail[shared - keep] ||
+        (this.sums[shared + 1] - this.sums[shared] === tokens[shared - keep] &&
+          sameMessage(old[shared], tail[shared - keep])))
+    )
+      shared++;
     this.dirty = Math.min(this.dirty, shared);
     if (this.observer) {
-      // The shared prefix puts the same bytes on the wire, so only what follows it changes what the view holds.
-      for (let i = shared; i < this.items.length; i++) this.observer.removed(this.items[i]);
-      for (let i = shared; i < messages.length; i++) this.observer.added(messages[i]);
+      // The shared prefix puts the same bytes on the wire, so only what follows it changes what the view holds; of
+      // that, a message object on both sides (kept by a compaction, before a fold) neither leaves nor enters.
+      const staying = new Map<AgentMessage, number>();
+      for (let i = shared - keep; i < tail.length; i++) staying.set(tail[i], (staying.get(tail[i]) ?? 0) + 1);
+      for (let i = shared; i < old.length; i++) {
+        const left = staying.get(old[i]);
+        if (left) staying.set(old[i], left - 1);
+        else this.observer.removed(old[i]);
+      }
+      const entering = new Map<AgentMessage, number>();
+      for (let i = shared; i < old.length; i++) entering.set(old[i], (entering.get(old[i]) ?? 0) + 1);
+      for (let i = shared - keep; i < tail.length; i++) {
+        const held = entering.get(tail[i]);
+        if (held) entering.set(tail[i], held - 1);
+        else this.observer.added(tail[i]);
+      }
     }
-    this.items = messages.slice();
+    old.length = keep;
+    for (const m of tail) old.push(m);
     this.sums.length = shared + 1;
-    for (let i = shared; i < this.items.length; i++) this.sums.push(this.sums[i] + messageTokens(this.items[i]));
+    for (let i = shared; i < old.length; i++) this.sums.push(this.sums[i] + tokens[i - keep]);
   }
 
   /** Close a request: its prompt size and the tokens it shares with the previous request. */

@@ -12,6 +12,7 @@ import type { PinSet } from "./pins.ts";
 import {
   entryMessages,
   markerMessages,
+  type MessageSource,
   pinsOf,
   projectEntries,
   type ProjectedEntry,
@@ -39,7 +40,7 @@ interface LiveView {
   /** The state's pins on this path (undefined without any). */
   pins: PinSet | undefined;
   entries: ProjectedEntry[];
-  /** Entry id -> its position in `entries` (the view's order). */
+  /** Entry id -> its position in `entries` (the view's order); empty when the ledger maps no request. */
   rank: Map<string, number>;
   /** Entry ids the rules and compactions refer to: such an entry joining the path changes the view. */
   referenced: Set<string>;
@@ -99,9 +100,19 @@ export class LiveLedger {
 
   /** `facts` reads each entry once as it joins the path: the strategies' declarations decide what a record means. */
   readonly facts: LedgerFacts;
+  /** Where the view's messages come from: fresh objects unless the owner shares them (the lab does, the host not). */
+  private readonly source: MessageSource | undefined;
+  /** False when no request is ever mapped onto the view: the per-message match index is not kept. */
+  private readonly requests: boolean;
 
-  constructor(facts: LedgerFacts) {
+  /**
+   * `source`: where the view's messages come from (fresh objects by default). `requests: false`: the owner only asks
+   * for the view (the lab), so the index that maps Pi's request messages to entries is not built.
+   */
+  constructor(facts: LedgerFacts, options: { source?: MessageSource; requests?: boolean } = {}) {
     this.facts = facts;
+    this.source = options.source;
+    this.requests = options.requests ?? true;
   }
 
   /** Move to `leafId`, folding only entries not already on the path. */
@@ -263,6 +274,7 @@ export class LiveLedger {
    * whole projection (tests, the lab).
    */
   requestContext(messages: AgentMessage[], shape: "full" | "conversation" = "full"): AgentMessage[] | undefined {
+    this.mapsRequests();
     const view = this.liveView();
     if (!view.active) return undefined;
     const memo = this.mapRequest(messages, view, shape, view.override, this.request);
@@ -275,10 +287,15 @@ export class LiveLedger {
    * compaction. Nothing is cached, so the request's memo stays intact.
    */
   filterContext(messages: AgentMessage[]): AgentMessage[] | undefined {
+    this.mapsRequests();
     const view = this.liveView();
     if (!view.active) return undefined;
     const memo = this.mapRequest(messages, view, "full", -1, undefined);
     return memo.changed ? this.emit(messages, memo) : undefined;
+  }
+
+  private mapsRequests(): void {
+    if (!this.requests) throw new Error("this live ledger was made without request mapping ({ requests: false })");
   }
 
   /** The view, extended by the entries appended since it was built, or rebuilt when a fact or an edit changed it. */
@@ -300,9 +317,10 @@ export class LiveLedger {
     const state = this.state;
     const pins = pinsOf(state, this.path.entries, () => this.path);
     const mask = new RangeMask(state.ranges, this.path, this.facts, pins);
-    const entries = projectView(this.path.entries, state, this.facts, () => this.path, mask, pins);
+    const entries = projectView(this.path.entries, state, this.facts, () => this.path, mask, pins, this.source);
+    // Ranks order request messages by the view; a ledger that maps no request needs none.
     const rank = new Map<string, number>();
-    entries.forEach((e, i) => rank.set(e.sourceEntry.id, i));
+    if (this.requests) entries.forEach((e, i) => rank.set(e.sourceEntry.id, i));
     const referenced = new Set<string>();
     for (const f of state.ranges) {
       if (f.afterId !== null) referenced.add(f.afterId);
@@ -361,9 +379,10 @@ export class LiveLedger {
       get: (id) => this.path.get(id),
       // The newest edit of the target that is itself in the view, as `projectView` takes them.
       editOf: (id) => this.edits.get(id)?.findLast((e) => this.selected(this.path.indexOf(e.id), cut)),
+      source: this.source,
     });
     for (const p of projected) {
-      view.rank.set(p.sourceEntry.id, view.entries.length);
+      if (this.requests) view.rank.set(p.sourceEntry.id, view.entries.length);
       view.entries.push(p);
     }
     view.length = n;
@@ -539,7 +558,7 @@ export class LiveLedger {
         for (const m of segment.ours) out[k++] = m;
       } else if (segment.fate === "reasoning") out[k++] = withoutReasoning(messages[segment.at]);
       else {
-        if (restated === null) restated = restatedSummary(this.state, (entryId) => this.path.get(entryId));
+        if (restated === null) restated = restatedSummary(this.state, (entryId) => this.path.get(entryId), this.source);
         if (restated) out[k++] = restated;
       }
     }
@@ -606,6 +625,7 @@ export class LiveLedger {
       if (list) list.push(entry);
       else this.edits.set(entry.targetId, [entry]);
     }
+    if (!this.requests) return;
     for (const key of entryKeys(entry)) {
       const list = this.byKey.get(key);
       if (list) list.push(entry.id);
@@ -620,6 +640,7 @@ export class LiveLedger {
       list?.pop();
       if (list && !list.length) this.edits.delete(entry.targetId);
     }
+    if (!this.requests) return;
     for (const key of entryKeys(entry)) {
       const list = this.byKey.get(key);
       if (!list) continue;

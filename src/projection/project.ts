@@ -84,6 +84,81 @@ export function entryMessages(entry: SessionEntry): AgentMessage[] {
   }
 }
 
+/**
+ * Where a projection gets an entry's messages and a completed answer's reasoning-free form. The default builds new
+ * message objects at every projection; {@link SharedMessages} hands out the same objects for the same entry.
+ */
+export interface MessageSource {
+  of(entry: SessionEntry): readonly AgentMessage[];
+  /** {@link applyEdit} of one entry's messages (a new list; the messages may be shared). */
+  edited(messages: readonly AgentMessage[], edit: ContextEditEntry): AgentMessage[];
+  withoutReasoning(message: AgentMessage): AgentMessage;
+}
+
+/** Fresh objects at every call: what the host sends Pi, so no one else ever holds them. */
+const FRESH: MessageSource = {
+  of: entryMessages,
+  edited: (messages, edit) => applyEdit(messages.slice(), edit),
+  withoutReasoning,
+};
+
+/**
+ * A message source that builds each entry's messages once and hands out the same objects afterwards, so a view
+ * projected again after a fact holds the very objects the previous one held for the entries the fact left alone, and
+ * every memo keyed by message object (token counts, wire fingerprints, text indexes) hits. The lab uses it for its
+ * simulated ledgers; the host does not, since Pi and other extensions receive the view's messages and may change them.
+ * Nobody may mutate a message it hands out. Entries are immutable facts, so an entry's messages never go stale; an
+ * entry whose fields the caller moves out of memory is {@link forget}ten, so the memo does not keep them alive.
+ */
+export class SharedMessages implements MessageSource {
+  private readonly byEntry = new WeakMap<SessionEntry, readonly AgentMessage[]>();
+  private readonly stripped = new WeakMap<AgentMessage, AgentMessage>();
+  /** Per context edit, what it makes of each message it applies to (nothing, for an omission). */
+  private readonly edits = new WeakMap<ContextEditEntry, WeakMap<AgentMessage, AgentMessage[]>>();
+  /** Entries {@link forget}ten: built afresh at every call, never kept again. */
+  private readonly unshared = new WeakSet<SessionEntry>();
+
+  of(entry: SessionEntry): readonly AgentMessage[] {
+    let messages = this.byEntry.get(entry);
+    if (!messages) {
+      if (this.unshared.has(entry)) return entryMessages(entry);
+      // Messages that are the entry's own objects need no memo; only built ones (custom, summaries) are kept.
+      messages = entryMessages(entry);
+      if (entry.type !== "message" || messages[0] !== entry.message) this.byEntry.set(entry, messages);
+    }
+    return messages;
+  }
+
+  edited(messages: readonly AgentMessage[], edit: ContextEditEntry): AgentMessage[] {
+    let byMessage = this.edits.get(edit);
+    if (!byMessage) this.edits.set(edit, (byMessage = new WeakMap()));
+    const memo = byMessage;
+    return messages.flatMap((message) => {
+      let known = memo.get(message);
+      if (!known) memo.set(message, (known = applyEdit([message], edit)));
+      return known;
+    });
+  }
+
+  withoutReasoning(message: AgentMessage): AgentMessage {
+    let known = this.stripped.get(message);
+    if (!known) {
+      known = withoutReasoning(message);
+      this.stripped.set(message, known);
+    }
+    return known;
+  }
+
+  /**
+   * Stop sharing the entry's messages: its fields were moved out of memory, and a kept message would hold them again.
+   * Its messages are built afresh at every later call (reading the fields back).
+   */
+  forget(entry: SessionEntry): void {
+    this.byEntry.delete(entry);
+    this.unshared.add(entry);
+  }
+}
+
 /** Apply a context edit (Pi's append-only omission/replacement) to an entry's messages. */
 export function applyEdit(messages: AgentMessage[], edit: ContextEditEntry | undefined): AgentMessage[] {
   if (!edit) return messages;
@@ -101,8 +176,8 @@ export function applyEdit(messages: AgentMessage[], edit: ContextEditEntry | und
 }
 
 /** The summary message a compaction entry contributes. */
-function summaryOf(entry: SessionEntry | undefined): AgentMessage | undefined {
-  return entry?.type === "compaction" ? entryMessages(entry).find((m) => m.role === "compactionSummary") : undefined;
+function summaryOf(entry: SessionEntry | undefined, source: MessageSource): AgentMessage | undefined {
+  return entry?.type === "compaction" ? source.of(entry).find((m) => m.role === "compactionSummary") : undefined;
 }
 
 /**
@@ -112,14 +187,19 @@ function summaryOf(entry: SessionEntry | undefined): AgentMessage | undefined {
 export function restatedSummary(
   state: LedgerState,
   get: (id: string) => SessionEntry | undefined,
+  source: MessageSource = FRESH,
 ): AgentMessage | undefined {
   const effective = effectiveCompaction(state);
-  return effective ? summaryOf(get(effective.entryId)) : undefined;
+  return effective ? summaryOf(get(effective.entryId), source) : undefined;
 }
 
 /** What a checkpoint marker contributes at the head of the view: its system snapshot, then the restated summary. */
-export function markerMessages(marker: SessionEntry, restated: AgentMessage | undefined): AgentMessage[] {
-  const head = entryMessages(marker).filter((m) => m.role === "system");
+export function markerMessages(
+  marker: SessionEntry,
+  restated: AgentMessage | undefined,
+  source: MessageSource = FRESH,
+): AgentMessage[] {
+  const head = source.of(marker).filter((m) => m.role === "system");
   return restated ? [...head, restated] : head;
 }
 
@@ -223,6 +303,8 @@ export interface ProjectionInputs extends PathLookup {
   mask?: RangeMask;
   /** The context edit that applies to an entry, if any. */
   editOf(id: string): ContextEditEntry | undefined;
+  /** Where entries' messages come from (fresh objects when absent). */
+  source?: MessageSource;
 }
 
 /**
@@ -233,6 +315,7 @@ export interface ProjectionInputs extends PathLookup {
  */
 export function projectEntries(selected: readonly SessionEntry[], inputs: ProjectionInputs): ProjectedEntry[] {
   const { state, mask, facts } = inputs;
+  const source = inputs.source ?? FRESH;
   const head = headCompaction(state);
   const revoking = Object.keys(state.revoked).length > 0;
   return selected.map((sourceEntry): ProjectedEntry => {
@@ -241,16 +324,19 @@ export function projectEntries(selected: readonly SessionEntry[], inputs: Projec
       if (head.marker)
         return {
           sourceEntry,
-          messages: markerMessages(sourceEntry, restatedSummary(state, inputs.get)),
+          messages: markerMessages(sourceEntry, restatedSummary(state, inputs.get, source), source),
           restates: true,
         };
     }
     const at = mask && !mask.empty ? inputs.indexOf(sourceEntry.id) : -1;
     if (mask && at >= 0 && mask.hides(sourceEntry, at)) return { sourceEntry, messages: [], folded: true };
     if (revoking && isRevokedMessage(sourceEntry, state, facts)) return { sourceEntry, messages: [], folded: true };
-    const messages = applyEdit(entryMessages(sourceEntry), inputs.editOf(sourceEntry.id));
+    // Always a new list: callers own the entry's list, not the messages in it.
+    const edit = inputs.editOf(sourceEntry.id);
+    const own = source.of(sourceEntry);
+    const messages = edit ? source.edited(own, edit) : own.slice();
     if (mask && at >= 0 && mask.dropsReasoning(sourceEntry, at))
-      return { sourceEntry, messages: messages.map(withoutReasoning), stripped: true };
+      return { sourceEntry, messages: messages.map((m) => source.withoutReasoning(m)), stripped: true };
     return { sourceEntry, messages };
   });
 }
@@ -261,7 +347,8 @@ export function projectEntries(selected: readonly SessionEntry[], inputs: Projec
  * the view: {@link projectBranch} runs it once over a branch, and the live ledger runs it over its path (extending
  * it entry by entry while no fact changes it) and maps Pi's request messages onto it. `mask` defaults to the rules'
  * mask over `lookup`; context edits apply when they are themselves in the view, as in Pi. Pins (see `pins.ts`) are
- * exempt from every rule, and those a compaction cut off are placed right after its summary.
+ * exempt from every rule, and those a compaction cut off are placed right after its summary. `source` gives the
+ * entries' messages (fresh objects by default).
  */
 export function projectView(
   path: readonly SessionEntry[],
@@ -270,6 +357,7 @@ export function projectView(
   lookup: () => PathLookup,
   mask?: RangeMask,
   pins?: PinSet,
+  source?: MessageSource,
 ): ProjectedEntry[] {
   pins ??= pinsOf(state, path, lookup);
   const selected = contextEntries(path, state, (id) => lookup().indexOf(id), pins);
@@ -282,6 +370,7 @@ export function projectView(
     indexOf: (id) => lookup().indexOf(id),
     get: (id) => lookup().get(id),
     editOf: (id) => edits.get(id),
+    source,
   });
   return placeAnchored(entries, state);
 }
@@ -289,16 +378,18 @@ export function projectView(
 /**
  * Project a branch (root to leaf) into the model view. With no ledger facts on the branch this equals Pi's
  * `buildSessionProjection` for the same leaf; with ranges, hidden entries contribute nothing; with restores,
- * revoked acts hide nothing. `facts` reads the branch (see `LedgerFacts`); `state` is its reading when known.
+ * revoked acts hide nothing. `facts` reads the branch (see `LedgerFacts`); `state` is its reading when known;
+ * `source` gives the entries' messages (fresh objects by default).
  */
 export function projectBranch(
   path: readonly SessionEntry[],
   facts: LedgerFacts,
   state: LedgerState = reduceBranch(path, facts),
+  source?: MessageSource,
 ): BranchProjection {
   // Positions are only needed when some rule may hide something or a marker restates a summary.
   let lookup: PathLookup | undefined;
-  const entries = projectView(path, state, facts, () => (lookup ??= lookupOf(path)));
+  const entries = projectView(path, state, facts, () => (lookup ??= lookupOf(path)), undefined, undefined, source);
   return { entries, messages: entries.flatMap((e) => e.messages), ...sessionSettings(path) };
 }
 
@@ -309,9 +400,16 @@ export function projectBranch(
  */
 export function placeAnchored(entries: ProjectedEntry[], state: LedgerState): ProjectedEntry[] {
   const anchors = new Map<string, string>();
-  for (const rule of state.ranges) if (rule.anchored) anchors.set(rule.entryId, rule.throughId);
+  const ends = new Set<string>();
+  for (const rule of state.ranges)
+    if (rule.anchored) {
+      anchors.set(rule.entryId, rule.throughId);
+      ends.add(rule.throughId);
+    }
   if (!anchors.size) return entries;
-  const present = new Set(entries.map((e) => e.sourceEntry.id));
+  // Only range ends need to be known present: a set of every entry would cost a string insertion per entry.
+  const present = new Set<string>();
+  for (const e of entries) if (ends.has(e.sourceEntry.id)) present.add(e.sourceEntry.id);
   const after = new Map<string, ProjectedEntry[]>();
   const out: ProjectedEntry[] = [];
   for (const e of entries) {
@@ -322,10 +420,12 @@ export function placeAnchored(entries: ProjectedEntry[], state: LedgerState): Pr
       else after.set(end, [e]);
     }
   }
+  if (!after.size) return entries;
   const moved = new Set([...after.values()].flat());
   const emit = (e: ProjectedEntry) => {
     out.push(e);
-    for (const anchored of after.get(e.sourceEntry.id) ?? []) emit(anchored);
+    const anchored = after.get(e.sourceEntry.id);
+    if (anchored) for (const a of anchored) emit(a);
   };
   for (const e of entries) if (!moved.has(e)) emit(e);
   return out;

@@ -4,11 +4,9 @@
 // with default settings. Folds, notices and compactions are facts in one simulated ledger; src/projection hides.
 import { performance } from "node:perf_hooks";
 import type { SessionEntry } from "../../log/entries.ts";
-import { type FoldDetails, LedgerType, LEDGER_FACTS } from "../../strategies/catalog.ts";
+import { type FoldDetails, LedgerType } from "../../strategies/catalog.ts";
 import { budgetNoticeDraft, DEFAULT_NOTICE_SHARE, shouldNotify, thresholdFor } from "../../projection/budget.ts";
 import { isFoldable } from "../../projection/ranges.ts";
-import { evolve, initialLedgerState, type LedgerState } from "../../projection/ledger-state.ts";
-import { projectBranch } from "../../projection/project.ts";
 import { budgetOf, DEFAULT_STRATEGY, strategyNamed } from "../../strategies/registry.ts";
 import { piCompaction } from "../pi-internals.ts";
 import type { Row, RowInfo, SessionSettings } from "../row.ts";
@@ -29,8 +27,6 @@ export const foldNotice = (settings: SessionSettings, info: RowInfo): Row => {
     enabled: true,
     reserveTokens: settings.reserve,
   });
-  // The ledger state is folded as entries arrive, so a projection costs one pass over the branch.
-  let state: LedgerState = initialLedgerState();
   let armed = true;
   /** Told about the budget, the agent folds at the next task boundary. */
   let wantsFold = false;
@@ -40,10 +36,9 @@ export const foldNotice = (settings: SessionSettings, info: RowInfo): Row => {
 
   const fact = (body: Record<string, unknown>) => {
     const entry = ledger.appendFact(body);
-    state = evolve(state, LEDGER_FACTS.read(entry));
     return entry;
   };
-  const reproject = () => ledger.reset(projectBranch(ledger.branch, LEDGER_FACTS, state).messages);
+  const reproject = () => ledger.reproject();
 
   /** Fold everything since the previous fold through the finished request into the policy's summary. */
   const fold = () => {
@@ -82,7 +77,6 @@ export const foldNotice = (settings: SessionSettings, info: RowInfo): Row => {
         fold();
       }
       ledger.appendSource(entry);
-      state = evolve(state, LEDGER_FACTS.read(entry));
     },
     async beforeRequest(): Promise<TimedAction | undefined> {
       // The step before this request has ended: the host's turn_end decides on a notice here.

@@ -3,10 +3,8 @@
 // with a constant-size range rule. The projection (src/projection) does the hiding, exactly as in Pi.
 import { performance } from "node:perf_hooks";
 import { type SessionEntry, textOf } from "../../log/entries.ts";
-import { type FoldDetails, LedgerType, LEDGER_FACTS } from "../../strategies/catalog.ts";
+import { type FoldDetails, LedgerType } from "../../strategies/catalog.ts";
 import { isFoldable } from "../../projection/ranges.ts";
-import { evolve, initialLedgerState, type LedgerState } from "../../projection/ledger-state.ts";
-import { projectBranch } from "../../projection/project.ts";
 import type { LabSettings, Row, RowInfo } from "../row.ts";
 import type { TimedAction } from "./compaction-row.ts";
 import { SimulatedLedger } from "./ledger-row.ts";
@@ -42,8 +40,6 @@ export const foldPolicy = (_settings: LabSettings, info: RowInfo): Row => {
   let turnUserId: string | undefined;
   let turnStart = -1;
   let pending: TimedAction | undefined;
-  // The ledger state is folded as entries arrive, so a projection costs one pass over the branch.
-  let state: LedgerState = initialLedgerState();
   return {
     info,
     view: ledger.view,
@@ -64,20 +60,18 @@ export const foldPolicy = (_settings: LabSettings, info: RowInfo): Row => {
             requestEntryId: requestEntry.id,
             target: turnUserId,
           };
-          const fact = ledger.appendFact({
+          ledger.appendFact({
             type: "custom_message",
             customType: LedgerType.fold,
             content: foldSummary(finished),
             display: true,
             details,
           });
-          state = evolve(state, LEDGER_FACTS.read(fact));
-          ledger.reset(projectBranch(ledger.branch, LEDGER_FACTS, state).messages);
+          ledger.reproject();
           pending = { kind: "fold", tokensBefore, sideCalls: [], latencyMs: performance.now() - started };
         }
       }
       ledger.appendSource(entry);
-      state = evolve(state, LEDGER_FACTS.read(entry));
       if (isUser) {
         turnUserId = ledger.branch[ledger.branch.length - 1].id;
         turnStart = ledger.branch.length - 1;

@@ -3,12 +3,47 @@
 // from the branch after each fact and extended entry by entry in between.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { SessionEntry } from "../../log/entries.ts";
+import { initialLedgerState, type LedgerState, reduceBranch } from "../../projection/ledger-state.ts";
 import { LiveLedger } from "../../projection/live-ledger.ts";
-import { type ProjectedEntry, projectBranch } from "../../projection/project.ts";
+import {
+  type ProjectedEntry,
+  projectBranch,
+  projectEntries,
+  projectView,
+  SharedMessages,
+} from "../../projection/project.ts";
+import { type PathLookup, RangeMask } from "../../projection/ranges.ts";
 import { LEDGER_FACTS } from "../../strategies/catalog.ts";
-import { visibleMessages } from "../row.ts";
 import { View } from "../view.ts";
 import { spill, spillProperty } from "../spill.ts";
+
+/**
+ * The messages of every simulated ledger's entries, one object per entry for the whole process: a view projected
+ * again after a fact holds the same objects as before for the entries the fact did not change, so comparing views
+ * and every per-message memo downstream (token counts, wire fingerprints, text indexes) cost nothing for them. Rows
+ * never change a message (they build new ones), and the messages never reach Pi.
+ */
+export const labMessages = new SharedMessages();
+
+/** What an entry shows the model in a lab view: its messages, less `!!` bash output (kept out of context). */
+function shown(messages: readonly AgentMessage[]): AgentMessage[] {
+  return messages.filter(
+    (m) => !(m.role === "bashExecution" && (m as { excludeFromContext?: boolean }).excludeFromContext),
+  );
+}
+
+/**
+ * The projection {@link SimulatedLedger.reproject} last put in the view, kept while the view is the branch in path
+ * order (no compaction, pin, restore, anchored rule or context edit): then a fact that only adds range rules changes
+ * the view from the first entry its rules can hide on, and the entries before it keep their projection.
+ */
+interface PathOrderProjection {
+  state: LedgerState;
+  /** entries[i]: the projection of branch[i], for the branch as it was then (entries appended since are not here). */
+  entries: ProjectedEntry[];
+  /** shownBefore[i]: messages the view holds for entries[0..i). */
+  shownBefore: number[];
+}
 
 export class SimulatedLedger {
   readonly branch: SessionEntry[] = [];
@@ -18,6 +53,18 @@ export class SimulatedLedger {
   private facts = 0;
   private relinkNext = false;
   private lastCompaction: SessionEntry | undefined;
+  /** The ledger state of branch[0..folded): caught up in one draft when a projection needs it (see {@link ledgerState}). */
+  private state: LedgerState = initialLedgerState();
+  private folded = 0;
+  /** Entry id -> its branch position (the last one, as a one-shot lookup over the array gives). */
+  private readonly positions = new Map<string, number>();
+  private readonly lookup: PathLookup = {
+    indexOf: (id) => this.positions.get(id) ?? -1,
+    get: (id) => this.branch[this.positions.get(id) ?? -1],
+  };
+  /** An id appeared twice, or a context edit joined: positions or edits can change earlier entries' projection. */
+  private irregular = false;
+  private pathOrder: PathOrderProjection | undefined;
 
   private readonly prefix: string;
 
@@ -32,8 +79,8 @@ export class SimulatedLedger {
       stored = { ...entry, parentId: this.leafId } as SessionEntry;
       this.relinkNext = false;
     }
-    this.branch.push(stored);
-    for (const m of visibleMessages(stored)) this.view.push(m);
+    this.push(stored);
+    for (const m of shown(labMessages.of(stored))) this.view.push(m);
   }
 
   get leafId(): string | null {
@@ -49,13 +96,35 @@ export class SimulatedLedger {
       parentId: this.leafId,
       timestamp: last?.timestamp ?? "1970-01-01T00:00:00.000Z",
     } as unknown as SessionEntry;
-    this.branch.push(entry);
+    this.push(entry);
     this.relinkNext = true;
     if (entry.type === "compaction") {
       if (this.lastCompaction) packSummary(this.lastCompaction);
       this.lastCompaction = entry;
     }
     return entry;
+  }
+
+  private push(entry: SessionEntry): void {
+    if (this.positions.has(entry.id) || entry.type === "context_edit") {
+      this.irregular = true;
+      this.pathOrder = undefined;
+    }
+    this.positions.set(entry.id, this.branch.length);
+    this.branch.push(entry);
+  }
+
+  /**
+   * The ledger state at the leaf: `reduceBranch(branch, LEDGER_FACTS)`. Entries appended since the last call are
+   * folded in one draft, so rows that project rarely pay no state copy per fact, and an unchanged state stays the
+   * same object (what {@link reproject} compares).
+   */
+  get ledgerState(): LedgerState {
+    if (this.folded < this.branch.length) {
+      this.state = reduceBranch(this.branch.slice(this.folded), LEDGER_FACTS, this.state);
+      this.folded = this.branch.length;
+    }
+    return this.state;
   }
 
   /**
@@ -67,13 +136,106 @@ export class SimulatedLedger {
     return this.live.entries();
   }
 
-  /** Rebuild the view from a projection's messages. */
+  /**
+   * Set the view to the branch's projection, `projectBranch(branch, LEDGER_FACTS).messages` less `!!` output, after
+   * a fact. The state and positions are kept as entries arrive, so a projection walks the view's entries only (from
+   * the cut of a compaction on); while the view is the branch in path order, a fact that only adds range rules (a
+   * fold) re-projects from the first entry its rules reach, and the view keeps what lies before.
+   */
+  reproject(): void {
+    const state = this.ledgerState;
+    const known = this.pathOrder;
+    const from = known ? this.unchangedBefore(known, state) : 0;
+    if (!known || from === 0) {
+      const entries = projectView(
+        this.branch,
+        state,
+        LEDGER_FACTS,
+        () => this.lookup,
+        undefined,
+        undefined,
+        labMessages,
+      );
+      const messages: AgentMessage[] = [];
+      const shownBefore = [0];
+      for (const e of entries) {
+        for (const m of shown(e.messages)) messages.push(m);
+        shownBefore.push(messages.length);
+      }
+      this.pathOrder = this.inPathOrder(state) ? { state, entries, shownBefore } : undefined;
+      this.view.replaceAll(messages);
+      return;
+    }
+    // Only rules reaching `from` or later can hide what is re-projected; the older ones end before it.
+    const rules = state.ranges.filter((rule) => this.lookup.indexOf(rule.throughId) >= from);
+    const projected = projectEntries(this.branch.slice(from), {
+      state,
+      facts: LEDGER_FACTS,
+      mask: new RangeMask(rules, this.lookup, LEDGER_FACTS),
+      indexOf: this.lookup.indexOf,
+      get: this.lookup.get,
+      editOf: () => undefined,
+      source: labMessages,
+    });
+    const { entries, shownBefore } = known;
+    entries.length = from;
+    shownBefore.length = from + 1;
+    const tail: AgentMessage[] = [];
+    for (const e of projected) {
+      entries.push(e);
+      for (const m of shown(e.messages)) tail.push(m);
+      shownBefore.push(shownBefore[from] + tail.length);
+    }
+    known.state = state;
+    this.view.replaceFrom(shownBefore[from], tail);
+  }
+
+  /**
+   * Is the projection the branch in path order, each entry projected on its own, with every rule's ends on the
+   * branch? Then no entry's projection depends on entries after it except through rules that name them.
+   */
+  private inPathOrder(state: LedgerState): boolean {
+    if (this.irregular || state.compactions.length || state.pinFacts.length) return false;
+    for (const _ in state.revoked) return false;
+    return state.ranges.every((rule) => this.resolves(rule, this.branch.length));
+  }
+
+  /** The rule is not anchored and both its ends are on the first `length` entries. */
+  private resolves(rule: LedgerState["ranges"][number], length: number): boolean {
+    const through = this.lookup.indexOf(rule.throughId);
+    const after = rule.afterId === null ? -1 : this.lookup.indexOf(rule.afterId);
+    return !rule.anchored && through >= 0 && through < length && (rule.afterId === null || after >= 0);
+  }
+
+  /**
+   * How many leading entries of `known` the state leaves as they are: all of them when it is the same state; up to
+   * the first entry a new rule can hide when the state only gained range rules (0: project the whole branch).
+   */
+  private unchangedBefore(known: PathOrderProjection, state: LedgerState): number {
+    if (this.irregular) return 0;
+    if (state === known.state) return known.entries.length;
+    const before = known.state;
+    if (
+      state.compactions !== before.compactions ||
+      state.pinFacts !== before.pinFacts ||
+      state.revoked !== before.revoked ||
+      state.ranges.length < before.ranges.length
+    )
+      return 0;
+    for (let k = 0; k < before.ranges.length; k++) if (state.ranges[k] !== before.ranges[k]) return 0;
+    let from = known.entries.length;
+    for (let k = before.ranges.length; k < state.ranges.length; k++) {
+      const rule = state.ranges[k];
+      if (!this.resolves(rule, this.branch.length)) return 0;
+      from = Math.min(from, rule.afterId === null ? 0 : this.lookup.indexOf(rule.afterId) + 1);
+    }
+    return from;
+  }
+
+  /** Set the view to messages projected elsewhere (Pi's own projection, the live one). */
   reset(messages: readonly AgentMessage[]): void {
-    this.view.replaceAll(
-      messages.filter(
-        (m) => !(m.role === "bashExecution" && (m as { excludeFromContext?: boolean }).excludeFromContext),
-      ),
-    );
+    this.pathOrder = undefined;
+    this.view.replaceAll(shown(messages));
   }
 }
 
@@ -85,7 +247,7 @@ export class SimulatedLedger {
  */
 export class BranchProjection {
   private readonly branch: readonly SessionEntry[];
-  private readonly live = new LiveLedger(LEDGER_FACTS);
+  private readonly live = new LiveLedger(LEDGER_FACTS, { source: labMessages, requests: false });
   /** Entries of `branch` the live ledger holds, in order. */
   private synced = 0;
   private broken = false;
@@ -97,7 +259,7 @@ export class BranchProjection {
   /** `projectBranch(branch, LEDGER_FACTS).entries`, for the array as it is now. */
   entries(): readonly ProjectedEntry[] {
     if (!this.broken && this.sync()) return this.live.view();
-    return projectBranch(this.branch, LEDGER_FACTS).entries;
+    return projectBranch(this.branch, LEDGER_FACTS, undefined, labMessages).entries;
   }
 
   private sync(): boolean {
@@ -135,6 +297,7 @@ export class BranchProjection {
  * stored as JSON, so code that looks back sees what a reader of Pi's session file would see.
  */
 function packSummary(entry: SessionEntry): void {
+  labMessages.forget(entry);
   const record = entry as unknown as { summary?: unknown; details?: unknown };
   if (typeof record.summary === "string" && record.summary.length >= PACK_MIN_CHARS)
     spillProperty(record, "summary", spill(record.summary));
@@ -158,7 +321,23 @@ function packJson(record: object, key: string, value: unknown): boolean {
   // Pi writes details to the session file as JSON, so the round trip gives what a reader of that file sees.
   const json = JSON.stringify(value) as string | undefined;
   if (json === undefined || json.length < PACK_MIN_CHARS) return false;
-  const read = spill(json);
-  spillProperty(record, key, () => JSON.parse(read()) as unknown);
+  spillProperty(record, key, reparsed(spill(json)));
   return true;
+}
+
+/**
+ * A reader of spilled JSON that parses once for reads close together: a planner checks every prior compaction's
+ * details at each compaction, so reading them afresh each time grew with the square of the compactions. The parsed
+ * value is held through a WeakRef only: it stays while some caller holds it (and to the end of the current job),
+ * then the collector may take it and the next read parses the text again, so the details do not return to memory.
+ */
+function reparsed(read: () => string): () => unknown {
+  let last: WeakRef<object> | undefined;
+  return () => {
+    const known = last?.deref();
+    if (known !== undefined) return known;
+    const value = JSON.parse(read()) as unknown;
+    if (typeof value === "object" && value !== null) last = new WeakRef(value);
+    return value;
+  };
 }

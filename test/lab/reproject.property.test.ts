@@ -1,0 +1,110 @@
+// A simulated ledger's view after each fact (`SimulatedLedger.reproject`, which keeps the ledger state and positions
+// as entries arrive and, while the view is the branch in path order, re-projects only from the first entry a fold
+// can hide) against the from-scratch computation: the whole branch projected again and the view replaced whole.
+// The messages, the token sums and each request's cached prefix must be the same at every point.
+import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import type { SessionEntry } from "@earendil-works/pi-coding-agent";
+import { branchTo, indexById } from "../../src/log/branch.ts";
+import { projectBranch } from "../../src/projection/project.ts";
+import { isFoldable } from "../../src/projection/ranges.ts";
+import { LEDGER_FACTS, LedgerType } from "../../src/strategies/catalog.ts";
+import { SimulatedLedger } from "../../src/lab/rows/ledger-row.ts";
+import { View } from "../../src/lab/view.ts";
+import { ledgerArb } from "../arbitraries/index.ts";
+
+function branchOf(ledger: { entries: SessionEntry[]; leafId: string | null }): SessionEntry[] {
+  return branchTo(ledger.entries, ledger.leafId, indexById(ledger.entries));
+}
+
+const sent = (messages: readonly AgentMessage[]) =>
+  messages.filter((m) => !(m.role === "bashExecution" && (m as { excludeFromContext?: boolean }).excludeFromContext));
+
+/** What the step after an entry does: nothing, a fold from some earlier entry through the leaf, or a plain reprojection. */
+type Step = { kind: "none" } | { kind: "fold"; after: number } | { kind: "reproject" };
+
+const stepArb: fc.Arbitrary<Step> = fc.oneof(
+  { weight: 3, arbitrary: fc.constant({ kind: "none" } as Step) },
+  { weight: 2, arbitrary: fc.nat().map((after): Step => ({ kind: "fold", after })) },
+  { weight: 1, arbitrary: fc.constant({ kind: "reproject" } as Step) },
+);
+
+function replayAndCheck(source: readonly SessionEntry[], steps: readonly Step[]): void {
+  const ledger = new SimulatedLedger("t-");
+  const reference = new View();
+  source.forEach((entry, i) => {
+    ledger.appendSource(entry);
+    for (const m of sent(projectBranch([ledger.branch[ledger.branch.length - 1]], LEDGER_FACTS).messages))
+      reference.push(m);
+    const step = steps[i % steps.length];
+    if (step.kind === "none") return;
+    if (step.kind === "fold") {
+      const branch = ledger.branch;
+      // A fold after an entry before the leaf (or from the root) through the leaf, as the lab's fold rows write.
+      const at = (step.after % (branch.length + 1)) - 1;
+      const afterId = at < 0 ? null : branch[at].id;
+      const covered = branch.slice(at + 1);
+      if (!covered.length || !covered.some(isFoldable)) return;
+      const throughId = branch[branch.length - 1].id;
+      ledger.appendFact({
+        type: "custom_message",
+        customType: LedgerType.fold,
+        content: `[folded ${covered.length}]`,
+        display: true,
+        details: { v: 1, range: { afterId, throughId }, requestEntryId: throughId, target: afterId ?? "root" },
+      });
+    }
+    ledger.reproject();
+    reference.replaceAll(sent(projectBranch(ledger.branch.slice(), LEDGER_FACTS).messages));
+    expect(JSON.stringify(ledger.view.messages)).toBe(JSON.stringify(reference.messages));
+    expect(ledger.view.tokens).toBe(reference.tokens);
+    expect(ledger.view.markRequest()).toEqual(reference.markRequest());
+  });
+}
+
+describe("a simulated ledger's view after a fact", () => {
+  it("equals the whole branch projected again, with the same sums and cached prefix, whatever the branch holds", () => {
+    fc.assert(
+      fc.property(ledgerArb(), fc.array(stepArb, { minLength: 1, maxLength: 10 }), (ledger, steps) => {
+        replayAndCheck(branchOf(ledger), steps);
+      }),
+    );
+  });
+
+  it("equals it over plain conversations folded again and again (the incremental path)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom("user", "assistant", "toolResult", "bash"), { minLength: 1, maxLength: 40 }),
+        fc.array(stepArb, { minLength: 1, maxLength: 10 }),
+        (roles, steps) => {
+          const entries = roles.map((role, i): SessionEntry => {
+            const base = { id: `e${i}`, parentId: i ? `e${i - 1}` : null, timestamp: "2026-01-01T00:00:00.000Z" };
+            const message =
+              role === "bash"
+                ? { role: "bashExecution", command: "ls", output: "x", exitCode: 0, excludeFromContext: i % 2 === 0 }
+                : role === "toolResult"
+                  ? {
+                      role,
+                      toolCallId: `c${i}`,
+                      toolName: "read",
+                      content: [{ type: "text", text: `out ${i}` }],
+                      isError: false,
+                    }
+                  : role === "assistant"
+                    ? {
+                        role,
+                        content: [{ type: "text", text: `a ${i}` }],
+                        stopReason: "stop",
+                        provider: "p",
+                        model: "m",
+                      }
+                    : { role, content: `u ${i}` };
+            return { ...base, type: "message", message: { ...message, timestamp: i } } as unknown as SessionEntry;
+          });
+          replayAndCheck(entries, steps);
+        },
+      ),
+    );
+  });
+});
