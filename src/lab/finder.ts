@@ -1,6 +1,8 @@
-// Many-pattern substring search (Aho-Corasick) with a per-message memo: which of the lab's patterns (probe
-// texts, needed items) a message holds is computed once per message object, so checking a view costs one
-// pass over its messages instead of one text search per pattern. Deterministic; no I/O.
+// Many-pattern substring search (Aho-Corasick) with a two-level memo: which of the lab's patterns (probe texts,
+// needed items) a message holds is computed once per message object, and once per distinct text, so checking a
+// view costs one pass over its messages instead of one text search per pattern, and a message a projection
+// rebuilds with the same text (a summary, a digest, a folded stub, a masked output) is not searched again.
+// Deterministic; no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { viewText } from "./probes.ts";
 
@@ -28,22 +30,28 @@ export class Finder {
    * item's hits cluster (it first appears next to its neighbours in id order), so most deltas take one byte.
    */
   private readonly memo = new WeakMap<object, number>();
+  /**
+   * Second level of the memo, by the message's key text: pool offsets of the texts searched lately. Objects rebuilt by
+   * a projection miss the first level every time, but their texts repeat from one projection to the next. Bounded
+   * (see {@link TextMemo}), so a long session's texts are not all kept.
+   */
+  private readonly byText: TextMemo;
+  /** Characters searched so far (the work the memo saves is what this does not count). */
+  searched = 0;
   private pool = new Uint8Array(1 << 16);
   private used = 0;
   readonly size: number;
-  /** The text of a message that is searched (by default all of it, as a view shows it). */
-  private readonly textOf: (message: AgentMessage) => string;
+  /** What is searched in a message (by default all of its text, as a view shows it). */
+  private readonly source: MessageText;
 
   /**
-   * `patterns[i]` gets id i; an empty pattern never matches. Duplicates share the first id's node. `textOf` gives the
-   * text searched in a message (default: its whole text as a view shows it).
+   * `patterns[i]` gets id i; an empty pattern never matches. Duplicates share the first id's node. `source` says what
+   * is searched in a message (default: its whole text as a view shows it); `memoChars` bounds the text memo.
    */
-  constructor(
-    patterns: readonly string[],
-    textOf: (message: AgentMessage) => string = (message) => viewText([message]),
-  ) {
+  constructor(patterns: readonly string[], source: MessageText = VIEW_TEXT, memoChars = TEXT_MEMO_CHARS) {
     this.size = patterns.length;
-    this.textOf = textOf;
+    this.source = source;
+    this.byText = new TextMemo(memoChars);
     this.seen = new Uint32Array(patterns.length);
     // The trie is built in a map keyed by node * 65536 + code unit, then laid out in typed arrays.
     const next = new Map<number, number>();
@@ -143,6 +151,7 @@ export class Finder {
       this.stamp = 1;
     }
     const stamp = this.stamp;
+    this.searched += text.length;
     const emit = (node: number) => {
       for (let n = this.ends[node] !== -1 ? node : this.outLink[node]; n !== -1; n = this.outLink[n]) {
         const id = this.ends[n];
@@ -176,26 +185,36 @@ export class Finder {
     this.pool[this.used++] = v;
   }
 
-  /** Offset in `pool` of the ids of the patterns a message holds (its whole text as a view shows it). */
+  /** Offset in `pool` of the ids of the patterns a message holds: the object's, else its text's, else searched now. */
   private offsetOf(message: AgentMessage): number {
     let offset = this.memo.get(message);
     if (offset === undefined) {
-      const ids = this.find(this.textOf(message)).sort();
-      // At most 5 bytes per number: the count and each delta.
-      const room = 5 * (ids.length + 1);
-      if (this.used + room > this.pool.length) {
-        const grown = new Uint8Array(Math.max(Math.ceil(this.pool.length * 1.5), this.used + room));
-        grown.set(this.pool.subarray(0, this.used));
-        this.pool = grown;
-      }
-      offset = this.used;
-      this.write(ids.length);
-      let previous = 0;
-      for (const id of ids) {
-        this.write(id - previous);
-        previous = id;
+      const key = this.source.key(message);
+      offset = this.byText.get(key);
+      if (offset === undefined) {
+        offset = this.store(this.find(this.source.text(key)).sort());
+        this.byText.set(key, offset);
       }
       this.memo.set(message, offset);
+    }
+    return offset;
+  }
+
+  /** Write sorted ids to the pool; returns their offset. */
+  private store(ids: Uint32Array): number {
+    // At most 5 bytes per number: the count and each delta.
+    const room = 5 * (ids.length + 1);
+    if (this.used + room > this.pool.length) {
+      const grown = new Uint8Array(Math.max(Math.ceil(this.pool.length * 1.5), this.used + room));
+      grown.set(this.pool.subarray(0, this.used));
+      this.pool = grown;
+    }
+    const offset = this.used;
+    this.write(ids.length);
+    let previous = 0;
+    for (const id of ids) {
+      this.write(id - previous);
+      previous = id;
     }
     return offset;
   }
@@ -240,5 +259,57 @@ export class Finder {
       marks[id] = stamp;
     };
     for (const message of messages) this.read(this.offsetOf(message), mark);
+  }
+}
+
+/**
+ * What a finder searches in a message: a key text, cheap to build and equal for two messages exactly when their
+ * searched texts are equal, and the searched text made from the key (often the key itself).
+ */
+export interface MessageText {
+  key(message: AgentMessage): string;
+  text(key: string): string;
+}
+
+/** All of a message's text, as a view shows it (see viewText). */
+export const VIEW_TEXT: MessageText = { key: (message) => viewText([message]), text: (key) => key };
+
+/** Characters of key text a finder's text memo holds, per generation (two generations at most are held). */
+export const TEXT_MEMO_CHARS = 1 << 22;
+
+/**
+ * A map from text to pool offset that holds about `limit` characters of keys: when the newest generation is full it
+ * becomes the old one and the oldest is dropped; a text found in the old generation moves to the new one. Texts
+ * that keep coming back (the messages each projection rebuilds) stay; a long session's one-off texts pass through.
+ * Only the time a lookup saves depends on what is held, never its answer.
+ */
+class TextMemo {
+  private current = new Map<string, number>();
+  private previous = new Map<string, number>();
+  private chars = 0;
+  private readonly limit: number;
+
+  constructor(limit: number) {
+    this.limit = limit;
+  }
+
+  get(text: string): number | undefined {
+    const known = this.current.get(text);
+    if (known !== undefined) return known;
+    const old = this.previous.get(text);
+    if (old !== undefined) this.set(text, old);
+    return old;
+  }
+
+  set(text: string, offset: number): void {
+    // A text longer than a generation would only push everything else out.
+    if (text.length > this.limit) return;
+    if (this.chars + text.length > this.limit) {
+      this.previous = this.current;
+      this.current = new Map();
+      this.chars = 0;
+    }
+    this.current.set(text, offset);
+    this.chars += text.length;
   }
 }

@@ -10,7 +10,7 @@ import type { SessionEntry } from "../log/entries.ts";
 import { ownCopy } from "../log/own-copy.ts";
 import { unescapeLine } from "../strategies/checkpoint/render.ts";
 import { QUOTE } from "../strategies/digest/lines.ts";
-import { Finder } from "./finder.ts";
+import { Finder, type MessageText } from "./finder.ts";
 import { messageTokens, type Prices } from "./metrics.ts";
 import { visibleMessages } from "./row.ts";
 import type { ViewObserver } from "./view.ts";
@@ -67,24 +67,38 @@ function unquoted(line: string): string {
  * cut marker, so a text that runs past the cut is not shown.
  */
 export function workingText(message: AgentMessage): string {
-  const m = message as unknown as Record<string, unknown>;
-  const parts: string[] = [];
-  const content = m.content;
-  if (typeof content === "string") parts.push(content);
-  else if (Array.isArray(content)) {
-    for (const block of content as Record<string, unknown>[]) {
-      if (block?.type === "text") parts.push(String(block.text ?? ""));
-      else if (block?.type === "thinking") parts.push(String(block.thinking ?? ""));
-      else if (block?.type === "toolCall") collectStrings(block.arguments, parts);
-    }
-  }
-  if (m.role === "bashExecution") parts.push(String(m.command ?? ""), String(m.output ?? ""));
-  if (typeof m.summary === "string") parts.push(m.summary);
-  const lines = parts.join("\n").replace(/\r\n?/g, "\n").split("\n");
-  const generated = !SOURCE_ROLES.has(String(m.role));
-  for (let i = 0; i < lines.length; i++) lines[i] = (generated ? unquoted(lines[i]) : lines[i]).trimEnd();
-  return lines.join("\n");
+  return WORKING_TEXT.text(WORKING_TEXT.key(message));
 }
+
+/**
+ * {@link workingText} in two steps, for the finder's memo: the key is the message's raw text behind one character that
+ * says whether a strategy wrote it (`g`) or the session did (`s`), so it is cheap to build; the normalized text is
+ * made from it only when the memo has not seen the key.
+ */
+export const WORKING_TEXT: MessageText = {
+  key(message) {
+    const m = message as unknown as Record<string, unknown>;
+    const parts: string[] = [];
+    const content = m.content;
+    if (typeof content === "string") parts.push(content);
+    else if (Array.isArray(content)) {
+      for (const block of content as Record<string, unknown>[]) {
+        if (block?.type === "text") parts.push(String(block.text ?? ""));
+        else if (block?.type === "thinking") parts.push(String(block.thinking ?? ""));
+        else if (block?.type === "toolCall") collectStrings(block.arguments, parts);
+      }
+    }
+    if (m.role === "bashExecution") parts.push(String(m.command ?? ""), String(m.output ?? ""));
+    if (typeof m.summary === "string") parts.push(m.summary);
+    return (SOURCE_ROLES.has(String(m.role)) ? "s" : "g") + parts.join("\n");
+  },
+  text(key) {
+    const generated = key.charCodeAt(0) === 103; // "g"
+    const lines = key.slice(1).replace(/\r\n?/g, "\n").split("\n");
+    for (let i = 0; i < lines.length; i++) lines[i] = (generated ? unquoted(lines[i]) : lines[i]).trimEnd();
+    return lines.join("\n");
+  },
+};
 
 /** One replaced text of one `edit` call. */
 export interface ReplacedText {
@@ -165,7 +179,7 @@ export class WorkingSet {
       this.seen = [];
       return;
     }
-    const finder = new Finder([...patternOf.keys()], workingText);
+    const finder = new Finder([...patternOf.keys()], WORKING_TEXT);
     this.finder = finder;
     // One pass in branch order: a text is seen when a message before its call held it. The call's own message is
     // looked at after its texts are judged (its arguments hold them).

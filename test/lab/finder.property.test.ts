@@ -1,0 +1,112 @@
+// The finder's memo: a message's hits are remembered per object and per text. A projection rebuilds summaries,
+// digests and stubs as new objects with the same text; those must not be searched again, and whatever the memo
+// holds or has dropped, the answer is the one a fresh search of the message's text gives.
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { Finder, VIEW_TEXT } from "../../src/lab/finder.ts";
+import { viewText } from "../../src/lab/probes.ts";
+import { WORKING_TEXT, workingText } from "../../src/lab/working-set.ts";
+import { runs } from "../support/fast-check.ts";
+
+const PATTERNS = ["alpha", "beta", "src/a.ts", "TypeError", "x = 1;\n  y", "ph", "  | quoted line", "a"];
+
+const user = (text: string) => ({ role: "user", content: text, timestamp: 0 }) as AgentMessage;
+
+describe("the finder's memo", () => {
+  it("does not search again a message rebuilt with the same text, and searches one whose text changed", () => {
+    const finder = new Finder(PATTERNS);
+    const summary = { role: "compactionSummary", summary: "alpha and src/a.ts", tokensBefore: 1, timestamp: 0 };
+    const first = [...finder.inMessage(summary as unknown as AgentMessage)];
+    const searched = finder.searched;
+    expect(searched).toBe("alpha and src/a.ts".length);
+    // The projection's next copy: a new object, the same text.
+    expect([...finder.inMessage({ ...summary } as unknown as AgentMessage)]).toEqual(first);
+    expect(finder.searched).toBe(searched);
+    // A copy with another text is searched.
+    expect([...finder.inMessage({ ...summary, summary: "beta" } as unknown as AgentMessage)]).toEqual([1, 7]);
+    expect(finder.searched).toBe(searched + 4);
+  });
+
+  it("keeps about its limit of text: a text that stops coming back is dropped and searched again", () => {
+    const finder = new Finder(PATTERNS, VIEW_TEXT, 16);
+    finder.inMessage(user("alpha beta"));
+    const searched = finder.searched;
+    // A text seen again soon is remembered.
+    finder.inMessage(user("alpha beta"));
+    expect(finder.searched).toBe(searched);
+    // Two generations' worth of other texts push it out.
+    for (let i = 0; i < 8; i++) finder.inMessage(user(`other ${i}`));
+    const before = finder.searched;
+    expect([...finder.inMessage(user("alpha beta"))]).toEqual([0, 1, 5, 7]);
+    expect(finder.searched).toBe(before + "alpha beta".length);
+  });
+
+  it("answers as a fresh search of the message's text, whatever the memo holds (property)", () => {
+    const piece = fc.constantFrom("alpha", "beta", "src/a.ts", "TypeError", "x = 1;", "  y", "ph", "  | quoted line");
+    const text = fc
+      .array(fc.tuple(piece, fc.constantFrom(" ", "\n", "\r\n", "  \n")), { maxLength: 5 })
+      .map((parts) => parts.map(([p, sep]) => p + sep).join(""));
+    const shape = fc.record({
+      role: fc.constantFrom("user", "toolResult", "custom", "compactionSummary", "assistant"),
+      text,
+      reuse: fc.nat(),
+      copy: fc.boolean(),
+    });
+    fc.assert(
+      fc.property(fc.array(shape, { maxLength: 40 }), fc.constantFrom(0, 8, 40, 1 << 20), (shapes, limit) => {
+        const views = new Finder(PATTERNS, VIEW_TEXT, limit);
+        const working = new Finder(PATTERNS, WORKING_TEXT, limit);
+        const made: AgentMessage[] = [];
+        for (const s of shapes) {
+          // An earlier message again (the same object or a rebuilt copy), or a new one.
+          const earlier = made.length && s.reuse % 3 === 0 ? made[s.reuse % made.length] : undefined;
+          const message = earlier ? (s.copy ? ({ ...earlier } as AgentMessage) : earlier) : build(s.role, s.text);
+          made.push(message);
+          const fresh = (finder: Finder, searched: string) => [...finder.find(searched)].sort((a, b) => a - b);
+          expect([...views.inMessage(message)]).toEqual(fresh(new Finder(PATTERNS), viewText([message])));
+          expect([...working.inMessage(message)]).toEqual(fresh(new Finder(PATTERNS), workingText(message)));
+        }
+      }),
+      { numRuns: runs(1) },
+    );
+  });
+
+  it("builds the working set's key so equal keys mean equal texts (a strategy's quotes are unquoted, a source's are not)", () => {
+    const quoted = "  | quoted line";
+    const custom = { role: "custom", customType: "x", content: quoted, display: true, timestamp: 0 };
+    expect(WORKING_TEXT.key(custom as unknown as AgentMessage)).not.toBe(WORKING_TEXT.key(user(quoted)));
+    expect(workingText(custom as unknown as AgentMessage)).toBe("quoted line");
+    expect(workingText(user(quoted))).toBe(quoted);
+  });
+});
+
+function build(role: string, text: string): AgentMessage {
+  switch (role) {
+    case "toolResult":
+      return {
+        role,
+        toolCallId: "c",
+        toolName: "bash",
+        content: [{ type: "text", text }],
+        isError: false,
+        timestamp: 0,
+      } as AgentMessage;
+    case "custom":
+      return { role, customType: "t", content: text, display: true, timestamp: 0 } as unknown as AgentMessage;
+    case "compactionSummary":
+      return { role, summary: text, tokensBefore: 1, timestamp: 0 } as unknown as AgentMessage;
+    case "assistant":
+      return {
+        role,
+        content: [
+          { type: "text", text },
+          { type: "toolCall", id: "c", name: "edit", arguments: { path: "src/a.ts", newText: text, oldText: "beta" } },
+        ],
+        stopReason: "toolUse",
+        timestamp: 0,
+      } as unknown as AgentMessage;
+    default:
+      return user(text);
+  }
+}
