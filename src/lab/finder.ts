@@ -176,6 +176,27 @@ export class Finder {
     return Uint32Array.from(found);
   }
 
+  /**
+   * Every occurrence in `text` of every pattern, in order of where it ends: `each(id, end)` with `end` the index just
+   * past it. Identical patterns are reported under the first one's id.
+   */
+  scan(text: string, each: (id: number, end: number) => void): void {
+    this.searched += text.length;
+    let node = 0;
+    for (let i = 0; i < text.length; i++) {
+      const code = text.charCodeAt(i);
+      let target = this.step(node, code);
+      while (target === -1) {
+        node = this.fail[node];
+        target = this.step(node, code);
+      }
+      node = target;
+      if (node === 0) continue;
+      for (let n = this.ends[node] !== -1 ? node : this.outLink[node]; n !== -1; n = this.outLink[n])
+        each(this.ends[n], i + 1);
+    }
+  }
+
   private write(value: number): void {
     let v = value;
     while (v >= 0x80) {
