@@ -71,14 +71,16 @@ export function workingText(message: AgentMessage): string {
 }
 
 /**
- * {@link workingText} in two steps, for the finder's memo: the key is the message's raw text behind one character that
+ * {@link workingText} in two steps, for the finder's memo: the key is the message's raw text behind a first line that
  * says whether a strategy wrote it (`g`) or the session did (`s`), so it is cheap to build; the normalized text is
  * made from it only when the memo has not seen the key.
  */
 export const WORKING_TEXT: MessageText = {
   key(message) {
     const m = message as unknown as Record<string, unknown>;
-    const parts: string[] = [];
+    // The marker joins as the first part, so the key is one flat string (a prefix added by `+` would make every
+    // lookup flatten it).
+    const parts: string[] = [SOURCE_ROLES.has(String(m.role)) ? "s" : "g"];
     const content = m.content;
     if (typeof content === "string") parts.push(content);
     else if (Array.isArray(content)) {
@@ -90,15 +92,41 @@ export const WORKING_TEXT: MessageText = {
     }
     if (m.role === "bashExecution") parts.push(String(m.command ?? ""), String(m.output ?? ""));
     if (typeof m.summary === "string") parts.push(m.summary);
-    return (SOURCE_ROLES.has(String(m.role)) ? "s" : "g") + parts.join("\n");
+    // One part (the marker alone) joins to "s" or "g"; the text is then empty.
+    if (parts.length === 1) parts.push("");
+    return parts.join("\n");
   },
   text(key) {
     const generated = key.charCodeAt(0) === 103; // "g"
-    const lines = key.slice(1).replace(/\r\n?/g, "\n").split("\n");
-    for (let i = 0; i < lines.length; i++) lines[i] = (generated ? unquoted(lines[i]) : lines[i]).trimEnd();
-    return lines.join("\n");
+    let text = key.slice(2);
+    if (text.includes("\r")) text = text.replace(/\r\n?/g, "\n");
+    // Only the lines that change are rebuilt: most lines end in no whitespace and quote nothing, and a long
+    // summary split into lines and joined again cost more than searching it.
+    let pieces: string[] | undefined;
+    let copied = 0;
+    for (let start = 0; start <= text.length; ) {
+      let end = text.indexOf("\n", start);
+      if (end < 0) end = text.length;
+      const quoted = generated && (text.startsWith(QUOTE, start) || text.startsWith('\\"', start));
+      if (quoted || (end > start && endsInSpace(text, end))) {
+        const line = text.slice(start, end);
+        (pieces ??= []).push(text.slice(copied, start), (quoted ? unquoted(line) : line).trimEnd());
+        copied = end;
+      }
+      start = end + 1;
+    }
+    if (!pieces) return text;
+    pieces.push(text.slice(copied));
+    return pieces.join("");
   },
 };
+
+/** True when the character before `end` is one `trimEnd` removes. */
+function endsInSpace(text: string, end: number): boolean {
+  const code = text.charCodeAt(end - 1);
+  if (code < 0x80) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
+  return /\s/.test(text[end - 1]);
+}
 
 /** One replaced text of one `edit` call. */
 export interface ReplacedText {

@@ -7,6 +7,8 @@ import { describe, expect, it } from "vitest";
 import { Finder, VIEW_TEXT } from "../../src/lab/finder.ts";
 import { viewText } from "../../src/lab/probes.ts";
 import { WORKING_TEXT, workingText } from "../../src/lab/working-set.ts";
+import { unescapeLine } from "../../src/strategies/checkpoint/render.ts";
+import { QUOTE } from "../../src/strategies/digest/lines.ts";
 import { runs } from "../support/fast-check.ts";
 
 const PATTERNS = ["alpha", "beta", "src/a.ts", "TypeError", "x = 1;\n  y", "ph", "  | quoted line", "a"];
@@ -72,6 +74,41 @@ describe("the finder's memo", () => {
     );
   });
 
+  it("normalizes a text line by line, rebuilding only the lines that change (property: whitespace, quotes, escapes)", () => {
+    const bit = fc.constantFrom(
+      "a",
+      "b c",
+      " ",
+      "\t",
+      "\u00a0",
+      "\u2028",
+      "\u3000",
+      "\r",
+      "\r\n",
+      "\n",
+      QUOTE,
+      '\\"x\\t"',
+      '\\"bad',
+      '"',
+      "\\",
+    );
+    fc.assert(
+      fc.property(fc.array(bit, { maxLength: 12 }), fc.boolean(), (bits, generated) => {
+        const text = bits.join("");
+        const role = generated ? "custom" : "user";
+        const message = {
+          role,
+          customType: "t",
+          content: text,
+          display: true,
+          timestamp: 0,
+        } as unknown as AgentMessage;
+        expect(workingText(message)).toBe(normalizedByLines(text, generated));
+      }),
+      { numRuns: runs(2) },
+    );
+  });
+
   it("builds the working set's key so equal keys mean equal texts (a strategy's quotes are unquoted, a source's are not)", () => {
     const quoted = "  | quoted line";
     const custom = { role: "custom", customType: "x", content: quoted, display: true, timestamp: 0 };
@@ -80,6 +117,24 @@ describe("the finder's memo", () => {
     expect(workingText(user(quoted))).toBe(quoted);
   });
 });
+
+/** The working set's normalization as its definition states it: every line unquoted (strategy text) and trimmed. */
+function normalizedByLines(text: string, generated: boolean): string {
+  const unquote = (line: string) => {
+    if (line.startsWith(QUOTE)) return line.slice(QUOTE.length);
+    if (!line.startsWith('\\"')) return line;
+    try {
+      return unescapeLine(line);
+    } catch {
+      return line;
+    }
+  };
+  return text
+    .replace(/\r\n?/g, "\n")
+    .split("\n")
+    .map((line) => (generated ? unquote(line) : line).trimEnd())
+    .join("\n");
+}
 
 function build(role: string, text: string): AgentMessage {
   switch (role) {
