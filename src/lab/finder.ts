@@ -4,6 +4,7 @@
 // rebuilds with the same text (a summary, a digest, a folded stub, a masked output) is not searched again.
 // Deterministic; no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import { ownCopy } from "../log/own-copy.ts";
 import { viewText } from "./probes.ts";
 
 /** Finds which of a fixed set of patterns occur in a text. */
@@ -22,6 +23,8 @@ export class Finder {
   /** Pattern ending at each node (-1 for none), and the nearest node on the fail chain that ends one. */
   private ends: Int32Array = new Int32Array(0);
   private outLink: Int32Array = new Int32Array(0);
+  /** The first node of a node's output chain: itself when a pattern ends there, else its out link (-1 for none). */
+  private firstOut: Int32Array = new Int32Array(0);
   private readonly seen: Uint32Array;
   private stamp = 0;
   /**
@@ -36,6 +39,20 @@ export class Finder {
    * (see {@link TextMemo}), so a long session's texts are not all kept.
    */
   private readonly byText: TextMemo;
+  /**
+   * Third level, for long texts: pool offsets of the lines searched lately. A projection's new summary or checkpoint
+   * is mostly lines an earlier one had (a long session's compactions rewrite the same history again and again), and a
+   * pattern without a line break occurs in a text exactly when it occurs in one of its lines.
+   */
+  private readonly byLine: TextMemo;
+  /** Length from which a text is searched line by line (infinite for the spanning patterns' own finder). */
+  private readonly lineWiseChars: number;
+  /** The patterns with a line break, searched in a long text as a whole (often none), and their ids here. */
+  private readonly spanning: Finder | undefined;
+  private readonly spanningIds: Int32Array;
+  /** Marks for the union of a long text's lines (apart from `seen`, which each line's search uses). */
+  private readonly united: Uint32Array;
+  private unionStamp = 0;
   /** Characters searched so far (the work the memo saves is what this does not count). */
   searched = 0;
   private pool = new Uint8Array(1 << 16);
@@ -46,12 +63,32 @@ export class Finder {
 
   /**
    * `patterns[i]` gets id i; an empty pattern never matches. Duplicates share the first id's node. `source` says what
-   * is searched in a message (default: its whole text as a view shows it); `memoChars` bounds the text memo.
+   * is searched in a message (default: its whole text as a view shows it); `memoChars` bounds the text and line memos;
+   * a text of `lineWiseChars` or more is searched line by line (infinity: always whole).
    */
-  constructor(patterns: readonly string[], source: MessageText = VIEW_TEXT, memoChars = TEXT_MEMO_CHARS) {
+  constructor(
+    patterns: readonly string[],
+    source: MessageText = VIEW_TEXT,
+    memoChars = TEXT_MEMO_CHARS,
+    lineWiseChars = LINE_WISE_CHARS,
+  ) {
     this.size = patterns.length;
     this.source = source;
     this.byText = new TextMemo(memoChars);
+    this.byLine = new TextMemo(memoChars);
+    this.lineWiseChars = lineWiseChars;
+    const spanning =
+      lineWiseChars < Number.POSITIVE_INFINITY ? patterns.flatMap((p, id) => (p.includes("\n") ? [id] : [])) : [];
+    this.spanningIds = Int32Array.from(spanning);
+    this.spanning = spanning.length
+      ? new Finder(
+          spanning.map((id) => patterns[id]),
+          source,
+          0,
+          Number.POSITIVE_INFINITY,
+        )
+      : undefined;
+    this.united = new Uint32Array(patterns.length);
     this.seen = new Uint32Array(patterns.length);
     // The trie is built in a map keyed by node * 65536 + code unit, then laid out in typed arrays.
     const next = new Map<number, number>();
@@ -126,6 +163,8 @@ export class Finder {
         queue[tail++] = child;
       }
     }
+    this.firstOut = new Int32Array(nodes);
+    for (let n = 0; n < nodes; n++) this.firstOut[n] = this.ends[n] !== -1 ? n : this.outLink[n];
   }
 
   /** Transition from `node` on `code`, or -1 (the root never fails: it stays at 0). */
@@ -151,28 +190,17 @@ export class Finder {
       this.stamp = 1;
     }
     const stamp = this.stamp;
-    this.searched += text.length;
-    const emit = (node: number) => {
-      for (let n = this.ends[node] !== -1 ? node : this.outLink[node]; n !== -1; n = this.outLink[n]) {
-        const id = this.ends[n];
-        if (this.seen[id] !== stamp) {
-          this.seen[id] = stamp;
+    const { ends, outLink, seen, firstOut } = this;
+    this.walk(text, (node) => {
+      for (let n = firstOut[node]; n !== -1; n = outLink[n]) {
+        const id = ends[n];
+        if (seen[id] !== stamp) {
+          seen[id] = stamp;
           found.push(id);
           for (const dup of this.duplicates[n] ?? []) found.push(dup);
         }
       }
-    };
-    let node = 0;
-    for (let i = 0; i < text.length; i++) {
-      const code = text.charCodeAt(i);
-      let target = this.step(node, code);
-      while (target === -1) {
-        node = this.fail[node];
-        target = this.step(node, code);
-      }
-      node = target;
-      if (node !== 0) emit(node);
-    }
+    });
     return Uint32Array.from(found);
   }
 
@@ -181,19 +209,48 @@ export class Finder {
    * past it. Identical patterns are reported under the first one's id.
    */
   scan(text: string, each: (id: number, end: number) => void): void {
+    const { ends, outLink, firstOut } = this;
+    this.walk(text, (node, end) => {
+      for (let n = firstOut[node]; n !== -1; n = outLink[n]) each(ends[n], end);
+    });
+  }
+
+  /**
+   * The automaton over `text`: `output(node, end)` at every position just past which some pattern ends, with the node
+   * reached there. Transitions are looked up inline, and a position where no pattern ends costs no call: most of a
+   * long text is such positions.
+   */
+  private walk(text: string, output: (node: number, end: number) => void): void {
     this.searched += text.length;
+    const { rootNext, childStart, childCode, childNode, fail, firstOut } = this;
     let node = 0;
     for (let i = 0; i < text.length; i++) {
       const code = text.charCodeAt(i);
-      let target = this.step(node, code);
-      while (target === -1) {
-        node = this.fail[node];
-        target = this.step(node, code);
+      for (;;) {
+        if (node === 0) {
+          node = rootNext[code];
+          break;
+        }
+        let low = childStart[node];
+        let high = childStart[node + 1];
+        let target = -1;
+        while (low < high) {
+          const mid = (low + high) >>> 1;
+          const at = childCode[mid];
+          if (at === code) {
+            target = childNode[mid];
+            break;
+          }
+          if (at < code) low = mid + 1;
+          else high = mid;
+        }
+        if (target !== -1) {
+          node = target;
+          break;
+        }
+        node = fail[node];
       }
-      node = target;
-      if (node === 0) continue;
-      for (let n = this.ends[node] !== -1 ? node : this.outLink[node]; n !== -1; n = this.outLink[n])
-        each(this.ends[n], i + 1);
+      if (firstOut[node] !== -1) output(node, i + 1);
     }
   }
 
@@ -213,12 +270,43 @@ export class Finder {
       const key = this.source.key(message);
       offset = this.byText.get(key);
       if (offset === undefined) {
-        offset = this.store(this.find(this.source.text(key)).sort());
+        offset = this.store(this.findInText(this.source.text(key)).sort());
         this.byText.set(key, offset);
       }
       this.memo.set(message, offset);
     }
     return offset;
+  }
+
+  /** {@link find}, line by line with the line memo when the text is long. */
+  private findInText(text: string): Uint32Array {
+    if (text.length < this.lineWiseChars) return this.find(text);
+    if (++this.unionStamp === 0xffffffff) {
+      this.united.fill(0);
+      this.unionStamp = 1;
+    }
+    const stamp = this.unionStamp;
+    const found: number[] = [];
+    const add = (id: number) => {
+      if (this.united[id] === stamp) return;
+      this.united[id] = stamp;
+      found.push(id);
+    };
+    for (let start = 0; start <= text.length; ) {
+      let end = text.indexOf("\n", start);
+      if (end < 0) end = text.length;
+      const line = text.slice(start, end);
+      let offset = this.byLine.get(line);
+      if (offset === undefined) {
+        offset = this.store(this.find(line).sort());
+        // An own copy: the slice would keep the whole text alive for as long as the memo holds the line.
+        this.byLine.set(ownCopy(line), offset);
+      }
+      this.read(offset, add);
+      start = end + 1;
+    }
+    if (this.spanning) for (const id of this.spanning.find(text)) add(this.spanningIds[id]);
+    return Uint32Array.from(found);
   }
 
   /** Write sorted ids to the pool; returns their offset. */
@@ -294,6 +382,9 @@ export interface MessageText {
 
 /** All of a message's text, as a view shows it (see viewText). */
 export const VIEW_TEXT: MessageText = { key: (message) => viewText([message]), text: (key) => key };
+
+/** Texts this long or longer are searched line by line (shorter ones are rarely rebuilt with most lines shared). */
+export const LINE_WISE_CHARS = 2048;
 
 /** Characters of key text a finder's text memo holds, per generation (two generations at most are held). */
 export const TEXT_MEMO_CHARS = 1 << 22;

@@ -11,7 +11,19 @@ import { unescapeLine } from "../../src/strategies/checkpoint/render.ts";
 import { QUOTE } from "../../src/strategies/digest/lines.ts";
 import { runs } from "../support/fast-check.ts";
 
-const PATTERNS = ["alpha", "beta", "src/a.ts", "TypeError", "x = 1;\n  y", "ph", "  | quoted line", "a"];
+// Patterns with a line break ("x = 1;\n  y", "\nbeta", "a\n") span lines; the others occur within one.
+const PATTERNS = [
+  "alpha",
+  "beta",
+  "src/a.ts",
+  "TypeError",
+  "x = 1;\n  y",
+  "ph",
+  "  | quoted line",
+  "a",
+  "\nbeta",
+  "a\n",
+];
 
 const user = (text: string) => ({ role: "user", content: text, timestamp: 0 }) as AgentMessage;
 
@@ -56,20 +68,26 @@ describe("the finder's memo", () => {
       copy: fc.boolean(),
     });
     fc.assert(
-      fc.property(fc.array(shape, { maxLength: 40 }), fc.constantFrom(0, 8, 40, 1 << 20), (shapes, limit) => {
-        const views = new Finder(PATTERNS, VIEW_TEXT, limit);
-        const working = new Finder(PATTERNS, WORKING_TEXT, limit);
-        const made: AgentMessage[] = [];
-        for (const s of shapes) {
-          // An earlier message again (the same object or a rebuilt copy), or a new one.
-          const earlier = made.length && s.reuse % 3 === 0 ? made[s.reuse % made.length] : undefined;
-          const message = earlier ? (s.copy ? ({ ...earlier } as AgentMessage) : earlier) : build(s.role, s.text);
-          made.push(message);
-          const fresh = (finder: Finder, searched: string) => [...finder.find(searched)].sort((a, b) => a - b);
-          expect([...views.inMessage(message)]).toEqual(fresh(new Finder(PATTERNS), viewText([message])));
-          expect([...working.inMessage(message)]).toEqual(fresh(new Finder(PATTERNS), workingText(message)));
-        }
-      }),
+      fc.property(
+        fc.array(shape, { maxLength: 40 }),
+        fc.constantFrom(0, 8, 40, 1 << 20),
+        // Line by line from 0, 10 or 30 characters (most texts then), or never.
+        fc.constantFrom(0, 10, 30, Number.POSITIVE_INFINITY),
+        (shapes, limit, lineWise) => {
+          const views = new Finder(PATTERNS, VIEW_TEXT, limit, lineWise);
+          const working = new Finder(PATTERNS, WORKING_TEXT, limit, lineWise);
+          const made: AgentMessage[] = [];
+          for (const s of shapes) {
+            // An earlier message again (the same object or a rebuilt copy), or a new one.
+            const earlier = made.length && s.reuse % 3 === 0 ? made[s.reuse % made.length] : undefined;
+            const message = earlier ? (s.copy ? ({ ...earlier } as AgentMessage) : earlier) : build(s.role, s.text);
+            made.push(message);
+            const fresh = (finder: Finder, searched: string) => [...finder.find(searched)].sort((a, b) => a - b);
+            expect([...views.inMessage(message)]).toEqual(fresh(new Finder(PATTERNS), viewText([message])));
+            expect([...working.inMessage(message)]).toEqual(fresh(new Finder(PATTERNS), workingText(message)));
+          }
+        },
+      ),
       { numRuns: runs(1) },
     );
   });
