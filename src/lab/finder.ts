@@ -38,7 +38,7 @@ export class Finder {
    * a projection miss the first level every time, but their texts repeat from one projection to the next. Bounded
    * (see {@link TextMemo}), so a long session's texts are not all kept.
    */
-  private readonly byText: TextMemo;
+  private readonly byText: TextMemo[];
   /**
    * Third level, for long texts: pool offsets of the lines searched lately. A projection's new summary or checkpoint
    * is mostly lines an earlier one had (a long session's compactions rewrite the same history again and again), and a
@@ -74,7 +74,7 @@ export class Finder {
   ) {
     this.size = patterns.length;
     this.source = source;
-    this.byText = new TextMemo(memoChars);
+    this.byText = Array.from({ length: source.variants ?? 1 }, () => new TextMemo(memoChars));
     this.byLine = new TextMemo(memoChars);
     this.lineWiseChars = lineWiseChars;
     const spanning =
@@ -268,10 +268,12 @@ export class Finder {
     let offset = this.memo.get(message);
     if (offset === undefined) {
       const key = this.source.key(message);
-      offset = this.byText.get(key);
+      const variant = this.source.variant?.(message) ?? 0;
+      const byText = this.byText[variant];
+      offset = byText.get(key);
       if (offset === undefined) {
-        offset = this.store(this.findInText(this.source.text(key)).sort());
-        this.byText.set(key, offset);
+        offset = this.store(this.findInText(this.source.text(key, variant)).sort());
+        byText.set(key, offset);
       }
       this.memo.set(message, offset);
     }
@@ -372,12 +374,16 @@ export class Finder {
 }
 
 /**
- * What a finder searches in a message: a key text, cheap to build and equal for two messages exactly when their
- * searched texts are equal, and the searched text made from the key (often the key itself).
+ * What a finder searches in a message: a key text, cheap to build, and the searched text made from it (often the key
+ * itself). Where one key can give different texts (a strategy's own message is read unlike the session's), a variant
+ * number tells them apart: a key and its variant decide the text.
  */
 export interface MessageText {
   key(message: AgentMessage): string;
-  text(key: string): string;
+  text(key: string, variant: number): string;
+  /** Number of variants (default 1), and a message's (default 0). */
+  variants?: number;
+  variant?(message: AgentMessage): number;
 }
 
 /** All of a message's text, as a view shows it (see viewText). */

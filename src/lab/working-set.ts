@@ -67,20 +67,20 @@ function unquoted(line: string): string {
  * cut marker, so a text that runs past the cut is not shown.
  */
 export function workingText(message: AgentMessage): string {
-  return WORKING_TEXT.text(WORKING_TEXT.key(message));
+  return WORKING_TEXT.text(WORKING_TEXT.key(message), WORKING_TEXT.variant?.(message) ?? 0);
 }
 
 /**
- * {@link workingText} in two steps, for the finder's memo: the key is the message's raw text behind a first line that
- * says whether a strategy wrote it (`g`) or the session did (`s`), so it is cheap to build; the normalized text is
- * made from it only when the memo has not seen the key.
+ * {@link workingText} in two steps, for the finder's memo: the key is the message's raw text, cheap to build (a single
+ * string, such as a summary, is its own key and is not copied), and its variant says whether a strategy wrote it (1)
+ * or the session did (0); the normalized text is made from the key only when the memo has not seen it.
  */
 export const WORKING_TEXT: MessageText = {
+  variants: 2,
+  variant: (message) => (SOURCE_ROLES.has(String(message.role)) ? 0 : 1),
   key(message) {
     const m = message as unknown as Record<string, unknown>;
-    // The marker joins as the first part, so the key is one flat string (a prefix added by `+` would make every
-    // lookup flatten it).
-    const parts: string[] = [SOURCE_ROLES.has(String(m.role)) ? "s" : "g"];
+    const parts: string[] = [];
     const content = m.content;
     if (typeof content === "string") parts.push(content);
     else if (Array.isArray(content)) {
@@ -92,13 +92,11 @@ export const WORKING_TEXT: MessageText = {
     }
     if (m.role === "bashExecution") parts.push(String(m.command ?? ""), String(m.output ?? ""));
     if (typeof m.summary === "string") parts.push(m.summary);
-    // One part (the marker alone) joins to "s" or "g"; the text is then empty.
-    if (parts.length === 1) parts.push("");
     return parts.join("\n");
   },
-  text(key) {
-    const generated = key.charCodeAt(0) === 103; // "g"
-    let text = key.slice(2);
+  text(key, variant) {
+    const generated = variant === 1;
+    let text = key;
     if (text.includes("\r")) text = text.replace(/\r\n?/g, "\n");
     // Only the lines that change are rebuilt: most lines end in no whitespace and quote nothing, and a long
     // summary split into lines and joined again cost more than searching it.

@@ -127,10 +127,14 @@ describe("the finder's memo", () => {
     );
   });
 
-  it("builds the working set's key so equal keys mean equal texts (a strategy's quotes are unquoted, a source's are not)", () => {
+  it("tells a strategy's text from the session's by variant, so one key gives each its own reading", () => {
     const quoted = "  | quoted line";
     const custom = { role: "custom", customType: "x", content: quoted, display: true, timestamp: 0 };
-    expect(WORKING_TEXT.key(custom as unknown as AgentMessage)).not.toBe(WORKING_TEXT.key(user(quoted)));
+    const finder = new Finder(["quoted line", "  | quoted"], WORKING_TEXT);
+    expect(WORKING_TEXT.key(custom as unknown as AgentMessage)).toBe(WORKING_TEXT.key(user(quoted)));
+    // The same raw text: the strategy's quote reads as the line it quotes, the session's line as it is.
+    expect([...finder.inMessage(custom as unknown as AgentMessage)]).toEqual([0]);
+    expect([...finder.inMessage(user(quoted))]).toEqual([0, 1]);
     expect(workingText(custom as unknown as AgentMessage)).toBe("quoted line");
     expect(workingText(user(quoted))).toBe(quoted);
   });
