@@ -40,11 +40,13 @@ export class Finder {
    */
   private readonly byText: TextMemo[];
   /**
-   * Third level, for long texts: pool offsets of the lines searched lately. A projection's new summary or checkpoint
-   * is mostly lines an earlier one had (a long session's compactions rewrite the same history again and again), and a
-   * pattern without a line break occurs in a text exactly when it occurs in one of its lines.
+   * Third level, for long texts: pool offsets of the chunks of lines searched lately. A projection's new summary or
+   * checkpoint is mostly lines an earlier one had (a long session's compactions rewrite the same history again and
+   * again), and a pattern without a line break occurs in a text exactly when it occurs in one of its lines.
    */
-  private readonly byLine: TextMemo;
+  private readonly byChunk: TextMemo;
+  private readonly chunkBits: number;
+  private readonly maxChunkChars: number;
   /** Length from which a text is searched line by line (infinite for the spanning patterns' own finder). */
   private readonly lineWiseChars: number;
   /** The patterns with a line break, searched in a long text as a whole (often none), and their ids here. */
@@ -63,19 +65,16 @@ export class Finder {
 
   /**
    * `patterns[i]` gets id i; an empty pattern never matches. Duplicates share the first id's node. `source` says what
-   * is searched in a message (default: its whole text as a view shows it); `memoChars` bounds the text and line memos;
-   * a text of `lineWiseChars` or more is searched line by line (infinity: always whole).
+   * is searched in a message (default: its whole text as a view shows it); `tuning` sizes the memo.
    */
-  constructor(
-    patterns: readonly string[],
-    source: MessageText = VIEW_TEXT,
-    memoChars = TEXT_MEMO_CHARS,
-    lineWiseChars = LINE_WISE_CHARS,
-  ) {
+  constructor(patterns: readonly string[], source: MessageText = VIEW_TEXT, tuning: Partial<FinderTuning> = {}) {
+    const { memoChars, lineWiseChars, chunkBits, maxChunkChars } = { ...DEFAULT_TUNING, ...tuning };
+    this.chunkBits = chunkBits;
+    this.maxChunkChars = maxChunkChars;
     this.size = patterns.length;
     this.source = source;
     this.byText = Array.from({ length: source.variants ?? 1 }, () => new TextMemo(memoChars));
-    this.byLine = new TextMemo(memoChars);
+    this.byChunk = new TextMemo(memoChars);
     this.lineWiseChars = lineWiseChars;
     const spanning =
       lineWiseChars < Number.POSITIVE_INFINITY ? patterns.flatMap((p, id) => (p.includes("\n") ? [id] : [])) : [];
@@ -84,8 +83,7 @@ export class Finder {
       ? new Finder(
           spanning.map((id) => patterns[id]),
           source,
-          0,
-          Number.POSITIVE_INFINITY,
+          { memoChars: 0, lineWiseChars: Number.POSITIVE_INFINITY },
         )
       : undefined;
     this.united = new Uint32Array(patterns.length);
@@ -294,18 +292,27 @@ export class Finder {
       this.united[id] = stamp;
       found.push(id);
     };
+    // Lines are grouped into chunks whose ends depend on the lengths of the lines there, not on where the text
+    // starts: two texts that share a run of lines cut it into the same chunks, apart from the run's edges.
+    let chunkStart = 0;
+    let previous = 0;
     for (let start = 0; start <= text.length; ) {
       let end = text.indexOf("\n", start);
       if (end < 0) end = text.length;
-      const line = text.slice(start, end);
-      let offset = this.byLine.get(line);
+      const length = end - start;
+      const mixed = Math.imul(length + 1, 0x9e3779b1) ^ Math.imul(previous + 1, 0x85ebca6b);
+      previous = length;
+      start = end + 1;
+      if (start <= text.length && mixed >>> this.chunkBits !== 0 && end - chunkStart < this.maxChunkChars) continue;
+      const chunk = text.slice(chunkStart, end);
+      chunkStart = start;
+      let offset = this.byChunk.get(chunk);
       if (offset === undefined) {
-        offset = this.store(this.find(line).sort());
-        // An own copy: the slice would keep the whole text alive for as long as the memo holds the line.
-        this.byLine.set(ownCopy(line), offset);
+        offset = this.store(this.find(chunk).sort());
+        // An own copy: the slice would keep the whole text alive for as long as the memo holds the chunk.
+        this.byChunk.set(ownCopy(chunk), offset);
       }
       this.read(offset, add);
-      start = end + 1;
     }
     if (this.spanning) for (const id of this.spanning.find(text)) add(this.spanningIds[id]);
     return Uint32Array.from(found);
@@ -389,11 +396,24 @@ export interface MessageText {
 /** All of a message's text, as a view shows it (see viewText). */
 export const VIEW_TEXT: MessageText = { key: (message) => viewText([message]), text: (key) => key };
 
-/** Texts this long or longer are searched line by line (shorter ones are rarely rebuilt with most lines shared). */
-export const LINE_WISE_CHARS = 2048;
+/** How a finder's memo is sized and a long text cut; tests make them small to reach every path. */
+export interface FinderTuning {
+  /** Characters of key text each memo holds per generation (two generations at most are held). */
+  memoChars: number;
+  /** Texts this long or longer are searched by chunks of lines (infinity: always whole). */
+  lineWiseChars: number;
+  /** A chunk ends after a line with odds 1 in 2^(32 - chunkBits) (28: about one line in 16), or at `maxChunkChars`. */
+  chunkBits: number;
+  maxChunkChars: number;
+}
 
-/** Characters of key text a finder's text memo holds, per generation (two generations at most are held). */
-export const TEXT_MEMO_CHARS = 1 << 22;
+/** Shorter texts are rarely rebuilt with most of their lines shared, and search faster whole. */
+export const DEFAULT_TUNING: FinderTuning = {
+  memoChars: 1 << 22,
+  lineWiseChars: 2048,
+  chunkBits: 28,
+  maxChunkChars: 4096,
+};
 
 /**
  * A map from text to pool offset that holds about `limit` characters of keys: when the newest generation is full it

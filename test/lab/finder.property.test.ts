@@ -43,7 +43,7 @@ describe("the finder's memo", () => {
   });
 
   it("keeps about its limit of text: a text that stops coming back is dropped and searched again", () => {
-    const finder = new Finder(PATTERNS, VIEW_TEXT, 16);
+    const finder = new Finder(PATTERNS, VIEW_TEXT, { memoChars: 16 });
     finder.inMessage(user("alpha beta"));
     const searched = finder.searched;
     // A text seen again soon is remembered.
@@ -59,7 +59,7 @@ describe("the finder's memo", () => {
   it("answers as a fresh search of the message's text, whatever the memo holds (property)", () => {
     const piece = fc.constantFrom("alpha", "beta", "src/a.ts", "TypeError", "x = 1;", "  y", "ph", "  | quoted line");
     const text = fc
-      .array(fc.tuple(piece, fc.constantFrom(" ", "\n", "\r\n", "  \n")), { maxLength: 5 })
+      .array(fc.tuple(piece, fc.constantFrom(" ", "\n", "\r\n", "  \n", "\n\n")), { maxLength: 24 })
       .map((parts) => parts.map(([p, sep]) => p + sep).join(""));
     const shape = fc.record({
       role: fc.constantFrom("user", "toolResult", "custom", "compactionSummary", "assistant"),
@@ -71,11 +71,16 @@ describe("the finder's memo", () => {
       fc.property(
         fc.array(shape, { maxLength: 40 }),
         fc.constantFrom(0, 8, 40, 1 << 20),
-        // Line by line from 0, 10 or 30 characters (most texts then), or never.
-        fc.constantFrom(0, 10, 30, Number.POSITIVE_INFINITY),
-        (shapes, limit, lineWise) => {
-          const views = new Finder(PATTERNS, VIEW_TEXT, limit, lineWise);
-          const working = new Finder(PATTERNS, WORKING_TEXT, limit, lineWise);
+        // By chunks of lines from 0 or 30 characters (most texts then), or never; chunks cut at the length cap only, or
+        // after about 2 or 16 lines, and at most 5 or 4096 characters.
+        fc.record({
+          lineWiseChars: fc.constantFrom(0, 30, Number.POSITIVE_INFINITY),
+          chunkBits: fc.constantFrom(0, 31, 28),
+          maxChunkChars: fc.constantFrom(5, 4096),
+        }),
+        (shapes, memoChars, cut) => {
+          const views = new Finder(PATTERNS, VIEW_TEXT, { memoChars, ...cut });
+          const working = new Finder(PATTERNS, WORKING_TEXT, { memoChars, ...cut });
           const made: AgentMessage[] = [];
           for (const s of shapes) {
             // An earlier message again (the same object or a rebuilt copy), or a new one.
