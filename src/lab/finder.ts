@@ -40,6 +40,12 @@ export class Finder {
    */
   private readonly byText: TextMemo[];
   /**
+   * Between the two, per variant: the offsets by the object a message's text is made of alone (its content array),
+   * which a rebuilt message often shares with the one it replaces. Its key is then neither built nor looked up, and
+   * a long output moved out of memory is not read back to build it.
+   */
+  private readonly byHolder: WeakMap<object, number>[];
+  /**
    * Third level, for long texts: pool offsets of the chunks of lines searched lately. A projection's new summary or
    * checkpoint is mostly lines an earlier one had (a long session's compactions rewrite the same history again and
    * again), and a pattern without a line break occurs in a text exactly when it occurs in one of its lines.
@@ -74,6 +80,7 @@ export class Finder {
     this.size = patterns.length;
     this.source = source;
     this.byText = Array.from({ length: source.variants ?? 1 }, () => new TextMemo(memoChars));
+    this.byHolder = Array.from({ length: source.variants ?? 1 }, () => new WeakMap());
     this.byChunk = new TextMemo(memoChars);
     this.lineWiseChars = lineWiseChars;
     const spanning =
@@ -265,13 +272,18 @@ export class Finder {
   private offsetOf(message: AgentMessage): number {
     let offset = this.memo.get(message);
     if (offset === undefined) {
-      const key = this.source.key(message);
       const variant = this.source.variant?.(message) ?? 0;
-      const byText = this.byText[variant];
-      offset = byText.get(key);
+      const holder = this.source.holder?.(message);
+      offset = holder === undefined ? undefined : this.byHolder[variant].get(holder);
       if (offset === undefined) {
-        offset = this.store(this.findInText(this.source.text(key, variant)).sort());
-        byText.set(key, offset);
+        const key = this.source.key(message);
+        const byText = this.byText[variant];
+        offset = byText.get(key);
+        if (offset === undefined) {
+          offset = this.store(this.findInText(this.source.text(key, variant)).sort());
+          byText.set(key, offset);
+        }
+        if (holder !== undefined) this.byHolder[variant].set(holder, offset);
       }
       this.memo.set(message, offset);
     }
@@ -391,10 +403,23 @@ export interface MessageText {
   /** Number of variants (default 1), and a message's (default 0). */
   variants?: number;
   variant?(message: AgentMessage): number;
+  /** An object the message's key is made of alone (with its variant), when there is one: its content array. */
+  holder?(message: AgentMessage): object | undefined;
 }
 
 /** All of a message's text, as a view shows it (see viewText). */
-export const VIEW_TEXT: MessageText = { key: (message) => viewText([message]), text: (key) => key };
+export const VIEW_TEXT: MessageText = {
+  key: (message) => viewText([message]),
+  text: (key) => key,
+  // viewText reads a shell run's command and output and a summary's text besides the content.
+  holder(message) {
+    const content = (message as { content?: unknown }).content;
+    return Array.isArray(content) && !OWN_TEXT_ROLES.has(message.role) ? content : undefined;
+  },
+};
+
+/** Roles whose view text is more than their content. */
+const OWN_TEXT_ROLES = new Set(["bashExecution", "compactionSummary", "branchSummary"]);
 
 /** How a finder's memo is sized and a long text cut; tests make them small to reach every path. */
 export interface FinderTuning {

@@ -78,6 +78,13 @@ export function workingText(message: AgentMessage): string {
 export const WORKING_TEXT: MessageText = {
   variants: 2,
   variant: (message) => (SOURCE_ROLES.has(String(message.role)) ? 0 : 1),
+  // The key reads a shell run's command and output, and any summary, besides the content.
+  holder(message) {
+    const m = message as unknown as Record<string, unknown>;
+    return Array.isArray(m.content) && m.role !== "bashExecution" && typeof m.summary !== "string"
+      ? (m.content as object)
+      : undefined;
+  },
   key(message) {
     const m = message as unknown as Record<string, unknown>;
     const parts: string[] = [];

@@ -42,6 +42,25 @@ describe("the finder's memo", () => {
     expect(finder.searched).toBe(searched + 4);
   });
 
+  it("does not read again the content a rebuilt message shares with an earlier one", () => {
+    let reads = 0;
+    const block = {
+      type: "text",
+      get text() {
+        reads++;
+        return "alpha, moved out of memory";
+      },
+    };
+    const output = { role: "toolResult", toolCallId: "c", toolName: "read", content: [block], isError: false };
+    for (const finder of [new Finder(PATTERNS), new Finder(PATTERNS, WORKING_TEXT)]) {
+      reads = 0;
+      const first = [...finder.inMessage(output as unknown as AgentMessage)];
+      expect(reads).toBe(1);
+      expect([...finder.inMessage({ ...output, timestamp: 2 } as unknown as AgentMessage)]).toEqual(first);
+      expect(reads).toBe(1);
+    }
+  });
+
   it("keeps about its limit of text: a text that stops coming back is dropped and searched again", () => {
     const finder = new Finder(PATTERNS, VIEW_TEXT, { memoChars: 16 });
     finder.inMessage(user("alpha beta"));
@@ -65,7 +84,7 @@ describe("the finder's memo", () => {
       role: fc.constantFrom("user", "toolResult", "custom", "compactionSummary", "assistant"),
       text,
       reuse: fc.nat(),
-      copy: fc.boolean(),
+      copy: fc.constantFrom("same", "copy", "recast"),
     });
     fc.assert(
       fc.property(
@@ -83,9 +102,19 @@ describe("the finder's memo", () => {
           const working = new Finder(PATTERNS, WORKING_TEXT, { memoChars, ...cut });
           const made: AgentMessage[] = [];
           for (const s of shapes) {
-            // An earlier message again (the same object or a rebuilt copy), or a new one.
+            // An earlier message again (the same object, a rebuilt copy sharing its content, or one recast in another
+            // role around the same content), or a new one.
             const earlier = made.length && s.reuse % 3 === 0 ? made[s.reuse % made.length] : undefined;
-            const message = earlier ? (s.copy ? ({ ...earlier } as AgentMessage) : earlier) : build(s.role, s.text);
+            const recast = () => ({
+              ...earlier,
+              role: s.role,
+              summary: s.role === "compactionSummary" ? s.text : undefined,
+            });
+            const message = !earlier
+              ? build(s.role, s.text)
+              : s.copy === "same"
+                ? earlier
+                : ((s.copy === "copy" ? { ...earlier } : recast()) as AgentMessage);
             made.push(message);
             const fresh = (finder: Finder, searched: string) => [...finder.find(searched)].sort((a, b) => a - b);
             expect([...views.inMessage(message)]).toEqual(fresh(new Finder(PATTERNS), viewText([message])));
