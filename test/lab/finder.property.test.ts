@@ -4,7 +4,7 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { Finder, VIEW_TEXT } from "../../src/lab/finder.ts";
+import { DEFAULT_TUNING, Finder, VIEW_TEXT } from "../../src/lab/finder.ts";
 import { viewText } from "../../src/lab/probes.ts";
 import { WORKING_TEXT, workingText } from "../../src/lab/working-set.ts";
 import { unescapeLine } from "../../src/strategies/checkpoint/render.ts";
@@ -59,6 +59,27 @@ describe("the finder's memo", () => {
       expect([...finder.inMessage({ ...output, timestamp: 2 } as unknown as AgentMessage)]).toEqual(first);
       expect(reads).toBe(1);
     }
+  });
+
+  it("searches of a growing summary only what is new: the work follows the session, not the sum of the summaries", () => {
+    const finder = new Finder(PATTERNS);
+    const lines: string[] = [];
+    let summed = 0;
+    const rounds = 50;
+    for (let round = 0; round < rounds; round++) {
+      for (let i = 0; i < 20; i++)
+        lines.push(`round ${round} line ${i}: alpha ${"x".repeat((round * 7 + i * 3) % 40)}`);
+      const summary = lines.join("\n");
+      summed += summary.length;
+      const message = { role: "compactionSummary", summary, tokensBefore: 1, timestamp: round };
+      expect([...finder.inMessage(message as unknown as AgentMessage)]).toEqual(
+        [...new Finder(PATTERNS).find(summary)].sort((a, b) => a - b),
+      );
+    }
+    const final = lines.join("\n").length;
+    // Each summary re-reads at most the chunk its predecessor ended in, besides its own new lines.
+    expect(finder.searched).toBeLessThanOrEqual(final + rounds * DEFAULT_TUNING.maxChunkChars);
+    expect(finder.searched).toBeLessThan(summed / 4);
   });
 
   it("keeps about its limit of text: a text that stops coming back is dropped and searched again", () => {
