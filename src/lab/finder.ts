@@ -452,7 +452,7 @@ export interface FinderTuning {
 
 /** Shorter texts are rarely rebuilt with most of their lines shared, and search faster whole. */
 export const DEFAULT_TUNING: FinderTuning = {
-  memoChars: 1 << 22,
+  memoChars: 1 << 20,
   lineWiseChars: 2048,
   chunkBits: 28,
   maxChunkChars: 4096,
