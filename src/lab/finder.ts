@@ -1,7 +1,10 @@
-// Many-pattern substring search (Aho-Corasick) with a per-message memo: which of the lab's patterns (probe
-// texts, needed items) a message holds is computed once per message object, so checking a view costs one
-// pass over its messages instead of one text search per pattern. Deterministic; no I/O.
+// Many-pattern substring search (Aho-Corasick) with a two-level memo: which of the lab's patterns (probe texts,
+// needed items) a message holds is computed once per message object, and once per distinct text, so checking a
+// view costs one pass over its messages instead of one text search per pattern, and a message a projection
+// rebuilds with the same text (a summary, a digest, a folded stub, a masked output) is not searched again.
+// Deterministic; no I/O.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
+import { ownCopy } from "../log/own-copy.ts";
 import { viewText } from "./probes.ts";
 
 /** Finds which of a fixed set of patterns occur in a text. */
@@ -20,6 +23,8 @@ export class Finder {
   /** Pattern ending at each node (-1 for none), and the nearest node on the fail chain that ends one. */
   private ends: Int32Array = new Int32Array(0);
   private outLink: Int32Array = new Int32Array(0);
+  /** The first node of a node's output chain: itself when a pattern ends there, else its out link (-1 for none). */
+  private firstOut: Int32Array = new Int32Array(0);
   private readonly seen: Uint32Array;
   private stamp = 0;
   /**
@@ -28,22 +33,67 @@ export class Finder {
    * item's hits cluster (it first appears next to its neighbours in id order), so most deltas take one byte.
    */
   private readonly memo = new WeakMap<object, number>();
+  /**
+   * Second level of the memo, by the message's key text: pool offsets of the texts searched lately. Objects rebuilt by
+   * a projection miss the first level every time, but their texts repeat from one projection to the next. Bounded
+   * (see {@link TextMemo}), so a long session's texts are not all kept.
+   */
+  private readonly byText: TextMemo[];
+  /**
+   * Between the two, per variant: the offsets by the object a message's text is made of alone (its content array),
+   * which a rebuilt message often shares with the one it replaces. Its key is then neither built nor looked up, and
+   * a long output moved out of memory is not read back to build it.
+   */
+  private readonly byHolder: WeakMap<object, number>[];
+  /**
+   * Third level, for long texts: pool offsets of the chunks of lines searched lately. A projection's new summary or
+   * checkpoint is mostly lines an earlier one had (a long session's compactions rewrite the same history again and
+   * again), and a pattern without a line break occurs in a text exactly when it occurs in one of its lines.
+   */
+  private readonly byChunk: TextMemo;
+  private readonly chunkBits: number;
+  private readonly maxChunkChars: number;
+  /** Length from which a text is searched line by line (infinite for the spanning patterns' own finder). */
+  private readonly lineWiseChars: number;
+  /** The patterns with a line break, searched in a long text as a whole (often none), and their ids here. */
+  private readonly spanning: Finder | undefined;
+  private readonly spanningIds: Int32Array;
+  /** Marks for the union of a long text's lines (apart from `seen`, which each line's search uses). */
+  private readonly united: Uint32Array;
+  private unionStamp = 0;
+  /** Characters searched so far (the work the memo saves is what this does not count). */
+  searched = 0;
   private pool = new Uint8Array(1 << 16);
   private used = 0;
   readonly size: number;
-  /** The text of a message that is searched (by default all of it, as a view shows it). */
-  private readonly textOf: (message: AgentMessage) => string;
+  /** What is searched in a message (by default all of its text, as a view shows it). */
+  private readonly source: MessageText;
 
   /**
-   * `patterns[i]` gets id i; an empty pattern never matches. Duplicates share the first id's node. `textOf` gives the
-   * text searched in a message (default: its whole text as a view shows it).
+   * `patterns[i]` gets id i; an empty pattern never matches. Duplicates share the first id's node. `source` says what
+   * is searched in a message (default: its whole text as a view shows it); `tuning` sizes the memo.
    */
-  constructor(
-    patterns: readonly string[],
-    textOf: (message: AgentMessage) => string = (message) => viewText([message]),
-  ) {
+  constructor(patterns: readonly string[], source: MessageText = VIEW_TEXT, tuning: Partial<FinderTuning> = {}) {
+    const { memoChars, lineWiseChars, chunkBits, maxChunkChars } = { ...DEFAULT_TUNING, ...tuning };
+    this.chunkBits = chunkBits;
+    this.maxChunkChars = maxChunkChars;
     this.size = patterns.length;
-    this.textOf = textOf;
+    this.source = source;
+    this.byText = Array.from({ length: source.variants ?? 1 }, () => new TextMemo(memoChars));
+    this.byHolder = Array.from({ length: source.variants ?? 1 }, () => new WeakMap());
+    this.byChunk = new TextMemo(memoChars);
+    this.lineWiseChars = lineWiseChars;
+    const spanning =
+      lineWiseChars < Number.POSITIVE_INFINITY ? patterns.flatMap((p, id) => (p.includes("\n") ? [id] : [])) : [];
+    this.spanningIds = Int32Array.from(spanning);
+    this.spanning = spanning.length
+      ? new Finder(
+          spanning.map((id) => patterns[id]),
+          source,
+          { memoChars: 0, lineWiseChars: Number.POSITIVE_INFINITY },
+        )
+      : undefined;
+    this.united = new Uint32Array(patterns.length);
     this.seen = new Uint32Array(patterns.length);
     // The trie is built in a map keyed by node * 65536 + code unit, then laid out in typed arrays.
     const next = new Map<number, number>();
@@ -118,6 +168,8 @@ export class Finder {
         queue[tail++] = child;
       }
     }
+    this.firstOut = new Int32Array(nodes);
+    for (let n = 0; n < nodes; n++) this.firstOut[n] = this.ends[n] !== -1 ? n : this.outLink[n];
   }
 
   /** Transition from `node` on `code`, or -1 (the root never fails: it stays at 0). */
@@ -143,28 +195,68 @@ export class Finder {
       this.stamp = 1;
     }
     const stamp = this.stamp;
-    const emit = (node: number) => {
-      for (let n = this.ends[node] !== -1 ? node : this.outLink[node]; n !== -1; n = this.outLink[n]) {
-        const id = this.ends[n];
-        if (this.seen[id] !== stamp) {
-          this.seen[id] = stamp;
+    const { ends, outLink, seen, firstOut } = this;
+    this.walk(text, (node) => {
+      for (let n = firstOut[node]; n !== -1; n = outLink[n]) {
+        const id = ends[n];
+        if (seen[id] !== stamp) {
+          seen[id] = stamp;
           found.push(id);
           for (const dup of this.duplicates[n] ?? []) found.push(dup);
         }
       }
-    };
+    });
+    return Uint32Array.from(found);
+  }
+
+  /**
+   * Every occurrence in `text` of every pattern, in order of where it ends: `each(id, end)` with `end` the index just
+   * past it. Identical patterns are reported under the first one's id.
+   */
+  scan(text: string, each: (id: number, end: number) => void): void {
+    const { ends, outLink, firstOut } = this;
+    this.walk(text, (node, end) => {
+      for (let n = firstOut[node]; n !== -1; n = outLink[n]) each(ends[n], end);
+    });
+  }
+
+  /**
+   * The automaton over `text`: `output(node, end)` at every position just past which some pattern ends, with the node
+   * reached there. Transitions are looked up inline, and a position where no pattern ends costs no call: most of a
+   * long text is such positions.
+   */
+  private walk(text: string, output: (node: number, end: number) => void): void {
+    this.searched += text.length;
+    const { rootNext, childStart, childCode, childNode, fail, firstOut } = this;
     let node = 0;
     for (let i = 0; i < text.length; i++) {
       const code = text.charCodeAt(i);
-      let target = this.step(node, code);
-      while (target === -1) {
-        node = this.fail[node];
-        target = this.step(node, code);
+      for (;;) {
+        if (node === 0) {
+          node = rootNext[code];
+          break;
+        }
+        let low = childStart[node];
+        let high = childStart[node + 1];
+        let target = -1;
+        while (low < high) {
+          const mid = (low + high) >>> 1;
+          const at = childCode[mid];
+          if (at === code) {
+            target = childNode[mid];
+            break;
+          }
+          if (at < code) low = mid + 1;
+          else high = mid;
+        }
+        if (target !== -1) {
+          node = target;
+          break;
+        }
+        node = fail[node];
       }
-      node = target;
-      if (node !== 0) emit(node);
+      if (firstOut[node] !== -1) output(node, i + 1);
     }
-    return Uint32Array.from(found);
   }
 
   private write(value: number): void {
@@ -176,26 +268,83 @@ export class Finder {
     this.pool[this.used++] = v;
   }
 
-  /** Offset in `pool` of the ids of the patterns a message holds (its whole text as a view shows it). */
+  /** Offset in `pool` of the ids of the patterns a message holds: the object's, else its text's, else searched now. */
   private offsetOf(message: AgentMessage): number {
     let offset = this.memo.get(message);
     if (offset === undefined) {
-      const ids = this.find(this.textOf(message)).sort();
-      // At most 5 bytes per number: the count and each delta.
-      const room = 5 * (ids.length + 1);
-      if (this.used + room > this.pool.length) {
-        const grown = new Uint8Array(Math.max(Math.ceil(this.pool.length * 1.5), this.used + room));
-        grown.set(this.pool.subarray(0, this.used));
-        this.pool = grown;
-      }
-      offset = this.used;
-      this.write(ids.length);
-      let previous = 0;
-      for (const id of ids) {
-        this.write(id - previous);
-        previous = id;
+      const variant = this.source.variant?.(message) ?? 0;
+      const holder = this.source.holder?.(message);
+      offset = holder === undefined ? undefined : this.byHolder[variant].get(holder);
+      if (offset === undefined) {
+        const key = this.source.key(message);
+        const byText = this.byText[variant];
+        offset = byText.get(key);
+        if (offset === undefined) {
+          offset = this.store(this.findInText(this.source.text(key, variant)).sort());
+          byText.set(key, offset);
+        }
+        if (holder !== undefined) this.byHolder[variant].set(holder, offset);
       }
       this.memo.set(message, offset);
+    }
+    return offset;
+  }
+
+  /** {@link find}, line by line with the line memo when the text is long. */
+  private findInText(text: string): Uint32Array {
+    if (text.length < this.lineWiseChars) return this.find(text);
+    if (++this.unionStamp === 0xffffffff) {
+      this.united.fill(0);
+      this.unionStamp = 1;
+    }
+    const stamp = this.unionStamp;
+    const found: number[] = [];
+    const add = (id: number) => {
+      if (this.united[id] === stamp) return;
+      this.united[id] = stamp;
+      found.push(id);
+    };
+    // Lines are grouped into chunks whose ends depend on the lengths of the lines there, not on where the text
+    // starts: two texts that share a run of lines cut it into the same chunks, apart from the run's edges.
+    let chunkStart = 0;
+    let previous = 0;
+    for (let start = 0; start <= text.length; ) {
+      let end = text.indexOf("\n", start);
+      if (end < 0) end = text.length;
+      const length = end - start;
+      const mixed = Math.imul(length + 1, 0x9e3779b1) ^ Math.imul(previous + 1, 0x85ebca6b);
+      previous = length;
+      start = end + 1;
+      if (start <= text.length && mixed >>> this.chunkBits !== 0 && end - chunkStart < this.maxChunkChars) continue;
+      const chunk = text.slice(chunkStart, end);
+      chunkStart = start;
+      let offset = this.byChunk.get(chunk);
+      if (offset === undefined) {
+        offset = this.store(this.find(chunk).sort());
+        // An own copy: the slice would keep the whole text alive for as long as the memo holds the chunk.
+        this.byChunk.set(ownCopy(chunk), offset);
+      }
+      this.read(offset, add);
+    }
+    if (this.spanning) for (const id of this.spanning.find(text)) add(this.spanningIds[id]);
+    return Uint32Array.from(found);
+  }
+
+  /** Write sorted ids to the pool; returns their offset. */
+  private store(ids: Uint32Array): number {
+    // At most 5 bytes per number: the count and each delta.
+    const room = 5 * (ids.length + 1);
+    if (this.used + room > this.pool.length) {
+      const grown = new Uint8Array(Math.max(Math.ceil(this.pool.length * 1.5), this.used + room));
+      grown.set(this.pool.subarray(0, this.used));
+      this.pool = grown;
+    }
+    const offset = this.used;
+    this.write(ids.length);
+    let previous = 0;
+    for (const id of ids) {
+      this.write(id - previous);
+      previous = id;
     }
     return offset;
   }
@@ -236,9 +385,112 @@ export class Finder {
 
   /** Which patterns occur anywhere in a list of messages: `marks[id] === result` means present. */
   present(messages: readonly AgentMessage[], marks: Uint32Array, stamp: number): void {
-    const mark = (id: number) => {
-      marks[id] = stamp;
-    };
-    for (const message of messages) this.read(this.offsetOf(message), mark);
+    for (const message of messages) {
+      const offset = this.offsetOf(message);
+      // The pool may have grown (a new message was searched): read it after the offset is known.
+      const pool = this.pool;
+      // The reading of `read`, inlined: a view holds a few hundred messages with thousands of hits each.
+      let at = offset;
+      let count = 0;
+      for (let shift = 0, byte = 0x80; byte & 0x80; shift += 7) {
+        byte = pool[at++];
+        count += (byte & 0x7f) * 2 ** shift;
+      }
+      let id = 0;
+      for (; count > 0; count--) {
+        let delta = 0;
+        for (let shift = 0, byte = 0x80; byte & 0x80; shift += 7) {
+          byte = pool[at++];
+          delta += (byte & 0x7f) * 2 ** shift;
+        }
+        id += delta;
+        marks[id] = stamp;
+      }
+    }
+  }
+}
+
+/**
+ * What a finder searches in a message: a key text, cheap to build, and the searched text made from it (often the key
+ * itself). Where one key can give different texts (a strategy's own message is read unlike the session's), a variant
+ * number tells them apart: a key and its variant decide the text.
+ */
+export interface MessageText {
+  key(message: AgentMessage): string;
+  text(key: string, variant: number): string;
+  /** Number of variants (default 1), and a message's (default 0). */
+  variants?: number;
+  variant?(message: AgentMessage): number;
+  /** An object the message's key is made of alone (with its variant), when there is one: its content array. */
+  holder?(message: AgentMessage): object | undefined;
+}
+
+/** All of a message's text, as a view shows it (see viewText). */
+export const VIEW_TEXT: MessageText = {
+  key: (message) => viewText([message]),
+  text: (key) => key,
+  // viewText reads a shell run's command and output and a summary's text besides the content.
+  holder(message) {
+    const content = (message as { content?: unknown }).content;
+    return Array.isArray(content) && !OWN_TEXT_ROLES.has(message.role) ? content : undefined;
+  },
+};
+
+/** Roles whose view text is more than their content. */
+const OWN_TEXT_ROLES = new Set(["bashExecution", "compactionSummary", "branchSummary"]);
+
+/** How a finder's memo is sized and a long text cut; tests make them small to reach every path. */
+export interface FinderTuning {
+  /** Characters of key text each memo holds per generation (two generations at most are held). */
+  memoChars: number;
+  /** Texts this long or longer are searched by chunks of lines (infinity: always whole). */
+  lineWiseChars: number;
+  /** A chunk ends after a line with odds 1 in 2^(32 - chunkBits) (28: about one line in 16), or at `maxChunkChars`. */
+  chunkBits: number;
+  maxChunkChars: number;
+}
+
+/** Shorter texts are rarely rebuilt with most of their lines shared, and search faster whole. */
+export const DEFAULT_TUNING: FinderTuning = {
+  memoChars: 1 << 20,
+  lineWiseChars: 2048,
+  chunkBits: 28,
+  maxChunkChars: 4096,
+};
+
+/**
+ * A map from text to pool offset that holds about `limit` characters of keys: when the newest generation is full it
+ * becomes the old one and the oldest is dropped; a text found in the old generation moves to the new one. Texts
+ * that keep coming back (the messages each projection rebuilds) stay; a long session's one-off texts pass through.
+ * Only the time a lookup saves depends on what is held, never its answer.
+ */
+class TextMemo {
+  private current = new Map<string, number>();
+  private previous = new Map<string, number>();
+  private chars = 0;
+  private readonly limit: number;
+
+  constructor(limit: number) {
+    this.limit = limit;
+  }
+
+  get(text: string): number | undefined {
+    const known = this.current.get(text);
+    if (known !== undefined) return known;
+    const old = this.previous.get(text);
+    if (old !== undefined) this.set(text, old);
+    return old;
+  }
+
+  set(text: string, offset: number): void {
+    // A text longer than a generation would only push everything else out.
+    if (text.length > this.limit) return;
+    if (this.chars + text.length > this.limit) {
+      this.previous = this.current;
+      this.current = new Map();
+      this.chars = 0;
+    }
+    this.current.set(text, offset);
+    this.chars += text.length;
   }
 }

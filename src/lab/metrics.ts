@@ -89,32 +89,95 @@ export function messageBytes(message: AgentMessage): string {
 }
 
 /**
- * A fingerprint of a message's wire bytes (a 30-bit hash that mixes in their length), memoized per message object.
- * The bytes themselves are not kept: a replay compares a message held for the whole session with a copy at
- * most a few times, and remembering its serialization would double its memory for the rest of the run. A 30-bit
- * integer is stored in the memo's own slot, where a record or a wider number would be one more heap object per
- * message; equal fingerprints are confirmed byte for byte, so a collision costs one comparison, never a wrong answer.
+ * True when two messages put the same bytes on the wire: `JSON.stringify(a) === JSON.stringify(b)`, decided by
+ * walking both values side by side instead of writing them out. A part the two share by reference is the same by
+ * definition and is not read, so a projection's rebuilt copy (a new object around the same content) costs a few
+ * comparisons, and two different messages stop at their first difference. Serializing both, as this did, cost a
+ * full write-out of each on every rebuilt message of every projection.
  */
-const fingerprints = new WeakMap<object, number>();
-
-function fingerprint(message: AgentMessage): number {
-  let known = fingerprints.get(message);
-  if (known === undefined) {
-    const text = messageBytes(message);
-    // FNV-1a over UTF-16 code units, seeded with the length, folded to 30 bits.
-    let hash = Math.imul(0x811c9dc5 ^ text.length, 0x01000193);
-    for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
-    known = (hash ^ (hash >>> 30)) & 0x3fffffff;
-    fingerprints.set(message, known);
-  }
-  return known;
-}
-
-/** True when two messages put the same bytes on the wire (fingerprints first; equal ones are confirmed byte for byte). */
 export function sameMessage(a: AgentMessage, b: AgentMessage): boolean {
   if (a === b) return true;
-  if (fingerprint(a) !== fingerprint(b)) return false;
-  return messageBytes(a) === messageBytes(b);
+  try {
+    return sameJson(resolve(a, ""), resolve(b, ""), TOP, 0);
+  } catch (error) {
+    // A value the walk does not follow (a BigInt, a very deep nesting): the serializer decides, or throws as it did.
+    if (error !== UNWALKED) throw error;
+    return messageBytes(a) === messageBytes(b);
+  }
+}
+
+/** Where a value sits, which decides what an unserializable one (undefined, a function) writes. */
+const TOP = 0;
+const IN_ARRAY = 1;
+const IN_OBJECT = 2;
+type Place = typeof TOP | typeof IN_ARRAY | typeof IN_OBJECT;
+
+/** Thrown to hand a comparison back to the serializer. */
+const UNWALKED = Symbol("unwalked");
+/** Nesting followed before the serializer takes over (messages are a few levels deep). */
+const MAX_DEPTH = 64;
+
+/** A value written as nothing: undefined, a function, a symbol. */
+const ABSENT = Symbol("absent");
+
+/**
+ * A value as the serializer sees it at `key` of its holder: after `toJSON`, boxed primitives unwrapped, non-finite
+ * numbers as null, and the unwritable as {@link ABSENT}. Objects and arrays are returned as they are.
+ */
+function resolve(value: unknown, key: string): unknown {
+  let v = value;
+  if (v !== null && (typeof v === "object" || typeof v === "function")) {
+    const toJSON = (v as { toJSON?: unknown }).toJSON;
+    if (typeof toJSON === "function") v = toJSON.call(v, key);
+  }
+  if (typeof v === "bigint") throw UNWALKED;
+  if (v instanceof Number) v = Number(v);
+  else if (v instanceof String) v = String(v);
+  else if (v instanceof Boolean) v = v.valueOf();
+  if (typeof v === "number") return Number.isFinite(v) ? v : null;
+  if (v === undefined || typeof v === "function" || typeof v === "symbol") return ABSENT;
+  return v;
+}
+
+function sameJson(a: unknown, b: unknown, place: Place, depth: number): boolean {
+  let x = a;
+  let y = b;
+  if (place === IN_ARRAY) {
+    if (x === ABSENT) x = null;
+    if (y === ABSENT) y = null;
+  }
+  if (x === y) return true;
+  if (x === null || y === null || typeof x !== "object" || typeof y !== "object") return false;
+  if (depth > MAX_DEPTH) throw UNWALKED;
+  const isArray = Array.isArray(x);
+  if (isArray !== Array.isArray(y)) return false;
+  if (isArray) {
+    const xs = x as unknown[];
+    const ys = y as unknown[];
+    if (xs.length !== ys.length) return false;
+    for (let i = 0; i < xs.length; i++) {
+      if (xs[i] === ys[i] && (xs[i] === null || typeof xs[i] !== "object")) continue;
+      const key = String(i);
+      if (!sameJson(resolve(xs[i], key), resolve(ys[i], key), IN_ARRAY, depth + 1)) return false;
+    }
+    return true;
+  }
+  const xo = x as Record<string, unknown>;
+  const yo = y as Record<string, unknown>;
+  const yKeys = Object.keys(yo);
+  let at = 0;
+  for (const key of Object.keys(xo)) {
+    const xv = resolve(xo[key], key);
+    if (xv === ABSENT) continue;
+    // The next key of y that is written.
+    let yv: unknown = ABSENT;
+    while (at < yKeys.length && (yv = resolve(yo[yKeys[at]], yKeys[at])) === ABSENT) at++;
+    if (at >= yKeys.length || yKeys[at] !== key) return false;
+    at++;
+    if (!sameJson(xv, yv, IN_OBJECT, depth + 1)) return false;
+  }
+  for (; at < yKeys.length; at++) if (resolve(yo[yKeys[at]], yKeys[at]) !== ABSENT) return false;
+  return true;
 }
 
 /** Number of leading messages two requests share byte for byte. */

@@ -15,6 +15,7 @@ import {
   type TranscriptEntry,
   type TranscriptIndex,
 } from "../recall/transcript.ts";
+import { Finder } from "./finder.ts";
 import type { Probe } from "./probes.ts";
 
 /** True when a search for the probe's text finds it, attributed to the probe's own source entry. */
@@ -93,6 +94,87 @@ export function contextGrepSearch(ledger: readonly SessionEntry[] | TranscriptIn
   };
 }
 
+/** A search that answers for a known list of probes from one pass over the index (see {@link batchedSearch}). */
+export interface BatchedSearch extends ProbeSearch {
+  /** Characters of the index the pass read. */
+  readonly scanned: number;
+}
+
+/**
+ * {@link contextGrepSearch} for the probes of `asked`, settled together: one many-pattern pass over the index, in
+ * entry order, counts for every probe text the lines it is reported on, so each probe's answer (its entry matches,
+ * and fewer than MAX_PAGES matching lines come before it) is read off as the pass reaches its entry. Searching the
+ * probes one by one read the index up to each probe's entry again for every probe text that was rare. A probe not
+ * asked, or one the pages' rules do not settle, is searched as contextGrepSearch does.
+ */
+export function batchedSearch(index: TranscriptIndex, asked: readonly Probe[]): BatchedSearch {
+  const single = contextGrepSearch(index);
+  const answers = new Map<string, boolean>();
+  const keyOf = (probe: Probe) => `${probe.entryId}\u0000${probe.text}`;
+  let scanned = 0;
+  if (index.chars < DEFAULT_RECALL_LIMITS.maxScanWork) {
+    const needleIds = new Map<string, number>();
+    const queries: { probe: Probe; key: string; ordinal: number; needle: number }[] = [];
+    for (const probe of asked) {
+      const key = keyOf(probe);
+      if (answers.has(key)) continue;
+      const ordinal = index.ordinalById.get(probe.entryId);
+      if (ordinal === undefined || !probe.text || probe.text.length > MAX_LITERAL_LENGTH) {
+        answers.set(key, false);
+        continue;
+      }
+      const folded = foldCase(probe.text);
+      let needle = needleIds.get(folded);
+      if (needle === undefined) needleIds.set(folded, (needle = needleIds.size));
+      // Settled below; marked so a repeat of the pair is not queried twice.
+      answers.set(key, false);
+      queries.push({ probe, key, ordinal, needle });
+    }
+    queries.sort((a, b) => a.ordinal - b.ordinal);
+    const needles = [...needleIds.keys()];
+    const finder = new Finder(needles);
+    /** Reported lines of each needle in the entries passed so far, up to MAX_PAGES. */
+    const before = new Int32Array(needles.length);
+    /** Reported lines in the current entry, and the line last seen (valid when `entryOf` is the current entry). */
+    const own = new Int32Array(needles.length);
+    const lastLine = new Int32Array(needles.length);
+    const entryOf = new Int32Array(needles.length).fill(-1);
+    const countedBefore = new Int32Array(queries.length);
+    let q = 0;
+    for (let k = 0; k < index.entries.length && q < queries.length; k++) {
+      const first = q;
+      for (; q < queries.length && queries[q].ordinal === k; q++) countedBefore[q] = before[queries[q].needle];
+      const entry = index.entries[k];
+      finder.scan(foldedText(entry), (needle, end) => {
+        // A line is reported once however many occurrences start on it, and recall traffic not at all.
+        const line = lineAt(entry, end - needles[needle].length);
+        if (entryOf[needle] === k && lastLine[needle] === line) return;
+        if (entryOf[needle] !== k) {
+          entryOf[needle] = k;
+          own[needle] = 0;
+        }
+        lastLine[needle] = line;
+        if (isRecallTraffic(entry, line)) return;
+        own[needle]++;
+        if (before[needle] < MAX_PAGES) before[needle]++;
+      });
+      for (let i = first; i < q; i++) {
+        const { probe, key, needle } = queries[i];
+        const matches = entryOf[needle] === k && own[needle] > 0;
+        answers.set(key, matches && (countedBefore[i] < MAX_PAGES || pagedSearch(index, probe)));
+      }
+    }
+    scanned = finder.searched;
+  }
+  const search = (probe: Probe): boolean => {
+    const key = keyOf(probe);
+    let found = answers.get(key);
+    if (found === undefined) answers.set(key, (found = single(probe)));
+    return found;
+  };
+  return Object.assign(search, { scanned });
+}
+
 /** The search as a model makes it: page after page of `context_grep`, up to MAX_PAGES, for a hit in the entry. */
 export function pagedSearch(index: TranscriptIndex, probe: Probe): boolean {
   {
@@ -119,12 +201,17 @@ function sampleOf<T>(items: readonly T[], count: number): T[] {
   return Array.from({ length: count }, (_, i) => items[Math.floor(i * step)]);
 }
 
+/** The dropped probes {@link recoverability} searches for: all of them, or an even sample of MAX_CHECKED. */
+export function checkedProbes(dropped: readonly Probe[]): Probe[] {
+  return sampleOf(dropped, MAX_CHECKED);
+}
+
 /** Share of `dropped` probes the search recovers with correct attribution (on a sample when there are many). */
 export function recoverability(
   dropped: readonly Probe[],
   search: ProbeSearch,
 ): { found: number; dropped: number; checked: number; share: number } {
-  const checked = sampleOf(dropped, MAX_CHECKED);
+  const checked = checkedProbes(dropped);
   let found = 0;
   for (const probe of checked) if (search(probe)) found++;
   return {

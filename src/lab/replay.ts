@@ -8,7 +8,7 @@ import { type Prices, RequestTotals, type SideCall } from "./metrics.ts";
 import { Finder } from "./finder.ts";
 import { asProbe, NEEDED_KINDS, type NeededItem, type NeededKind, neededAt, neededItems } from "./needed.ts";
 import { extractProbes, PROBE_KINDS, type Probe, type ProbeKind } from "./probes.ts";
-import { branchIndex, contextGrepSearch, MAX_CHECKED, recoverability } from "./recoverability.ts";
+import { batchedSearch, branchIndex, checkedProbes, MAX_CHECKED, recoverability } from "./recoverability.ts";
 import type { Recommendation } from "./recommendation.ts";
 import { spillSourceTexts } from "./source-texts.ts";
 import { checkedBranch } from "./tree-check.ts";
@@ -317,11 +317,17 @@ export async function replaySession(session: SessionInput, options: ReplayOption
   // Every ledger row keeps every source entry, and probes and needed items are attributed to source entries:
   // one recall index of the branch serves every row (the rows' own summaries are not searched). Building it
   // empties `branch`.
-  let search: ((probe: Probe) => boolean) | undefined;
+  // Every probe and item a ledger row will ask about is known here, so the search settles them all in one pass.
+  const ledgerRows = summaries.filter((s) => s.hasLedger);
+  const search = ledgerRows.length
+    ? batchedSearch(
+        branchIndex(branch),
+        ledgerRows.flatMap((s) => [...checkedProbes(s.missing), ...checkedItems(items, s.missed).map(asProbe)]),
+      )
+    : undefined;
   const rows: RowResult[] = [];
   for (const { result, missing, missed, hasLedger } of summaries) {
-    if (hasLedger) {
-      search ??= memoized(contextGrepSearch(branchIndex(branch)));
+    if (hasLedger && search) {
       result.recoverability = recoverability(missing, search);
       result.neededLater.recoverable = neededRecoverable(items, missed, search);
     }
@@ -346,20 +352,6 @@ export async function replaySession(session: SessionInput, options: ReplayOption
     unknownTypes: session.unknownTypes ?? {},
     treeProblems,
     rows,
-  };
-}
-
-/**
- * The search answers the same for every row (one index serves them all), and rows lose many of the same probes and
- * items: each (text, entry) pair is searched once.
- */
-function memoized(search: (probe: Probe) => boolean): (probe: Probe) => boolean {
-  const answers = new Map<string, boolean>();
-  return (probe) => {
-    const key = `${probe.entryId}\u0000${probe.text}`;
-    let found = answers.get(key);
-    if (found === undefined) answers.set(key, (found = search(probe)));
-    return found;
   };
 }
 
@@ -468,17 +460,21 @@ async function replayRows(
   });
 }
 
+/** The items whose recoverability is checked: those a row's views missed, or an even sample of MAX_CHECKED of them. */
+function checkedItems(items: readonly NeededItem[], missed: Uint32Array): NeededItem[] {
+  const all = items.filter((item) => missed[item.index] > 0);
+  return all.length <= MAX_CHECKED
+    ? all
+    : Array.from({ length: MAX_CHECKED }, (_, i) => all[Math.floor((i * all.length) / MAX_CHECKED)]);
+}
+
 /** Of the (act, item) pairs a row's views missed, the share whose item context_grep finds (on an even sample of items). */
 function neededRecoverable(
   items: readonly NeededItem[],
   missed: Uint32Array,
   search: (probe: Probe) => boolean,
 ): NeededLater["recoverable"] {
-  const all = items.filter((item) => missed[item.index] > 0);
-  const checked =
-    all.length <= MAX_CHECKED
-      ? all
-      : Array.from({ length: MAX_CHECKED }, (_, i) => all[Math.floor((i * all.length) / MAX_CHECKED)]);
+  const checked = checkedItems(items, missed);
   let found = 0;
   let missing = 0;
   for (const item of checked) {

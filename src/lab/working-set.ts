@@ -10,7 +10,7 @@ import type { SessionEntry } from "../log/entries.ts";
 import { ownCopy } from "../log/own-copy.ts";
 import { unescapeLine } from "../strategies/checkpoint/render.ts";
 import { QUOTE } from "../strategies/digest/lines.ts";
-import { Finder } from "./finder.ts";
+import { Finder, type MessageText } from "./finder.ts";
 import { messageTokens, type Prices } from "./metrics.ts";
 import { visibleMessages } from "./row.ts";
 import type { ViewObserver } from "./view.ts";
@@ -67,23 +67,70 @@ function unquoted(line: string): string {
  * cut marker, so a text that runs past the cut is not shown.
  */
 export function workingText(message: AgentMessage): string {
-  const m = message as unknown as Record<string, unknown>;
-  const parts: string[] = [];
-  const content = m.content;
-  if (typeof content === "string") parts.push(content);
-  else if (Array.isArray(content)) {
-    for (const block of content as Record<string, unknown>[]) {
-      if (block?.type === "text") parts.push(String(block.text ?? ""));
-      else if (block?.type === "thinking") parts.push(String(block.thinking ?? ""));
-      else if (block?.type === "toolCall") collectStrings(block.arguments, parts);
+  return WORKING_TEXT.text(WORKING_TEXT.key(message), WORKING_TEXT.variant?.(message) ?? 0);
+}
+
+/**
+ * {@link workingText} in two steps, for the finder's memo: the key is the message's raw text, cheap to build (a single
+ * string, such as a summary, is its own key and is not copied), and its variant says whether a strategy wrote it (1)
+ * or the session did (0); the normalized text is made from the key only when the memo has not seen it.
+ */
+export const WORKING_TEXT: MessageText = {
+  variants: 2,
+  variant: (message) => (SOURCE_ROLES.has(String(message.role)) ? 0 : 1),
+  // The key reads a shell run's command and output, and any summary, besides the content.
+  holder(message) {
+    const m = message as unknown as Record<string, unknown>;
+    return Array.isArray(m.content) && m.role !== "bashExecution" && typeof m.summary !== "string"
+      ? (m.content as object)
+      : undefined;
+  },
+  key(message) {
+    const m = message as unknown as Record<string, unknown>;
+    const parts: string[] = [];
+    const content = m.content;
+    if (typeof content === "string") parts.push(content);
+    else if (Array.isArray(content)) {
+      for (const block of content as Record<string, unknown>[]) {
+        if (block?.type === "text") parts.push(String(block.text ?? ""));
+        else if (block?.type === "thinking") parts.push(String(block.thinking ?? ""));
+        else if (block?.type === "toolCall") collectStrings(block.arguments, parts);
+      }
     }
-  }
-  if (m.role === "bashExecution") parts.push(String(m.command ?? ""), String(m.output ?? ""));
-  if (typeof m.summary === "string") parts.push(m.summary);
-  const lines = parts.join("\n").replace(/\r\n?/g, "\n").split("\n");
-  const generated = !SOURCE_ROLES.has(String(m.role));
-  for (let i = 0; i < lines.length; i++) lines[i] = (generated ? unquoted(lines[i]) : lines[i]).trimEnd();
-  return lines.join("\n");
+    if (m.role === "bashExecution") parts.push(String(m.command ?? ""), String(m.output ?? ""));
+    if (typeof m.summary === "string") parts.push(m.summary);
+    return parts.join("\n");
+  },
+  text(key, variant) {
+    const generated = variant === 1;
+    let text = key;
+    if (text.includes("\r")) text = text.replace(/\r\n?/g, "\n");
+    // Only the lines that change are rebuilt: most lines end in no whitespace and quote nothing, and a long
+    // summary split into lines and joined again cost more than searching it.
+    let pieces: string[] | undefined;
+    let copied = 0;
+    for (let start = 0; start <= text.length; ) {
+      let end = text.indexOf("\n", start);
+      if (end < 0) end = text.length;
+      const quoted = generated && (text.startsWith(QUOTE, start) || text.startsWith('\\"', start));
+      if (quoted || (end > start && endsInSpace(text, end))) {
+        const line = text.slice(start, end);
+        (pieces ??= []).push(text.slice(copied, start), (quoted ? unquoted(line) : line).trimEnd());
+        copied = end;
+      }
+      start = end + 1;
+    }
+    if (!pieces) return text;
+    pieces.push(text.slice(copied));
+    return pieces.join("");
+  },
+};
+
+/** True when the character before `end` is one `trimEnd` removes. */
+function endsInSpace(text: string, end: number): boolean {
+  const code = text.charCodeAt(end - 1);
+  if (code < 0x80) return code === 0x20 || (code >= 0x09 && code <= 0x0d);
+  return /\s/.test(text[end - 1]);
 }
 
 /** One replaced text of one `edit` call. */
@@ -165,7 +212,7 @@ export class WorkingSet {
       this.seen = [];
       return;
     }
-    const finder = new Finder([...patternOf.keys()], workingText);
+    const finder = new Finder([...patternOf.keys()], WORKING_TEXT);
     this.finder = finder;
     // One pass in branch order: a text is seen when a message before its call held it. The call's own message is
     // looked at after its texts are judged (its arguments hold them).

@@ -2,7 +2,7 @@
 // branch its answer is the paged search's: found when the probe's entry is among the first pages' matches.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { contextGrepSearch, pagedSearch } from "../../src/lab/recoverability.ts";
+import { batchedSearch, contextGrepSearch, pagedSearch } from "../../src/lab/recoverability.ts";
 import type { Probe } from "../../src/lab/probes.ts";
 import { buildTranscript } from "../../src/recall/transcript.ts";
 import { Branch, toolCall } from "../recall/fixtures.ts";
@@ -37,11 +37,16 @@ describe("recoverability's search", () => {
           });
           const index = buildTranscript(b.entries);
           const search = contextGrepSearch(index);
-          for (const [at, text] of probes) {
-            const entry = b.entries[at % b.entries.length];
-            const probe = { text, entryId: entry.id } as Probe;
-            expect(search(probe)).toBe(pagedSearch(index, probe));
+          const asked = probes.map(([at, text]) => ({ text, entryId: b.entries[at % b.entries.length].id }) as Probe);
+          // All asked but the last, which the batched search answers on its own.
+          const batched = batchedSearch(index, asked.slice(0, -1));
+          for (const probe of asked) {
+            const paged = pagedSearch(index, probe);
+            expect(search(probe)).toBe(paged);
+            expect(batched(probe)).toBe(paged);
           }
+          // One pass over the index at most, however many probes were asked.
+          expect(batched.scanned).toBeLessThanOrEqual(index.chars);
         },
       ),
       // Cheap (in-memory branches): one and a half times the global count.
@@ -58,5 +63,26 @@ describe("recoverability's search", () => {
     expect(contextGrepSearch(index)({ text: "needle", entryId: last.id } as Probe)).toBe(false);
     expect(contextGrepSearch(index)({ text: "needle", entryId: b.entries[3].id } as Probe)).toBe(true);
     expect(contextGrepSearch(index)({ text: "absent", entryId: b.entries[3].id } as Probe)).toBe(false);
+    const asked = [
+      { text: "needle", entryId: last.id },
+      { text: "NEEDLE", entryId: b.entries[3].id },
+      { text: "absent", entryId: b.entries[3].id },
+    ] as Probe[];
+    const batched = batchedSearch(index, asked);
+    expect(asked.map((p) => batched(p))).toEqual([false, true, false]);
+  });
+
+  it("settles many rare probes in one pass over the index, where one by one each read the index to its entry", () => {
+    const b = new Branch();
+    for (let i = 0; i < 400; i++) b.user(`line ${i} with word${i}x in it`);
+    const index = buildTranscript(b.entries);
+    // Each probe's text occurs in its own entry only, near the end of the branch.
+    const asked = Array.from(
+      { length: 100 },
+      (_, k) => ({ text: `word${300 + k}x`, entryId: b.entries[300 + k].id }) as Probe,
+    );
+    const batched = batchedSearch(index, asked);
+    expect(asked.every((p) => batched(p))).toBe(true);
+    expect(batched.scanned).toBeLessThanOrEqual(index.chars);
   });
 });
