@@ -116,6 +116,45 @@ export function render(
   return { summary: out.join("\n"), kinds };
 }
 
+/**
+ * Length of `render(lines, removed).summary`, counted without building it: the same walk, adding each emitted
+ * line's length and its newline instead of pushing the text.
+ */
+export function renderedLength(lines: readonly TranscriptLine[], removed: readonly boolean[] = []): number {
+  let chars = INTRO.length;
+  let pending = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (line.kind === "marker") pending += markerCount(line.text) ?? 0;
+    else if (removed[i]) pending += 1;
+    else {
+      if (pending > 0) chars += markerText(pending).length + 1;
+      pending = 0;
+      chars += line.text.length + 1;
+    }
+  }
+  if (pending > 0) chars += markerText(pending).length + 1;
+  return chars;
+}
+
+/** `estimateTextTokens` of a text of this many characters (uncalibrated, as every figure of a plan is). */
+const tokensOfChars = (chars: number) => Math.ceil(chars / CHARS_PER_TOKEN);
+
+/**
+ * The region's size as rendered without deletions, and the size a plan must bring it to: `retainRatio` of it, never
+ * under the floor. The planner checks these before asking for a plan; `applyPlan` applies against the same figures.
+ */
+export function regionTarget(
+  lines: readonly TranscriptLine[],
+  options: Pick<RetentionOptions, "retainRatio" | "minRetainedTokens">,
+): { regionTokens: number; targetTokens: number } {
+  const regionTokens = tokensOfChars(renderedLength(lines));
+  return {
+    regionTokens,
+    targetTokens: Math.max(Math.ceil(regionTokens * options.retainRatio), options.minRetainedTokens),
+  };
+}
+
 const lineChars = (line: TranscriptLine) => line.text.length + 1;
 
 /**
@@ -131,8 +170,8 @@ export function applyPlan(
   { allowEmpty = false }: { allowEmpty?: boolean } = {},
 ): AppliedPlan {
   const valid = validateRanges(ranges, lines.length);
-  const regionTokens = estimateTextTokens(render(lines, []).summary);
-  const targetTokens = Math.max(Math.ceil(regionTokens * options.retainRatio), options.minRetainedTokens);
+  // Sized without rendering: the only render of a plan is its result's.
+  const { regionTokens, targetTokens } = regionTarget(lines, options);
   // The target is never below the floor, so stopping at the target also keeps the floor. Marker lines the render
   // adds only make the result longer.
   const targetChars = targetTokens * CHARS_PER_TOKEN;
