@@ -103,7 +103,8 @@ export function render(
     }
     pending = 0;
   };
-  lines.forEach((line, i) => {
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
     if (line.kind === "marker") pending += markerCount(line.text) ?? 0;
     else if (removed[i]) pending += 1;
     else {
@@ -111,7 +112,7 @@ export function render(
       out.push(line.text);
       kinds.push(line.kind);
     }
-  });
+  }
   flush();
   return { summary: out.join("\n"), kinds };
 }

@@ -50,12 +50,21 @@ interface Candidate {
   end: number;
 }
 
+/**
+ * A line as the near-duplicate key reads it: trimmed, each blank run one space, each digit run `#`. Most lines hold
+ * no digit, no blank but single spaces and nothing to trim: one linear test finds them, and they are kept as they are.
+ */
+const NEEDS_NORMALIZING = /\d|\s\s|[^ \S]|^\s|\s$/;
+export function normalized(text: string): string {
+  return NEEDS_NORMALIZING.test(text) ? text.trim().replace(/\s+/g, " ").replace(/\d+/g, "#") : text;
+}
+
 /** Near-duplicate key: lines trimmed, blank lines dropped, digit runs masked (timings, counters, ids). */
 function contentKey(lines: readonly TranscriptLine[], start: number, end: number): string {
   const parts: string[] = [];
   for (let i = start; i < end; i++) {
     if (lines[i].kind === "marker") continue;
-    const line = lines[i].text.trim().replace(/\s+/g, " ").replace(/\d+/g, "#");
+    const line = normalized(lines[i].text);
     if (line) parts.push(line);
   }
   return parts.join("\n");
