@@ -32,6 +32,8 @@ export interface AppliedPlan {
   summary: string;
   /** Kinds of the summary's lines after the intro. */
   kinds: LineKind[];
+  /** The summary's lines after the intro (see {@link render}). */
+  body: TranscriptLine[];
   regionTokens: number;
   targetTokens: number;
   keptTokens: number;
@@ -88,18 +90,24 @@ function pieces(
   return out;
 }
 
-/** Render lines with a deletion mask: removed runs and carried markers fold into one marker each. */
+/**
+ * Render lines with a deletion mask: removed runs and carried markers fold into one marker each. `body` is the
+ * summary's lines after the intro: the surviving line objects themselves, and a new line per marker.
+ */
 export function render(
   lines: readonly TranscriptLine[],
   removed: readonly boolean[],
-): { summary: string; kinds: LineKind[] } {
+): { summary: string; kinds: LineKind[]; body: TranscriptLine[] } {
   const out: string[] = [INTRO];
   const kinds: LineKind[] = [];
+  const body: TranscriptLine[] = [];
   let pending = 0;
   const flush = () => {
     if (pending > 0) {
-      out.push(markerText(pending));
+      const text = markerText(pending);
+      out.push(text);
       kinds.push("marker");
+      body.push({ text, kind: "marker" });
     }
     pending = 0;
   };
@@ -111,10 +119,11 @@ export function render(
       flush();
       out.push(line.text);
       kinds.push(line.kind);
+      body.push(line);
     }
   }
   flush();
-  return { summary: out.join("\n"), kinds };
+  return { summary: out.join("\n"), kinds, body };
 }
 
 /**
@@ -206,7 +215,7 @@ export function applyPlan(
     if (used) applied++;
   }
 
-  const { summary, kinds } = render(lines, removed);
+  const { summary, kinds, body } = render(lines, removed);
   const keptTokens = estimateTextTokens(summary);
   const saved = regionTokens - keptTokens;
   const removedLines = lines.filter((l, i) => removed[i] && l.kind !== "marker").length;
@@ -222,6 +231,7 @@ export function applyPlan(
   return {
     summary,
     kinds,
+    body,
     regionTokens,
     targetTokens,
     keptTokens,

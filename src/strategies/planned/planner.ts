@@ -16,6 +16,7 @@ import {
   digestOf,
   encodeKinds,
   type Provenance,
+  rememberSummary,
   type TranscriptLine,
 } from "./transcript.ts";
 import { LEDGER_FACTS } from "../catalog.ts";
@@ -52,7 +53,7 @@ export const DEFAULT_PLANNED_OPTIONS = {
 } satisfies PlannedOptions;
 
 /** Numbers the compaction card shows. Counts only: no transcript or planner text is stored. */
-export type PlannedStats = Omit<AppliedPlan, "summary" | "kinds"> & { tokensAfter: number };
+export type PlannedStats = Omit<AppliedPlan, "summary" | "kinds" | "body"> & { tokensAfter: number };
 
 /** `details` of a planned compaction entry. */
 export interface PlannedDetails extends LedgerCompactionDetails {
@@ -211,12 +212,15 @@ function toPlan(
   run?: ModelRun,
 ): CompactionPlan {
   const after = tokensAfter(input, applied.summary, tail);
+  const provenance: Provenance = { digest: digestOf(applied.summary), kinds: encodeKinds(applied.kinds) };
+  // The next compaction reads this summary back as its prior: from these lines, not by parsing it again.
+  rememberSummary(applied.summary, provenance, applied.body);
   const details: PlannedDetails = {
     v: 1,
     strategy: "planned",
     planner,
     ...(run?.model ? { model: run.model } : {}),
-    provenance: { digest: digestOf(applied.summary), kinds: encodeKinds(applied.kinds) },
+    provenance,
     stats: {
       regionTokens: applied.regionTokens,
       targetTokens: applied.targetTokens,

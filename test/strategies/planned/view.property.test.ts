@@ -11,13 +11,28 @@ import { branchTo, indexById } from "../../../src/log/branch.ts";
 import { reduceBranch } from "../../../src/projection/ledger-state.ts";
 import { lookupOf, projectBranch } from "../../../src/projection/project.ts";
 import { LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
-import { compactionInput, type CompactionInput } from "../../../src/strategies/contract.ts";
-import { laterContextOf, transcriptOf } from "../../../src/strategies/planned/planner.ts";
+import type { CompactionEntry } from "../../../src/log/entries.ts";
+import { compactionInput, type CompactionInput, type CompactionPlan } from "../../../src/strategies/contract.ts";
+import { PlanError } from "../../../src/strategies/shared/fallback.ts";
+import {
+  laterContextOf,
+  planHeuristic,
+  transcriptOf,
+  type PlannedDetails,
+} from "../../../src/strategies/planned/planner.ts";
 import { regionTarget, render, renderedLength } from "../../../src/strategies/planned/apply.ts";
-import { markerText, type LineKind, type TranscriptLine } from "../../../src/strategies/planned/transcript.ts";
+import {
+  headerOf,
+  markerText,
+  parseHeader,
+  priorLines,
+  readPriorLines,
+  type LineKind,
+  type TranscriptLine,
+} from "../../../src/strategies/planned/transcript.ts";
 import { backwardLookup, BranchViews } from "../../../src/strategies/planned/view.ts";
 import { estimateTextTokens } from "../../../src/projection/tokens.ts";
-import { normalized } from "../../../src/strategies/planned/heuristic.ts";
+import { blocksOf, normalized, rankDeletions } from "../../../src/strategies/planned/heuristic.ts";
 import { ledgerArb } from "../../arbitraries/index.ts";
 import type { GeneratedLedger } from "../../arbitraries/ledger.ts";
 
@@ -185,13 +200,92 @@ describe("the planner's reading of a compaction", () => {
         check(input!);
         // The lab's scripted model reads an input with the same lists, then the planner reads its own.
         check({ ...input!, contextFiles: [] });
-        // The same arrays edited in place: an entry of the branch swapped, then a message dropped from the region.
-        branch[pick % branch.length] = branches[pick % branches.length].at(-1)!;
+        // The same arrays edited in place: an entry of the branch swapped for another of the file (maybe off the branch),
+        // then a message dropped from the region.
+        branch[pick % branch.length] = ledger.entries[pick % ledger.entries.length];
         check(input!);
         const messages = input!.messagesToSummarize as AgentMessage[];
         if (messages.length) messages.splice(pick % messages.length, 1);
         check(input!);
       }),
+    );
+  });
+});
+
+/** A planned compaction entry as the lab and Pi store it, from a plan. */
+function entryOf(plan: CompactionPlan, details: unknown = plan.details): CompactionEntry {
+  return {
+    type: "compaction",
+    id: "c1",
+    parentId: null,
+    timestamp: "2025-01-01T00:00:00.000Z",
+    summary: plan.summary,
+    firstKeptEntryId: plan.firstKeptEntryId,
+    tokensBefore: plan.tokensBefore,
+    details,
+  } as CompactionEntry;
+}
+
+describe("a planned summary read back as the next prior", () => {
+  it("gives the lines the long reading gives, and the long reading once its provenance is touched", () => {
+    fc.assert(
+      fc.property(
+        ledgerArb({ minCommands: 4 }),
+        fc.integer({ min: 0, max: 3_000 }),
+        fc.constantFrom("none", "digest", "kinds", "version", "text"),
+        (ledger, keep, touch) => {
+          const branches = branchesOf(ledger);
+          const input = inputOf(branches[branches.length - 1], keep);
+          fc.pre(input !== undefined);
+          let plan: CompactionPlan;
+          try {
+            plan = planHeuristic(input!, { retainRatio: 0.5, minRetainedTokens: 0, minSavedTokens: 0 });
+          } catch (error) {
+            if (error instanceof PlanError) return;
+            throw error;
+          }
+          const details = structuredClone(plan.details) as PlannedDetails;
+          if (touch === "digest") details.provenance.digest = "00000000000000";
+          if (touch === "kinds") details.provenance.kinds = `${details.provenance.kinds}t1`;
+          if (touch === "version") (details as { v: unknown }).v = 2;
+          const entry = entryOf(plan, details);
+          if (touch === "text") entry.summary = `${plan.summary}\n[user]`;
+          expect(priorLines(entry)).toEqual(readPriorLines(entry));
+        },
+      ),
+    );
+  });
+});
+
+describe("the heuristic's memoized parses and keys", () => {
+  it("ranks a region sharing line objects with an earlier one as it ranks fresh copies of it", () => {
+    fc.assert(
+      fc.property(
+        ledgerArb({ minCommands: 4 }),
+        fc.integer({ min: 0, max: 3_000 }),
+        fc.array(fc.nat(), { maxLength: 8 }),
+        (ledger, keep, drops) => {
+          const branches = branchesOf(ledger);
+          const input = inputOf(branches[branches.length - 1], keep);
+          fc.pre(input !== undefined);
+          const lines = transcriptOf(input!);
+          const later = laterContextOf(input!);
+          rankDeletions(lines, later);
+          // The next region shares this one's line objects, but for changes under some headers:
+          const next = lines.slice();
+          // some lines gone, some replaced by an edited copy (a block of the same length under the same header).
+          for (const d of drops) {
+            if (!next.length) break;
+            const at = d % next.length;
+            if (d % 2) next.splice(at, 1);
+            else next[at] = { ...next[at], text: `${next[at].text} 7` };
+          }
+          const fresh = structuredClone(next);
+          expect(rankDeletions(next, later)).toEqual(rankDeletions(fresh, structuredClone(later)));
+          expect(blocksOf(next)).toEqual(blocksOf(fresh));
+          for (const line of next) expect(headerOf(line)).toEqual(parseHeader(line.text));
+        },
+      ),
     );
   });
 });
