@@ -213,6 +213,20 @@ interface CallInfo {
 
 type Block = Record<string, unknown>;
 
+/** A message's lines, and for a tool result the call its header named (the only input besides the message). */
+interface Serialized {
+  lines: readonly TranscriptLine[];
+  name?: string;
+  args?: unknown;
+}
+
+/**
+ * Lines by message object: a message is serialized in the kept tail at one compaction and in the region at the next,
+ * and giving back the same line objects lets the header and key memos recognise it there. Messages are stored facts,
+ * never changed once written.
+ */
+const SERIALIZED = new WeakMap<object, Serialized>();
+
 /** Serializes messages into provenance-tagged lines. */
 class Writer {
   readonly lines: TranscriptLine[] = [];
@@ -260,6 +274,19 @@ class Writer {
 
   message(message: AgentMessage): void {
     const m = message as unknown as Block;
+    const call = m.role === "toolResult" ? this.calls.get(String(m.toolCallId)) : undefined;
+    const known = SERIALIZED.get(message);
+    if (known && known.name === call?.name && known.args === call?.args) {
+      for (const line of known.lines) this.lines.push(line);
+      return;
+    }
+    const from = this.lines.length;
+    this.serialize(m);
+    if (typeof message === "object" && message !== null)
+      SERIALIZED.set(message, { lines: this.lines.slice(from), name: call?.name, args: call?.args });
+  }
+
+  private serialize(m: Block): void {
     switch (m.role) {
       case "user":
         this.structure(HEADER.user);

@@ -22,6 +22,7 @@ import {
 } from "../../../src/strategies/planned/planner.ts";
 import { regionTarget, render, renderedLength } from "../../../src/strategies/planned/apply.ts";
 import {
+  buildTranscript,
   headerOf,
   markerText,
   parseHeader,
@@ -286,6 +287,23 @@ describe("the heuristic's memoized parses and keys", () => {
           for (const line of next) expect(headerOf(line)).toEqual(parseHeader(line.text));
         },
       ),
+    );
+  });
+});
+
+describe("messages serialized once", () => {
+  it("give the lines fresh copies give, whatever calls the transcript is built with", () => {
+    fc.assert(
+      fc.property(ledgerArb({ minCommands: 4 }), fc.nat(), (ledger, cut) => {
+        const messages = branchesOf(ledger)
+          .at(-1)!
+          .flatMap((e) => (e.type === "message" ? [e.message as AgentMessage] : []));
+        // Once with every call in view, then a part without the calls before it (result headers lose their names).
+        const tail = messages.slice(cut % (messages.length + 1));
+        expect(buildTranscript({ messages })).toEqual(buildTranscript({ messages: structuredClone(messages) }));
+        expect(buildTranscript({ messages: tail })).toEqual(buildTranscript({ messages: structuredClone(tail) }));
+        expect(buildTranscript({ messages })).toEqual(buildTranscript({ messages: structuredClone(messages) }));
+      }),
     );
   });
 });
