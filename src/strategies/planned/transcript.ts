@@ -223,9 +223,27 @@ interface Serialized {
 /**
  * Lines by message object: a message is serialized in the kept tail at one compaction and in the region at the next,
  * and giving back the same line objects lets the header and key memos recognise it there. Messages are stored facts,
- * never changed once written.
+ * never changed once written. Two generations bound the memory: once the newer holds `SERIALIZED_LINES` lines it
+ * becomes the older and the older is dropped, so what a compaction serialized is still there at the next one.
  */
-const SERIALIZED = new WeakMap<object, Serialized>();
+const SERIALIZED_LINES = 200_000;
+let serialized = new Map<object, Serialized>();
+let serializedBefore = new Map<object, Serialized>();
+let serializedLines = 0;
+
+function serializedOf(message: object): Serialized | undefined {
+  return serialized.get(message) ?? serializedBefore.get(message);
+}
+
+function rememberSerialized(message: object, entry: Serialized): void {
+  if (serializedLines + entry.lines.length > SERIALIZED_LINES) {
+    serializedBefore = serialized;
+    serialized = new Map();
+    serializedLines = 0;
+  }
+  serialized.set(message, entry);
+  serializedLines += entry.lines.length;
+}
 
 /** Serializes messages into provenance-tagged lines. */
 class Writer {
@@ -275,7 +293,7 @@ class Writer {
   message(message: AgentMessage): void {
     const m = message as unknown as Block;
     const call = m.role === "toolResult" ? this.calls.get(String(m.toolCallId)) : undefined;
-    const known = SERIALIZED.get(message);
+    const known = typeof message === "object" && message !== null ? serializedOf(message) : undefined;
     if (known && known.name === call?.name && known.args === call?.args) {
       for (const line of known.lines) this.lines.push(line);
       return;
@@ -283,7 +301,7 @@ class Writer {
     const from = this.lines.length;
     this.serialize(m);
     if (typeof message === "object" && message !== null)
-      SERIALIZED.set(message, { lines: this.lines.slice(from), name: call?.name, args: call?.args });
+      rememberSerialized(message, { lines: this.lines.slice(from), name: call?.name, args: call?.args });
   }
 
   private serialize(m: Block): void {
