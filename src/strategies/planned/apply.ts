@@ -32,6 +32,8 @@ export interface AppliedPlan {
   summary: string;
   /** Kinds of the summary's lines after the intro. */
   kinds: LineKind[];
+  /** The summary's lines after the intro (see {@link render}). */
+  body: TranscriptLine[];
   regionTokens: number;
   targetTokens: number;
   keptTokens: number;
@@ -88,32 +90,79 @@ function pieces(
   return out;
 }
 
-/** Render lines with a deletion mask: removed runs and carried markers fold into one marker each. */
+/**
+ * Render lines with a deletion mask: removed runs and carried markers fold into one marker each. `body` is the
+ * summary's lines after the intro: the surviving line objects themselves, and a new line per marker.
+ */
 export function render(
   lines: readonly TranscriptLine[],
   removed: readonly boolean[],
-): { summary: string; kinds: LineKind[] } {
+): { summary: string; kinds: LineKind[]; body: TranscriptLine[] } {
   const out: string[] = [INTRO];
   const kinds: LineKind[] = [];
+  const body: TranscriptLine[] = [];
   let pending = 0;
   const flush = () => {
     if (pending > 0) {
-      out.push(markerText(pending));
+      const text = markerText(pending);
+      out.push(text);
       kinds.push("marker");
+      body.push({ text, kind: "marker" });
     }
     pending = 0;
   };
-  lines.forEach((line, i) => {
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
     if (line.kind === "marker") pending += markerCount(line.text) ?? 0;
     else if (removed[i]) pending += 1;
     else {
       flush();
       out.push(line.text);
       kinds.push(line.kind);
+      body.push(line);
     }
-  });
+  }
   flush();
-  return { summary: out.join("\n"), kinds };
+  return { summary: out.join("\n"), kinds, body };
+}
+
+/**
+ * Length of `render(lines, removed).summary`, counted without building it: the same walk, adding each emitted
+ * line's length and its newline instead of pushing the text.
+ */
+export function renderedLength(lines: readonly TranscriptLine[], removed: readonly boolean[] = []): number {
+  let chars = INTRO.length;
+  let pending = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if (line.kind === "marker") pending += markerCount(line.text) ?? 0;
+    else if (removed[i]) pending += 1;
+    else {
+      if (pending > 0) chars += markerText(pending).length + 1;
+      pending = 0;
+      chars += line.text.length + 1;
+    }
+  }
+  if (pending > 0) chars += markerText(pending).length + 1;
+  return chars;
+}
+
+/** `estimateTextTokens` of a text of this many characters (uncalibrated, as every figure of a plan is). */
+const tokensOfChars = (chars: number) => Math.ceil(chars / CHARS_PER_TOKEN);
+
+/**
+ * The region's size as rendered without deletions, and the size a plan must bring it to: `retainRatio` of it, never
+ * under the floor. The planner checks these before asking for a plan; `applyPlan` applies against the same figures.
+ */
+export function regionTarget(
+  lines: readonly TranscriptLine[],
+  options: Pick<RetentionOptions, "retainRatio" | "minRetainedTokens">,
+): { regionTokens: number; targetTokens: number } {
+  const regionTokens = tokensOfChars(renderedLength(lines));
+  return {
+    regionTokens,
+    targetTokens: Math.max(Math.ceil(regionTokens * options.retainRatio), options.minRetainedTokens),
+  };
 }
 
 const lineChars = (line: TranscriptLine) => line.text.length + 1;
@@ -131,8 +180,8 @@ export function applyPlan(
   { allowEmpty = false }: { allowEmpty?: boolean } = {},
 ): AppliedPlan {
   const valid = validateRanges(ranges, lines.length);
-  const regionTokens = estimateTextTokens(render(lines, []).summary);
-  const targetTokens = Math.max(Math.ceil(regionTokens * options.retainRatio), options.minRetainedTokens);
+  // Sized without rendering: the only render of a plan is its result's.
+  const { regionTokens, targetTokens } = regionTarget(lines, options);
   // The target is never below the floor, so stopping at the target also keeps the floor. Marker lines the render
   // adds only make the result longer.
   const targetChars = targetTokens * CHARS_PER_TOKEN;
@@ -166,7 +215,7 @@ export function applyPlan(
     if (used) applied++;
   }
 
-  const { summary, kinds } = render(lines, removed);
+  const { summary, kinds, body } = render(lines, removed);
   const keptTokens = estimateTextTokens(summary);
   const saved = regionTokens - keptTokens;
   const removedLines = lines.filter((l, i) => removed[i] && l.kind !== "marker").length;
@@ -182,6 +231,7 @@ export function applyPlan(
   return {
     summary,
     kinds,
+    body,
     regionTokens,
     targetTokens,
     keptTokens,

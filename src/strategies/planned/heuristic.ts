@@ -1,7 +1,7 @@
 // The built-in planner of the `planned` strategy: a deterministic ranking of deletable line ranges, most
 // deletable first, from what the transcript's headers say about each block. Pure: no I/O, no model.
 import type { PlanRange } from "./apply.ts";
-import { isProtected, parseHeader, type Header, type TranscriptLine } from "./transcript.ts";
+import { headerOf, isProtected, type Header, type TranscriptLine } from "./transcript.ts";
 
 /** A header and the lines it owns (up to the next header; an image placeholder does not end a block). */
 export interface TranscriptBlock {
@@ -18,7 +18,7 @@ export function blocksOf(lines: readonly TranscriptLine[]): TranscriptBlock[] {
   const blocks: TranscriptBlock[] = [];
   lines.forEach((line, i) => {
     if (line.kind !== "structure") return;
-    const header = parseHeader(line.text);
+    const header = headerOf(line);
     if (!header) return;
     const last = blocks[blocks.length - 1];
     if (header.kind === "image" && last) return;
@@ -50,15 +50,48 @@ interface Candidate {
   end: number;
 }
 
+/**
+ * A line as the near-duplicate key reads it: trimmed, each blank run one space, each digit run `#`. Most lines hold
+ * no digit, no blank but single spaces and nothing to trim: one linear test finds them, and they are kept as they are.
+ */
+const NEEDS_NORMALIZING = /\d|\s\s|[^ \S]|^\s|\s$/;
+export function normalized(text: string): string {
+  return NEEDS_NORMALIZING.test(text) ? text.trim().replace(/\s+/g, " ").replace(/\d+/g, "#") : text;
+}
+
 /** Near-duplicate key: lines trimmed, blank lines dropped, digit runs masked (timings, counters, ids). */
 function contentKey(lines: readonly TranscriptLine[], start: number, end: number): string {
   const parts: string[] = [];
   for (let i = start; i < end; i++) {
     if (lines[i].kind === "marker") continue;
-    const line = lines[i].text.trim().replace(/\s+/g, " ").replace(/\d+/g, "#");
+    const line = normalized(lines[i].text);
     if (line) parts.push(line);
   }
   return parts.join("\n");
+}
+
+/** A block's key and the line objects it was computed from. */
+interface BlockKey {
+  lines: readonly TranscriptLine[];
+  key: string;
+}
+
+/** Keys by header line: a summary carries most blocks unchanged into the next region, where the same lines recur. */
+const BLOCK_KEYS = new WeakMap<TranscriptLine, BlockKey>();
+
+/** `contentKey` of a block, computed again only when the block's lines are not the ones it was computed from. */
+function blockKey(lines: readonly TranscriptLine[], block: TranscriptBlock): string {
+  const header = lines[block.at];
+  const known = BLOCK_KEYS.get(header);
+  const n = block.end - block.start;
+  if (known && known.lines.length === n) {
+    let i = 0;
+    while (i < n && known.lines[i] === lines[block.start + i]) i++;
+    if (i === n) return known.key;
+  }
+  const key = contentKey(lines, block.start, block.end);
+  BLOCK_KEYS.set(header, { lines: lines.slice(block.start, block.end), key });
+  return key;
 }
 
 function charsOf(lines: readonly TranscriptLine[], start: number, end: number): number {
@@ -105,7 +138,7 @@ export function rankDeletions(lines: readonly TranscriptLine[], later?: LaterCon
     for (const block of blocksOf(later.lines)) {
       const { header } = block;
       if (header.kind !== "toolResult" && header.kind !== "bashOutput") continue;
-      const key = contentKey(later.lines, block.start, block.end);
+      const key = blockKey(later.lines, block);
       if (key) laterKeys.add(key);
       if (header.kind === "toolResult" && READ_TOOLS.has(header.tool) && header.key !== undefined && !header.error)
         laterReads.add(header.key);
@@ -116,7 +149,7 @@ export function rankDeletions(lines: readonly TranscriptLine[], later?: LaterCon
     const block = results[i];
     const { header } = block;
     const size = charsOf(lines, block.start, block.end);
-    const key = contentKey(lines, block.start, block.end);
+    const key = blockKey(lines, block);
     if (key && laterKeys.has(key)) add(1, size, block.start, block.end);
     if (key) laterKeys.add(key);
     if (header.kind === "toolResult" && READ_TOOLS.has(header.tool) && header.key !== undefined && !header.error) {

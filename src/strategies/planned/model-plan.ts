@@ -97,9 +97,10 @@ export function buildPlannerPrompt(
     "6,40",
     "",
     "<transcript>",
-    ...lines.map((line, i) => `${i + 1}| ${line.text}`),
-    "</transcript>",
   );
+  // One push per line: spreading a long region into one call's arguments can exceed the engine's argument limit.
+  for (let i = 0; i < lines.length; i++) parts.push(`${i + 1}| ${lines[i].text}`);
+  parts.push("</transcript>");
   return { system: PLANNER_SYSTEM, prompt: parts.join("\n"), tools: [DELETION_PLAN_TOOL] };
 }
 

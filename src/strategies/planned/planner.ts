@@ -3,11 +3,11 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { CompactionEntry, SessionEntry } from "../../log/entries.ts";
 import { textOf, type LedgerCompactionDetails } from "../../log/entries.ts";
-import { type BranchProjection, projectBranch } from "../../projection/project.ts";
+import type { BranchProjection, ProjectedEntry } from "../../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
 import type { CompactionInput, CompactionPlan, ModelReply, StrategyPlanner } from "../contract.ts";
 import { type PlanDiagnostics, PlanError } from "../shared/fallback.ts";
-import { applyPlan, DEFAULT_RETENTION, type AppliedPlan, type RetentionOptions } from "./apply.ts";
+import { applyPlan, DEFAULT_RETENTION, regionTarget, type AppliedPlan, type RetentionOptions } from "./apply.ts";
 import { rankDeletions, type LaterContext } from "./heuristic.ts";
 import { buildPlannerPrompt, readPlanReply } from "./model-plan.ts";
 import {
@@ -16,9 +16,11 @@ import {
   digestOf,
   encodeKinds,
   type Provenance,
+  rememberSummary,
   type TranscriptLine,
 } from "./transcript.ts";
 import { LEDGER_FACTS } from "../catalog.ts";
+import { BranchViews } from "./view.ts";
 
 /** Which planner ranks the deletions. */
 export type PlannerKind = "heuristic" | "model";
@@ -51,7 +53,7 @@ export const DEFAULT_PLANNED_OPTIONS = {
 } satisfies PlannedOptions;
 
 /** Numbers the compaction card shows. Counts only: no transcript or planner text is stored. */
-export type PlannedStats = Omit<AppliedPlan, "summary" | "kinds"> & { tokensAfter: number };
+export type PlannedStats = Omit<AppliedPlan, "summary" | "kinds" | "body"> & { tokensAfter: number };
 
 /** `details` of a planned compaction entry. */
 export interface PlannedDetails extends LedgerCompactionDetails {
@@ -72,8 +74,8 @@ export interface PlannedDetails extends LedgerCompactionDetails {
 }
 
 /** The newest compaction in view (its summary is part of the region), as Pi's preparation sees it. */
-function priorCompaction(projection: BranchProjection): CompactionEntry | undefined {
-  const first = projection.entries[0]?.sourceEntry;
+function priorCompaction(view: readonly ProjectedEntry[]): CompactionEntry | undefined {
+  const first = view[0]?.sourceEntry;
   return first?.type === "compaction" ? first : undefined;
 }
 
@@ -92,13 +94,80 @@ function regionCalls(branch: readonly SessionEntry[], region: readonly AgentMess
   return collectCalls(region, all);
 }
 
-/** The compactable region as numbered lines: the previous summary, then Pi's messages and turn prefix. */
-export function transcriptOf(
-  input: CompactionInput,
-  projection: BranchProjection = projectBranch(input.branch, LEDGER_FACTS),
-): TranscriptLine[] {
+/** The messages Pi keeps verbatim after the region (from its first kept entry on). */
+function keptTail(input: CompactionInput, view: readonly ProjectedEntry[]): AgentMessage[] {
+  const at = view.findIndex((e) => e.sourceEntry.id === input.firstKeptEntryId && e.sourceEntry.type !== "compaction");
+  return at < 0 ? [] : view.slice(at).flatMap((e) => e.messages);
+}
+
+/** What a plan reads of its input: the numbered region, the kept tail, and the tail serialized like the region. */
+interface RegionReading {
+  lines: TranscriptLine[];
+  tail: AgentMessage[];
+  /** Built when first asked for: only the heuristic ranking reads it. */
+  later?: LaterContext;
+}
+
+function readingOf(input: CompactionInput, view: readonly ProjectedEntry[]): RegionReading {
   const messages = [...input.messagesToSummarize, ...input.turnPrefixMessages];
-  return buildTranscript({ prior: priorCompaction(projection), messages, calls: regionCalls(input.branch, messages) });
+  const lines = buildTranscript({ prior: priorCompaction(view), messages, calls: regionCalls(input.branch, messages) });
+  return { lines, tail: keptTail(input, view) };
+}
+
+function laterOf(reading: RegionReading): LaterContext {
+  reading.later ??= { lines: buildTranscript({ messages: reading.tail, calls: collectCalls(reading.tail) }) };
+  return reading.later;
+}
+
+/** A memoized reading and the input it was read from (copies of its lists, so an edit in place is noticed). */
+interface RegionMemo {
+  branch: readonly SessionEntry[];
+  messagesToSummarize: readonly AgentMessage[];
+  turnPrefixMessages: readonly AgentMessage[];
+  firstKeptEntryId: string;
+  reading: RegionReading;
+}
+
+/** The view memo every planned compaction of this process reads through (bounded). */
+const VIEWS = new BranchViews();
+/** Recent readings: the lab's scripted model reads the same compaction the planner then plans (bounded). */
+let recentReadings: RegionMemo[] = [];
+const READING_SLOTS = 2;
+
+const sameItems = <T>(a: readonly T[], b: readonly T[]) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/**
+ * The reading of a compaction's input, computed once per compaction: the region's lines, the kept tail and its
+ * lines are the same whoever asks (the lab's scripted model, then the planner). The view is read through the
+ * branch memo, so its cost follows the entries appended since the last compaction and the view, not the branch.
+ */
+function regionReading(input: CompactionInput): RegionReading {
+  const hit = recentReadings.find(
+    (m) =>
+      m.firstKeptEntryId === input.firstKeptEntryId &&
+      sameItems(m.messagesToSummarize, input.messagesToSummarize) &&
+      sameItems(m.turnPrefixMessages, input.turnPrefixMessages) &&
+      sameItems(m.branch, input.branch),
+  );
+  if (hit) return hit.reading;
+  const reading = readingOf(input, VIEWS.view(input.branch, LEDGER_FACTS));
+  const memo: RegionMemo = {
+    branch: input.branch.slice(),
+    messagesToSummarize: input.messagesToSummarize.slice(),
+    turnPrefixMessages: input.turnPrefixMessages.slice(),
+    firstKeptEntryId: input.firstKeptEntryId,
+    reading,
+  };
+  recentReadings = [memo, ...recentReadings].slice(0, READING_SLOTS);
+  return reading;
+}
+
+/**
+ * The compactable region as numbered lines: the previous summary, then Pi's messages and turn prefix. Given a
+ * projection of the branch, it is read from that; otherwise from the memoized reading (shared: do not modify it).
+ */
+export function transcriptOf(input: CompactionInput, projection?: BranchProjection): TranscriptLine[] {
+  return (projection ? readingOf(input, projection.entries) : regionReading(input)).lines;
 }
 
 /** The user's latest words on the branch: the objective the model planner is asked to protect. */
@@ -113,27 +182,13 @@ function objectiveOf(branch: readonly SessionEntry[]): string | undefined {
   return undefined;
 }
 
-/** The messages Pi keeps verbatim after the region (from its first kept entry on). */
-function keptTail(input: CompactionInput, projection: BranchProjection): AgentMessage[] {
-  const entries = projection.entries;
-  const at = entries.findIndex(
-    (e) => e.sourceEntry.id === input.firstKeptEntryId && e.sourceEntry.type !== "compaction",
-  );
-  return at < 0 ? [] : entries.slice(at).flatMap((e) => e.messages);
-}
-
 /** The kept tail serialized like the region, for the heuristic's "repeated later" checks. */
-export function laterContextOf(
-  input: CompactionInput,
-  projection: BranchProjection = projectBranch(input.branch, LEDGER_FACTS),
-): LaterContext {
-  const tail = keptTail(input, projection);
-  return { lines: buildTranscript({ messages: tail, calls: collectCalls(tail) }) };
+export function laterContextOf(input: CompactionInput, projection?: BranchProjection): LaterContext {
+  return laterOf(projection ? readingOf(input, projection.entries) : regionReading(input));
 }
 
 /** Estimated context after the compaction: summary, kept tail, system prompt. */
-function tokensAfter(input: CompactionInput, summary: string, projection: BranchProjection): number {
-  const tail = keptTail(input, projection);
+function tokensAfter(input: CompactionInput, summary: string, tail: readonly AgentMessage[]): number {
   return (
     estimateTextTokens(summary) +
     estimateMessagesTokens(tail) +
@@ -153,16 +208,19 @@ function toPlan(
   input: CompactionInput,
   planner: PlannerKind,
   applied: AppliedPlan,
-  projection: BranchProjection,
+  tail: readonly AgentMessage[],
   run?: ModelRun,
 ): CompactionPlan {
-  const after = tokensAfter(input, applied.summary, projection);
+  const after = tokensAfter(input, applied.summary, tail);
+  const provenance: Provenance = { digest: digestOf(applied.summary), kinds: encodeKinds(applied.kinds) };
+  // The next compaction reads this summary back as its prior: from these lines, not by parsing it again.
+  rememberSummary(applied.summary, provenance, applied.body);
   const details: PlannedDetails = {
     v: 1,
     strategy: "planned",
     planner,
     ...(run?.model ? { model: run.model } : {}),
-    provenance: { digest: digestOf(applied.summary), kinds: encodeKinds(applied.kinds) },
+    provenance,
     stats: {
       regionTokens: applied.regionTokens,
       targetTokens: applied.targetTokens,
@@ -189,21 +247,16 @@ function toPlan(
 
 /** Plan with the heuristic: same input, same bytes. Throws PlanError when the region cannot shrink enough. */
 export function planHeuristic(input: CompactionInput, options: RetentionOptions = DEFAULT_RETENTION): CompactionPlan {
-  const { lines, projection } = regionOf(input, options);
-  return toPlan(
-    input,
-    "heuristic",
-    applyPlan(lines, rankDeletions(lines, laterContextOf(input, projection)), options),
-    projection,
-  );
+  const { lines, reading } = regionOf(input, options);
+  return toPlan(input, "heuristic", applyPlan(lines, rankDeletions(lines, laterOf(reading)), options), reading.tail);
 }
 
 /** The numbered region and its target; throws before any planning when the region cannot give the saving. */
 function regionOf(input: CompactionInput, options: RetentionOptions) {
-  // One projection of the branch serves both the prior summary and the size after the compaction.
-  const projection = projectBranch(input.branch, LEDGER_FACTS);
-  const lines = transcriptOf(input, projection);
-  const probe = applyTarget(lines, options);
+  // One reading of the branch's view serves the prior summary, the later context and the size after the compaction.
+  const reading = regionReading(input);
+  const { lines } = reading;
+  const probe = regionTarget(lines, options);
   // Checked before any model call: a region this small cannot give the required saving whatever the plan.
   if (probe.regionTokens - options.minRetainedTokens < Math.max(options.minSavedTokens, 1)) {
     throw new PlanError(
@@ -216,7 +269,7 @@ function regionOf(input: CompactionInput, options: RetentionOptions) {
       },
     );
   }
-  return { lines, probe, projection };
+  return { lines, probe, reading };
 }
 
 function abortError(signal: AbortSignal): Error {
@@ -238,15 +291,10 @@ export async function planPlanned(
   const kind: PlannerKind = options.planner ?? (input.complete ? "model" : "heuristic");
   let region: PlanDiagnostics = {};
   try {
-    const { lines, probe, projection } = regionOf(input, options);
+    const { lines, probe, reading } = regionOf(input, options);
     region = { regionLines: lines.length, regionTokens: probe.regionTokens, targetTokens: probe.targetTokens };
     if (kind === "heuristic")
-      return toPlan(
-        input,
-        kind,
-        applyPlan(lines, rankDeletions(lines, laterContextOf(input, projection)), options),
-        projection,
-      );
+      return toPlan(input, kind, applyPlan(lines, rankDeletions(lines, laterOf(reading)), options), reading.tail);
     if (!input.complete) throw new PlanError("no-model", "the model planner is configured but no model is available");
     const request = buildPlannerPrompt(lines, {
       objective: objectiveOf(input.branch),
@@ -266,7 +314,7 @@ export async function planPlanned(
     const read = readPlanReply(reply, lines.length);
     run.plan = read.diagnostics;
     try {
-      return toPlan(input, kind, applyPlan(lines, read.ranges, options), projection, run);
+      return toPlan(input, kind, applyPlan(lines, read.ranges, options), reading.tail, run);
     } catch (error) {
       if (error instanceof PlanError) error.diagnostics = { ...read.diagnostics, ...error.diagnostics };
       throw error;
@@ -275,15 +323,6 @@ export async function planPlanned(
     if (error instanceof PlanError) error.diagnostics = { ...error.diagnostics, ...region };
     throw error;
   }
-}
-
-/** Region size and target, computed the way applyPlan does (an empty plan applied gives them). */
-function applyTarget(
-  lines: readonly TranscriptLine[],
-  options: RetentionOptions,
-): { regionTokens: number; targetTokens: number } {
-  const applied = applyPlan(lines, [], { ...options, minSavedTokens: Number.NEGATIVE_INFINITY }, { allowEmpty: true });
-  return { regionTokens: applied.regionTokens, targetTokens: applied.targetTokens };
 }
 
 /** The planner for the host, with options read at call time (settings can change between compactions). */

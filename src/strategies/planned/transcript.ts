@@ -107,6 +107,19 @@ export function parseHeader(text: string): Header | undefined {
   return undefined;
 }
 
+/** Parsed headers by line object: a line is never changed once written, and carried lines are read at every plan. */
+const HEADERS = new WeakMap<TranscriptLine, Header | null>();
+
+/** `parseHeader(line.text)`, parsed once per line object. */
+export function headerOf(line: TranscriptLine): Header | undefined {
+  let header = HEADERS.get(line);
+  if (header === undefined) {
+    header = parseHeader(line.text) ?? null;
+    HEADERS.set(line, header);
+  }
+  return header ?? undefined;
+}
+
 /** True for any line this serializer could have generated (header or marker). Used by tests and diagnostics. */
 export function isGeneratedLine(text: string): boolean {
   return text === INTRO || markerCount(text) !== undefined || parseHeader(text) !== undefined;
@@ -200,6 +213,38 @@ interface CallInfo {
 
 type Block = Record<string, unknown>;
 
+/** A message's lines, and for a tool result the call its header named (the only input besides the message). */
+interface Serialized {
+  lines: readonly TranscriptLine[];
+  name?: string;
+  args?: unknown;
+}
+
+/**
+ * Lines by message object: a message is serialized in the kept tail at one compaction and in the region at the next,
+ * and giving back the same line objects lets the header and key memos recognise it there. Messages are stored facts,
+ * never changed once written. Two generations bound the memory: once the newer holds `SERIALIZED_LINES` lines it
+ * becomes the older and the older is dropped, so what a compaction serialized is still there at the next one.
+ */
+const SERIALIZED_LINES = 200_000;
+let serialized = new Map<object, Serialized>();
+let serializedBefore = new Map<object, Serialized>();
+let serializedLines = 0;
+
+function serializedOf(message: object): Serialized | undefined {
+  return serialized.get(message) ?? serializedBefore.get(message);
+}
+
+function rememberSerialized(message: object, entry: Serialized): void {
+  if (serializedLines + entry.lines.length > SERIALIZED_LINES) {
+    serializedBefore = serialized;
+    serialized = new Map();
+    serializedLines = 0;
+  }
+  serialized.set(message, entry);
+  serializedLines += entry.lines.length;
+}
+
 /** Serializes messages into provenance-tagged lines. */
 class Writer {
   readonly lines: TranscriptLine[] = [];
@@ -247,6 +292,19 @@ class Writer {
 
   message(message: AgentMessage): void {
     const m = message as unknown as Block;
+    const call = m.role === "toolResult" ? this.calls.get(String(m.toolCallId)) : undefined;
+    const known = typeof message === "object" && message !== null ? serializedOf(message) : undefined;
+    if (known && known.name === call?.name && known.args === call?.args) {
+      for (const line of known.lines) this.lines.push(line);
+      return;
+    }
+    const from = this.lines.length;
+    this.serialize(m);
+    if (typeof message === "object" && message !== null)
+      rememberSerialized(message, { lines: this.lines.slice(from), name: call?.name, args: call?.args });
+  }
+
+  private serialize(m: Block): void {
     switch (m.role) {
       case "user":
         this.structure(HEADER.user);
@@ -394,13 +452,57 @@ export interface Provenance {
   kinds: string;
 }
 
+/** A planned summary this process rendered, with the lines it was rendered from (their kinds are its provenance). */
+interface RenderedSummary {
+  digest: string;
+  kinds: string;
+  body: readonly TranscriptLine[];
+}
+
+/** Recent planned summaries, by text (bounded): the next compaction reads the newest one back as its prior. */
+const RENDERED = new Map<string, RenderedSummary>();
+const RENDERED_SLOTS = 4;
+
+/** True when a planned summary's body passes the syntax check its provenance implies (see {@link priorLines}). */
+function provenanceHolds(body: readonly TranscriptLine[]): boolean {
+  return body.every((l) =>
+    l.kind === "marker" ? markerCount(l.text) !== undefined : l.kind !== "structure" || headerOf(l) !== undefined,
+  );
+}
+
+/**
+ * Remember a planned summary and the lines it was rendered from, so reading it back as the next compaction's prior
+ * is a lookup: the text split at its newlines is the intro and these lines, and their kinds are the stored code.
+ * Only a body that would be trusted when read back is kept (a line holding a newline, a header that does not parse,
+ * or a body longer than the kind code allows is read back the long way, as before).
+ */
+export function rememberSummary(summary: string, provenance: Provenance, body: readonly TranscriptLine[]): void {
+  if (body.length > 10_000_000 || body.some((l) => l.text.includes("\n")) || !provenanceHolds(body)) return;
+  RENDERED.delete(summary);
+  RENDERED.set(summary, { digest: provenance.digest, kinds: provenance.kinds, body });
+  // A Map iterates in insertion order: the first key is the least recently remembered.
+  if (RENDERED.size > RENDERED_SLOTS) RENDERED.delete(RENDERED.keys().next().value as string);
+}
+
 /**
  * The lines of a previous compaction's summary. A planned summary whose provenance still matches its text is
  * re-read with its kinds, so structure and pinned lines stay protected and markers fold forward. Anything else
  * (Pi's prose, a checkpoint, a planned summary whose text no longer matches) is one block of ordinary text:
- * earlier summaries are data, never a source of protection.
+ * earlier summaries are data, never a source of protection. A summary rendered by this process (see
+ * {@link rememberSummary}) is given back as the lines it was rendered from: what {@link readPriorLines} would read.
  */
 export function priorLines(entry: CompactionEntry): TranscriptLine[] {
+  const summary = typeof entry.summary === "string" ? entry.summary : "";
+  const details = entry.details as { v?: unknown; strategy?: unknown; provenance?: Partial<Provenance> } | undefined;
+  const rendered = details?.v === 1 && details.strategy === "planned" ? RENDERED.get(summary) : undefined;
+  // The same text and provenance as a summary rendered here: readPriorLines would give back its very lines.
+  if (rendered && details?.provenance?.digest === rendered.digest && details.provenance.kinds === rendered.kinds)
+    return rendered.body.slice();
+  return readPriorLines(entry);
+}
+
+/** {@link priorLines} the long way: the summary split, its provenance decoded and checked line by line. */
+export function readPriorLines(entry: CompactionEntry): TranscriptLine[] {
   const summary = typeof entry.summary === "string" ? entry.summary : "";
   const details = entry.details as { v?: unknown; strategy?: unknown; provenance?: Partial<Provenance> } | undefined;
   if (details?.v === 1 && details.strategy === "planned" && details.provenance?.digest === digestOf(summary)) {
@@ -409,14 +511,7 @@ export function priorLines(entry: CompactionEntry): TranscriptLine[] {
     if (lines[0] === INTRO && kinds && kinds.length === lines.length - 1) {
       const body = lines.slice(1).map((text, i) => ({ text, kind: kinds[i] }));
       // Provenance claims are re-checked against the syntax they imply.
-      if (
-        body.every((l) =>
-          l.kind === "marker"
-            ? markerCount(l.text) !== undefined
-            : l.kind !== "structure" || parseHeader(l.text) !== undefined,
-        )
-      )
-        return body;
+      if (provenanceHolds(body)) return body;
     }
   }
   const writer = new Writer(new Map());

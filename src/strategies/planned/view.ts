@@ -1,0 +1,89 @@
+// The model view a planned compaction reads (the compaction heading it, the entries Pi keeps), computed with work
+// that follows the view rather than the whole branch. Pure: no I/O; a bounded memo of recent branches.
+import type { SessionEntry } from "../../log/entries.ts";
+import type { LedgerFacts } from "../../log/facts.ts";
+import { type LedgerState, reduceBranch } from "../../projection/ledger-state.ts";
+import { type ProjectedEntry, projectView } from "../../projection/project.ts";
+import type { PathLookup } from "../../projection/ranges.ts";
+
+/** A branch this memo has read: its own copy of the entries, and the ledger state they reduce to. */
+interface Reading {
+  facts: LedgerFacts;
+  entries: readonly SessionEntry[];
+  state: LedgerState;
+}
+
+/** Length of the longest common prefix of two entry lists, compared by identity. */
+function commonPrefix(a: readonly SessionEntry[], b: readonly SessionEntry[]): number {
+  const n = Math.min(a.length, b.length);
+  let i = 0;
+  while (i < n && a[i] === b[i]) i++;
+  return i;
+}
+
+/**
+ * Positions on a path as `lookupOf` gives them (the last occurrence of an id wins), indexed from the end backwards
+ * only as far as the ids asked for: a view's head compaction and kept entries are near the end, so finding them
+ * visits the view, not the branch. Every entry is indexed at most once.
+ */
+export function backwardLookup(path: readonly SessionEntry[]): PathLookup {
+  const position = new Map<string, number>();
+  let next = path.length - 1;
+  const indexOf = (id: string): number => {
+    const known = position.get(id);
+    if (known !== undefined) return known;
+    while (next >= 0) {
+      const at = next--;
+      const seen = path[at].id;
+      // Read backwards, the first position seen for an id is its last on the path.
+      if (!position.has(seen)) position.set(seen, at);
+      if (seen === id) return at;
+    }
+    return -1;
+  };
+  return { indexOf, get: (id) => path[indexOf(id)] };
+}
+
+/**
+ * Views of branches that grow by appending, as a replay or a live session makes them. The ledger state of a branch
+ * is its recorded facts folded in order, so the state of a known prefix, folded on with the entries after it, is the
+ * state of the whole: each branch costs the entries appended since a branch it extends. Which prefix is known is
+ * checked entry by entry (by identity, against the memo's own copy), so a branch edited in place, or another one,
+ * is read from the root. `slots` bounds the memo: the lab replays several rows side by side.
+ */
+export class BranchViews {
+  private readings: Reading[] = [];
+  private readonly slots: number;
+
+  constructor(slots = 4) {
+    this.slots = slots;
+  }
+
+  /** The ledger state of `branch` under `facts`: `reduceBranch(branch, facts)`. */
+  state(branch: readonly SessionEntry[], facts: LedgerFacts): LedgerState {
+    let best: Reading | undefined;
+    for (const reading of this.readings) {
+      if (reading.facts !== facts || reading.entries.length > branch.length) continue;
+      if (best && reading.entries.length <= best.entries.length) continue;
+      const last = reading.entries.length - 1;
+      // Branches of other rows part at their first compaction: their last entries tell them apart at once.
+      if (last >= 0 && reading.entries[last] !== branch[last]) continue;
+      if (commonPrefix(reading.entries, branch) === reading.entries.length) best = reading;
+    }
+    if (best && best.entries.length === branch.length) return best.state;
+    const state = best
+      ? reduceBranch(branch.slice(best.entries.length), facts, best.state)
+      : reduceBranch(branch, facts);
+    const reading: Reading = { facts, entries: branch.slice(), state };
+    // The prefix read is superseded by its extension; otherwise the least recent reading makes room.
+    this.readings = [reading, ...this.readings.filter((r) => r !== best)].slice(0, this.slots);
+    return state;
+  }
+
+  /** `projectBranch(branch, facts).entries`, from the memo's state and a lookup that reads from the end. */
+  view(branch: readonly SessionEntry[], facts: LedgerFacts): ProjectedEntry[] {
+    const state = this.state(branch, facts);
+    let lookup: PathLookup | undefined;
+    return projectView(branch, state, facts, () => (lookup ??= backwardLookup(branch)));
+  }
+}
