@@ -58,7 +58,8 @@ export async function compactNow(
   const pi = await piCompaction();
   const tokensBefore = ledger.view.tokens;
   const started = performance.now();
-  const prep = pi.prepareCompaction(ledger.branch, {
+  // Pi reads only the branch from the newest compaction's kept entries on; the window is that part (see piWindow).
+  const prep = pi.prepareCompaction(ledger.piWindow(), {
     enabled: true,
     reserveTokens: settings.reserve,
     keepRecentTokens: settings.keepRecent,
@@ -77,7 +78,7 @@ export async function compactNow(
   entry.fromHook = project !== "pi";
   ledger.appendFact(entry as Record<string, unknown>);
   if (project === "ours") ledger.reproject();
-  else ledger.reset((await piCore()).buildSessionProjection(ledger.branch).messages);
+  else ledger.reset((await piCore()).buildSessionProjection(ledger.piWindow()).messages);
   return {
     kind: "compaction",
     tokensBefore,

@@ -94,7 +94,7 @@ export const foldNotice = (settings: SessionSettings, info: RowInfo): Row => {
         const pi = await piCompaction();
         const tokensBefore = ledger.view.tokens;
         const started = performance.now();
-        const prep = pi.prepareCompaction(ledger.branch, {
+        const prep = pi.prepareCompaction(ledger.piWindow(), {
           enabled: true,
           reserveTokens: settings.reserve,
           keepRecentTokens: settings.keepRecent,

@@ -2,7 +2,7 @@
 // the row's session file would hold it, facts appended with deterministic ids, and the model view rebuilt
 // from the branch after each fact and extended entry by entry in between.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import type { SessionEntry } from "../../log/entries.ts";
+import type { CompactionEntry, SessionEntry } from "../../log/entries.ts";
 import { initialLedgerState, type LedgerState, reduceBranch } from "../../projection/ledger-state.ts";
 import { LiveLedger } from "../../projection/live-ledger.ts";
 import {
@@ -64,6 +64,13 @@ export class SimulatedLedger {
   };
   /** An id appeared twice, or a context edit joined: positions or edits can change earlier entries' projection. */
   private irregular = false;
+  /**
+   * Every entry's parent is the entry before it, and no entry is the first one's parent: Pi's walk from the leaf then
+   * gives the whole branch, so a suffix of it is read as the same path (see {@link piWindow}).
+   */
+  private chained = true;
+  /** Position of the newest compaction on the branch (-1: none). */
+  private newestCompaction = -1;
   private pathOrder: PathOrderProjection | undefined;
 
   private readonly prefix: string;
@@ -110,8 +117,27 @@ export class SimulatedLedger {
       this.irregular = true;
       this.pathOrder = undefined;
     }
+    const first = this.branch[0];
+    if ((first && entry.parentId !== this.leafId) || (first?.parentId != null && entry.id === first.parentId))
+      this.chained = false;
+    if (entry.type === "compaction") this.newestCompaction = this.branch.length;
     this.positions.set(entry.id, this.branch.length);
     this.branch.push(entry);
+  }
+
+  /**
+   * The entries Pi's compaction preparation and Pi's projection read the same way as the whole branch: from the
+   * newest compaction's first kept entry on (from the compaction when that entry is not before it). Both start from
+   * the newest compaction and never look behind its kept entries, and on a chained branch with unique ids the
+   * suffix is still a path to the same leaf. Anything else (a repeated id, a context edit, a link that skips) gets
+   * the whole branch. Pi runs both at every compaction: on the whole branch that work grows with the session's square.
+   */
+  piWindow(): SessionEntry[] {
+    if (!this.chained || this.irregular || this.newestCompaction < 0) return this.branch;
+    const compaction = this.branch[this.newestCompaction] as CompactionEntry;
+    const kept = this.positions.get(compaction.firstKeptEntryId);
+    const start = kept !== undefined && kept < this.newestCompaction ? kept : this.newestCompaction;
+    return start === 0 ? this.branch : this.branch.slice(start);
   }
 
   /**
