@@ -226,7 +226,7 @@ interface Serialized {
  * never changed once written. Two generations bound the memory: once the newer holds `SERIALIZED_LINES` lines it
  * becomes the older and the older is dropped, so what a compaction serialized is still there at the next one.
  */
-const SERIALIZED_LINES = 200_000;
+const SERIALIZED_LINES = 20_000;
 let serialized = new Map<object, Serialized>();
 let serializedBefore = new Map<object, Serialized>();
 let serializedLines = 0;
@@ -461,7 +461,7 @@ interface RenderedSummary {
 
 /** Recent planned summaries, by text (bounded): the next compaction reads the newest one back as its prior. */
 const RENDERED = new Map<string, RenderedSummary>();
-const RENDERED_SLOTS = 4;
+const RENDERED_SLOTS = 2;
 
 /** True when a planned summary's body passes the syntax check its provenance implies (see {@link priorLines}). */
 function provenanceHolds(body: readonly TranscriptLine[]): boolean {

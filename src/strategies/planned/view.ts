@@ -49,13 +49,13 @@ export function backwardLookup(path: readonly SessionEntry[]): PathLookup {
  * is its recorded facts folded in order, so the state of a known prefix, folded on with the entries after it, is the
  * state of the whole: each branch costs the entries appended since a branch it extends. Which prefix is known is
  * checked entry by entry (by identity, against the memo's own copy), so a branch edited in place, or another one,
- * is read from the root. `slots` bounds the memo: the lab replays several rows side by side.
+ * is read from the root. `slots` bounds the memo: the lab replays its two planned rows side by side.
  */
 export class BranchViews {
   private readings: Reading[] = [];
   private readonly slots: number;
 
-  constructor(slots = 4) {
+  constructor(slots = 2) {
     this.slots = slots;
   }
 
