@@ -151,7 +151,7 @@ function plain(branch: readonly SessionEntry[], cwd: string) {
 
 const sessionArb = ledgerArb({
   maxCommands: 40,
-  weights: { assistant: 12, user: 3, navigate: 1, compaction: 3, contextEdit: 2 },
+  weights: { assistant: 8, user: 3, navigate: 1, compaction: 6, contextEdit: 2, fold: 1, restore: 1 },
 });
 
 describe("the checkpoint planner's branch index", () => {
