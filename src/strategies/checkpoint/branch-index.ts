@@ -1,13 +1,13 @@
-// What the checkpoint planner reads from the whole branch, kept per branch array as it grows (see BranchFold):
+// What the checkpoint planner reads from the whole branch, kept per branch as it grows (see PrefixFold):
 // the raw pairing of tool calls with their results, the latest context edit per target, and the compactions with
 // what their details hold. Compactions come about once per window, so a planner that scanned the branch for these
 // at each one would make a long session's replay grow with its square; with the index a plan reads only the
 // entries appended since the previous one. A compaction's details are read once, when it is folded in (in the lab
 // they live out of memory and each read parses them again). Pure: no I/O.
 import type { CompactionEntry, ContextEditEntry, SessionEntry } from "../../log/entries.ts";
-import { BranchFold } from "../shared/branch-fold.ts";
 import { type Outcome, type PairedCall, toolCallsOf, toolResultOf } from "../shared/conversation.ts";
 import { displayPath } from "../shared/paths.ts";
+import { PrefixFold } from "./prefix-fold.ts";
 import type { CheckpointSpan, SpanItem } from "./spans.ts";
 
 /** A compaction on the branch, as the planner uses it. */
@@ -33,6 +33,9 @@ interface FileUnion {
 }
 
 interface CheckpointIndex {
+  /** Index of each id's first entry, and whether any id was seen twice (a malformed file). */
+  first: Map<string, number>;
+  repeated: boolean;
   /** Calls per call id, in branch order (the pairing `pairCalls` makes over the raw branch). */
   calls: Map<string, PairedCall[]>;
   /** The newest call made in each entry with each id, keyed `entryId|callId`. */
@@ -144,8 +147,10 @@ function pairStep(index: CheckpointIndex, entry: SessionEntry, at: number): void
   recheck(index, id);
 }
 
-const checkpointIndex = new BranchFold<CheckpointIndex>(
+const checkpointIndex = new PrefixFold<CheckpointIndex>(
   () => ({
+    first: new Map(),
+    repeated: false,
     calls: new Map(),
     byKey: new Map(),
     results: new Map(),
@@ -159,6 +164,8 @@ const checkpointIndex = new BranchFold<CheckpointIndex>(
     files: new Map(),
   }),
   (index, entry, i) => {
+    if (index.first.has(entry.id)) index.repeated = true;
+    else index.first.set(entry.id, i);
     pairStep(index, entry, i);
     if (entry.type === "context_edit") {
       index.edits.set(entry.targetId, entry);
@@ -177,6 +184,10 @@ const checkpointIndex = new BranchFold<CheckpointIndex>(
 
 /** What {@link planCheckpoint} reads from the whole branch, without a pass over it. */
 export interface CheckpointLookup {
+  /** Index of the first entry with `id` (what `findIndex` from the root gives), or -1. */
+  indexOf(id: string): number;
+  /** True when no id appears twice on the branch (always, but in a malformed file). */
+  unique: boolean;
   /**
    * Outcome of a call on the raw branch, by the entry that made it: what pairing the whole raw branch gives
    * (`unknown` for an ambiguous id, a call without a result, or one not on the branch).
@@ -203,6 +214,8 @@ export interface CheckpointLookup {
 export function checkpointLookup(branch: readonly SessionEntry[]): CheckpointLookup {
   const index = checkpointIndex.of(branch);
   return {
+    indexOf: (id) => index.first.get(id) ?? -1,
+    unique: !index.repeated,
     rawOutcome(entryId, callId) {
       if (index.ambiguous.has(callId)) return "unknown";
       const paired = index.byKey.get(`${entryId}|${callId}`);

@@ -21,7 +21,6 @@ import {
   type FileLists,
   type StartupEvidence,
 } from "../shared/file-evidence.ts";
-import { branchLookup } from "../shared/delta.ts";
 import { checkpointLookup } from "./branch-index.ts";
 import { footLines, headLines, renderSummary, type RenderableStartupRead } from "./render.ts";
 import { buildSpan, type CheckpointSpan } from "./spans.ts";
@@ -94,17 +93,17 @@ export function planCheckpoint(
   const { branch, cwd } = input;
   const projection = projectBranch(branch, LEDGER_FACTS);
   const entries = projection.entries;
-  // Whole-branch facts (raw pairing, edits, prior compactions) come from indexes kept per branch array, so a plan
-  // reads the entries appended since the last one and the view, not the whole branch again.
+  // Whole-branch facts (positions, raw pairing, edits, prior compactions) come from an index kept per branch and
+  // found again by its entries (each compaction gets a fresh copy of the branch), so a plan reads the entries
+  // appended since the last one and the view, not the whole branch again.
   const lookup = checkpointLookup(branch);
-  const positions = branchLookup(branch);
   const edits = lookup.edits;
 
   // The span runs from after the newest compaction's slot to Pi's boundary; the tail is the rest.
   const spanStart = entries[0]?.sourceEntry.type === "compaction" ? 1 : 0;
   let tailStart = entries.findIndex((entry, i) => i >= spanStart && entry.sourceEntry.id === input.firstKeptEntryId);
   if (tailStart < 0) tailStart = entries.length;
-  let rawTailStart = positions.indexOf(input.firstKeptEntryId);
+  let rawTailStart = lookup.indexOf(input.firstKeptEntryId);
   if (rawTailStart < 0) rawTailStart = branch.length;
 
   // Outcomes come from the visible result, or from the raw session when an edit hid it.
@@ -142,10 +141,10 @@ export function planCheckpoint(
     // A position is an id's last entry on the branch; the kept index gives the first, the same when ids are unique
     // (a malformed file with repeated ids gets the whole-branch map).
     let position = (id: string): number | undefined => {
-      const at = positions.indexOf(id);
+      const at = lookup.indexOf(id);
       return at < 0 ? undefined : at;
     };
-    if (!positions.unique && startupState.reads.length) {
+    if (!lookup.unique && startupState.reads.length) {
       const last = new Map<string, number>();
       branch.forEach((entry, i) => last.set(entry.id, i));
       position = (id) => last.get(id);

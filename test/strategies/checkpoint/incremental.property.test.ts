@@ -1,10 +1,10 @@
-// The checkpoint planner keeps what it reads from the whole branch (raw call pairing, latest edits, prior compactions
-// and what their details hold) per branch array, brought up to date as the array grows; preserve's step-boundary
+// The checkpoint planner keeps what it reads from the whole branch (positions, raw call pairing, latest edits, prior
+// compactions and what their details hold) per branch, found again by its entries and brought up to date as it grows; preserve's step-boundary
 // decision looks the step up in the delta's kept index and reads the row's live view. These properties drive one
 // array the way the host and the lab's rows do (appended at the leaf, cut back and extended by a `/tree` jump), with
 // checkpoint and native compactions carrying stored spans and file lists (some of them damaged), and compare every
 // answer with the computation from scratch: the whole-branch passes the planner made before, written out here, and
-// the same call on a fresh copy of the array (no index to reuse).
+// the same call on copies of the array (as Pi hands each compaction one) and on new entry objects (no index to reuse).
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { CompactionEntry, SessionEntry } from "../../../src/log/entries.ts";
@@ -12,6 +12,7 @@ import { ActivePath } from "../../../src/log/branch.ts";
 import { projectBranch } from "../../../src/projection/project.ts";
 import { LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 import { checkpointLookup } from "../../../src/strategies/checkpoint/branch-index.ts";
+import { PrefixFold } from "../../../src/strategies/checkpoint/prefix-fold.ts";
 import {
   isCheckpointCompaction,
   planCheckpoint,
@@ -87,6 +88,11 @@ function withDetails(ledger: GeneratedLedger, details: readonly unknown[]): Gene
   return { ...ledger, steps, entries: ledger.entries.map((e) => byId.get(e.id) ?? e) };
 }
 
+/** The same entries as new objects: an index found by its entries has nothing to reuse. */
+function clone(path: readonly SessionEntry[]): SessionEntry[] {
+  return path.map((entry) => structuredClone(entry));
+}
+
 /** Replay a session's steps on one live path array, calling `check` after each step with the array. */
 function replay(ledger: GeneratedLedger, check: (path: readonly SessionEntry[], step: number) => void): void {
   const byId = new Map<string, SessionEntry>();
@@ -154,6 +160,31 @@ const sessionArb = ledgerArb({
   weights: { assistant: 8, user: 3, navigate: 1, compaction: 6, contextEdit: 2, fold: 1, restore: 1 },
 });
 
+describe("PrefixFold", () => {
+  it("gives the fold of the whole array for copies, forks taken in turn, cut-back and replaced arrays", () => {
+    const fold = new PrefixFold<string[]>(
+      () => [],
+      (ids, entry, i) => ids.push(`${i}:${entry.id}`),
+    );
+    const ids = (path: readonly SessionEntry[]) => path.map((e, i) => `${i}:${e.id}`);
+    fc.assert(
+      fc.property(sessionArb, (ledger) => {
+        const kept: SessionEntry[][] = [];
+        replay(ledger, (path, step) => {
+          // Each call gets a fresh copy, as a compaction does; older copies (other forks) are asked again in turn.
+          const copy = path.slice();
+          kept.push(copy);
+          expect(fold.of(copy)).toEqual(ids(copy));
+          const older = kept[(step * 7) % kept.length];
+          expect(fold.of(older)).toEqual(ids(older));
+          expect(fold.of(clone(path))).toEqual(ids(path));
+        });
+      }),
+      { numRuns: runs(0.5) },
+    );
+  });
+});
+
 describe("the checkpoint planner's branch index", () => {
   it("gives what whole-branch passes give, on a live path and on a fresh copy of it", () => {
     fc.assert(
@@ -161,7 +192,11 @@ describe("the checkpoint planner's branch index", () => {
         const ledger = withDetails(generated, details);
         replay(ledger, (path) => {
           const want = plain(path, CWD);
-          for (const lookup of [checkpointLookup(path), checkpointLookup([...path])]) {
+          for (const lookup of [
+            checkpointLookup(path),
+            checkpointLookup(path.slice()),
+            checkpointLookup(clone(path)),
+          ]) {
             expect([...lookup.ambiguous].sort()).toEqual([...want.ambiguous].sort());
             for (const entry of path) {
               if (entry.type !== "message") continue;
@@ -176,7 +211,10 @@ describe("the checkpoint planner's branch index", () => {
             expect([...lookup.edits]).toEqual([...want.edits]);
             expect([...lookup.replaced].sort()).toEqual([...want.replaced].sort());
             expect(lookup.compactions.map((c) => c.entry)).toEqual(want.compactions);
-            expect(lookup.base?.entry).toBe(want.base);
+            expect(lookup.base?.entry).toEqual(want.base);
+            for (const entry of path) expect(lookup.indexOf(entry.id)).toBe(path.findIndex((e) => e.id === entry.id));
+            expect(lookup.indexOf("no such id")).toBe(-1);
+            expect(lookup.unique).toBe(new Set(path.map((e) => e.id)).size === path.length);
             expect(lookup.checkpoints.map((c) => c.entry)).toEqual(want.checkpoints);
             expect(lookup.checkpoints.map((c) => c.startupReads)).toEqual(
               want.checkpoints.map((c) => c.details?.startupReads),
@@ -201,8 +239,11 @@ describe("the checkpoint planner's branch index", () => {
           if (!users.length) return;
           const keep = users[(salt + step) % users.length].id;
           const live = planCheckpoint(inputFor(path, keep, { contextWindow: 8_000 }), options);
-          const fresh = planCheckpoint(inputFor([...path], keep, { contextWindow: 8_000 }), options);
+          // A copy of the array, as Pi hands each compaction, and new entry objects: nothing to reuse.
+          const copy = planCheckpoint(inputFor(path.slice(), keep, { contextWindow: 8_000 }), options);
+          const fresh = planCheckpoint(inputFor(clone(path), keep, { contextWindow: 8_000 }), options);
           expect(live).toEqual(fresh);
+          expect(copy).toEqual(fresh);
         });
       }),
       { numRuns: runs(0.1) },
