@@ -31,7 +31,7 @@ export interface Boundary {
  * The entry right before `stepEntryId` (the newest a checkpoint may cover), found in the branch's kept index: the
  * same entry `entryBefore` finds with a scan from the root, without a pass over the branch at every step.
  */
-function limitBefore(branch: readonly SessionEntry[], stepEntryId: string): string | undefined {
+export function limitBefore(branch: readonly SessionEntry[], stepEntryId: string): string | undefined {
   const at = branchLookup(branch).indexOf(stepEntryId);
   return at > 0 ? branch[at - 1].id : undefined;
 }

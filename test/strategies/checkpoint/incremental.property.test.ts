@@ -19,7 +19,7 @@ import {
   type CheckpointDetails,
 } from "../../../src/strategies/checkpoint/planner.ts";
 import type { CheckpointSpan, SpanItem } from "../../../src/strategies/checkpoint/spans.ts";
-import { checkpointDue } from "../../../src/strategies/preserve/due.ts";
+import { checkpointDue, limitBefore } from "../../../src/strategies/preserve/due.ts";
 import {
   latestEdits,
   outcomeOf,
@@ -311,6 +311,8 @@ describe("preserve's step-boundary decision", () => {
           expect(open(live)).toEqual(open(fresh));
           // The limit is the entry a scan from the root finds before the step.
           const limit = entryBefore(path, stepEntryId);
+          expect(limitBefore(path, stepEntryId)).toBe(limit);
+          expect(limitBefore(path, "no such id")).toBeUndefined();
           if (live.due) expect(live.delta.limitId).toBe(limit);
           else if (!limit) expect(["no boundary", "below threshold", "usage unknown"]).toContain(live.why);
         });
