@@ -36,9 +36,19 @@ interface Working {
   sums: number[];
 }
 
+/**
+ * Body sizes per item object, computed once: earlier checkpoints' spans come back as the same objects at every
+ * compaction (the planner's branch index reads them once), and stored items are never changed.
+ */
+const bodySums = new WeakMap<SpanItem, number[]>();
+
 function workingItem(item: SpanItem): Working {
-  const sums = [0];
-  for (const line of item.body) sums.push(sums[sums.length - 1] + escapeLine(line).length + 1);
+  let sums = bodySums.get(item);
+  if (!sums) {
+    sums = [0];
+    for (const line of item.body) sums.push(sums[sums.length - 1] + escapeLine(line).length + 1);
+    bodySums.set(item, sums);
+  }
   return { item, from: 0, to: item.body.length, prefixOnly: false, removed: false, sums };
 }
 

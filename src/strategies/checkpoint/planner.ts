@@ -7,10 +7,8 @@ import { CHARS_PER_TOKEN, estimateMessagesTokens, estimateTextTokens } from "../
 import type { CompactionInput, CompactionPlan, StrategyPlanner } from "../contract.ts";
 import { capSpans } from "./cap.ts";
 import {
-  latestEdits,
   pairCalls,
   outcomeOf,
-  rawEntries,
   textBlocks,
   toolResultOf,
   type Outcome,
@@ -23,9 +21,9 @@ import {
   type FileLists,
   type StartupEvidence,
 } from "../shared/file-evidence.ts";
-import { displayPath } from "../shared/paths.ts";
+import { checkpointLookup } from "./branch-index.ts";
 import { footLines, headLines, renderSummary, type RenderableStartupRead } from "./render.ts";
-import { buildSpan, type CheckpointSpan, type SpanItem } from "./spans.ts";
+import { buildSpan, type CheckpointSpan } from "./spans.ts";
 import { readStoredState, selectStartupReads, type StartupReadState } from "../shared/startup-reads.ts";
 import { LEDGER_FACTS } from "../catalog.ts";
 
@@ -71,53 +69,6 @@ export function isCheckpointCompaction(entry: SessionEntry): entry is Compaction
   return isLedgerCompaction(entry) && entry.details?.strategy === "checkpoint" && Array.isArray(entry.details.spans);
 }
 
-function validItem(item: unknown): item is SpanItem {
-  const i = item as Partial<SpanItem> | undefined;
-  return (
-    !!i &&
-    (i.kind === "user" || i.kind === "other") &&
-    typeof i.head === "string" &&
-    Array.isArray(i.body) &&
-    i.body.every((l) => typeof l === "string")
-  );
-}
-
-/** Stored spans, validated (details come from disk). */
-function storedSpans(details: CheckpointDetails): CheckpointSpan[] {
-  const spans: CheckpointSpan[] = [];
-  for (const span of details.spans as unknown[]) {
-    const s = span as Partial<CheckpointSpan> | undefined;
-    if (!s || typeof s.n !== "number" || !Array.isArray(s.items)) continue;
-    spans.push({ n: s.n, from: s.from ?? null, through: s.through ?? null, items: s.items.filter(validItem) });
-  }
-  return spans;
-}
-
-/** File lists a prior compaction recorded: ours under `files`, Pi's default under `readFiles`/`modifiedFiles`. */
-function priorFiles(entry: CompactionEntry, cwd: string): Partial<FileLists> {
-  const details = entry.details as
-    | { files?: Partial<FileLists>; readFiles?: unknown; modifiedFiles?: unknown }
-    | undefined;
-  if (!details) return {};
-  const list = (value: unknown) =>
-    Array.isArray(value) ? value.filter((p): p is string => typeof p === "string").map((p) => displayPath(p, cwd)) : [];
-  return {
-    read: [...list(details.files?.read), ...list(details.readFiles)],
-    modified: [...list(details.files?.modified), ...list(details.modifiedFiles)],
-  };
-}
-
-/** The compactions before this one: the newest opaque base (if any) and the checkpoints after it. */
-function priorChain(branch: readonly SessionEntry[]) {
-  const compactions = branch.filter((entry): entry is CompactionEntry => entry.type === "compaction");
-  let baseAt = -1;
-  compactions.forEach((entry, i) => {
-    if (!isCheckpointCompaction(entry)) baseAt = i;
-  });
-  const checkpoints = compactions.slice(baseAt + 1).filter(isCheckpointCompaction);
-  return { compactions, base: baseAt >= 0 ? compactions[baseAt] : undefined, checkpoints };
-}
-
 /** Text of a branch entry's tool result (for retained startup reads). */
 function resultText(entry: SessionEntry | undefined): string | undefined {
   if (entry?.type !== "message") return undefined;
@@ -142,13 +93,17 @@ export function planCheckpoint(
   const { branch, cwd } = input;
   const projection = projectBranch(branch, LEDGER_FACTS);
   const entries = projection.entries;
-  const edits = latestEdits(branch);
+  // Whole-branch facts (positions, raw pairing, edits, prior compactions) come from an index kept per branch and
+  // found again by its entries (each compaction gets a fresh copy of the branch), so a plan reads the entries
+  // appended since the last one and the view, not the whole branch again.
+  const lookup = checkpointLookup(branch);
+  const edits = lookup.edits;
 
   // The span runs from after the newest compaction's slot to Pi's boundary; the tail is the rest.
   const spanStart = entries[0]?.sourceEntry.type === "compaction" ? 1 : 0;
   let tailStart = entries.findIndex((entry, i) => i >= spanStart && entry.sourceEntry.id === input.firstKeptEntryId);
   if (tailStart < 0) tailStart = entries.length;
-  let rawTailStart = branch.findIndex((entry) => entry.id === input.firstKeptEntryId);
+  let rawTailStart = lookup.indexOf(input.firstKeptEntryId);
   if (rawTailStart < 0) rawTailStart = branch.length;
 
   // Outcomes come from the visible result, or from the raw session when an edit hid it.
@@ -156,34 +111,26 @@ export function planCheckpoint(
   for (const paired of pairCalls(entries, spanStart)) outcomes.set(`${paired.at}|${paired.call.id}`, outcomeOf(paired));
   // The raw fallback pairs by the same rules over the whole branch, so an id that is ambiguous anywhere on the
   // branch stays unknown instead of borrowing whichever result came last.
-  const rawOutcome = new Map<string, Outcome>();
-  const ambiguous = new Set<string>();
-  for (const paired of pairCalls(rawEntries(branch))) {
-    rawOutcome.set(`${paired.entryId}|${paired.call.id}`, outcomeOf(paired));
-    if (paired.ambiguous) ambiguous.add(paired.call.id);
-  }
+  const ambiguous = lookup.ambiguous;
   const outcome = (call: ToolCallView, at: number): Outcome => {
     if (ambiguous.has(call.id)) return "unknown";
     const seen = outcomes.get(`${at}|${call.id}`);
     if (seen && seen !== "unknown") return seen;
-    return rawOutcome.get(`${entries[at].sourceEntry.id}|${call.id}`) ?? "unknown";
+    return lookup.rawOutcome(entries[at].sourceEntry.id, call.id);
   };
 
-  const { compactions, base, checkpoints } = priorChain(branch);
-  const priorSpans = checkpoints.flatMap((entry) => storedSpans(entry.details!));
+  const { base, checkpoints } = lookup;
+  const priorSpans = lookup.chainSpans;
   const ownSpan = buildSpan(entries, spanStart, tailStart, priorSpans.length + 1, outcome, cwd);
   const allSpans = [...priorSpans, ownSpan];
 
-  const files = mergeFileLists(
-    ...compactions.map((entry) => priorFiles(entry, cwd)),
-    spanFileOps(pairCalls(entries, spanStart, tailStart), cwd),
-  );
+  const files = mergeFileLists(lookup.priorFiles(cwd), spanFileOps(pairCalls(entries, spanStart, tailStart), cwd));
 
   let startupState: StartupReadState | undefined;
   const retained: RenderableStartupRead[] = [];
   const startupEvidence = new Map<string, StartupEvidence>();
   if (options.startupReads) {
-    const previous = readStoredState(checkpoints[checkpoints.length - 1]?.details?.startupReads);
+    const previous = readStoredState(checkpoints[checkpoints.length - 1]?.startupReads);
     startupState = selectStartupReads(previous, {
       branch,
       cwd,
@@ -191,10 +138,19 @@ export function planCheckpoint(
       systemPrompt: input.systemPrompt,
       edits,
     });
-    const position = new Map<string, number>();
-    branch.forEach((entry, i) => position.set(entry.id, i));
+    // A position is an id's last entry on the branch; the kept index gives the first, the same when ids are unique
+    // (a malformed file with repeated ids gets the whole-branch map).
+    let position = (id: string): number | undefined => {
+      const at = lookup.indexOf(id);
+      return at < 0 ? undefined : at;
+    };
+    if (!lookup.unique && startupState.reads.length) {
+      const last = new Map<string, number>();
+      branch.forEach((entry, i) => last.set(entry.id, i));
+      position = (id) => last.get(id);
+    }
     for (const ref of startupState.reads) {
-      const index = position.get(ref.entryId);
+      const index = position(ref.entryId);
       // Reads still in the verbatim tail are already in view; they join the checkpoint once the cut passes them.
       if (index === undefined || index >= rawTailStart) continue;
       const text = resultText(branch[index]);
@@ -213,21 +169,19 @@ export function planCheckpoint(
     }
   }
 
-  const replaced = new Set<string>();
-  for (const [target, edit] of edits) if (edit.replacement !== null) replaced.add(target);
   const annotated = annotateFiles({
     branch,
     entries,
     tailStart,
     rawTailStart,
-    replaced,
+    replaced: lookup.replaced,
     cwd,
     lists: files,
     startup: startupEvidence,
     ambiguous,
   });
 
-  const baseBlock = base ? { entryId: base.id, summary: base.summary } : undefined;
+  const baseBlock = base ? { entryId: base.entry.id, summary: base.entry.summary } : undefined;
   const overheadChars =
     lineChars(headLines(baseBlock)) + lineChars(footLines({ startupReads: retained, ...annotated }));
   const capOn = options.capPercent !== null && options.capPercent > 0;

@@ -1,8 +1,9 @@
 // Whether preserve writes a Tool Context checkpoint at a step boundary. One decision for the host's turn_end hook and
 // the lab's preserve row, so the lab cannot drift from the product. Pure: no I/O.
 import type { SessionEntry } from "../../log/entries.ts";
+import type { ProjectedEntry } from "../../projection/project.ts";
 import { LEDGER_FACTS } from "../catalog.ts";
-import { entryBefore, selectDelta, type Delta } from "../shared/delta.ts";
+import { branchLookup, selectDelta, type Delta } from "../shared/delta.ts";
 import { decideTrigger } from "./reserve.ts";
 
 /** What a step boundary (Pi's turn_end) shows the decision. */
@@ -19,6 +20,20 @@ export interface Boundary {
   usageTokens: number | null;
   /** The model's context window (undefined when unknown). */
   contextWindow: number | undefined;
+  /**
+   * The branch's model view, exactly `projectBranch(branch, LEDGER_FACTS).entries`, when the caller keeps it (the
+   * lab's rows do); without it the delta projects the branch itself.
+   */
+  view?: () => readonly ProjectedEntry[];
+}
+
+/**
+ * The entry right before `stepEntryId` (the newest a checkpoint may cover), found in the branch's kept index: the
+ * same entry `entryBefore` finds with a scan from the root, without a pass over the branch at every step.
+ */
+export function limitBefore(branch: readonly SessionEntry[], stepEntryId: string): string | undefined {
+  const at = branchLookup(branch).indexOf(stepEntryId);
+  return at > 0 ? branch[at - 1].id : undefined;
 }
 
 export type CheckpointDue =
@@ -48,11 +63,11 @@ export function checkpointDue(boundary: Boundary): CheckpointDue {
   if (boundary.drafts.some((t) => LEDGER_FACTS.declaresRange(t))) return { due: false, why: "range fact here" };
   const { contextWindow, usageTokens } = boundary;
   if (!contextWindow) return { due: false, why: "no boundary" };
-  const limitId = entryBefore(boundary.branch, boundary.stepEntryId);
+  const limitId = limitBefore(boundary.branch, boundary.stepEntryId);
   if (!limitId) return { due: false, why: "no boundary" };
   const early = decideTrigger({ usageTokens, contextWindow, compactableTokens: 1 });
   if (!early.checkpoint) return { due: false, why: early.reason };
-  const delta = selectDelta(boundary.branch, limitId);
+  const delta = selectDelta(boundary.branch, limitId, boundary.view?.());
   if (!delta || !decideTrigger({ usageTokens, contextWindow, compactableTokens: delta.tokens }).checkpoint)
     return { due: false, why: "nothing to compact" };
   return { due: true, delta, contextWindow };

@@ -32,7 +32,7 @@ import type {
   StrategyKit,
 } from "../contract.ts";
 import { checkpointDraft, type CheckpointWriter, type PreserveDetails, type PreserveDraft } from "./checkpoint.ts";
-import { entryBefore, fitDelta, ordinalsOf, selectDelta, type Delta, type DeltaUnit } from "../shared/delta.ts";
+import { fitDelta, ordinalsOf, selectDelta, type Delta, type DeltaUnit } from "../shared/delta.ts";
 import { writeExtractiveCheckpoint } from "./extractive.ts";
 import {
   chooseRequestShape,
@@ -45,7 +45,7 @@ import {
 } from "./prompt.ts";
 import { summaryReport } from "./report.ts";
 import { liveRequestOptions } from "./request-options.ts";
-import { checkpointDue } from "./due.ts";
+import { checkpointDue, limitBefore } from "./due.ts";
 import { reserveTokens } from "./reserve.ts";
 import { preserveAppliesTo, type PreserveOptions } from "./settings.ts";
 import { forTerminal } from "../../log/display.ts";
@@ -234,7 +234,7 @@ export class PreserveHost {
     const session = this.session();
     session.sync(ctx.sessionManager);
     const branch = session.live.entries;
-    const limitId = entryBefore(branch, event.messageEntryId);
+    const limitId = limitBefore(branch, event.messageEntryId);
     if (!limitId) return undefined;
     const usage = ctx.getContextUsage();
     const contextWindow = usage?.contextWindow ?? ctx.model?.contextWindow;
