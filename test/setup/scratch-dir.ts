@@ -9,7 +9,11 @@ import { join } from "node:path";
 export const SCRATCH_ENV = "PI_CONTEXT_LEDGER_TEST_SCRATCH";
 
 export default function setup(): () => void {
-  const root = mkdtempSync(join(tmpdir(), "pi-context-ledger-test-"));
+  // Vitest runs a global setup once per project: the first one makes the folder, the others keep it. A nested one
+  // would lengthen every temporary path (Chromium's socket path and recall's session names have limits).
+  if (process.env[SCRATCH_ENV]) return () => {};
+  // A short name: tests that pass temporary paths into bounded fields must stay well within them.
+  const root = mkdtempSync(join(tmpdir(), "pcl-test-"));
   process.env.TMPDIR = root;
   process.env[SCRATCH_ENV] = root;
   return () => rmSync(root, { recursive: true, force: true });
