@@ -8,7 +8,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { CompactionEntry, SessionEntry } from "../../../src/log/entries.ts";
-import { ActivePath } from "../../../src/log/branch.ts";
 import { projectBranch } from "../../../src/projection/project.ts";
 import { LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 import { checkpointLookup } from "../../../src/strategies/checkpoint/branch-index.ts";
@@ -33,6 +32,7 @@ import { mergeFileLists } from "../../../src/strategies/shared/file-evidence.ts"
 import { displayPath } from "../../../src/strategies/shared/paths.ts";
 import { ledgerArb, pathArb, type GeneratedLedger } from "../../arbitraries/index.ts";
 import { runs } from "../../support/fast-check.ts";
+import { replayLivePath as replay } from "../../support/live-path.ts";
 import { inputFor } from "./fixtures.ts";
 
 const CWD = "/repo";
@@ -91,19 +91,6 @@ function withDetails(ledger: GeneratedLedger, details: readonly unknown[]): Gene
 /** The same entries as new objects: an index found by its entries has nothing to reuse. */
 function clone(path: readonly SessionEntry[]): SessionEntry[] {
   return path.map((entry) => structuredClone(entry));
-}
-
-/** Replay a session's steps on one live path array, calling `check` after each step with the array. */
-function replay(ledger: GeneratedLedger, check: (path: readonly SessionEntry[], step: number) => void): void {
-  const byId = new Map<string, SessionEntry>();
-  const path = new ActivePath();
-  ledger.steps.forEach((step, k) => {
-    if (step.kind === "append") {
-      byId.set(step.entry.id, step.entry);
-      path.moveTo(step.entry.id, (id) => byId.get(id));
-    } else path.moveTo(step.leafId, (id) => byId.get(id));
-    check(path.entries, k);
-  });
 }
 
 /** The planner's whole-branch passes before it kept an index, written out. */

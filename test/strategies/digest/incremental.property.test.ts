@@ -6,7 +6,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { SessionEntry } from "../../../src/log/entries.ts";
-import { ActivePath } from "../../../src/log/branch.ts";
 import { entryMessages, projectBranch } from "../../../src/projection/project.ts";
 import { isDialogue, isFoldable } from "../../../src/projection/ranges.ts";
 import { estimateMessagesTokens } from "../../../src/projection/tokens.ts";
@@ -25,23 +24,11 @@ import { scanStartupReads } from "../../../src/strategies/shared/startup-reads.t
 import { findSuperseded, type Superseded } from "../../../src/strategies/digest/supersede.ts";
 import { namesInView, rawTokensBound, startupReadIds, viewNames } from "../../../src/strategies/digest/plan.ts";
 import { mentionedNames, namesIn } from "../../../src/strategies/digest/lines.ts";
-import { codeArb, ledgerArb, pathArb, proseArb, type GeneratedLedger } from "../../arbitraries/index.ts";
+import { codeArb, ledgerArb, pathArb, proseArb } from "../../arbitraries/index.ts";
 import { runs } from "../../support/fast-check.ts";
+import { replayLivePath as replay } from "../../support/live-path.ts";
 
 const CWD = "/repo";
-
-/** Replay a generated session's steps on one live path array, calling `check` after each step with the array. */
-function replay(ledger: GeneratedLedger, check: (path: readonly SessionEntry[], step: number) => void): void {
-  const byId = new Map<string, SessionEntry>();
-  const path = new ActivePath();
-  ledger.steps.forEach((step, k) => {
-    if (step.kind === "append") {
-      byId.set(step.entry.id, step.entry);
-      path.moveTo(step.entry.id, (id) => byId.get(id));
-    } else path.moveTo(step.leafId, (id) => byId.get(id));
-    check(path.entries, k);
-  });
-}
 
 /** Some entries of a path, chosen by the seed: the targets of a digest that may or may not reach them. */
 function pick(path: readonly SessionEntry[], mask: readonly boolean[], step: number): Set<string> {
