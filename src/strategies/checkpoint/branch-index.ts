@@ -7,7 +7,7 @@
 import type { CompactionEntry, ContextEditEntry, SessionEntry } from "../../log/entries.ts";
 import { type Outcome, type PairedCall, toolCallsOf, toolResultOf } from "../shared/conversation.ts";
 import { displayPath } from "../shared/paths.ts";
-import { PrefixFold } from "./prefix-fold.ts";
+import { PrefixFold } from "../shared/branch-fold.ts";
 import type { CheckpointSpan, SpanItem } from "./spans.ts";
 
 /** A compaction on the branch, as the planner uses it. */

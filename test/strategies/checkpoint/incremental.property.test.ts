@@ -11,7 +11,7 @@ import type { CompactionEntry, SessionEntry } from "../../../src/log/entries.ts"
 import { projectBranch } from "../../../src/projection/project.ts";
 import { LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 import { checkpointLookup } from "../../../src/strategies/checkpoint/branch-index.ts";
-import { PrefixFold } from "../../../src/strategies/checkpoint/prefix-fold.ts";
+import { PrefixFold } from "../../../src/strategies/shared/branch-fold.ts";
 import {
   isCheckpointCompaction,
   planCheckpoint,
