@@ -2,7 +2,15 @@
 // the retention target and floor, and rendering with markers. Pure: no I/O.
 import { CHARS_PER_TOKEN, estimateTextTokens } from "../../projection/tokens.ts";
 import { PlanError } from "../shared/fallback.ts";
-import { INTRO, isProtected, markerCount, markerText, type LineKind, type TranscriptLine } from "./transcript.ts";
+import {
+  INTRO,
+  isProtected,
+  markerCount,
+  markerLength,
+  markerText,
+  type LineKind,
+  type TranscriptLine,
+} from "./transcript.ts";
 
 /** One ranked deletion record: lines `from` through `to`, 1-based, inclusive. */
 export interface PlanRange {
@@ -53,7 +61,8 @@ export interface AppliedPlan {
  */
 export function validateRanges(ranges: readonly PlanRange[], lineCount: number): PlanRange[] {
   const unique: PlanRange[] = [];
-  const seen = new Set<string>();
+  // A range inside the bounds is one number, `from * (lineCount + 1) + to`: no key string per record.
+  const seen = new Set<number>();
   ranges.forEach((range, i) => {
     const { from, to } = range;
     if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to))
@@ -61,7 +70,7 @@ export function validateRanges(ranges: readonly PlanRange[], lineCount: number):
     if (from > to) throw new PlanError("reversed", `record ${i + 1} is reversed (${from} > ${to})`);
     if (from < 1 || to > lineCount)
       throw new PlanError("bounds", `record ${i + 1} (${from},${to}) is outside lines 1..${lineCount}`);
-    const key = `${from},${to}`;
+    const key = from * (lineCount + 1) + to;
     if (seen.has(key)) return;
     seen.add(key);
     unique.push({ from, to });
@@ -69,26 +78,8 @@ export function validateRanges(ranges: readonly PlanRange[], lineCount: number):
   return unique;
 }
 
-/**
- * The lines a range may still remove, as 0-based [start, end) pieces: protected lines split it, and lines an earlier
- * range already removed are skipped (so overlapping ranges merge).
- */
-function pieces(
-  lines: readonly TranscriptLine[],
-  range: PlanRange,
-  removed: readonly boolean[],
-): Array<[number, number]> {
-  const out: Array<[number, number]> = [];
-  let start = -1;
-  for (let i = range.from - 1; i < range.to; i++) {
-    if (isProtected(lines[i]) || removed[i]) {
-      if (start >= 0) out.push([start, i]);
-      start = -1;
-    } else if (start < 0) start = i;
-  }
-  if (start >= 0) out.push([start, range.to]);
-  return out;
-}
+/** A deletion mask, one entry per line: truthy for a removed line. */
+export type LineMask = ArrayLike<boolean | number>;
 
 /**
  * Render lines with a deletion mask: removed runs and carried markers fold into one marker each. `body` is the
@@ -96,7 +87,7 @@ function pieces(
  */
 export function render(
   lines: readonly TranscriptLine[],
-  removed: readonly boolean[],
+  removed: LineMask,
 ): { summary: string; kinds: LineKind[]; body: TranscriptLine[] } {
   const out: string[] = [INTRO];
   const kinds: LineKind[] = [];
@@ -130,7 +121,7 @@ export function render(
  * Length of `render(lines, removed).summary`, counted without building it: the same walk, adding each emitted
  * line's length and its newline instead of pushing the text.
  */
-export function renderedLength(lines: readonly TranscriptLine[], removed: readonly boolean[] = []): number {
+export function renderedLength(lines: readonly TranscriptLine[], removed: LineMask = []): number {
   let chars = INTRO.length;
   let pending = 0;
   for (let i = 0; i < lines.length; i++) {
@@ -138,12 +129,12 @@ export function renderedLength(lines: readonly TranscriptLine[], removed: readon
     if (line.kind === "marker") pending += markerCount(line.text) ?? 0;
     else if (removed[i]) pending += 1;
     else {
-      if (pending > 0) chars += markerText(pending).length + 1;
+      if (pending > 0) chars += markerLength(pending) + 1;
       pending = 0;
       chars += line.text.length + 1;
     }
   }
-  if (pending > 0) chars += markerText(pending).length + 1;
+  if (pending > 0) chars += markerLength(pending) + 1;
   return chars;
 }
 
@@ -190,17 +181,26 @@ export function applyPlan(
   let keptChars = INTRO.length;
   for (const line of lines) keptChars += lineChars(line);
 
-  const removed = new Array<boolean>(lines.length).fill(false);
+  const removed = new Uint8Array(lines.length);
   let applied = 0;
   let trimmed = false;
   let reached = false;
   for (const range of valid) {
     if (reached) break;
     let used = false;
-    for (const [start, end] of pieces(lines, range, removed)) {
+    // The range's pieces in order: protected lines split it, and lines an earlier range removed are skipped (so
+    // overlapping ranges merge). A piece only removes lines inside itself, so the next piece is found after it.
+    for (let at = range.from - 1; at < range.to; ) {
+      if (isProtected(lines[at]) || removed[at]) {
+        at++;
+        continue;
+      }
+      const start = at;
+      let end = at + 1;
+      while (end < range.to && !isProtected(lines[end]) && !removed[end]) end++;
       let i = start;
       while (i < end && keptChars - lineChars(lines[i]) >= targetChars) {
-        removed[i] = true;
+        removed[i] = 1;
         keptChars -= lineChars(lines[i]);
         i++;
       }
@@ -211,6 +211,7 @@ export function applyPlan(
         reached = true;
         break;
       }
+      at = end;
     }
     if (used) applied++;
   }
@@ -218,7 +219,13 @@ export function applyPlan(
   const { summary, kinds, body } = render(lines, removed);
   const keptTokens = estimateTextTokens(summary);
   const saved = regionTokens - keptTokens;
-  const removedLines = lines.filter((l, i) => removed[i] && l.kind !== "marker").length;
+  // Counted, not filtered: a region has thousands of lines.
+  let removedLines = 0;
+  let pinnedLines = 0;
+  for (let i = 0; i < lines.length; i++) {
+    if (removed[i] && lines[i].kind !== "marker") removedLines++;
+    if (lines[i].kind === "pinned") pinnedLines++;
+  }
   // A plan that removes nothing would persist the region unchanged under a new entry: not a compaction.
   if (!removedLines && !allowEmpty)
     throw new PlanError("no-effect", "the plan removes no line within the retention limits");
@@ -236,7 +243,7 @@ export function applyPlan(
     targetTokens,
     keptTokens,
     removedLines,
-    pinnedLines: lines.filter((l) => l.kind === "pinned").length,
+    pinnedLines,
     proposedRanges: valid.length,
     appliedRanges: applied,
     trimmed,

@@ -7,7 +7,14 @@ import type { BranchProjection, ProjectedEntry } from "../../projection/project.
 import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
 import type { CompactionInput, CompactionPlan, ModelReply, StrategyPlanner } from "../contract.ts";
 import { type PlanDiagnostics, PlanError } from "../shared/fallback.ts";
-import { applyPlan, DEFAULT_RETENTION, regionTarget, type AppliedPlan, type RetentionOptions } from "./apply.ts";
+import {
+  applyPlan,
+  DEFAULT_RETENTION,
+  type PlanRange,
+  regionTarget,
+  type AppliedPlan,
+  type RetentionOptions,
+} from "./apply.ts";
 import { rankDeletions, type LaterContext } from "./heuristic.ts";
 import { buildPlannerPrompt, readPlanReply } from "./model-plan.ts";
 import {
@@ -106,6 +113,60 @@ interface RegionReading {
   tail: AgentMessage[];
   /** Built when first asked for: only the heuristic ranking reads it. */
   later?: LaterContext;
+  /** The heuristic's ranking of `lines`, ranked once: the lab's scripted model answers it, the heuristic applies it. */
+  ranking?: readonly PlanRange[];
+  /** The last plan applied to `lines`, with what it was applied with (see {@link appliedOf}). */
+  applied?: AppliedMemo;
+}
+
+/** A plan applied to a reading's lines: the ranges (a flat copy: from, to, from, to…), the retention, the result. */
+interface AppliedMemo {
+  ranges: Float64Array;
+  retainRatio: number;
+  minRetainedTokens: number;
+  minSavedTokens: number;
+  plan: AppliedPlan;
+}
+
+/** True when `ranges` are, in order, the ranges a memo was applied with. */
+function sameRanges(flat: Float64Array, ranges: readonly PlanRange[]): boolean {
+  if (flat.length !== ranges.length * 2) return false;
+  for (let i = 0; i < ranges.length; i++) {
+    if (flat[2 * i] !== ranges[i].from || flat[2 * i + 1] !== ranges[i].to) return false;
+  }
+  return true;
+}
+
+/**
+ * `applyPlan(reading.lines, ranges, options)`, applied once per reading and plan: the lab's two planned rows
+ * (the heuristic, and the scripted model answering the heuristic's ranking) apply the same ranges to the same region.
+ * The result is shared: do not modify it. A plan that throws is not kept (its error is amended by the caller).
+ */
+function appliedOf(reading: RegionReading, ranges: readonly PlanRange[], options: RetentionOptions): AppliedPlan {
+  const memo = reading.applied;
+  if (
+    memo &&
+    memo.retainRatio === options.retainRatio &&
+    memo.minRetainedTokens === options.minRetainedTokens &&
+    memo.minSavedTokens === options.minSavedTokens &&
+    sameRanges(memo.ranges, ranges)
+  )
+    return memo.plan;
+  const plan = applyPlan(reading.lines, ranges, options);
+  const flat = new Float64Array(ranges.length * 2);
+  for (let i = 0; i < ranges.length; i++) {
+    flat[2 * i] = ranges[i].from;
+    flat[2 * i + 1] = ranges[i].to;
+  }
+  const { retainRatio, minRetainedTokens, minSavedTokens } = options;
+  reading.applied = { ranges: flat, retainRatio, minRetainedTokens, minSavedTokens, plan };
+  return plan;
+}
+
+/** The heuristic's ranking of a reading, ranked once (shared: do not modify it). */
+function rankingOf(reading: RegionReading): readonly PlanRange[] {
+  reading.ranking ??= rankDeletions(reading.lines, laterOf(reading));
+  return reading.ranking;
 }
 
 function readingOf(input: CompactionInput, view: readonly ProjectedEntry[]): RegionReading {
@@ -187,6 +248,15 @@ export function laterContextOf(input: CompactionInput, projection?: BranchProjec
   return laterOf(projection ? readingOf(input, projection.entries) : regionReading(input));
 }
 
+/**
+ * The heuristic's ranking of a compaction's region, read through the memoized reading: what
+ * `rankDeletions(transcriptOf(input), laterContextOf(input))` gives, ranked once per compaction (shared: do not
+ * modify it).
+ */
+export function heuristicRanking(input: CompactionInput): readonly PlanRange[] {
+  return rankingOf(regionReading(input));
+}
+
 /** Estimated context after the compaction: summary, kept tail, system prompt. */
 function tokensAfter(input: CompactionInput, summary: string, tail: readonly AgentMessage[]): number {
   return (
@@ -204,6 +274,18 @@ interface ModelRun {
   speculative?: boolean;
 }
 
+/** Provenance by applied plan: a plan applied once (see {@link appliedOf}) is digested and encoded once. */
+const PROVENANCE = new WeakMap<AppliedPlan, Provenance>();
+
+function provenanceOf(applied: AppliedPlan): Provenance {
+  let provenance = PROVENANCE.get(applied);
+  if (!provenance) {
+    provenance = { digest: digestOf(applied.summary), kinds: encodeKinds(applied.kinds) };
+    PROVENANCE.set(applied, provenance);
+  }
+  return provenance;
+}
+
 function toPlan(
   input: CompactionInput,
   planner: PlannerKind,
@@ -212,7 +294,7 @@ function toPlan(
   run?: ModelRun,
 ): CompactionPlan {
   const after = tokensAfter(input, applied.summary, tail);
-  const provenance: Provenance = { digest: digestOf(applied.summary), kinds: encodeKinds(applied.kinds) };
+  const provenance = provenanceOf(applied);
   // The next compaction reads this summary back as its prior: from these lines, not by parsing it again.
   rememberSummary(applied.summary, provenance, applied.body);
   const details: PlannedDetails = {
@@ -220,7 +302,7 @@ function toPlan(
     strategy: "planned",
     planner,
     ...(run?.model ? { model: run.model } : {}),
-    provenance,
+    provenance: { ...provenance },
     stats: {
       regionTokens: applied.regionTokens,
       targetTokens: applied.targetTokens,
@@ -247,8 +329,8 @@ function toPlan(
 
 /** Plan with the heuristic: same input, same bytes. Throws PlanError when the region cannot shrink enough. */
 export function planHeuristic(input: CompactionInput, options: RetentionOptions = DEFAULT_RETENTION): CompactionPlan {
-  const { lines, reading } = regionOf(input, options);
-  return toPlan(input, "heuristic", applyPlan(lines, rankDeletions(lines, laterOf(reading)), options), reading.tail);
+  const { reading } = regionOf(input, options);
+  return toPlan(input, "heuristic", appliedOf(reading, rankingOf(reading), options), reading.tail);
 }
 
 /** The numbered region and its target; throws before any planning when the region cannot give the saving. */
@@ -293,8 +375,7 @@ export async function planPlanned(
   try {
     const { lines, probe, reading } = regionOf(input, options);
     region = { regionLines: lines.length, regionTokens: probe.regionTokens, targetTokens: probe.targetTokens };
-    if (kind === "heuristic")
-      return toPlan(input, kind, applyPlan(lines, rankDeletions(lines, laterOf(reading)), options), reading.tail);
+    if (kind === "heuristic") return toPlan(input, kind, appliedOf(reading, rankingOf(reading), options), reading.tail);
     if (!input.complete) throw new PlanError("no-model", "the model planner is configured but no model is available");
     const request = buildPlannerPrompt(lines, {
       objective: objectiveOf(input.branch),
@@ -314,7 +395,7 @@ export async function planPlanned(
     const read = readPlanReply(reply, lines.length);
     run.plan = read.diagnostics;
     try {
-      return toPlan(input, kind, applyPlan(lines, read.ranges, options), reading.tail, run);
+      return toPlan(input, kind, appliedOf(reading, read.ranges, options), reading.tail, run);
     } catch (error) {
       if (error instanceof PlanError) error.diagnostics = { ...read.diagnostics, ...error.diagnostics };
       throw error;

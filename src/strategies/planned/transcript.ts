@@ -23,17 +23,39 @@ export interface TranscriptLine {
 export const INTRO =
   "[planned compaction: earlier conversation kept line for line; [compacted: N lines removed] marks removed runs]";
 
-const MARKER = /^\[compacted: (\d{1,12}) lines? removed\]$/;
+const MARKER_HEAD = "[compacted: ";
+const MARKER_TAIL = " removed]";
 
 /** The marker that stands for `count` removed lines. */
 export function markerText(count: number): string {
   return `[compacted: ${count} ${count === 1 ? "line" : "lines"} removed]`;
 }
 
-/** Removed-line count of a marker line, or undefined when the line is not one. */
+/** `markerText(count).length`, counted without building the text (sizing a plan renders no marker). */
+export function markerLength(count: number): number {
+  if (!Number.isSafeInteger(count) || count < 0) return markerText(count).length;
+  let digits = 1;
+  for (let rest = count; rest >= 10; rest = Math.floor(rest / 10)) digits++;
+  return MARKER_HEAD.length + digits + (count === 1 ? 5 : 6) + MARKER_TAIL.length;
+}
+
+/**
+ * Removed-line count of a marker line (`[compacted: N line(s) removed]`, N of 1 to 12 digits), or undefined when the
+ * line is not one. Read character by character: every line of every plan is asked, and a match would allocate.
+ */
 export function markerCount(text: string): number | undefined {
-  const match = MARKER.exec(text);
-  return match ? Number(match[1]) : undefined;
+  if (!text.startsWith(MARKER_HEAD)) return undefined;
+  let at = MARKER_HEAD.length;
+  let count = 0;
+  for (let c = text.charCodeAt(at); c >= 48 && c <= 57; c = text.charCodeAt(at)) {
+    count = count * 10 + (c - 48);
+    at++;
+  }
+  const digits = at - MARKER_HEAD.length;
+  if (digits < 1 || digits > 12 || !text.startsWith(" line", at)) return undefined;
+  at += 5;
+  if (text.charCodeAt(at) === 115) at++;
+  return text.length === at + MARKER_TAIL.length && text.endsWith(MARKER_TAIL) ? count : undefined;
 }
 
 /** True when a line is protected from deletion whatever a plan says. */
@@ -408,14 +430,15 @@ const CODE_KIND: Record<string, LineKind> = { s: "structure", t: "text", p: "pin
 
 /** Run-length code of line kinds, e.g. `s1t12p3m1`. */
 export function encodeKinds(kinds: readonly LineKind[]): string {
-  let out = "";
+  // One piece per run, joined once: appending to a string would build a rope node per run.
+  const runs: Array<string | number> = [];
   for (let i = 0; i < kinds.length; ) {
     let j = i;
     while (j < kinds.length && kinds[j] === kinds[i]) j++;
-    out += `${KIND_CODE[kinds[i]]}${j - i}`;
+    runs.push(KIND_CODE[kinds[i]], j - i);
     i = j;
   }
-  return out;
+  return runs.join("");
 }
 
 /** Inverse of `encodeKinds`; undefined for anything malformed (details come from disk). */
@@ -477,6 +500,13 @@ function provenanceHolds(body: readonly TranscriptLine[]): boolean {
  * or a body longer than the kind code allows is read back the long way, as before).
  */
 export function rememberSummary(summary: string, provenance: Provenance, body: readonly TranscriptLine[]): void {
+  const known = RENDERED.get(summary);
+  // The same plan remembered again (the lab's two planned rows apply one plan): already checked, only refreshed.
+  if (known?.body === body && known.digest === provenance.digest && known.kinds === provenance.kinds) {
+    RENDERED.delete(summary);
+    RENDERED.set(summary, known);
+    return;
+  }
   if (body.length > 10_000_000 || body.some((l) => l.text.includes("\n")) || !provenanceHolds(body)) return;
   RENDERED.delete(summary);
   RENDERED.set(summary, { digest: provenance.digest, kinds: provenance.kinds, body });
