@@ -60,22 +60,38 @@ export interface AppliedPlan {
  * rank order merges them, each one removing only what the ranges before it left.
  */
 export function validateRanges(ranges: readonly PlanRange[], lineCount: number): PlanRange[] {
-  const unique: PlanRange[] = [];
   // A range inside the bounds is one number, `from * (lineCount + 1) + to`: no key string per record.
-  const seen = new Set<number>();
-  ranges.forEach((range, i) => {
-    const { from, to } = range;
+  const keys = new Float64Array(ranges.length);
+  for (let i = 0; i < ranges.length; i++) {
+    const { from, to } = ranges[i];
     if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to))
       throw new PlanError("shape", `record ${i + 1} is not a pair of whole line numbers`);
     if (from > to) throw new PlanError("reversed", `record ${i + 1} is reversed (${from} > ${to})`);
     if (from < 1 || to > lineCount)
       throw new PlanError("bounds", `record ${i + 1} (${from},${to}) is outside lines 1..${lineCount}`);
-    const key = from * (lineCount + 1) + to;
-    if (seen.has(key)) return;
-    seen.add(key);
-    unique.push({ from, to });
-  });
+    keys[i] = from * (lineCount + 1) + to;
+  }
+  // Most plans repeat no record: sorted keys tell so without a set, and the plan is kept as it is.
+  const sorted = keys.slice().sort();
+  let repeated = false;
+  for (let i = 1; i < sorted.length && !repeated; i++) repeated = sorted[i] === sorted[i - 1];
+  if (!repeated) return ranges.slice();
+  const unique: PlanRange[] = [];
+  const seen = new Set<number>();
+  for (let i = 0; i < ranges.length; i++) {
+    if (seen.has(keys[i])) continue;
+    seen.add(keys[i]);
+    unique.push({ from: ranges[i].from, to: ranges[i].to });
+  }
   return unique;
+}
+
+/**
+ * An array for `n` items, assigned by index: sized once when `n` is moderate (a pushed array is reallocated as it
+ * grows), left to grow past that (the engine keeps a very large preallocated array in a slow dictionary form).
+ */
+export function slots<T>(n: number): T[] {
+  return n <= 50_000 ? new Array<T>(n) : [];
 }
 
 /** A deletion mask, one entry per line: truthy for a removed line. */
@@ -89,31 +105,42 @@ export function render(
   lines: readonly TranscriptLine[],
   removed: LineMask,
 ): { summary: string; kinds: LineKind[]; body: TranscriptLine[] } {
-  const out: string[] = [INTRO];
-  const kinds: LineKind[] = [];
-  const body: TranscriptLine[] = [];
-  let pending = 0;
-  const flush = () => {
-    if (pending > 0) {
-      const text = markerText(pending);
-      out.push(text);
-      kinds.push("marker");
-      body.push({ text, kind: "marker" });
+  // Counted first, so each list is allocated once at its size.
+  let count = 0;
+  let run = 0;
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i].kind === "marker") run += markerCount(lines[i].text) ?? 0;
+    else if (removed[i]) run += 1;
+    else {
+      if (run > 0) count++;
+      run = 0;
+      count++;
     }
-    pending = 0;
+  }
+  if (run > 0) count++;
+  const out = slots<string>(count + 1);
+  const kinds = slots<LineKind>(count);
+  const body = slots<TranscriptLine>(count);
+  out[0] = INTRO;
+  let at = 0;
+  let removedRun = 0;
+  const emit = (line: TranscriptLine) => {
+    out[at + 1] = line.text;
+    kinds[at] = line.kind;
+    body[at] = line;
+    at++;
   };
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i];
-    if (line.kind === "marker") pending += markerCount(line.text) ?? 0;
-    else if (removed[i]) pending += 1;
+    if (line.kind === "marker") removedRun += markerCount(line.text) ?? 0;
+    else if (removed[i]) removedRun += 1;
     else {
-      flush();
-      out.push(line.text);
-      kinds.push(line.kind);
-      body.push(line);
+      if (removedRun > 0) emit({ text: markerText(removedRun), kind: "marker" });
+      removedRun = 0;
+      emit(line);
     }
   }
-  flush();
+  if (removedRun > 0) emit({ text: markerText(removedRun), kind: "marker" });
   return { summary: out.join("\n"), kinds, body };
 }
 

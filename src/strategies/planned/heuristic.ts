@@ -59,8 +59,12 @@ export function normalized(text: string): string {
   return NEEDS_NORMALIZING.test(text) ? text.trim().replace(/\s+/g, " ").replace(/\d+/g, "#") : text;
 }
 
-/** Near-duplicate key: lines trimmed, blank lines dropped, digit runs masked (timings, counters, ids). */
-function contentKey(lines: readonly TranscriptLine[], start: number, end: number): string {
+/**
+ * Near-duplicate key: lines trimmed, blank lines dropped, digit runs masked (timings, counters, ids). The ranking never
+ * builds it: it compares blocks by {@link keyHash} and, on equal hashes, by {@link KeyCursor}, which read the same
+ * characters. This is the definition they follow.
+ */
+export function contentKey(lines: readonly TranscriptLine[], start: number, end: number): string {
   const parts: string[] = [];
   for (let i = start; i < end; i++) {
     if (lines[i].kind === "marker") continue;
@@ -70,28 +74,173 @@ function contentKey(lines: readonly TranscriptLine[], start: number, end: number
   return parts.join("\n");
 }
 
-/** A block's key and the line objects it was computed from. */
-interface BlockKey {
-  lines: readonly TranscriptLine[];
-  key: string;
+/** `\s` of a regular expression (what `trim` removes too), by character code. */
+function isBlank(c: number): boolean {
+  if (c <= 32) return c === 32 || (c >= 9 && c <= 13);
+  if (c < 160) return false;
+  return (
+    c === 160 ||
+    c === 5760 ||
+    (c >= 8192 && c <= 8202) ||
+    c === 8232 ||
+    c === 8233 ||
+    c === 8239 ||
+    c === 8287 ||
+    c === 12288 ||
+    c === 65279
+  );
 }
 
-/** Keys by header line: a summary carries most blocks unchanged into the next region, where the same lines recur. */
+/**
+ * The characters of `contentKey(lines, start, end)`, one at a time, without building it: each line read as
+ * `normalized` reads it (leading and trailing blanks dropped, a blank run one space, a digit run `#`), lines with
+ * nothing left skipped, the others separated by a newline.
+ */
+export class KeyCursor {
+  private line: number;
+  private text = "";
+  private at = 0;
+  /** A character held back while the separator before it is given. */
+  private held = -1;
+  /** Something of the current line was given / a blank run is pending / the last character was a digit. */
+  private started = false;
+  private blank = false;
+  private digits = false;
+  /** Something of an earlier line was given: the next line's first character comes after a newline. */
+  private any = false;
+
+  private readonly lines: readonly TranscriptLine[];
+  private readonly end: number;
+
+  constructor(lines: readonly TranscriptLine[], start: number, end: number) {
+    this.lines = lines;
+    this.line = start - 1;
+    this.end = end;
+  }
+
+  /** The next character code of the key, or -1 at its end. */
+  next(): number {
+    if (this.held >= 0) {
+      const c = this.held;
+      this.held = -1;
+      return c;
+    }
+    for (;;) {
+      if (this.at >= this.text.length) {
+        do this.line++;
+        while (this.line < this.end && this.lines[this.line].kind === "marker");
+        if (this.line >= this.end) return -1;
+        this.text = this.lines[this.line].text;
+        this.at = 0;
+        this.started = this.blank = this.digits = false;
+        continue;
+      }
+      const c = this.text.charCodeAt(this.at++);
+      if (isBlank(c)) {
+        if (this.started) this.blank = true;
+        this.digits = false;
+        continue;
+      }
+      let out = c;
+      if (c >= 48 && c <= 57) {
+        if (this.digits) continue;
+        out = 35;
+        this.digits = true;
+      } else this.digits = false;
+      if (!this.started) {
+        this.started = true;
+        if (this.any) {
+          this.held = out;
+          return 10;
+        }
+        this.any = true;
+        return out;
+      }
+      if (this.blank) {
+        this.blank = false;
+        this.held = out;
+        return 32;
+      }
+      return out;
+    }
+  }
+}
+
+/** A 53-bit hash of a block's key (read through {@link KeyCursor}), or -1 when the key is empty. */
+export function keyHash(lines: readonly TranscriptLine[], start: number, end: number): number {
+  const cursor = new KeyCursor(lines, start, end);
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  let c = cursor.next();
+  if (c < 0) return -1;
+  for (; c >= 0; c = cursor.next()) {
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
+}
+
+/** True when two blocks have the same key, read character by character. */
+function sameKey(a: KeyedBlock, b: KeyedBlock): boolean {
+  const x = new KeyCursor(a.lines, a.start, a.end);
+  const y = new KeyCursor(b.lines, b.start, b.end);
+  for (;;) {
+    const c = x.next();
+    if (c !== y.next()) return false;
+    if (c < 0) return true;
+  }
+}
+
+/** A block of some transcript and the hash of its key. */
+interface KeyedBlock {
+  lines: readonly TranscriptLine[];
+  start: number;
+  end: number;
+  hash: number;
+}
+
+/** A set of block keys by hash: blocks whose hashes agree are told apart by their text (a hash is not a proof). */
+class KeySet {
+  private readonly byHash = new Map<number, KeyedBlock[]>();
+
+  /** Add a block's key; true when the set already held it. */
+  add(block: KeyedBlock): boolean {
+    const bucket = this.byHash.get(block.hash);
+    if (!bucket) {
+      this.byHash.set(block.hash, [block]);
+      return false;
+    }
+    if (bucket.some((known) => sameKey(known, block))) return true;
+    bucket.push(block);
+    return false;
+  }
+}
+
+/** A block's key hash and the line objects it was computed from. */
+interface BlockKey {
+  lines: readonly TranscriptLine[];
+  hash: number;
+}
+
+/** Hashes by header line: a summary carries most blocks unchanged into the next region, where the same lines recur. */
 const BLOCK_KEYS = new WeakMap<TranscriptLine, BlockKey>();
 
-/** `contentKey` of a block, computed again only when the block's lines are not the ones it was computed from. */
-function blockKey(lines: readonly TranscriptLine[], block: TranscriptBlock): string {
+/** The block with its `keyHash`, hashed again only when the block's lines are not the ones it was hashed from. */
+function keyed(lines: readonly TranscriptLine[], block: TranscriptBlock): KeyedBlock {
   const header = lines[block.at];
   const known = BLOCK_KEYS.get(header);
   const n = block.end - block.start;
+  const { start, end } = block;
   if (known && known.lines.length === n) {
     let i = 0;
-    while (i < n && known.lines[i] === lines[block.start + i]) i++;
-    if (i === n) return known.key;
+    while (i < n && known.lines[i] === lines[start + i]) i++;
+    if (i === n) return { lines, start, end, hash: known.hash };
   }
-  const key = contentKey(lines, block.start, block.end);
-  BLOCK_KEYS.set(header, { lines: lines.slice(block.start, block.end), key });
-  return key;
+  const hash = keyHash(lines, start, end);
+  BLOCK_KEYS.set(header, { lines: lines.slice(start, end), hash });
+  return { lines, start, end, hash };
 }
 
 function charsOf(lines: readonly TranscriptLine[], start: number, end: number): number {
@@ -131,15 +280,15 @@ export function rankDeletions(lines: readonly TranscriptLine[], later?: LaterCon
 
   const results = blocks.filter((b) => b.header.kind === "toolResult" || b.header.kind === "bashOutput");
   // Later outputs win: an output is a duplicate when a later one has the same key.
-  const laterKeys = new Set<string>();
+  const laterKeys = new KeySet();
   const laterReads = new Set<string>();
   let newerListing = false;
   if (later) {
     for (const block of blocksOf(later.lines)) {
       const { header } = block;
       if (header.kind !== "toolResult" && header.kind !== "bashOutput") continue;
-      const key = blockKey(later.lines, block);
-      if (key) laterKeys.add(key);
+      const key = keyed(later.lines, block);
+      if (key.hash >= 0) laterKeys.add(key);
       if (header.kind === "toolResult" && READ_TOOLS.has(header.tool) && header.key !== undefined && !header.error)
         laterReads.add(header.key);
       if (isListing(header)) newerListing = true;
@@ -149,9 +298,8 @@ export function rankDeletions(lines: readonly TranscriptLine[], later?: LaterCon
     const block = results[i];
     const { header } = block;
     const size = charsOf(lines, block.start, block.end);
-    const key = blockKey(lines, block);
-    if (key && laterKeys.has(key)) add(1, size, block.start, block.end);
-    if (key) laterKeys.add(key);
+    const key = keyed(lines, block);
+    if (key.hash >= 0 && laterKeys.add(key)) add(1, size, block.start, block.end);
     if (header.kind === "toolResult" && READ_TOOLS.has(header.tool) && header.key !== undefined && !header.error) {
       if (laterReads.has(header.key)) add(2, size, block.start, block.end);
       laterReads.add(header.key);
@@ -179,7 +327,7 @@ export function rankDeletions(lines: readonly TranscriptLine[], later?: LaterCon
 
   candidates.sort((a, b) => a.tier - b.tier || b.weight - a.weight || a.start - b.start);
   // Claim lines in rank order so later candidates only propose what is still free.
-  const claimed = new Array<boolean>(lines.length).fill(false);
+  const claimed = new Uint8Array(lines.length);
   const ranges: PlanRange[] = [];
   for (const c of candidates) {
     let from = -1;
@@ -191,7 +339,7 @@ export function rankDeletions(lines: readonly TranscriptLine[], later?: LaterCon
         from = -1;
       }
     }
-    for (let i = c.start; i < c.end; i++) claimed[i] = true;
+    for (let i = c.start; i < c.end; i++) claimed[i] = 1;
   }
   return ranges;
 }

@@ -4,7 +4,7 @@
 import type { Tool } from "@earendil-works/pi-ai";
 import type { ModelReply, ModelRequest } from "../contract.ts";
 import { type PlanDiagnostics, PlanError } from "../shared/fallback.ts";
-import type { PlanRange } from "./apply.ts";
+import { type PlanRange, slots } from "./apply.ts";
 import { isProtected, type TranscriptLine } from "./transcript.ts";
 
 /** What the prompt says besides the transcript. */
@@ -68,6 +68,19 @@ export function protectedRuns(lines: readonly TranscriptLine[]): string {
   return runs.join(", ") || "none";
 }
 
+/**
+ * `"\n{n}| "`, the line break and number before line n of the prompt, made once per number: every prompt numbers its
+ * lines from 1, so the same numbers recur at every plan. Bounded: numbers past `NUMBER_SLOTS` are made each time.
+ */
+const NUMBERS: string[] = [""];
+const NUMBER_SLOTS = 16_384;
+
+function lineNumber(n: number): string {
+  if (n >= NUMBER_SLOTS) return `\n${n}| `;
+  while (NUMBERS.length <= n) NUMBERS.push(`\n${NUMBERS.length}| `);
+  return NUMBERS[n];
+}
+
 /** The planner request: objective, target size, protected lines, instructions, then the numbered transcript. */
 export function buildPlannerPrompt(
   lines: readonly TranscriptLine[],
@@ -98,10 +111,16 @@ export function buildPlannerPrompt(
     "",
     "<transcript>",
   );
-  // One push per line: spreading a long region into one call's arguments can exceed the engine's argument limit.
-  for (let i = 0; i < lines.length; i++) parts.push(`${i + 1}| ${lines[i].text}`);
-  parts.push("</transcript>");
-  return { system: PLANNER_SYSTEM, prompt: parts.join("\n"), tools: [DELETION_PLAN_TOOL] };
+  // The head, then each line as its number and its text, joined once: no string is made per line. One slot per
+  // piece, assigned in place: spreading a long region into one call's arguments can exceed the engine's argument limit.
+  const pieces = slots<string>(lines.length * 2 + 2);
+  pieces[0] = parts.join("\n");
+  for (let i = 0; i < lines.length; i++) {
+    pieces[2 * i + 1] = lineNumber(i + 1);
+    pieces[2 * i + 2] = lines[i].text;
+  }
+  pieces[lines.length * 2 + 1] = "\n</transcript>";
+  return { system: PLANNER_SYSTEM, prompt: pieces.join(""), tools: [DELETION_PLAN_TOOL] };
 }
 
 /** Largest reply the parser reads, and most records it accepts. Beyond that the reply is not a plan. */

@@ -430,16 +430,31 @@ const CODE_KIND: Record<string, LineKind> = { s: "structure", t: "text", p: "pin
 
 /** Run-length code of line kinds, e.g. `s1t12p3m1`. */
 export function encodeKinds(kinds: readonly LineKind[]): string {
-  // One piece per run, joined once: appending to a string would build a rope node per run.
-  const runs: Array<string | number> = [];
+  // Written as character codes into one buffer, decoded in chunks: a string per run would all be garbage. A run of n
+  // lines takes 1 + digits(n) <= 2n characters, so twice the line count always fits.
+  const codes = new Uint8Array(kinds.length * 2);
+  let length = 0;
   for (let i = 0; i < kinds.length; ) {
     let j = i;
     while (j < kinds.length && kinds[j] === kinds[i]) j++;
-    runs.push(KIND_CODE[kinds[i]], j - i);
+    codes[length++] = KIND_CODE[kinds[i]].charCodeAt(0);
+    let digits = 1;
+    for (let rest = j - i; rest >= 10; rest = Math.floor(rest / 10)) digits++;
+    for (let rest = j - i, d = digits - 1; d >= 0; rest = Math.floor(rest / 10), d--)
+      codes[length + d] = 48 + (rest % 10);
+    length += digits;
     i = j;
   }
-  return runs.join("");
+  const chunks: string[] = [];
+  for (let at = 0; at < length; at += CODE_CHUNK)
+    chunks.push(
+      String.fromCharCode.apply(null, codes.subarray(at, Math.min(at + CODE_CHUNK, length)) as unknown as number[]),
+    );
+  return chunks.join("");
 }
+
+/** Characters decoded per call in {@link encodeKinds} (a call's arguments are bounded). */
+const CODE_CHUNK = 8_192;
 
 /** Inverse of `encodeKinds`; undefined for anything malformed (details come from disk). */
 export function decodeKinds(code: unknown): LineKind[] | undefined {
