@@ -194,7 +194,7 @@ function sameKey(a: KeyedBlock, b: KeyedBlock): boolean {
 }
 
 /** A block of some transcript and the hash of its key. */
-interface KeyedBlock {
+export interface KeyedBlock {
   lines: readonly TranscriptLine[];
   start: number;
   end: number;
@@ -202,7 +202,7 @@ interface KeyedBlock {
 }
 
 /** A set of block keys by hash: blocks whose hashes agree are told apart by their text (a hash is not a proof). */
-class KeySet {
+export class KeySet {
   private readonly byHash = new Map<number, KeyedBlock[]>();
 
   /** Add a block's key; true when the set already held it. */
