@@ -4,7 +4,7 @@
 import type { Tool } from "@earendil-works/pi-ai";
 import type { ModelReply, ModelRequest } from "../contract.ts";
 import { type PlanDiagnostics, PlanError } from "../shared/fallback.ts";
-import { type PlanRange, slots } from "./apply.ts";
+import type { PlanRange } from "./apply.ts";
 import { isProtected, type TranscriptLine } from "./transcript.ts";
 
 /** What the prompt says besides the transcript. */
@@ -111,16 +111,16 @@ export function buildPlannerPrompt(
     "",
     "<transcript>",
   );
-  // The head, then each line as its number and its text, joined once: no string is made per line. One slot per
-  // piece, assigned in place: spreading a long region into one call's arguments can exceed the engine's argument limit.
-  const pieces = slots<string>(lines.length * 2 + 2);
-  pieces[0] = parts.join("\n");
+  // The head, then each line as its number and its text, appended: the engine keeps the result as a rope of the
+  // pieces until someone reads its characters (the provider serializing the request does; sizing it needs only the
+  // length), so no string and no list slot is made per line.
+  let prompt = parts.join("\n");
   for (let i = 0; i < lines.length; i++) {
-    pieces[2 * i + 1] = lineNumber(i + 1);
-    pieces[2 * i + 2] = lines[i].text;
+    prompt += lineNumber(i + 1);
+    prompt += lines[i].text;
   }
-  pieces[lines.length * 2 + 1] = "\n</transcript>";
-  return { system: PLANNER_SYSTEM, prompt: pieces.join(""), tools: [DELETION_PLAN_TOOL] };
+  prompt += "\n</transcript>";
+  return { system: PLANNER_SYSTEM, prompt, tools: [DELETION_PLAN_TOOL] };
 }
 
 /** Largest reply the parser reads, and most records it accepts. Beyond that the reply is not a plan. */
