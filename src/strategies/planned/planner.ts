@@ -113,20 +113,50 @@ interface RegionReading {
   tail: AgentMessage[];
   /** Built when first asked for: only the heuristic ranking reads it. */
   later?: LaterContext;
-  /** The heuristic's ranking of `lines`, ranked once: the lab's scripted model answers it, the heuristic applies it. */
-  ranking?: readonly PlanRange[];
-  /** The last plan applied to `lines`, with what it was applied with (see {@link appliedOf}). */
-  applied?: AppliedMemo;
 }
 
-/** A plan applied to a reading's lines: the ranges (a flat copy: from, to, from, to…), the retention, the result. */
+/**
+ * True when two lists hold the same items, compared by identity. Two readings of one region share their line
+ * objects (messages are serialized once, a summary comes back as the lines it was rendered from), so this is how
+ * the lab's rows, which each read their own compaction of the same session, recognise the same region.
+ */
+function sameItems<T>(a: readonly T[], b: readonly T[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** The last ranking of the heuristic and the lines it ranked (one slot). */
+let lastRanking:
+  | { lines: readonly TranscriptLine[]; later: readonly TranscriptLine[]; ranking: PlanRange[] }
+  | undefined;
+
+/**
+ * `rankDeletions(reading.lines, laterOf(reading))`, ranked again only when the region or the kept tail is not, line
+ * for line, the one ranked last: the lab's heuristic row and its scripted model rank the same region of the same
+ * session. The ranking is a pure function of those line objects. Shared: do not modify it.
+ */
+function rankingOf(reading: RegionReading): readonly PlanRange[] {
+  const later = laterOf(reading).lines;
+  const memo = lastRanking;
+  if (memo && sameItems(memo.lines, reading.lines) && sameItems(memo.later, later)) return memo.ranking;
+  const ranking = rankDeletions(reading.lines, laterOf(reading));
+  lastRanking = { lines: reading.lines, later, ranking };
+  return ranking;
+}
+
+/** The last plan applied: its lines, ranges (a flat copy: from, to, from, to…), retention and result (one slot). */
 interface AppliedMemo {
+  lines: readonly TranscriptLine[];
   ranges: Float64Array;
   retainRatio: number;
   minRetainedTokens: number;
   minSavedTokens: number;
   plan: AppliedPlan;
 }
+
+let lastApplied: AppliedMemo | undefined;
 
 /** True when `ranges` are, in order, the ranges a memo was applied with. */
 function sameRanges(flat: Float64Array, ranges: readonly PlanRange[]): boolean {
@@ -138,35 +168,35 @@ function sameRanges(flat: Float64Array, ranges: readonly PlanRange[]): boolean {
 }
 
 /**
- * `applyPlan(reading.lines, ranges, options)`, applied once per reading and plan: the lab's two planned rows
- * (the heuristic, and the scripted model answering the heuristic's ranking) apply the same ranges to the same region.
- * The result is shared: do not modify it. A plan that throws is not kept (its error is amended by the caller).
+ * `applyPlan(lines, ranges, options)`, applied again only when the lines, the ranges or the retention differ from
+ * the last plan's: the lab's two planned rows (the heuristic, and the scripted model answering the heuristic's
+ * ranking) apply the same ranges to the same region. The result is a pure function of them, and shared: do not
+ * modify it. A plan that throws is not kept (its error is amended by the caller).
  */
-function appliedOf(reading: RegionReading, ranges: readonly PlanRange[], options: RetentionOptions): AppliedPlan {
-  const memo = reading.applied;
+function appliedOf(
+  lines: readonly TranscriptLine[],
+  ranges: readonly PlanRange[],
+  options: RetentionOptions,
+): AppliedPlan {
+  const memo = lastApplied;
   if (
     memo &&
     memo.retainRatio === options.retainRatio &&
     memo.minRetainedTokens === options.minRetainedTokens &&
     memo.minSavedTokens === options.minSavedTokens &&
-    sameRanges(memo.ranges, ranges)
+    sameRanges(memo.ranges, ranges) &&
+    sameItems(memo.lines, lines)
   )
     return memo.plan;
-  const plan = applyPlan(reading.lines, ranges, options);
+  const plan = applyPlan(lines, ranges, options);
   const flat = new Float64Array(ranges.length * 2);
   for (let i = 0; i < ranges.length; i++) {
     flat[2 * i] = ranges[i].from;
     flat[2 * i + 1] = ranges[i].to;
   }
   const { retainRatio, minRetainedTokens, minSavedTokens } = options;
-  reading.applied = { ranges: flat, retainRatio, minRetainedTokens, minSavedTokens, plan };
+  lastApplied = { lines, ranges: flat, retainRatio, minRetainedTokens, minSavedTokens, plan };
   return plan;
-}
-
-/** The heuristic's ranking of a reading, ranked once (shared: do not modify it). */
-function rankingOf(reading: RegionReading): readonly PlanRange[] {
-  reading.ranking ??= rankDeletions(reading.lines, laterOf(reading));
-  return reading.ranking;
 }
 
 function readingOf(input: CompactionInput, view: readonly ProjectedEntry[]): RegionReading {
@@ -194,8 +224,6 @@ const VIEWS = new BranchViews();
 /** Recent readings: the lab's scripted model reads the same compaction the planner then plans (bounded). */
 let recentReadings: RegionMemo[] = [];
 const READING_SLOTS = 2;
-
-const sameItems = <T>(a: readonly T[], b: readonly T[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 /**
  * The reading of a compaction's input, computed once per compaction: the region's lines, the kept tail and its
@@ -330,7 +358,7 @@ function toPlan(
 /** Plan with the heuristic: same input, same bytes. Throws PlanError when the region cannot shrink enough. */
 export function planHeuristic(input: CompactionInput, options: RetentionOptions = DEFAULT_RETENTION): CompactionPlan {
   const { reading } = regionOf(input, options);
-  return toPlan(input, "heuristic", appliedOf(reading, rankingOf(reading), options), reading.tail);
+  return toPlan(input, "heuristic", appliedOf(reading.lines, rankingOf(reading), options), reading.tail);
 }
 
 /** The numbered region and its target; throws before any planning when the region cannot give the saving. */
@@ -375,7 +403,8 @@ export async function planPlanned(
   try {
     const { lines, probe, reading } = regionOf(input, options);
     region = { regionLines: lines.length, regionTokens: probe.regionTokens, targetTokens: probe.targetTokens };
-    if (kind === "heuristic") return toPlan(input, kind, appliedOf(reading, rankingOf(reading), options), reading.tail);
+    if (kind === "heuristic")
+      return toPlan(input, kind, appliedOf(reading.lines, rankingOf(reading), options), reading.tail);
     if (!input.complete) throw new PlanError("no-model", "the model planner is configured but no model is available");
     const request = buildPlannerPrompt(lines, {
       objective: objectiveOf(input.branch),
@@ -395,7 +424,7 @@ export async function planPlanned(
     const read = readPlanReply(reply, lines.length);
     run.plan = read.diagnostics;
     try {
-      return toPlan(input, kind, appliedOf(reading, read.ranges, options), reading.tail, run);
+      return toPlan(input, kind, appliedOf(reading.lines, read.ranges, options), reading.tail, run);
     } catch (error) {
       if (error instanceof PlanError) error.diagnostics = { ...read.diagnostics, ...error.diagnostics };
       throw error;
