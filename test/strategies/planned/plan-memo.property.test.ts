@@ -144,6 +144,27 @@ describe("a compaction's ranking and applied plan, read once", () => {
           };
           const got = await outcomeAsync(() => planPlanned(answer, { ...second, planner: "model" }, signal));
           expect(got).toEqual(expected(second, others, true));
+          // Another reading of the same region (its line objects are the ones read above), with a kept tail that now
+          // repeats a region output: the ranking follows the new tail, and the plan the new ranking.
+          const output = input!.messagesToSummarize.find((m) => m.role === "toolResult");
+          const extra = {
+            type: "message",
+            id: "extra",
+            parentId: input!.branch.at(-1)?.id ?? null,
+            timestamp: "2025-01-01T00:00:00.000Z",
+            message: { ...(output ?? { role: "user", content: "more", timestamp: 0 }), toolCallId: "extra-call" },
+          } as unknown as SessionEntry;
+          const grown: CompactionInput = { ...input!, branch: [...input!.branch, extra] };
+          const grownScratch = (() => {
+            const projection = projectBranch(grown.branch, LEDGER_FACTS);
+            return {
+              lines: structuredClone(transcriptOf(grown, projection)),
+              later: structuredClone(laterContextOf(grown, projection)),
+            };
+          })();
+          const grownRanking = rankDeletions(grownScratch.lines, grownScratch.later);
+          expect(heuristicRanking(grown)).toEqual(grownRanking);
+          expect(outcome(() => planHeuristic(grown, first))).toEqual(expected(first, grownRanking));
           // The region edited in place: a message dropped; the ranking and the plan follow it.
           const messages = input!.messagesToSummarize as AgentMessage[];
           if (messages.length) messages.splice(pick % messages.length, 1);
