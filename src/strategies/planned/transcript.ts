@@ -269,11 +269,13 @@ function rememberSerialized(message: object, entry: Serialized): void {
 
 /** Serializes messages into provenance-tagged lines. */
 class Writer {
-  readonly lines: TranscriptLine[] = [];
+  readonly lines: TranscriptLine[];
   private readonly calls: ReadonlyMap<string, CallInfo>;
 
-  constructor(calls: ReadonlyMap<string, CallInfo>) {
+  /** `lines`: where to append (the writer's own list unless given one, like the prior summary's lines). */
+  constructor(calls: ReadonlyMap<string, CallInfo>, lines: TranscriptLine[] = []) {
     this.calls = calls;
+    this.lines = lines;
   }
 
   structure(text: string): void {
@@ -577,8 +579,11 @@ export interface TranscriptSource {
 
 /** Serialize the compactable region into numbered lines (line n is `lines[n - 1]`). */
 export function buildTranscript(source: TranscriptSource): TranscriptLine[] {
-  const writer = new Writer(source.calls ?? collectCalls(source.messages));
-  const lines = source.prior ? priorLines(source.prior) : [];
+  // The messages' lines are appended to the prior's (a fresh list): no second list for the whole region.
+  const writer = new Writer(
+    source.calls ?? collectCalls(source.messages),
+    source.prior ? priorLines(source.prior) : [],
+  );
   for (const message of source.messages) writer.message(message);
-  return [...lines, ...writer.lines];
+  return writer.lines;
 }
