@@ -361,18 +361,33 @@ export function projectView(
 ): ProjectedEntry[] {
   pins ??= pinsOf(state, path, lookup);
   const selected = contextEntries(path, state, (id) => lookup().indexOf(id), pins);
+  mask ??= state.ranges.length ? new RangeMask(state.ranges, lookup(), facts, pins) : undefined;
+  return placeAnchored(projectSelected(selected, state, facts, lookup, mask, source), state);
+}
+
+/**
+ * The selected entries (see {@link contextEntries}) projected in selection order, before anchored checkpoints move
+ * (see {@link placeAnchored}): a context edit applies when it is itself selected, the newest one per target winning.
+ */
+export function projectSelected(
+  selected: readonly SessionEntry[],
+  state: LedgerState,
+  facts: LedgerFacts,
+  lookup: () => PathLookup,
+  mask: RangeMask | undefined,
+  source?: MessageSource,
+): ProjectedEntry[] {
   const edits = new Map<string, ContextEditEntry>();
   for (const entry of selected) if (entry.type === "context_edit") edits.set(entry.targetId, entry);
-  const entries = projectEntries(selected, {
+  return projectEntries(selected, {
     state,
     facts,
-    mask: mask ?? (state.ranges.length ? new RangeMask(state.ranges, lookup(), facts, pins) : undefined),
+    mask,
     indexOf: (id) => lookup().indexOf(id),
     get: (id) => lookup().get(id),
     editOf: (id) => edits.get(id),
     source,
   });
-  return placeAnchored(entries, state);
 }
 
 /**
