@@ -23,6 +23,7 @@ import {
   type MessageSource,
   pinsOf,
   placeAnchored,
+  placeAnchoredBy,
   projectEntries,
   type ProjectedEntry,
   projectSelected,
@@ -54,6 +55,11 @@ interface LiveView {
    * while nothing moved. What {@link LiveLedger.advance} keeps and re-projects from.
    */
   base: ProjectedEntry[];
+  /**
+   * reach[k]: the furthest path position an anchored rule among `state.ranges[0..k]` names (its message or its range
+   * end, both on the path; -1 for none), so a walk back from the newest rule stops where no older one reaches.
+   */
+  reach: number[];
   /** Entry id -> its position in `entries` (the view's order); empty when the ledger maps no request. */
   rank: Map<string, number>;
   /** Entry ids the rules and compactions refer to: such an entry joining the path changes the view. */
@@ -346,7 +352,8 @@ export class LiveLedger {
     }
     // A pin can name an entry before it exists (a damaged or hand-made file): its arrival changes the view.
     for (const p of state.pinFacts) referenced.add(p.targetId);
-    return this.finish(state, mask, pins, entries, base, rank, referenced);
+    const reach = anchorReach(state.ranges, 0, this.path, []);
+    return this.finish(state, mask, pins, entries, base, reach, rank, referenced);
   }
 
   /** The view's flags, read off the state and the path (cheap: no walk over the view). */
@@ -356,6 +363,7 @@ export class LiveLedger {
     pins: PinSet | undefined,
     entries: ProjectedEntry[],
     base: ProjectedEntry[],
+    reach: number[],
     rank: Map<string, number>,
     referenced: Set<string>,
   ): LiveView {
@@ -380,6 +388,7 @@ export class LiveLedger {
       pins,
       entries,
       base,
+      reach,
       rank,
       referenced,
       active,
@@ -423,7 +432,10 @@ export class LiveLedger {
       if (through < 0 || (rule.afterId !== null && after < 0) || after >= through) continue;
       if (after + 1 < from) from = after + 1;
     }
-    from = anchoredStart(state, path, from);
+    // The previous view's reach is taken over (it is discarded) and extended by the new rules.
+    const reach = anchorReach(state.ranges, before.ranges.length, path, view.reach);
+    const anchored = anchoredStart(state.ranges, reach, path, from);
+    from = anchored.from;
     // After a compaction the view is its head, pins, the kept entries, then the path after the head in order: only
     // that last part maps positions one to one.
     const { head } = this.viewCut();
@@ -431,7 +443,10 @@ export class LiveLedger {
     // base[j] is the projection of path entry j + offset from the head's successor on (j = i with no compaction).
     const keep = view.base.length - (view.length - from);
     if (keep < 0 || (head >= 0 && keep < 1)) return undefined;
-    const mask = new RangeMask(state.ranges, path, this.facts, view.pins);
+    // The mask takes the new rules in place when they start after its own (a fact at the leaf), else is built anew.
+    let mask = view.mask;
+    if (!mask.add(state.ranges.slice(before.ranges.length), path))
+      mask = new RangeMask(state.ranges, path, this.facts, view.pins);
     const cut = this.viewCut();
     const tail = projectEntries(path.entries.slice(from, n), {
       state,
@@ -445,7 +460,7 @@ export class LiveLedger {
     // Fresh arrays: a caller may still hold the previous view's list.
     const base = view.base.slice(0, keep);
     for (const p of tail) base.push(p);
-    const placed = placeAnchored(tail, state);
+    const placed = placeAnchoredBy(tail, anchored.rules);
     let entries = base;
     if (view.entries !== view.base || placed !== tail) {
       entries = view.entries.slice(0, keep);
@@ -456,7 +471,7 @@ export class LiveLedger {
     if (this.requests) for (let r = keep; r < entries.length; r++) rank.set(entries[r].sourceEntry.id, r);
     const referenced = view.referenced;
     for (let k = before.ranges.length; k < state.ranges.length; k++) addReferences(referenced, state.ranges[k]);
-    return this.finish(state, mask, view.pins, entries, base, rank, referenced);
+    return this.finish(state, mask, view.pins, entries, base, reach, rank, referenced);
   }
 
   /**
@@ -758,30 +773,63 @@ function addReferences(referenced: Set<string>, rule: RangeRule): void {
   if (rule.keepToolResultsOf) referenced.add(rule.keepToolResultsOf);
 }
 
+/** Extend `reach` (see `LiveView.reach`) over `ranges[from..]`. */
+function anchorReach(
+  ranges: readonly RangeRule[],
+  from: number,
+  path: { indexOf(id: string): number },
+  reach: number[],
+): number[] {
+  let furthest = from > 0 ? reach[from - 1] : -1;
+  reach.length = from;
+  for (let k = from; k < ranges.length; k++) {
+    const pair = anchoredPair(ranges[k], path);
+    if (pair && pair[1] > furthest) furthest = pair[1];
+    reach.push(furthest);
+  }
+  return reach;
+}
+
+/** An anchored rule's message and range end as [lower, higher] path positions, when both are on the path. */
+function anchoredPair(rule: RangeRule, path: { indexOf(id: string): number }): [number, number] | undefined {
+  if (!rule.anchored) return undefined;
+  const at = path.indexOf(rule.entryId);
+  const end = path.indexOf(rule.throughId);
+  if (at < 0 || end < 0) return undefined;
+  return at < end ? [at, end] : [end, at];
+}
+
 /**
- * The first path position whose place in the view can change when the entries from `from` on are projected again:
- * `from`, lowered to the lower end of every anchored pair (a rule's message and its range end, both on the path) that
- * reaches `from` or later, until no pair straddles it. A message moves right after its range end, so a pair that
- * straddles the boundary would put a re-projected message among the kept ones, or take a kept one away; past the
- * fixpoint, what lies before it is placed by pairs that lie wholly before it.
+ * The first path position whose place in the view can change when the entries from `from` on are projected again,
+ * and the anchored rules that place entries from there on: `from` is lowered to the lower end of every anchored pair
+ * (a rule's message and its range end) that reaches it or later, until no pair straddles it. A message moves right
+ * after its range end, so a pair that straddles the boundary would put a re-projected message among the kept ones, or
+ * take a kept one away; past the fixpoint, what lies before it is placed by pairs that lie wholly before it, and what
+ * follows by the pairs returned. The walk goes back from the newest rule only as far as `reach` says a rule reaches.
  */
-function anchoredStart(state: LedgerState, path: { indexOf(id: string): number }, from: number): number {
+function anchoredStart(
+  ranges: readonly RangeRule[],
+  reach: readonly number[],
+  path: { indexOf(id: string): number },
+  from: number,
+): { from: number; rules: RangeRule[] } {
   let changed = true;
   while (changed) {
     changed = false;
-    for (const rule of state.ranges) {
-      if (!rule.anchored) continue;
-      const at = path.indexOf(rule.entryId);
-      const end = path.indexOf(rule.throughId);
-      if (at < 0 || end < 0) continue;
-      const low = at < end ? at : end;
-      if (low < from && (at >= from || end >= from)) {
-        from = low;
+    for (let k = ranges.length - 1; k >= 0 && reach[k] >= from; k--) {
+      const pair = anchoredPair(ranges[k], path);
+      if (pair && pair[0] < from && pair[1] >= from) {
+        from = pair[0];
         changed = true;
       }
     }
   }
-  return from;
+  const rules: RangeRule[] = [];
+  for (let k = ranges.length - 1; k >= 0 && reach[k] >= from; k--) {
+    const pair = anchoredPair(ranges[k], path);
+    if (pair && pair[1] >= from) rules.push(ranges[k]);
+  }
+  return { from, rules: rules.reverse() };
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   isRevokedMessage,
   keptIndex,
   type LedgerState,
+  type RangeRule,
 } from "./ledger-state.ts";
 import { PinSet } from "./pins.ts";
 
@@ -414,9 +415,17 @@ export function projectBranch(
  * An anchor whose end is not in the selected entries stays where it is.
  */
 export function placeAnchored(entries: ProjectedEntry[], state: LedgerState): ProjectedEntry[] {
+  return placeAnchoredBy(entries, state.ranges);
+}
+
+/**
+ * {@link placeAnchored} by the given rules only: enough for a stretch of the view when no other anchored rule has its
+ * message or its end in it.
+ */
+export function placeAnchoredBy(entries: ProjectedEntry[], ranges: readonly RangeRule[]): ProjectedEntry[] {
   const anchors = new Map<string, string>();
   const ends = new Set<string>();
-  for (const rule of state.ranges)
+  for (const rule of ranges)
     if (rule.anchored) {
       anchors.set(rule.entryId, rule.throughId);
       ends.add(rule.throughId);
