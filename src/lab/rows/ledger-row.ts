@@ -72,6 +72,8 @@ export class SimulatedLedger {
   /** Position of the newest compaction on the branch (-1: none). */
   private newestCompaction = -1;
   private pathOrder: PathOrderProjection | undefined;
+  /** What {@link resetToProjection} last put in the view: a copy of the projection and shown messages before each. */
+  private lastProjection: { entries: ProjectedEntry[]; shownBefore: number[] } | undefined;
 
   private readonly prefix: string;
 
@@ -169,6 +171,7 @@ export class SimulatedLedger {
    * fold) re-projects from the first entry its rules reach, and the view keeps what lies before.
    */
   reproject(): void {
+    this.lastProjection = undefined;
     const state = this.ledgerState;
     const known = this.pathOrder;
     const from = known ? this.unchangedBefore(known, state) : 0;
@@ -261,7 +264,36 @@ export class SimulatedLedger {
   /** Set the view to messages projected elsewhere (Pi's own projection, the live one). */
   reset(messages: readonly AgentMessage[]): void {
     this.pathOrder = undefined;
+    this.lastProjection = undefined;
     this.view.replaceAll(shown(messages));
+  }
+
+  /**
+   * Set the view to {@link projected}'s messages (less `!!` output), as `reset` of them would. The live view keeps the
+   * projections of the entries before the first one a new rule reaches (the same objects), so the view keeps their
+   * messages without walking them: only what follows the last projection's common prefix is handed over. Between
+   * two calls the view only grows at its end (source entries appended), so that prefix is still what it holds.
+   */
+  resetToProjection(): void {
+    const entries = this.projected();
+    const known = this.lastProjection;
+    this.pathOrder = undefined;
+    let same = 0;
+    let shownBefore = [0];
+    if (known) {
+      const n = Math.min(known.entries.length, entries.length);
+      while (same < n && known.entries[same] === entries[same]) same++;
+      shownBefore = known.shownBefore;
+      shownBefore.length = same + 1;
+    }
+    const tail: AgentMessage[] = [];
+    for (let i = same; i < entries.length; i++) {
+      for (const m of shown(entries[i].messages)) tail.push(m);
+      shownBefore.push(shownBefore[same] + tail.length);
+    }
+    // A copy: the live view's own list grows in place as entries arrive.
+    this.lastProjection = { entries: entries.slice(), shownBefore };
+    this.view.replaceFrom(shownBefore[same], tail);
   }
 }
 
