@@ -43,6 +43,8 @@ interface PathOrderProjection {
   entries: ProjectedEntry[];
   /** shownBefore[i]: messages the view holds for entries[0..i). */
   shownBefore: number[];
+  /** The mask of the state's rules, kept across folds (new rules are added in place); built when first needed. */
+  mask?: RangeMask;
 }
 
 export class SimulatedLedger {
@@ -195,12 +197,14 @@ export class SimulatedLedger {
       this.view.replaceAll(messages);
       return;
     }
-    // Only rules reaching `from` or later can hide what is re-projected; the older ones end before it.
-    const rules = state.ranges.filter((rule) => this.lookup.indexOf(rule.throughId) >= from);
+    // The mask of every rule answers for the re-projected entries as one of the rules reaching them would; it is kept
+    // and takes the new rules in place (filtering the rules at every fold made a long replay grow with its square).
+    const added = state.ranges.slice(known.state.ranges.length);
+    if (!known.mask?.add(added, this.lookup)) known.mask = new RangeMask(state.ranges, this.lookup, LEDGER_FACTS);
     const projected = projectEntries(this.branch.slice(from), {
       state,
       facts: LEDGER_FACTS,
-      mask: new RangeMask(rules, this.lookup, LEDGER_FACTS),
+      mask: known.mask,
       indexOf: this.lookup.indexOf,
       get: this.lookup.get,
       editOf: () => undefined,
