@@ -74,8 +74,11 @@ export class SimulatedLedger {
   /** Position of the newest compaction on the branch (-1: none). */
   private newestCompaction = -1;
   private pathOrder: PathOrderProjection | undefined;
-  /** What {@link resetToProjection} last put in the view: a copy of the projection and shown messages before each. */
-  private lastProjection: { entries: ProjectedEntry[]; shownBefore: number[] } | undefined;
+  /**
+   * What {@link resetToProjection} last put in the view: the projection's first `length` entries (the live view's list
+   * only grows after that, or is replaced by a new one) and the shown messages before each.
+   */
+  private lastProjection: { entries: readonly ProjectedEntry[]; length: number; shownBefore: number[] } | undefined;
 
   private readonly prefix: string;
 
@@ -285,8 +288,10 @@ export class SimulatedLedger {
     let same = 0;
     let shownBefore = [0];
     if (known) {
-      const n = Math.min(known.entries.length, entries.length);
-      while (same < n && known.entries[same] === entries[same]) same++;
+      const n = Math.min(known.length, entries.length);
+      // The same list only grew at its end; another one shares the entries the live view kept, by identity.
+      if (known.entries === entries) same = n;
+      else while (same < n && known.entries[same] === entries[same]) same++;
       shownBefore = known.shownBefore;
       shownBefore.length = same + 1;
     }
@@ -295,8 +300,7 @@ export class SimulatedLedger {
       for (const m of shown(entries[i].messages)) tail.push(m);
       shownBefore.push(shownBefore[same] + tail.length);
     }
-    // A copy: the live view's own list grows in place as entries arrive.
-    this.lastProjection = { entries: entries.slice(), shownBefore };
+    this.lastProjection = { entries, length: entries.length, shownBefore };
     this.view.replaceFrom(shownBefore[same], tail);
   }
 }
