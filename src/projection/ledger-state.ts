@@ -177,19 +177,34 @@ function applyPin(draft: LedgerState, factId: string, data: PinData): void {
   });
 }
 
+/** The rule a range fact adds. */
+function ruleOf(fact: Extract<LedgerFact, { kind: "range" }>): RangeRule {
+  const { range, entry, declaration } = fact;
+  return {
+    entryId: entry.id,
+    afterId: range.afterId,
+    throughId: range.throughId,
+    ...(range.keepToolResultsOf ? { keepToolResultsOf: range.keepToolResultsOf } : {}),
+    ...(range.keepDialogue ? { keepDialogue: true } : {}),
+    ...(declaration.placement === "anchored" ? { anchored: true } : {}),
+  };
+}
+
+/**
+ * `from` with the rules appended: a new state and a new rule list sharing everything else, frozen as immer leaves
+ * what it produces. Range facts come every few steps of a long session, and immer's finalize visits every element of
+ * a list it copied, so folding them through a draft cost the rules held at each one: quadratic over a session.
+ */
+function withRules(from: LedgerState, rules: readonly RangeRule[]): LedgerState {
+  for (const rule of rules) Object.freeze(rule);
+  return Object.freeze({ ...from, ranges: Object.freeze(from.ranges.concat(rules)) as RangeRule[] });
+}
+
 /** Apply one fact to a draft of the state (a fact of kind `none` changes nothing). */
 function apply(draft: LedgerState, fact: LedgerFact): void {
   switch (fact.kind) {
     case "range": {
-      const { range, entry, declaration } = fact;
-      draft.ranges.push({
-        entryId: entry.id,
-        afterId: range.afterId,
-        throughId: range.throughId,
-        ...(range.keepToolResultsOf ? { keepToolResultsOf: range.keepToolResultsOf } : {}),
-        ...(range.keepDialogue ? { keepDialogue: true } : {}),
-        ...(declaration.placement === "anchored" ? { anchored: true } : {}),
-      });
+      draft.ranges.push(ruleOf(fact));
       return;
     }
     case "compaction":
@@ -230,7 +245,9 @@ function apply(draft: LedgerState, fact: LedgerFact): void {
 
 /** Apply one fact. Facts that say nothing to the ledger (or change nothing) return the same state object. */
 export function evolve(state: LedgerState, fact: LedgerFact): LedgerState {
-  return fact.kind === "none" ? state : produce(state, (draft) => apply(draft, fact));
+  if (fact.kind === "none") return state;
+  if (fact.kind === "range") return withRules(state, [ruleOf(fact)]);
+  return produce(state, (draft) => apply(draft, fact));
 }
 
 /**
@@ -242,10 +259,22 @@ export function reduceBranch(
   facts: LedgerFacts,
   from: LedgerState = initialLedgerState(),
 ): LedgerState {
+  const read: LedgerFact[] = [];
+  let rulesOnly = true;
+  for (const entry of branch) {
+    const fact = facts.read(entry);
+    if (fact.kind === "none") continue;
+    read.push(fact);
+    if (fact.kind !== "range") rulesOnly = false;
+  }
+  if (!read.length) return from;
+  // Most stretches of a branch add rules and nothing else: appended without a draft (see `withRules`).
+  if (rulesOnly)
+    return withRules(
+      from,
+      read.map((fact) => ruleOf(fact as Extract<LedgerFact, { kind: "range" }>)),
+    );
   return produce(from, (draft) => {
-    for (const entry of branch) {
-      const fact = facts.read(entry);
-      if (fact.kind !== "none") apply(draft, fact);
-    }
+    for (const fact of read) apply(draft, fact);
   });
 }

@@ -6,17 +6,27 @@ import { ActivePath, type PathChange } from "../log/branch.ts";
 import type { ContextEditEntry, SessionEntry } from "../log/entries.ts";
 import type { LedgerFacts } from "../log/facts.ts";
 import { RangeMask, withoutReasoning } from "./ranges.ts";
-import { evolve, headCompaction, initialLedgerState, isRevokedMessage, type LedgerState } from "./ledger-state.ts";
+import {
+  evolve,
+  headCompaction,
+  initialLedgerState,
+  isRevokedMessage,
+  type LedgerState,
+  type RangeRule,
+} from "./ledger-state.ts";
 import { entryKeys, matchMessages } from "./message-match.ts";
 import type { PinSet } from "./pins.ts";
 import {
+  contextEntries,
   entryMessages,
   markerMessages,
   type MessageSource,
   pinsOf,
+  placeAnchored,
+  placeAnchoredBy,
   projectEntries,
   type ProjectedEntry,
-  projectView,
+  projectSelected,
   restatedSummary,
   viewCut,
   type ViewCut,
@@ -40,6 +50,16 @@ interface LiveView {
   /** The state's pins on this path (undefined without any). */
   pins: PinSet | undefined;
   entries: ProjectedEntry[];
+  /**
+   * The same projections in selection order, before anchored checkpoints move after their range end: `entries` itself
+   * while nothing moved. What {@link LiveLedger.advance} keeps and re-projects from.
+   */
+  base: ProjectedEntry[];
+  /**
+   * reach[k]: the furthest path position an anchored rule among `state.ranges[0..k]` names (its message or its range
+   * end, both on the path; -1 for none), so a walk back from the newest rule stops where no older one reaches.
+   */
+  reach: number[];
   /** Entry id -> its position in `entries` (the view's order); empty when the ledger maps no request. */
   rank: Map<string, number>;
   /** Entry ids the rules and compactions refer to: such an entry joining the path changes the view. */
@@ -302,14 +322,14 @@ export class LiveLedger {
   private liveView(): LiveView {
     const state = this.state;
     const view = this.current;
-    if (
-      view &&
-      view.state === state &&
-      view.edits === this.editsVersion &&
-      view.length <= this.path.entries.length &&
-      this.extend(view)
-    )
-      return view;
+    if (view && view.edits === this.editsVersion && view.length <= this.path.entries.length) {
+      if (view.state === state) {
+        if (this.extend(view)) return view;
+      } else {
+        const next = this.advance(view, state);
+        if (next) return (this.current = next);
+      }
+    }
     return (this.current = this.buildView());
   }
 
@@ -317,22 +337,36 @@ export class LiveLedger {
     const state = this.state;
     const pins = pinsOf(state, this.path.entries, () => this.path);
     const mask = new RangeMask(state.ranges, this.path, this.facts, pins);
-    const entries = projectView(this.path.entries, state, this.facts, () => this.path, mask, pins, this.source);
+    const lookup = () => this.path;
+    const selected = contextEntries(this.path.entries, state, (id) => this.path.indexOf(id), pins);
+    const base = projectSelected(selected, state, this.facts, lookup, mask, this.source);
+    const entries = placeAnchored(base, state);
     // Ranks order request messages by the view; a ledger that maps no request needs none.
     const rank = new Map<string, number>();
     if (this.requests) entries.forEach((e, i) => rank.set(e.sourceEntry.id, i));
     const referenced = new Set<string>();
-    for (const f of state.ranges) {
-      if (f.afterId !== null) referenced.add(f.afterId);
-      referenced.add(f.throughId);
-      if (f.keepToolResultsOf) referenced.add(f.keepToolResultsOf);
-    }
+    for (const f of state.ranges) addReferences(referenced, f);
     for (const c of state.compactions) {
       referenced.add(c.firstKeptEntryId);
       if (c.keptFromId) referenced.add(c.keptFromId);
     }
     // A pin can name an entry before it exists (a damaged or hand-made file): its arrival changes the view.
     for (const p of state.pinFacts) referenced.add(p.targetId);
+    const reach = anchorReach(state.ranges, 0, this.path, []);
+    return this.finish(state, mask, pins, entries, base, reach, rank, referenced);
+  }
+
+  /** The view's flags, read off the state and the path (cheap: no walk over the view). */
+  private finish(
+    state: LedgerState,
+    mask: RangeMask,
+    pins: PinSet | undefined,
+    entries: ProjectedEntry[],
+    base: ProjectedEntry[],
+    reach: number[],
+    rank: Map<string, number>,
+    referenced: Set<string>,
+  ): LiveView {
     const cut = this.viewCut();
     // Pinned entries the cut left behind sit right after the summary, where Pi's request has none: the view supplies
     // that region itself, as for a moved cut.
@@ -353,11 +387,91 @@ export class LiveLedger {
       mask,
       pins,
       entries,
+      base,
+      reach,
       rank,
       referenced,
       active,
       override,
     };
+  }
+
+  /**
+   * The view after a state change that only added range rules (or changed labels), from the previous view: the rules
+   * it had hide what they hid, so every entry before the first one a new rule can reach projects as it did, and only
+   * the entries from there on are projected again, with the new mask. Anchored checkpoints move across positions, so
+   * the kept part also stops before any anchored pair (its message and its range end) that reaches the re-projected
+   * part, which keeps a moved message with its end. Anything else (a compaction, a restore, a pin, a rule reaching
+   * into what a compaction cut or kept before it, an entry a rule names arriving) gives undefined: rebuild.
+   * A live session appends a digest or a tool checkpoint every few steps, and a rebuild walks the whole path, so
+   * without this a long session's work grew with its square.
+   */
+  private advance(view: LiveView, state: LedgerState): LiveView | undefined {
+    const before = view.state;
+    if (
+      state.compactions !== before.compactions ||
+      state.pinFacts !== before.pinFacts ||
+      state.revoked !== before.revoked ||
+      state.ranges.length < before.ranges.length
+    )
+      return undefined;
+    for (let k = 0; k < before.ranges.length; k++) if (state.ranges[k] !== before.ranges[k]) return undefined;
+    const path = this.path;
+    const n = path.entries.length;
+    for (let i = view.length; i < n; i++) {
+      const entry = path.entries[i];
+      if (view.referenced.has(entry.id) || view.pins?.awaits(entry)) return undefined;
+    }
+    // The first path position a new rule can hide (or drop the reasoning of); a rule whose ends are not both on the
+    // path hides nothing, as in the mask.
+    let from = view.length;
+    for (let k = before.ranges.length; k < state.ranges.length; k++) {
+      const rule = state.ranges[k];
+      const through = path.indexOf(rule.throughId);
+      const after = rule.afterId === null ? -1 : path.indexOf(rule.afterId);
+      if (through < 0 || (rule.afterId !== null && after < 0) || after >= through) continue;
+      if (after + 1 < from) from = after + 1;
+    }
+    // The previous view's reach is taken over (it is discarded) and extended by the new rules.
+    const reach = anchorReach(state.ranges, before.ranges.length, path, view.reach);
+    const anchored = anchoredStart(state.ranges, reach, path, from);
+    from = anchored.from;
+    // After a compaction the view is its head, pins, the kept entries, then the path after the head in order: only
+    // that last part maps positions one to one.
+    const { head } = this.viewCut();
+    if (from <= head) return undefined;
+    // base[j] is the projection of path entry j + offset from the head's successor on (j = i with no compaction).
+    const keep = view.base.length - (view.length - from);
+    if (keep < 0 || (head >= 0 && keep < 1)) return undefined;
+    // The mask takes the new rules in place when they start after its own (a fact at the leaf), else is built anew.
+    let mask = view.mask;
+    if (!mask.add(state.ranges.slice(before.ranges.length), path))
+      mask = new RangeMask(state.ranges, path, this.facts, view.pins);
+    const cut = this.viewCut();
+    const tail = projectEntries(path.entries.slice(from, n), {
+      state,
+      facts: this.facts,
+      mask,
+      indexOf: (id) => path.indexOf(id),
+      get: (id) => path.get(id),
+      editOf: (id) => this.edits.get(id)?.findLast((e) => this.selected(path.indexOf(e.id), cut)),
+      source: this.source,
+    });
+    // Fresh arrays: a caller may still hold the previous view's list.
+    const base = view.base.slice(0, keep);
+    for (const p of tail) base.push(p);
+    const placed = placeAnchoredBy(tail, anchored.rules);
+    let entries = base;
+    if (view.entries !== view.base || placed !== tail) {
+      entries = view.entries.slice(0, keep);
+      for (const p of placed) entries.push(p);
+    }
+    // The rank and the references only ever serve the current view: the previous one's are taken over and updated.
+    const rank = view.rank;
+    if (this.requests) for (let r = keep; r < entries.length; r++) rank.set(entries[r].sourceEntry.id, r);
+    const referenced = view.referenced;
+    for (let k = before.ranges.length; k < state.ranges.length; k++) addReferences(referenced, state.ranges[k]);
+    return this.finish(state, mask, view.pins, entries, base, reach, rank, referenced);
   }
 
   /**
@@ -384,6 +498,7 @@ export class LiveLedger {
     for (const p of projected) {
       if (this.requests) view.rank.set(p.sourceEntry.id, view.entries.length);
       view.entries.push(p);
+      if (view.base !== view.entries) view.base.push(p);
     }
     view.length = n;
     return true;
@@ -649,6 +764,72 @@ export class LiveLedger {
       if (!list.length) this.byKey.delete(key);
     }
   }
+}
+
+/** Add the entries a rule names to `referenced`: such an entry joining the path changes what the rule hides. */
+function addReferences(referenced: Set<string>, rule: RangeRule): void {
+  if (rule.afterId !== null) referenced.add(rule.afterId);
+  referenced.add(rule.throughId);
+  if (rule.keepToolResultsOf) referenced.add(rule.keepToolResultsOf);
+}
+
+/** Extend `reach` (see `LiveView.reach`) over `ranges[from..]`. */
+function anchorReach(
+  ranges: readonly RangeRule[],
+  from: number,
+  path: { indexOf(id: string): number },
+  reach: number[],
+): number[] {
+  let furthest = from > 0 ? reach[from - 1] : -1;
+  reach.length = from;
+  for (let k = from; k < ranges.length; k++) {
+    const pair = anchoredPair(ranges[k], path);
+    if (pair && pair[1] > furthest) furthest = pair[1];
+    reach.push(furthest);
+  }
+  return reach;
+}
+
+/** An anchored rule's message and range end as [lower, higher] path positions, when both are on the path. */
+function anchoredPair(rule: RangeRule, path: { indexOf(id: string): number }): [number, number] | undefined {
+  if (!rule.anchored) return undefined;
+  const at = path.indexOf(rule.entryId);
+  const end = path.indexOf(rule.throughId);
+  if (at < 0 || end < 0) return undefined;
+  return at < end ? [at, end] : [end, at];
+}
+
+/**
+ * The first path position whose place in the view can change when the entries from `from` on are projected again,
+ * and the anchored rules that place entries from there on: `from` is lowered to the lower end of every anchored pair
+ * (a rule's message and its range end) that reaches it or later, until no pair straddles it. A message moves right
+ * after its range end, so a pair that straddles the boundary would put a re-projected message among the kept ones, or
+ * take a kept one away; past the fixpoint, what lies before it is placed by pairs that lie wholly before it, and what
+ * follows by the pairs returned. The walk goes back from the newest rule only as far as `reach` says a rule reaches.
+ */
+function anchoredStart(
+  ranges: readonly RangeRule[],
+  reach: readonly number[],
+  path: { indexOf(id: string): number },
+  from: number,
+): { from: number; rules: RangeRule[] } {
+  let changed = true;
+  while (changed) {
+    changed = false;
+    for (let k = ranges.length - 1; k >= 0 && reach[k] >= from; k--) {
+      const pair = anchoredPair(ranges[k], path);
+      if (pair && pair[0] < from && pair[1] >= from) {
+        from = pair[0];
+        changed = true;
+      }
+    }
+  }
+  const rules: RangeRule[] = [];
+  for (let k = ranges.length - 1; k >= 0 && reach[k] >= from; k--) {
+    const pair = anchoredPair(ranges[k], path);
+    if (pair && pair[1] >= from) rules.push(ranges[k]);
+  }
+  return { from, rules: rules.reverse() };
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   isRevokedMessage,
   keptIndex,
   type LedgerState,
+  type RangeRule,
 } from "./ledger-state.ts";
 import { PinSet } from "./pins.ts";
 
@@ -361,18 +362,33 @@ export function projectView(
 ): ProjectedEntry[] {
   pins ??= pinsOf(state, path, lookup);
   const selected = contextEntries(path, state, (id) => lookup().indexOf(id), pins);
+  mask ??= state.ranges.length ? new RangeMask(state.ranges, lookup(), facts, pins) : undefined;
+  return placeAnchored(projectSelected(selected, state, facts, lookup, mask, source), state);
+}
+
+/**
+ * The selected entries (see {@link contextEntries}) projected in selection order, before anchored checkpoints move
+ * (see {@link placeAnchored}): a context edit applies when it is itself selected, the newest one per target winning.
+ */
+export function projectSelected(
+  selected: readonly SessionEntry[],
+  state: LedgerState,
+  facts: LedgerFacts,
+  lookup: () => PathLookup,
+  mask: RangeMask | undefined,
+  source?: MessageSource,
+): ProjectedEntry[] {
   const edits = new Map<string, ContextEditEntry>();
   for (const entry of selected) if (entry.type === "context_edit") edits.set(entry.targetId, entry);
-  const entries = projectEntries(selected, {
+  return projectEntries(selected, {
     state,
     facts,
-    mask: mask ?? (state.ranges.length ? new RangeMask(state.ranges, lookup(), facts, pins) : undefined),
+    mask,
     indexOf: (id) => lookup().indexOf(id),
     get: (id) => lookup().get(id),
     editOf: (id) => edits.get(id),
     source,
   });
-  return placeAnchored(entries, state);
 }
 
 /**
@@ -399,9 +415,17 @@ export function projectBranch(
  * An anchor whose end is not in the selected entries stays where it is.
  */
 export function placeAnchored(entries: ProjectedEntry[], state: LedgerState): ProjectedEntry[] {
+  return placeAnchoredBy(entries, state.ranges);
+}
+
+/**
+ * {@link placeAnchored} by the given rules only: enough for a stretch of the view when no other anchored rule has its
+ * message or its end in it.
+ */
+export function placeAnchoredBy(entries: ProjectedEntry[], ranges: readonly RangeRule[]): ProjectedEntry[] {
   const anchors = new Map<string, string>();
   const ends = new Set<string>();
-  for (const rule of state.ranges)
+  for (const rule of ranges)
     if (rule.anchored) {
       anchors.set(rule.entryId, rule.throughId);
       ends.add(rule.throughId);

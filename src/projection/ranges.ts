@@ -72,6 +72,15 @@ export function toolCallIdsOf(entry: SessionEntry | undefined): Set<string> {
   return ids;
 }
 
+/** A rule against the path, or undefined when its anchors are off it (defensive: rules are read from ancestors). */
+function resolve(rule: RangeRule, path: PathLookup): ResolvedRule | undefined {
+  const through = path.indexOf(rule.throughId);
+  const after = rule.afterId === null ? -1 : path.indexOf(rule.afterId);
+  if (through < 0 || (rule.afterId !== null && after < 0) || after >= through) return undefined;
+  const keptCalls = rule.keepToolResultsOf ? toolCallIdsOf(path.get(rule.keepToolResultsOf)) : new Set<string>();
+  return { from: after + 1, through, keptCalls, keepDialogue: rule.keepDialogue === true };
+}
+
 /**
  * Decides, per entry, whether any range hides it. Build once per (rules, path) and query per entry. Rules are kept
  * sorted by their first index with the furthest end reached so far, so a query looks only at the rules that can
@@ -93,16 +102,35 @@ export class RangeMask {
     this.facts = facts;
     this.pins = pins?.empty ? undefined : pins;
     for (const rule of ranges) {
-      const through = path.indexOf(rule.throughId);
-      const after = rule.afterId === null ? -1 : path.indexOf(rule.afterId);
-      // A rule whose anchors are off this path cannot apply here (defensive: rules are read from ancestors).
-      if (through < 0 || (rule.afterId !== null && after < 0) || after >= through) continue;
-      const keptCalls = rule.keepToolResultsOf ? toolCallIdsOf(path.get(rule.keepToolResultsOf)) : new Set<string>();
-      this.rules.push({ from: after + 1, through, keptCalls, keepDialogue: rule.keepDialogue === true });
+      const resolved = resolve(rule, path);
+      if (resolved) this.rules.push(resolved);
     }
     this.rules.sort((a, b) => a.from - b.from);
     let reach = -1;
     for (const rule of this.rules) this.reach.push((reach = Math.max(reach, rule.through)));
+  }
+
+  /**
+   * Add rules to this mask in place, when each starts at or after every rule it holds (so the order stays the one a
+   * new mask sorts them in): what a fact appended at the leaf gives. Returns false, changing nothing, otherwise; the
+   * caller then builds a new mask. The caller gives up the mask as it was: whoever else holds it sees the rules added.
+   */
+  add(ranges: readonly RangeRule[], path: PathLookup): boolean {
+    const resolved: ResolvedRule[] = [];
+    let last = this.rules.length ? this.rules[this.rules.length - 1].from : -1;
+    for (const rule of ranges) {
+      const r = resolve(rule, path);
+      if (!r) continue;
+      if (r.from < last) return false;
+      last = r.from;
+      resolved.push(r);
+    }
+    let reach = this.reach.length ? this.reach[this.reach.length - 1] : -1;
+    for (const r of resolved) {
+      this.rules.push(r);
+      this.reach.push((reach = Math.max(reach, r.through)));
+    }
+    return true;
   }
 
   get empty(): boolean {

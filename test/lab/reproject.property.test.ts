@@ -1,7 +1,9 @@
 // A simulated ledger's view after each fact (`SimulatedLedger.reproject`, which keeps the ledger state and positions
 // as entries arrive and, while the view is the branch in path order, re-projects only from the first entry a fold
 // can hide) against the from-scratch computation: the whole branch projected again and the view replaced whole.
-// The messages, the token sums and each request's cached prefix must be the same at every point.
+// The messages, the token sums and each request's cached prefix must be the same at every point. The same holds for
+// the boundary rows' way (`resetToProjection`, after a tool checkpoint: the live view's kept prefix is not handed over
+// again).
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
@@ -21,18 +23,25 @@ function branchOf(ledger: { entries: SessionEntry[]; leafId: string | null }): S
 const sent = (messages: readonly AgentMessage[]) =>
   messages.filter((m) => !(m.role === "bashExecution" && (m as { excludeFromContext?: boolean }).excludeFromContext));
 
-/** What the step after an entry does: nothing, a fold from some earlier entry through the leaf, or a plain reprojection. */
-type Step = { kind: "none" } | { kind: "fold"; after: number } | { kind: "reproject" };
+/**
+ * What the step after an entry does: nothing, a fold from some earlier entry through the leaf, a plain reprojection,
+ * or a tool checkpoint (an anchored keep-dialogue range from the previous one's end) with the view set the boundary
+ * rows' way.
+ */
+type Step = { kind: "none" } | { kind: "fold"; after: number } | { kind: "reproject" } | { kind: "checkpoint" };
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: fc.constant({ kind: "none" } as Step) },
   { weight: 2, arbitrary: fc.nat().map((after): Step => ({ kind: "fold", after })) },
   { weight: 1, arbitrary: fc.constant({ kind: "reproject" } as Step) },
+  { weight: 2, arbitrary: fc.constant({ kind: "checkpoint" } as Step) },
 );
 
 function replayAndCheck(source: readonly SessionEntry[], steps: readonly Step[]): void {
   const ledger = new SimulatedLedger("t-");
   const reference = new View();
+  let checkpoints = 0;
+  let lastThrough: string | null = null;
   source.forEach((entry, i) => {
     ledger.appendSource(entry);
     for (const m of sent(projectBranch([ledger.branch[ledger.branch.length - 1]], LEDGER_FACTS).messages))
@@ -55,7 +64,24 @@ function replayAndCheck(source: readonly SessionEntry[], steps: readonly Step[])
         details: { v: 1, range: { afterId, throughId }, requestEntryId: throughId, target: afterId ?? "root" },
       });
     }
-    ledger.reproject();
+    if (step.kind === "checkpoint") {
+      const throughId = ledger.branch[ledger.branch.length - 1].id;
+      if (throughId === lastThrough) return;
+      ledger.appendFact({
+        type: "custom_message",
+        customType: LedgerType.preserve,
+        content: `[checkpoint ${checkpoints + 1}]`,
+        display: true,
+        details: {
+          v: 1,
+          strategy: "preserve",
+          checkpoint: ++checkpoints,
+          range: { afterId: lastThrough, throughId, keepDialogue: true },
+        },
+      });
+      lastThrough = throughId;
+      ledger.resetToProjection();
+    } else ledger.reproject();
     reference.replaceAll(sent(projectBranch(ledger.branch.slice(), LEDGER_FACTS).messages));
     expect(JSON.stringify(ledger.view.messages)).toBe(JSON.stringify(reference.messages));
     expect(ledger.view.tokens).toBe(reference.tokens);

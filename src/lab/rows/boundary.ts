@@ -62,7 +62,7 @@ export function boundaryRow(
       return undefined;
     }
     ledger.appendFact({ type: "custom_message", ...result.fact });
-    ledger.reset(ledger.projected().flatMap((e) => e.messages));
+    ledger.resetToProjection();
     return { kind: result.kind, tokensBefore: usageTokens, sideCalls: [], latencyMs: performance.now() - started };
   }
 }

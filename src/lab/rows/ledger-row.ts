@@ -43,6 +43,8 @@ interface PathOrderProjection {
   entries: ProjectedEntry[];
   /** shownBefore[i]: messages the view holds for entries[0..i). */
   shownBefore: number[];
+  /** The mask of the state's rules, kept across folds (new rules are added in place); built when first needed. */
+  mask?: RangeMask;
 }
 
 export class SimulatedLedger {
@@ -72,6 +74,11 @@ export class SimulatedLedger {
   /** Position of the newest compaction on the branch (-1: none). */
   private newestCompaction = -1;
   private pathOrder: PathOrderProjection | undefined;
+  /**
+   * What {@link resetToProjection} last put in the view: the projection's first `length` entries (the live view's list
+   * only grows after that, or is replaced by a new one) and the shown messages before each.
+   */
+  private lastProjection: { entries: readonly ProjectedEntry[]; length: number; shownBefore: number[] } | undefined;
 
   private readonly prefix: string;
 
@@ -169,6 +176,7 @@ export class SimulatedLedger {
    * fold) re-projects from the first entry its rules reach, and the view keeps what lies before.
    */
   reproject(): void {
+    this.lastProjection = undefined;
     const state = this.ledgerState;
     const known = this.pathOrder;
     const from = known ? this.unchangedBefore(known, state) : 0;
@@ -192,12 +200,14 @@ export class SimulatedLedger {
       this.view.replaceAll(messages);
       return;
     }
-    // Only rules reaching `from` or later can hide what is re-projected; the older ones end before it.
-    const rules = state.ranges.filter((rule) => this.lookup.indexOf(rule.throughId) >= from);
+    // The mask of every rule answers for the re-projected entries as one of the rules reaching them would; it is kept
+    // and takes the new rules in place (filtering the rules at every fold made a long replay grow with its square).
+    const added = state.ranges.slice(known.state.ranges.length);
+    if (!known.mask?.add(added, this.lookup)) known.mask = new RangeMask(state.ranges, this.lookup, LEDGER_FACTS);
     const projected = projectEntries(this.branch.slice(from), {
       state,
       facts: LEDGER_FACTS,
-      mask: new RangeMask(rules, this.lookup, LEDGER_FACTS),
+      mask: known.mask,
       indexOf: this.lookup.indexOf,
       get: this.lookup.get,
       editOf: () => undefined,
@@ -261,7 +271,37 @@ export class SimulatedLedger {
   /** Set the view to messages projected elsewhere (Pi's own projection, the live one). */
   reset(messages: readonly AgentMessage[]): void {
     this.pathOrder = undefined;
+    this.lastProjection = undefined;
     this.view.replaceAll(shown(messages));
+  }
+
+  /**
+   * Set the view to {@link projected}'s messages (less `!!` output), as `reset` of them would. The live view keeps the
+   * projections of the entries before the first one a new rule reaches (the same objects), so the view keeps their
+   * messages without walking them: only what follows the last projection's common prefix is handed over. Between
+   * two calls the view only grows at its end (source entries appended), so that prefix is still what it holds.
+   */
+  resetToProjection(): void {
+    const entries = this.projected();
+    const known = this.lastProjection;
+    this.pathOrder = undefined;
+    let same = 0;
+    let shownBefore = [0];
+    if (known) {
+      const n = Math.min(known.length, entries.length);
+      // The same list only grew at its end; another one shares the entries the live view kept, by identity.
+      if (known.entries === entries) same = n;
+      else while (same < n && known.entries[same] === entries[same]) same++;
+      shownBefore = known.shownBefore;
+      shownBefore.length = same + 1;
+    }
+    const tail: AgentMessage[] = [];
+    for (let i = same; i < entries.length; i++) {
+      for (const m of shown(entries[i].messages)) tail.push(m);
+      shownBefore.push(shownBefore[same] + tail.length);
+    }
+    this.lastProjection = { entries, length: entries.length, shownBefore };
+    this.view.replaceFrom(shownBefore[same], tail);
   }
 }
 

@@ -8,6 +8,8 @@ import type { CompactionEntry, ContextEditEntry, SessionEntry } from "../../log/
 import { type Outcome, type PairedCall, toolCallsOf, toolResultOf } from "../shared/conversation.ts";
 import { displayPath } from "../shared/paths.ts";
 import { PrefixFold } from "../shared/branch-fold.ts";
+import { evolve, initialLedgerState, type LedgerState } from "../../projection/ledger-state.ts";
+import { LEDGER_FACTS } from "../catalog.ts";
 import type { CheckpointSpan, SpanItem } from "./spans.ts";
 
 /** A compaction on the branch, as the planner uses it. */
@@ -56,6 +58,8 @@ interface CheckpointIndex {
   chainSpans: CheckpointSpan[];
   /** Every compaction's recorded files, per cwd (a lab run or a session has one). */
   files: Map<string, FileUnion>;
+  /** The ledger state of the branch so far: `reduceBranch(branch, LEDGER_FACTS)`, one fact at a time. */
+  state: LedgerState;
 }
 
 function validItem(item: unknown): item is SpanItem {
@@ -162,10 +166,13 @@ const checkpointIndex = new PrefixFold<CheckpointIndex>(
     baseAt: -1,
     chainSpans: [],
     files: new Map(),
+    state: initialLedgerState(),
   }),
   (index, entry, i) => {
     if (index.first.has(entry.id)) index.repeated = true;
     else index.first.set(entry.id, i);
+    const fact = LEDGER_FACTS.read(entry);
+    if (fact.kind !== "none") index.state = evolve(index.state, fact);
     pairStep(index, entry, i);
     if (entry.type === "context_edit") {
       index.edits.set(entry.targetId, entry);
@@ -208,6 +215,8 @@ export interface CheckpointLookup {
   chainSpans: readonly CheckpointSpan[];
   /** Every compaction's recorded file paths, shown relative to `cwd`. */
   priorFiles(cwd: string): { read: string[]; modified: string[] };
+  /** The branch's ledger state (`reduceBranch(branch, LEDGER_FACTS)`), kept as the branch grows. */
+  state: LedgerState;
 }
 
 /** The branch's {@link CheckpointLookup}, brought up to date with the entries appended since the last call. */
@@ -229,6 +238,7 @@ export function checkpointLookup(branch: readonly SessionEntry[]): CheckpointLoo
     base: index.baseAt >= 0 ? index.compactions[index.baseAt] : undefined,
     checkpoints: index.compactions.slice(index.baseAt + 1),
     chainSpans: index.chainSpans,
+    state: index.state,
     priorFiles(cwd) {
       let union = index.files.get(cwd);
       if (!union) {

@@ -74,9 +74,26 @@ function headOf(w: Working): string {
   return `${markedHead(w.item.head)} kept lines ${w.from + 1}-${w.to} of ${total}`;
 }
 
+/** Rendered size of an item's own head, per item object (stored items come back at every compaction, unchanged). */
+const headChars = new WeakMap<SpanItem, number>();
+
 function workingChars(w: Working): number {
   if (w.removed) return 0;
-  return neutralizeTags(headOf(w)).length + 1 + w.sums[w.to] - w.sums[w.from];
+  const body = w.sums[w.to] - w.sums[w.from];
+  if (w.from !== 0 || w.to !== w.item.body.length || w.prefixOnly) return neutralizeTags(headOf(w)).length + 1 + body;
+  // An untouched item shows its own head: its size is known from the earlier compactions that capped it.
+  let head = headChars.get(w.item);
+  if (head === undefined) headChars.set(w.item, (head = neutralizeTags(w.item.head).length));
+  return head + 1 + body;
+}
+
+/** Skeleton sizes per span object, untrimmed and trimmed (earlier checkpoints' spans come back unchanged too). */
+const skeletons = new WeakMap<CheckpointSpan, [number, number]>();
+
+function skeletonOf(span: CheckpointSpan): [number, number] {
+  let known = skeletons.get(span);
+  if (!known) skeletons.set(span, (known = [skeletonChars(span, false), skeletonChars(span, true)]));
+  return known;
 }
 
 function skeletonChars(span: CheckpointSpan, trimmed: boolean): number {
@@ -96,7 +113,7 @@ export function capSpans(spans: readonly CheckpointSpan[], budgetChars: number):
   const budget = Math.max(budgetChars, MIN_CONVERSATION_CHARS);
   const working = spans.map((span) => span.items.map(workingItem));
   const trimmed = spans.map(() => false);
-  const skeleton = spans.map((span) => [skeletonChars(span, false), skeletonChars(span, true)]);
+  const skeleton = spans.map(skeletonOf);
   let total = 0;
   for (let s = 0; s < spans.length; s++) {
     total += skeleton[s][0];

@@ -2,7 +2,7 @@
 // model call. Earlier checkpoint spans are re-rendered from their details, never re-summarized. Pure: no I/O.
 import type { CompactionEntry, SessionEntry } from "../../log/entries.ts";
 import { isLedgerCompaction, type LedgerCompactionDetails } from "../../log/entries.ts";
-import { projectBranch } from "../../projection/project.ts";
+import { projectBranch, projectView } from "../../projection/project.ts";
 import { CHARS_PER_TOKEN, estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
 import type { CompactionInput, CompactionPlan, StrategyPlanner } from "../contract.ts";
 import { capSpans } from "./cap.ts";
@@ -91,13 +91,17 @@ export function planCheckpoint(
   options: CheckpointOptions = DEFAULT_CHECKPOINT_OPTIONS,
 ): CompactionPlan {
   const { branch, cwd } = input;
-  const projection = projectBranch(branch, LEDGER_FACTS);
-  const entries = projection.entries;
-  // Whole-branch facts (positions, raw pairing, edits, prior compactions) come from an index kept per branch and
-  // found again by its entries (each compaction gets a fresh copy of the branch), so a plan reads the entries
-  // appended since the last one and the view, not the whole branch again.
+  // Whole-branch facts (positions, raw pairing, edits, prior compactions, the ledger state) come from an index kept
+  // per branch and found again by its entries (each compaction gets a fresh copy of the branch), so a plan reads the
+  // entries appended since the last one and the view, not the whole branch again.
   const lookup = checkpointLookup(branch);
   const edits = lookup.edits;
+  // The view from the index's state and positions walks the view only (from the newest compaction's cut on); the
+  // index gives an id's first position, a one-shot projection its last, so a file with repeated ids gets the latter.
+  const positions = { indexOf: lookup.indexOf, get: (id: string) => branch[lookup.indexOf(id)] };
+  const entries = lookup.unique
+    ? projectView(branch, lookup.state, LEDGER_FACTS, () => positions)
+    : projectBranch(branch, LEDGER_FACTS).entries;
 
   // The span runs from after the newest compaction's slot to Pi's boundary; the tail is the rest.
   const spanStart = entries[0]?.sourceEntry.type === "compaction" ? 1 : 0;

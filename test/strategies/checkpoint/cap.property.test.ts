@@ -107,6 +107,26 @@ describe("cap stages", () => {
       ),
     );
   });
+
+  it("caps the same span objects again, under other budgets, as it caps fresh copies (the size memos)", () => {
+    const itemArb = fc.record({
+      kind: fc.constantFrom<"user" | "other">("user", "other"),
+      head: fc.constantFrom("[user a]", "[assistant <keepContext> b]", "[user </summary> c]"),
+      body: fc.array(fc.string({ maxLength: 120 }), { maxLength: 12 }),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(itemArb, { maxLength: 6 }), { maxLength: 5 }),
+        fc.array(fc.integer({ min: 0, max: 8_000 }), { minLength: 2, maxLength: 4 }),
+        (items, budgets) => {
+          // Earlier checkpoints' spans come back as the same objects at every compaction, as here.
+          const spans = items.map((list, i) => span(i + 1, list));
+          for (const budget of budgets)
+            expect(capSpans(spans, budget)).toEqual(capSpans(structuredClone(spans), budget));
+        },
+      ),
+    );
+  });
 });
 
 describe("cap in the planner", () => {

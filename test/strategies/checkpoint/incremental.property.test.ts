@@ -8,6 +8,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { CompactionEntry, SessionEntry } from "../../../src/log/entries.ts";
+import { reduceBranch } from "../../../src/projection/ledger-state.ts";
 import { projectBranch } from "../../../src/projection/project.ts";
 import { LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 import { checkpointLookup } from "../../../src/strategies/checkpoint/branch-index.ts";
@@ -199,6 +200,8 @@ describe("the checkpoint planner's branch index", () => {
             expect([...lookup.replaced].sort()).toEqual([...want.replaced].sort());
             expect(lookup.compactions.map((c) => c.entry)).toEqual(want.compactions);
             expect(lookup.base?.entry).toEqual(want.base);
+            // The ledger state folded fact by fact as the branch grows: the planner projects its view from it.
+            expect(lookup.state).toEqual(reduceBranch(path, LEDGER_FACTS));
             for (const entry of path) expect(lookup.indexOf(entry.id)).toBe(path.findIndex((e) => e.id === entry.id));
             expect(lookup.indexOf("no such id")).toBe(-1);
             expect(lookup.unique).toBe(new Set(path.map((e) => e.id)).size === path.length);
