@@ -383,6 +383,31 @@ export class Finder {
     this.read(this.offsetOf(message), each);
   }
 
+  /**
+   * Add `delta` to `counts[id]` for every pattern a message holds, memoized per message object: a view's counts kept
+   * current as messages enter (+1) and leave (-1) it.
+   */
+  tally(message: AgentMessage, counts: Int32Array, delta: number): void {
+    const offset = this.offsetOf(message);
+    const pool = this.pool;
+    let at = offset;
+    let count = 0;
+    for (let shift = 0, byte = 0x80; byte & 0x80; shift += 7) {
+      byte = pool[at++];
+      count += (byte & 0x7f) * 2 ** shift;
+    }
+    let id = 0;
+    for (; count > 0; count--) {
+      let step = 0;
+      for (let shift = 0, byte = 0x80; byte & 0x80; shift += 7) {
+        byte = pool[at++];
+        step += (byte & 0x7f) * 2 ** shift;
+      }
+      id += step;
+      counts[id] += delta;
+    }
+  }
+
   /** Which patterns occur anywhere in a list of messages: `marks[id] === result` means present. */
   present(messages: readonly AgentMessage[], marks: Uint32Array, stamp: number): void {
     for (const message of messages) {
