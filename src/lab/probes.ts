@@ -154,24 +154,29 @@ export function extractProbes(branch: readonly SessionEntry[], cwd = ""): Probe[
 /** Everything a model view says, as one searchable text (tool call arguments included, unescaped). */
 export function viewText(messages: readonly AgentMessage[]): string {
   const parts: string[] = [];
-  for (const message of messages) {
-    const m = message as unknown as Record<string, unknown>;
-    const content = m.content;
-    if (typeof content === "string") parts.push(content);
-    else if (Array.isArray(content)) {
-      for (const block of content as Record<string, unknown>[]) {
-        if (block?.type === "text") parts.push(String(block.text ?? ""));
-        else if (block?.type === "thinking") parts.push(String(block.thinking ?? ""));
-        else if (block?.type === "toolCall") {
-          for (const value of Object.values((block.arguments as Record<string, unknown>) ?? {}))
-            parts.push(typeof value === "string" ? value : JSON.stringify(value));
-        }
+  for (const message of messages) viewParts(message, parts);
+  return parts.join("\n");
+}
+
+/** The pieces of one message's {@link viewText}, in order, added to `parts` (returned). */
+export function viewParts(message: AgentMessage, parts: string[]): string[] {
+  const m = message as unknown as Record<string, unknown>;
+  const content = m.content;
+  if (typeof content === "string") parts.push(content);
+  else if (Array.isArray(content)) {
+    for (const block of content as Record<string, unknown>[]) {
+      if (block?.type === "text") parts.push(String(block.text ?? ""));
+      else if (block?.type === "thinking") parts.push(String(block.thinking ?? ""));
+      else if (block?.type === "toolCall") {
+        // JSON.stringify gives undefined for a value JSON cannot hold; joined, that is an empty piece.
+        for (const value of Object.values((block.arguments as Record<string, unknown>) ?? {}))
+          parts.push(typeof value === "string" ? value : (JSON.stringify(value) ?? ""));
       }
     }
-    if (m.role === "bashExecution") parts.push(String(m.command ?? ""), String(m.output ?? ""));
-    if (m.role === "compactionSummary" || m.role === "branchSummary") parts.push(String(m.summary ?? ""));
   }
-  return parts.join("\n");
+  if (m.role === "bashExecution") parts.push(String(m.command ?? ""), String(m.output ?? ""));
+  if (m.role === "compactionSummary" || m.role === "branchSummary") parts.push(String(m.summary ?? ""));
+  return parts;
 }
 
 /** Share of `probes` whose text occurs verbatim in `text` (1 when there are no probes). */
