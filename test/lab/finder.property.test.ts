@@ -82,6 +82,27 @@ describe("the finder's memo", () => {
     expect(finder.searched).toBeLessThan(summed / 4);
   });
 
+  it("keeps the chunks of summaries only: a long session text is searched whole and leaves no chunk behind", () => {
+    const finder = new Finder(PATTERNS);
+    const lines = Array.from({ length: 400 }, (_, i) => `line ${i}: alpha ${"y".repeat(i % 30)}`);
+    const text = lines.join("\n");
+    const output = { role: "toolResult", toolCallId: "c", toolName: "read", content: [{ type: "text", text }] };
+    const fresh = (searched: string) => [...new Finder(PATTERNS).find(searched)].sort((a, b) => a - b);
+    expect([...finder.inMessage(output as unknown as AgentMessage)]).toEqual(fresh(text));
+    expect(finder.searched).toBe(text.length);
+    // A summary quoting the output's lines: nothing of the output was kept, so all of it is searched (its chunks
+    // whole, the line breaks between them aside).
+    const first = `${text}\nsummary end`;
+    const summary = (text: string) => ({ role: "compactionSummary", summary: text, tokensBefore: 1, timestamp: 0 });
+    expect([...finder.inMessage(summary(first) as unknown as AgentMessage)]).toEqual(fresh(first));
+    expect(finder.searched - text.length).toBeGreaterThan(first.length - lines.length);
+    // The next summary repeats the first one's lines: only about its new part is searched.
+    const second = `${first}\nbeta, a new line`;
+    const before = finder.searched;
+    expect([...finder.inMessage(summary(second) as unknown as AgentMessage)]).toEqual(fresh(second));
+    expect(finder.searched - before).toBeLessThan(second.length / 4);
+  });
+
   it("keeps about its limit of text: a text that stops coming back is dropped and searched again", () => {
     const finder = new Finder(PATTERNS, VIEW_TEXT, { memoChars: 16 });
     finder.inMessage(user("alpha beta"));
