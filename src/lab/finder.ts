@@ -492,7 +492,10 @@ export interface MessageText {
   /** Number of variants (default 1), and a message's (default 0). */
   variants?: number;
   variant?(message: AgentMessage): number;
-  /** An object the message's key is made of alone (with its variant), when there is one: its content array. */
+  /**
+   * An object the message's key is made of alone (with its variant), when there is one: its content array, or the
+   * array's one block (see {@link contentHolder}).
+   */
   holder?(message: AgentMessage): object | undefined;
 }
 
@@ -503,9 +506,18 @@ export const VIEW_TEXT: MessageText = {
   // viewText reads a shell run's command and output and a summary's text besides the content.
   holder(message) {
     const content = (message as { content?: unknown }).content;
-    return Array.isArray(content) && !OWN_TEXT_ROLES.has(message.role) ? content : undefined;
+    return Array.isArray(content) && !OWN_TEXT_ROLES.has(message.role) ? contentHolder(content) : undefined;
   },
 };
+
+/**
+ * The object a message's content text is made of alone: its one block when it has one (a rebuilt message often
+ * copies the array around the same block, as with a long tool output), else the array.
+ */
+export function contentHolder(content: readonly unknown[]): object {
+  const only = content.length === 1 ? content[0] : undefined;
+  return only && typeof only === "object" ? only : content;
+}
 
 /**
  * Roles whose long texts are searched by chunks of lines: a summary or checkpoint a projection writes again and again

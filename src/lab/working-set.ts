@@ -10,7 +10,7 @@ import type { SessionEntry } from "../log/entries.ts";
 import { ownCopy } from "../log/own-copy.ts";
 import { unescapeLine } from "../strategies/checkpoint/render.ts";
 import { QUOTE } from "../strategies/digest/lines.ts";
-import { Finder, type MessageText } from "./finder.ts";
+import { contentHolder, Finder, type MessageText } from "./finder.ts";
 import { messageTokens, type Prices } from "./metrics.ts";
 import { messageParts, type TextReading } from "./probes.ts";
 import { visibleMessages } from "./row.ts";
@@ -89,7 +89,7 @@ export const WORKING_TEXT: MessageText = {
   holder(message) {
     const m = message as unknown as Record<string, unknown>;
     return Array.isArray(m.content) && m.role !== "bashExecution" && typeof m.summary !== "string"
-      ? (m.content as object)
+      ? contentHolder(m.content)
       : undefined;
   },
   key: (message) => messageParts(message, WORKING_READING, []).join("\n"),
