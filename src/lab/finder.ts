@@ -61,6 +61,8 @@ export class Finder {
   /** Marks for the union of a long text's lines (apart from `seen`, which each line's search uses). */
   private readonly united: Uint32Array;
   private unionStamp = 0;
+  /** The union's ids, as they are found. */
+  private readonly unionIds: Uint32Array;
   /** Characters searched so far (the work the memo saves is what this does not count). */
   searched = 0;
   private pool = new Uint8Array(1 << 16);
@@ -94,7 +96,9 @@ export class Finder {
         )
       : undefined;
     this.united = new Uint32Array(patterns.length);
+    this.unionIds = new Uint32Array(patterns.length);
     this.seen = new Uint32Array(patterns.length);
+    this.scratch = new Uint32Array(patterns.length);
     // The trie is built in a map keyed by node * 65536 + code unit, then laid out in typed arrays.
     const next = new Map<number, number>();
     const ends: number[] = [-1];
@@ -189,25 +193,38 @@ export class Finder {
 
   /** Ids of the patterns occurring in `text`, each once. */
   find(text: string): Uint32Array {
-    const found: number[] = [];
+    return this.scratch.slice(0, this.collect(text));
+  }
+
+  /**
+   * The ids {@link find} gives, written to `scratch` (each pattern once, so they fit); returns how many. One buffer and
+   * one output function for every search: a long session searches tens of thousands of texts.
+   */
+  private collect(text: string): number {
     if (++this.stamp === 0xffffffff) {
       this.seen.fill(0);
       this.stamp = 1;
     }
-    const stamp = this.stamp;
-    const { ends, outLink, seen, firstOut } = this;
-    this.walk(text, (node) => {
-      for (let n = firstOut[node]; n !== -1; n = outLink[n]) {
-        const id = ends[n];
-        if (seen[id] !== stamp) {
-          seen[id] = stamp;
-          found.push(id);
-          for (const dup of this.duplicates[n] ?? []) found.push(dup);
-        }
-      }
-    });
-    return Uint32Array.from(found);
+    this.collected = 0;
+    this.walk(text, this.note);
+    return this.collected;
   }
+
+  /** Ids written to `scratch` by the search under way, and the search's output (see {@link collect}). */
+  private collected = 0;
+  private readonly scratch: Uint32Array;
+  private readonly note = (node: number): void => {
+    const { ends, outLink, seen, firstOut, stamp, scratch } = this;
+    for (let n = firstOut[node]; n !== -1; n = outLink[n]) {
+      const id = ends[n];
+      if (seen[id] !== stamp) {
+        seen[id] = stamp;
+        scratch[this.collected++] = id;
+        const dups = this.duplicates[n];
+        if (dups) for (const dup of dups) scratch[this.collected++] = dup;
+      }
+    }
+  };
 
   /**
    * Every occurrence in `text` of every pattern, in order of where it ends: `each(id, end)` with `end` the index just
@@ -280,7 +297,7 @@ export class Finder {
         const byText = this.byText[variant];
         offset = byText.get(key);
         if (offset === undefined) {
-          offset = this.store(this.findInText(this.source.text(key, variant)).sort());
+          offset = this.storeFound(this.source.text(key, variant), LINE_WISE_ROLES.has(message.role));
           byText.set(key, offset);
         }
         if (holder !== undefined) this.byHolder[variant].set(holder, offset);
@@ -290,20 +307,19 @@ export class Finder {
     return offset;
   }
 
-  /** {@link find}, line by line with the line memo when the text is long. */
-  private findInText(text: string): Uint32Array {
-    if (text.length < this.lineWiseChars) return this.find(text);
+  /**
+   * The ids of the patterns in a text, sorted, stored in the pool: searched whole, or line by line with the line memo
+   * when the text is long and `lineWise` (a summary's). Returns their offset.
+   */
+  private storeFound(text: string, lineWise: boolean): number {
+    if (!lineWise || text.length < this.lineWiseChars) return this.store(this.scratch, this.collect(text));
     if (++this.unionStamp === 0xffffffff) {
       this.united.fill(0);
       this.unionStamp = 1;
     }
     const stamp = this.unionStamp;
-    const found: number[] = [];
-    const add = (id: number) => {
-      if (this.united[id] === stamp) return;
-      this.united[id] = stamp;
-      found.push(id);
-    };
+    const { united, unionIds } = this;
+    let found = 0;
     // Lines are grouped into chunks whose ends depend on the lengths of the lines there, not on where the text
     // starts: two texts that share a run of lines cut it into the same chunks, apart from the run's edges.
     let chunkStart = 0;
@@ -320,31 +336,61 @@ export class Finder {
       chunkStart = start;
       let offset = this.byChunk.get(chunk);
       if (offset === undefined) {
-        offset = this.store(this.find(chunk).sort());
+        offset = this.store(this.scratch, this.collect(chunk));
         // An own copy: the slice would keep the whole text alive for as long as the memo holds the chunk.
         this.byChunk.set(ownCopy(chunk), offset);
       }
-      this.read(offset, add);
+      // The chunk's ids, read from the pool (the reading of `read`, inlined), each added to the union once.
+      const pool = this.pool;
+      let at = offset;
+      let count = 0;
+      for (let shift = 0, byte = 0x80; byte & 0x80; shift += 7) {
+        byte = pool[at++];
+        count += (byte & 0x7f) * 2 ** shift;
+      }
+      let id = 0;
+      for (; count > 0; count--) {
+        let step = 0;
+        for (let shift = 0, byte = 0x80; byte & 0x80; shift += 7) {
+          byte = pool[at++];
+          step += (byte & 0x7f) * 2 ** shift;
+        }
+        id += step;
+        if (united[id] !== stamp) {
+          united[id] = stamp;
+          unionIds[found++] = id;
+        }
+      }
     }
-    if (this.spanning) for (const id of this.spanning.find(text)) add(this.spanningIds[id]);
-    return Uint32Array.from(found);
+    if (this.spanning) {
+      const spanning = this.spanning.find(text);
+      for (const id of spanning) {
+        const own = this.spanningIds[id];
+        if (united[own] !== stamp) {
+          united[own] = stamp;
+          unionIds[found++] = own;
+        }
+      }
+    }
+    return this.store(unionIds, found);
   }
 
-  /** Write sorted ids to the pool; returns their offset. */
-  private store(ids: Uint32Array): number {
+  /** Sort the first `count` ids of `ids` (in place) and write them to the pool; returns their offset. */
+  private store(ids: Uint32Array, count: number): number {
+    const sorted = ids.subarray(0, count).sort();
     // At most 5 bytes per number: the count and each delta.
-    const room = 5 * (ids.length + 1);
+    const room = 5 * (count + 1);
     if (this.used + room > this.pool.length) {
       const grown = new Uint8Array(Math.max(Math.ceil(this.pool.length * 1.5), this.used + room));
       grown.set(this.pool.subarray(0, this.used));
       this.pool = grown;
     }
     const offset = this.used;
-    this.write(ids.length);
+    this.write(count);
     let previous = 0;
-    for (const id of ids) {
-      this.write(id - previous);
-      previous = id;
+    for (let i = 0; i < count; i++) {
+      this.write(sorted[i] - previous);
+      previous = sorted[i];
     }
     return offset;
   }
@@ -381,6 +427,31 @@ export class Finder {
   /** Call `each` with the id of every pattern a message holds (ascending), memoized per message object. */
   forEachIn(message: AgentMessage, each: (id: number) => void): void {
     this.read(this.offsetOf(message), each);
+  }
+
+  /**
+   * Add `delta` to `counts[id]` for every pattern a message holds, memoized per message object: a view's counts kept
+   * current as messages enter (+1) and leave (-1) it.
+   */
+  tally(message: AgentMessage, counts: Int32Array, delta: number): void {
+    const offset = this.offsetOf(message);
+    const pool = this.pool;
+    let at = offset;
+    let count = 0;
+    for (let shift = 0, byte = 0x80; byte & 0x80; shift += 7) {
+      byte = pool[at++];
+      count += (byte & 0x7f) * 2 ** shift;
+    }
+    let id = 0;
+    for (; count > 0; count--) {
+      let step = 0;
+      for (let shift = 0, byte = 0x80; byte & 0x80; shift += 7) {
+        byte = pool[at++];
+        step += (byte & 0x7f) * 2 ** shift;
+      }
+      id += step;
+      counts[id] += delta;
+    }
   }
 
   /** Which patterns occur anywhere in a list of messages: `marks[id] === result` means present. */
@@ -421,7 +492,10 @@ export interface MessageText {
   /** Number of variants (default 1), and a message's (default 0). */
   variants?: number;
   variant?(message: AgentMessage): number;
-  /** An object the message's key is made of alone (with its variant), when there is one: its content array. */
+  /**
+   * An object the message's key is made of alone (with its variant), when there is one: its content array, or the
+   * array's one block (see {@link contentHolder}).
+   */
   holder?(message: AgentMessage): object | undefined;
 }
 
@@ -432,9 +506,26 @@ export const VIEW_TEXT: MessageText = {
   // viewText reads a shell run's command and output and a summary's text besides the content.
   holder(message) {
     const content = (message as { content?: unknown }).content;
-    return Array.isArray(content) && !OWN_TEXT_ROLES.has(message.role) ? content : undefined;
+    return Array.isArray(content) && !OWN_TEXT_ROLES.has(message.role) ? contentHolder(content) : undefined;
   },
 };
+
+/**
+ * The object a message's content text is made of alone: its one block when it has one (a rebuilt message often
+ * copies the array around the same block, as with a long tool output), else the array.
+ */
+export function contentHolder(content: readonly unknown[]): object {
+  const only = content.length === 1 ? content[0] : undefined;
+  return only && typeof only === "object" ? only : content;
+}
+
+/**
+ * Roles whose long texts are searched by chunks of lines: a summary or checkpoint a projection writes again and again
+ * repeats most lines of the one before. The session's own messages (and custom ones) hardly share a chunk with any
+ * other text: on the 13 MB bench session their chunks gave back 5% of the characters stored for them, and each
+ * stored chunk is a copy.
+ */
+const LINE_WISE_ROLES = new Set<string>(["compactionSummary", "branchSummary"]);
 
 /** Roles whose view text is more than their content. */
 const OWN_TEXT_ROLES = new Set(["bashExecution", "compactionSummary", "branchSummary"]);

@@ -6,7 +6,7 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { SessionEntry } from "../log/entries.ts";
 import { ownCopy } from "../log/own-copy.ts";
-import { type Probe, relativeToCwd, viewText } from "./probes.ts";
+import { type Probe, viewParts } from "./probes.ts";
 import { visibleMessages } from "./row.ts";
 
 export type NeededKind = "path" | "identifier" | "error" | "number" | "command";
@@ -32,22 +32,32 @@ const EXTENSIONS =
 // see extractItems), which bounds the work per character by MAX_TOKEN whatever the text. The relative path
 // alternative also starts only where a run of path characters starts: started later in the same run it would
 // reach the same end and fail the same way, so a long word without a slash is read once, not once per position.
+//
+// The groups are numbered, not named (see the G_ constants): a match then carries no groups object, and a long
+// session's texts give the expression about a million matches.
 const ITEM = new RegExp(
   [
     // URLs, then paths: absolute, home, ./ or ../, or relative with at least one slash.
-    String.raw`(?<url>https?://[^\s"'<>()\[\]{}\x60]+)`,
-    String.raw`(?<path>(?:~|\.{1,2})?/[\w.@+-]+(?:/[\w.@+-]+)*|(?<![\w.@+-])[\w.@+-]+(?:/[\w.@+-]+)+|\b[\w-]+(?:\.[\w-]+)*\.(?:${EXTENSIONS})\b)`,
+    String.raw`(https?://[^\s"'<>()\[\]{}\x60]+)`,
+    String.raw`((?:~|\.{1,2})?/[\w.@+-]+(?:/[\w.@+-]+)*|(?<![\w.@+-])[\w.@+-]+(?:/[\w.@+-]+)+|\b[\w-]+(?:\.[\w-]+)*\.(?:${EXTENSIONS})\b)`,
     // Error names and codes: TypeError, AbortException, ENOENT, ERR_MODULE_NOT_FOUND, TS2345.
-    String.raw`(?<error>\b[A-Z][A-Za-z]*(?:Error|Exception)\b|\bE[A-Z]{3,}\b|\bERR_[A-Z0-9_]+\b|\bTS\d{4,5}\b)`,
+    String.raw`(\b[A-Z][A-Za-z]*(?:Error|Exception)\b|\bE[A-Z]{3,}\b|\bERR_[A-Z0-9_]+\b|\bTS\d{4,5}\b)`,
     // Identifiers with inner structure: camelCase, PascalCase with a second capital, snake_case, CONSTANT_CASE.
-    String.raw`(?<identifier>\b[A-Za-z_$][\w$]*(?:[a-z0-9][A-Z]|[A-Za-z0-9]_[A-Za-z0-9])[\w$]*\b)`,
+    String.raw`(\b[A-Za-z_$][\w$]*(?:[a-z0-9][A-Z]|[A-Za-z0-9]_[A-Za-z0-9])[\w$]*\b)`,
     // Hex ids (commit hashes and the like): 7 to 40 hex digits holding both a digit and a letter.
-    String.raw`(?<hex>\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b)`,
+    String.raw`(\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b)`,
     // Numbers: dotted (versions, decimals) or of three or more digits.
-    String.raw`(?<number>\b\d+(?:\.\d+)+\b|\b\d{3,}\b)`,
+    String.raw`(\b\d+(?:\.\d+)+\b|\b\d{3,}\b)`,
   ].join("|"),
   "g",
 );
+/** ITEM's groups: one per alternative, in order. */
+const G_URL = 1;
+const G_PATH = 2;
+const G_ERROR = 3;
+const G_IDENTIFIER = 4;
+const G_HEX = 5;
+const G_NUMBER = 6;
 
 /** Longest item kept: longer matches are data blobs, not things an agent carries in mind. */
 const MAX_ITEM = 200;
@@ -62,9 +72,15 @@ export const MAX_TOKEN = 256;
 /** Tokens longer than MAX_TOKEN, found from their first character only (the lookbehind), so each is read once. */
 const LONG_TOKEN = new RegExp(String.raw`(?<![^\s"'<>()\[\]{}\x60])[^\s"'<>()\[\]{}\x60]{${MAX_TOKEN + 1},}`, "g");
 
-/** Trailing punctuation a sentence adds to a path or URL. */
+/** Trailing punctuation a sentence adds to a path or URL (`.,:;!?`), removed. */
 function trimTrailing(text: string): string {
-  return text.replace(/[.,:;!?]+$/, "");
+  let end = text.length;
+  for (; end > 0; end--) {
+    const code = text.charCodeAt(end - 1);
+    // . , : ; ! ?
+    if (code !== 0x2e && code !== 0x2c && code !== 0x3a && code !== 0x3b && code !== 0x21 && code !== 0x3f) break;
+  }
+  return end === text.length ? text : text.slice(0, end);
 }
 
 /** What extractItems read, for the linearity check: characters given to the item expression, and in how many pieces. */
@@ -75,23 +91,38 @@ export interface ExtractWork {
   skipped: number;
 }
 
+/** Where items go as they are found: kind and text, in order, duplicates included. */
+type ItemSink = (kind: NeededKind, text: string) => void;
+
 /** Items in a text, in order, duplicates included. `work`, when given, adds up what was read. */
 export function extractItems(text: string, cwd = "", work?: ExtractWork): Item[] {
   const out: Item[] = [];
+  eachItem(text, cwdPrefix(cwd), (kind, item) => out.push({ kind, text: item }), work);
+  return out;
+}
+
+/** The prefix of a path inside `cwd` (its absolute form and a slash), or "" when no path can be inside it. */
+function cwdPrefix(cwd: string): string {
+  const base = cwd.replace(/\/+$/, "");
+  return base.startsWith("/") ? `${base}/` : "";
+}
+
+/** {@link extractItems}, each item given to `sink`; `prefix` is {@link cwdPrefix}'s. */
+function eachItem(text: string, prefix: string, sink: ItemSink, work?: ExtractWork): void {
   let from = 0;
   // The text between long tokens is given to the item expression as it is: no item crosses a token break, so
   // leaving a long token out changes nothing on either side of it.
-  for (const long of text.matchAll(LONG_TOKEN)) {
-    itemsIn(text.slice(from, long.index), cwd, out);
+  LONG_TOKEN.lastIndex = 0;
+  for (let long = LONG_TOKEN.exec(text); long; long = LONG_TOKEN.exec(text)) {
+    itemsIn(text.slice(from, long.index), prefix, sink);
     if (work) {
       work.scanned += long.index - from;
       work.skipped += long[0].length;
     }
-    from = long.index + long[0].length;
+    from = LONG_TOKEN.lastIndex;
   }
-  itemsIn(from === 0 ? text : text.slice(from), cwd, out);
+  itemsIn(from === 0 ? text : text.slice(from), prefix, sink);
   if (work) work.scanned += text.length - from;
-  return out;
 }
 
 // A relative path right where a name with a `$` ends ("a$bC+x/y"): the one case where the expression's start
@@ -99,35 +130,41 @@ export function extractItems(text: string, cwd = "", work?: ExtractWork): Item[]
 // characters it ends in. Tried there, anchored, the same way the scan did.
 const PATH_AT = /(?:~|\.{1,2})?\/[\w.@+-]+(?:\/[\w.@+-]+)*|[\w.@+-]+(?:\/[\w.@+-]+)+/y;
 
-function itemsIn(text: string, cwd: string, out: Item[]): void {
+function itemsIn(text: string, prefix: string, sink: ItemSink): void {
   ITEM.lastIndex = 0;
   for (let match = ITEM.exec(text); match; match = ITEM.exec(text)) {
-    const g = match.groups!;
-    if (g.url) push(out, { kind: "path", text: trimTrailing(g.url) });
-    else if (g.path) pushPath(out, g.path, cwd);
-    else if (g.error) push(out, { kind: "error", text: g.error });
-    else if (g.identifier || g.hex) push(out, { kind: "identifier", text: g.identifier ?? g.hex });
-    else if (g.number) push(out, { kind: "number", text: g.number });
-    if (g.identifier?.includes("$")) {
+    const identifier = match[G_IDENTIFIER];
+    if (match[G_URL] !== undefined) keep(sink, "path", trimTrailing(match[G_URL]));
+    else if (match[G_PATH] !== undefined) keepPath(sink, match[G_PATH], prefix);
+    else if (match[G_ERROR] !== undefined) keep(sink, "error", match[G_ERROR]);
+    else if (identifier !== undefined) keep(sink, "identifier", identifier);
+    else if (match[G_HEX] !== undefined) keep(sink, "identifier", match[G_HEX]);
+    else if (match[G_NUMBER] !== undefined) keep(sink, "number", match[G_NUMBER]);
+    if (identifier?.includes("$")) {
       PATH_AT.lastIndex = ITEM.lastIndex;
       const path = PATH_AT.exec(text);
       if (path) {
-        pushPath(out, path[0], cwd);
+        keepPath(sink, path[0], prefix);
         ITEM.lastIndex = PATH_AT.lastIndex;
       }
     }
   }
 }
 
-function pushPath(out: Item[], raw: string, cwd: string): void {
+function keepPath(sink: ItemSink, raw: string, prefix: string): void {
   const path = trimTrailing(raw);
-  // A lone "/" or "./" and paths without a letter (dates like 12/05/2024, fractions) carry nothing.
-  if (/[A-Za-z]/.test(path)) push(out, { kind: "path", text: relativeToCwd(path, cwd) ?? path });
+  // A lone "/" or "./" and paths without a letter (dates like 12/05/2024, fractions) carry nothing. A path strictly
+  // inside the cwd is written relative to it (see relativeToCwd).
+  if (/[A-Za-z]/.test(path))
+    keep(
+      sink,
+      "path",
+      prefix && path.length > prefix.length && path.startsWith(prefix) ? path.slice(prefix.length) : path,
+    );
 }
 
-function push(out: Item[], item: Item): void {
-  if (item.text.length <= MAX_ITEM && (item.kind === "number" || item.kind === "error" || item.text.length >= MIN_ITEM))
-    out.push(item);
+function keep(sink: ItemSink, kind: NeededKind, text: string): void {
+  if (text.length <= MAX_ITEM && (kind === "number" || kind === "error" || text.length >= MIN_ITEM)) sink(kind, text);
 }
 
 /** The commands an assistant message runs (first line of each shell tool call). */
@@ -150,13 +187,18 @@ function commandsOf(message: AgentMessage): string[] {
 
 /** What the agent itself wrote in an assistant message: its text blocks and its tool-call arguments. */
 export function agentText(message: AgentMessage): string {
-  if (message.role !== "assistant") return "";
+  return agentParts(message).join("\n");
+}
+
+/** The pieces of {@link agentText}, in order. */
+function agentParts(message: AgentMessage): string[] {
   const parts: string[] = [];
+  if (message.role !== "assistant") return parts;
   for (const block of message.content ?? []) {
     if (block.type === "text") parts.push(block.text);
     else if (block.type === "toolCall") collectStrings(block.arguments, parts);
   }
-  return parts.join("\n");
+  return parts;
 }
 
 function collectStrings(value: unknown, out: string[]): void {
@@ -165,18 +207,28 @@ function collectStrings(value: unknown, out: string[]): void {
   else if (value && typeof value === "object") for (const v of Object.values(value)) collectStrings(v, out);
 }
 
+// Items are read part by part (each piece of text the joined view or agent text is made of): every item lies inside
+// one token, a token never spans the line break the parts are joined with, and a part's edges read as that line
+// break does to every rule of the expression. A part the agent text and the view text share is then read once.
+
 /** Every item a message holds (any role, all of its text), for first appearances. */
 export function messageItems(message: AgentMessage, cwd: string): Item[] {
-  const items = extractItems(viewText([message]), cwd);
-  for (const command of commandsOf(message)) items.push({ kind: "command", text: command });
-  return items;
+  const out: Item[] = [];
+  const prefix = cwdPrefix(cwd);
+  const sink: ItemSink = (kind, text) => out.push({ kind, text });
+  for (const part of viewParts(message, [])) eachItem(part, prefix, sink);
+  for (const command of commandsOf(message)) out.push({ kind: "command", text: command });
+  return out;
 }
 
 /** The items an agent's message uses: extracted from its own text and tool-call arguments, plus its commands. */
 export function usedItems(message: AgentMessage, cwd: string): Item[] {
-  const items = extractItems(agentText(message), cwd);
-  for (const command of commandsOf(message)) items.push({ kind: "command", text: command });
-  return items;
+  const out: Item[] = [];
+  const prefix = cwdPrefix(cwd);
+  const sink: ItemSink = (kind, text) => out.push({ kind, text });
+  for (const part of agentParts(message)) eachItem(part, prefix, sink);
+  for (const command of commandsOf(message)) out.push({ kind: "command", text: command });
+  return out;
 }
 
 /** An item with the span in which the agent still needs it. */
@@ -190,39 +242,64 @@ export interface NeededItem extends Item {
   index: number;
 }
 
-const key = (item: Item) => `${item.kind}\u0000${item.text}`;
-
 /**
  * Every item the agent uses again after it first appeared, with its span (first, lastUse]. An act before the
  * request at position p needs the items with first < p <= lastUse. Sorted by first appearance.
  */
 export function neededItems(branch: readonly SessionEntry[], cwd = ""): NeededItem[] {
-  const byKey = new Map<string, NeededItem>();
-  branch.forEach((entry, position) => {
+  const prefix = cwdPrefix(cwd);
+  // One map per kind, keyed by the text: no key string is built per item.
+  const byKind = new Map<NeededKind, Map<string, NeededItem>>(NEEDED_KINDS.map((kind) => [kind, new Map()]));
+  const all: NeededItem[] = [];
+  let position = 0;
+  let entryId = "";
+  const use: ItemSink = (kind, text) => {
+    const known = byKind.get(kind)?.get(text);
+    if (known && known.first < position) known.lastUse = position;
+  };
+  const introduce: ItemSink = (kind, text) => {
+    const known = byKind.get(kind) as Map<string, NeededItem>;
+    if (known.has(text)) return;
+    // An own copy: items are cut from the message text, which would otherwise stay alive with them.
+    const item = { kind, text: ownCopy(text), first: position, firstEntryId: entryId, lastUse: -1, index: -1 };
+    known.set(item.text, item);
+    all.push(item);
+  };
+  // The items of the parts an assistant message's agent text shares with its view text, read for the uses first.
+  const shared = new Map<string, (NeededKind | string)[]>();
+  const record =
+    (out: (NeededKind | string)[]): ItemSink =>
+    (kind, text) =>
+      out.push(kind, text);
+  for (; position < branch.length; position++) {
+    const entry = branch[position];
+    entryId = entry.id;
     for (const message of visibleMessages(entry)) {
+      const commands = commandsOf(message);
       // Uses first: an item an assistant message both introduces and uses is not needed "later".
       if (message.role === "assistant") {
-        for (const item of usedItems(message, cwd)) {
-          const known = byKey.get(key(item));
-          if (known && known.first < position) known.lastUse = position;
+        shared.clear();
+        for (const part of agentParts(message)) {
+          let found = shared.get(part);
+          if (!found) {
+            found = [];
+            eachItem(part, prefix, record(found));
+            shared.set(part, found);
+          }
+          for (let i = 0; i < found.length; i += 2) use(found[i] as NeededKind, found[i + 1]);
         }
+        for (const command of commands) use("command", command);
       }
-      for (const item of messageItems(message, cwd)) {
-        const k = key(item);
-        // An own copy: items are cut from a joined copy of the message text, which would otherwise stay alive with them.
-        if (!byKey.has(k))
-          byKey.set(k, {
-            ...item,
-            text: ownCopy(item.text),
-            first: position,
-            firstEntryId: entry.id,
-            lastUse: -1,
-            index: -1,
-          });
+      for (const part of viewParts(message, [])) {
+        const found = shared.size ? shared.get(part) : undefined;
+        if (found) for (let i = 0; i < found.length; i += 2) introduce(found[i] as NeededKind, found[i + 1]);
+        else eachItem(part, prefix, introduce);
       }
+      if (shared.size) shared.clear();
+      for (const command of commands) introduce("command", command);
     }
-  });
-  const needed = [...byKey.values()].filter((item) => item.lastUse > item.first);
+  }
+  const needed = all.filter((item) => item.lastUse > item.first);
   needed.forEach((item, i) => (item.index = i));
   return needed;
 }

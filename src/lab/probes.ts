@@ -154,24 +154,53 @@ export function extractProbes(branch: readonly SessionEntry[], cwd = ""): Probe[
 /** Everything a model view says, as one searchable text (tool call arguments included, unescaped). */
 export function viewText(messages: readonly AgentMessage[]): string {
   const parts: string[] = [];
-  for (const message of messages) {
-    const m = message as unknown as Record<string, unknown>;
-    const content = m.content;
-    if (typeof content === "string") parts.push(content);
-    else if (Array.isArray(content)) {
-      for (const block of content as Record<string, unknown>[]) {
-        if (block?.type === "text") parts.push(String(block.text ?? ""));
-        else if (block?.type === "thinking") parts.push(String(block.thinking ?? ""));
-        else if (block?.type === "toolCall") {
-          for (const value of Object.values((block.arguments as Record<string, unknown>) ?? {}))
-            parts.push(typeof value === "string" ? value : JSON.stringify(value));
-        }
-      }
-    }
-    if (m.role === "bashExecution") parts.push(String(m.command ?? ""), String(m.output ?? ""));
-    if (m.role === "compactionSummary" || m.role === "branchSummary") parts.push(String(m.summary ?? ""));
-  }
+  for (const message of messages) viewParts(message, parts);
   return parts.join("\n");
+}
+
+/** The pieces of one message's {@link viewText}, in order, added to `parts` (returned). */
+export function viewParts(message: AgentMessage, parts: string[]): string[] {
+  return messageParts(message, VIEW_READING, parts);
+}
+
+/**
+ * How a measure reads a message's text where the measures differ: a tool call's arguments, and a `summary` field.
+ * Everything else (plain content, text and thinking blocks, a shell run's command and output) every measure reads
+ * alike, with {@link messageParts}.
+ */
+export interface TextReading {
+  /** Add the text of a tool call's arguments to `parts`. */
+  toolArguments(args: unknown, parts: string[]): void;
+  /** The text of the message's summary, when it counts. */
+  summary(message: Record<string, unknown>): string | undefined;
+}
+
+/** A view's reading: each argument as a string (others as JSON), and the summary of a summary message. */
+const VIEW_READING: TextReading = {
+  toolArguments(args, parts) {
+    // JSON.stringify gives undefined for a value JSON cannot hold; joined, that is an empty piece.
+    for (const value of Object.values((args as Record<string, unknown>) ?? {}))
+      parts.push(typeof value === "string" ? value : (JSON.stringify(value) ?? ""));
+  },
+  summary: (m) => (m.role === "compactionSummary" || m.role === "branchSummary" ? String(m.summary ?? "") : undefined),
+};
+
+/** The pieces of a message's text as `reading` reads it, in order, added to `parts` (returned). */
+export function messageParts(message: AgentMessage, reading: TextReading, parts: string[]): string[] {
+  const m = message as unknown as Record<string, unknown>;
+  const content = m.content;
+  if (typeof content === "string") parts.push(content);
+  else if (Array.isArray(content)) {
+    for (const block of content as Record<string, unknown>[]) {
+      if (block?.type === "text") parts.push(String(block.text ?? ""));
+      else if (block?.type === "thinking") parts.push(String(block.thinking ?? ""));
+      else if (block?.type === "toolCall") reading.toolArguments(block.arguments, parts);
+    }
+  }
+  if (m.role === "bashExecution") parts.push(String(m.command ?? ""), String(m.output ?? ""));
+  const summary = reading.summary(m);
+  if (summary !== undefined) parts.push(summary);
+  return parts;
 }
 
 /** Share of `probes` whose text occurs verbatim in `text` (1 when there are no probes). */

@@ -5,8 +5,8 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { SessionEntry } from "../log/entries.ts";
 import { type Prices, RequestTotals, type SideCall } from "./metrics.ts";
-import { Finder } from "./finder.ts";
-import { asProbe, NEEDED_KINDS, type NeededItem, type NeededKind, neededAt, neededItems } from "./needed.ts";
+import { asProbe, NEEDED_KINDS, type NeededItem, type NeededKind, neededItems } from "./needed.ts";
+import { observers, Presence, type PresenceCounts } from "./presence.ts";
 import { extractProbes, PROBE_KINDS, type Probe, type ProbeKind } from "./probes.ts";
 import { batchedSearch, branchIndex, checkedProbes, MAX_CHECKED, recoverability } from "./recoverability.ts";
 import type { Recommendation } from "./recommendation.ts";
@@ -190,54 +190,8 @@ interface RowState {
   /** The working set's texts the view holds, kept current as the view changes, and the row's tally of them. */
   presence: ViewPresence;
   workingSet: WorkingSetTally;
-}
-
-/**
- * Which probes and needed items a list of messages shows, by substring, in any of their spellings. One
- * many-pattern search per message object, remembered, so a view costs one pass over its messages. Probes are
- * named by their position in the list given, items by their `index`; pattern ids are laid out in that order,
- * so no table per probe or item is kept.
- */
-class Presence {
-  private readonly finder: Finder;
-  /** Pattern ids of probe k: probeStart[k] up to probeStart[k + 1]. */
-  private readonly probeStart: Int32Array;
-  /** Pattern id of item i: itemBase + i (one spelling each). */
-  private readonly itemBase: number;
-  private readonly marks: Uint32Array;
-  private stamp = 0;
-
-  constructor(probes: readonly Probe[], items: readonly NeededItem[]) {
-    const patterns: string[] = [];
-    this.probeStart = new Int32Array(probes.length + 1);
-    probes.forEach((probe, k) => {
-      this.probeStart[k] = patterns.length;
-      patterns.push(probe.text, ...(probe.forms ?? []));
-    });
-    this.probeStart[probes.length] = patterns.length;
-    this.itemBase = patterns.length;
-    // A needed path is canonical relative to the cwd, so its absolute spelling contains it already.
-    for (const item of items) patterns.push(item.text);
-    this.finder = new Finder(patterns);
-    this.marks = new Uint32Array(patterns.length);
-  }
-
-  /** Look at a list of messages; `hasProbe` and `hasItem` then answer for it. */
-  look(messages: readonly AgentMessage[]): this {
-    this.stamp++;
-    this.finder.present(messages, this.marks, this.stamp);
-    return this;
-  }
-
-  /** Probe number `k` of the list the presence was built from. */
-  hasProbe(k: number): boolean {
-    for (let id = this.probeStart[k]; id < this.probeStart[k + 1]; id++) if (this.marks[id] === this.stamp) return true;
-    return false;
-  }
-
-  hasItem(item: NeededItem): boolean {
-    return this.marks[this.itemBase + item.index] === this.stamp;
-  }
+  /** The probes and needed items the view holds, kept current as the view changes. */
+  shown: PresenceCounts;
 }
 
 function downsample(values: readonly number[], points: number): [number, number][] {
@@ -263,27 +217,30 @@ function measureAct(
   probes: readonly Probe[],
   items: readonly NeededItem[],
   position: number,
-  presence: Presence,
 ): Pick<ActionRecord, "retention" | "needed"> {
-  presence.look(state.row.view.messages);
+  const { shown } = state;
   let seen = 0;
   let kept = 0;
   for (let k = 0; k < probes.length && probes[k].index < position; k++) {
     seen++;
-    if (presence.hasProbe(k)) kept++;
+    if (shown.hasProbe(k)) kept++;
   }
   const retention = seen ? kept / seen : 1;
-  const needed = neededAt(items, position);
+  // The items needed at `position` (see neededAt), counted in place: items come sorted by first appearance.
+  let total = 0;
   let visible = 0;
-  for (const item of needed) {
+  for (const item of items) {
+    if (item.first >= position) break;
+    if (item.lastUse < position) continue;
+    total++;
     const counts = state.neededByKind[item.kind];
     counts.needed++;
-    if (presence.hasItem(item)) {
+    if (shown.hasItem(item)) {
       visible++;
       counts.visible++;
     } else state.missed[item.index]++;
   }
-  return { retention, needed: { total: needed.length, visible } };
+  return { retention, needed: { total, visible } };
 }
 
 /**
@@ -379,8 +336,9 @@ async function replayRows(
   const states: RowState[] = options.rows.map((factory) => {
     const row = factory({ ...options.settings, cwd });
     const held = workingSet.tracker();
-    // Without a seen text there is nothing to look for, and no message needs scanning.
-    if (workingSet.seen.length) row.view.observe(held);
+    const shown = presence.tracker();
+    // Without a seen text there is nothing to look for, and no message needs scanning for the working set.
+    row.view.observe(workingSet.seen.length ? observers(held, shown) : shown);
     return {
       row,
       totals: new RequestTotals(options.prices),
@@ -394,6 +352,7 @@ async function replayRows(
       newestSource: null,
       presence: held,
       workingSet: new WorkingSetTally(),
+      shown,
     };
   });
   const progressEvery = Math.max(1, Math.floor(branch.length / 100));
@@ -416,7 +375,7 @@ async function replayRows(
             sideCalls: action.sideCalls,
             ...(action.latencyMs !== undefined ? { latencyMs: action.latencyMs } : {}),
             ...(action.modelCall ? { modelCall: true } : {}),
-            ...(measured ? measureAct(state, probes, items, i, presence) : {}),
+            ...(measured ? measureAct(state, probes, items, i) : {}),
           });
           if (options.onAct) {
             const ledger = state.row.ledger?.();
@@ -455,7 +414,7 @@ async function replayRows(
   }
   return states.map((state) => {
     options.onFinalView?.(sessionName, state.row.info, state.row.view.messages, probes);
-    const { result, missing } = summarizeRow(state, probes, options, presence);
+    const { result, missing } = summarizeRow(state, probes, options);
     return { result, missing, missed: state.missed, hasLedger: state.row.ledger !== undefined };
   });
 }
@@ -504,11 +463,9 @@ function summarizeRow(
   state: RowState,
   probes: readonly Probe[],
   options: ReplayOptions,
-  presence: Presence,
 ): { result: RowResult; missing: Probe[] } {
-  const { row, totals, tokens, actions } = state;
-  presence.look(row.view.messages);
-  const lost = probes.filter((_, k) => !presence.hasProbe(k));
+  const { row, totals, tokens, actions, shown } = state;
+  const lost = probes.filter((_, k) => !shown.hasProbe(k));
   const final = {
     kept: probes.length - lost.length,
     total: probes.length,

@@ -10,8 +10,9 @@ import type { SessionEntry } from "../log/entries.ts";
 import { ownCopy } from "../log/own-copy.ts";
 import { unescapeLine } from "../strategies/checkpoint/render.ts";
 import { QUOTE } from "../strategies/digest/lines.ts";
-import { Finder, type MessageText } from "./finder.ts";
+import { contentHolder, Finder, type MessageText } from "./finder.ts";
 import { messageTokens, type Prices } from "./metrics.ts";
+import { messageParts, type TextReading } from "./probes.ts";
 import { visibleMessages } from "./row.ts";
 import type { ViewObserver } from "./view.ts";
 
@@ -46,6 +47,12 @@ function collectStrings(value: unknown, out: string[]): void {
   else if (value && typeof value === "object")
     for (const [key, v] of Object.entries(value)) if (key !== "oldText") collectStrings(v, out);
 }
+
+/** The working set's reading of a message: every string of a tool call's arguments but the replaced texts, any summary. */
+const WORKING_READING: TextReading = {
+  toolArguments: collectStrings,
+  summary: (m) => (typeof m.summary === "string" ? m.summary : undefined),
+};
 
 /** A line of a strategy's own text as the text it quotes: digest's `  | ` lines, checkpoint's JSON-escaped lines. */
 function unquoted(line: string): string {
@@ -82,25 +89,10 @@ export const WORKING_TEXT: MessageText = {
   holder(message) {
     const m = message as unknown as Record<string, unknown>;
     return Array.isArray(m.content) && m.role !== "bashExecution" && typeof m.summary !== "string"
-      ? (m.content as object)
+      ? contentHolder(m.content)
       : undefined;
   },
-  key(message) {
-    const m = message as unknown as Record<string, unknown>;
-    const parts: string[] = [];
-    const content = m.content;
-    if (typeof content === "string") parts.push(content);
-    else if (Array.isArray(content)) {
-      for (const block of content as Record<string, unknown>[]) {
-        if (block?.type === "text") parts.push(String(block.text ?? ""));
-        else if (block?.type === "thinking") parts.push(String(block.thinking ?? ""));
-        else if (block?.type === "toolCall") collectStrings(block.arguments, parts);
-      }
-    }
-    if (m.role === "bashExecution") parts.push(String(m.command ?? ""), String(m.output ?? ""));
-    if (typeof m.summary === "string") parts.push(m.summary);
-    return parts.join("\n");
-  },
+  key: (message) => messageParts(message, WORKING_READING, []).join("\n"),
   text(key, variant) {
     const generated = variant === 1;
     let text = key;

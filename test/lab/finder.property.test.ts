@@ -61,6 +61,30 @@ describe("the finder's memo", () => {
     }
   });
 
+  it("does not read again the one block a rebuilt message's new content array shares with an earlier one", () => {
+    let reads = 0;
+    const block = {
+      type: "text",
+      get text() {
+        reads++;
+        return "alpha, moved out of memory";
+      },
+    };
+    const output = { role: "toolResult", toolCallId: "c", toolName: "read", content: [block], isError: false };
+    for (const finder of [new Finder(PATTERNS), new Finder(PATTERNS, WORKING_TEXT)]) {
+      reads = 0;
+      const first = [...finder.inMessage(output as unknown as AgentMessage)];
+      expect(reads).toBe(1);
+      const rebuilt = { ...output, content: [block], timestamp: 2 };
+      expect([...finder.inMessage(rebuilt as unknown as AgentMessage)]).toEqual(first);
+      expect(reads).toBe(1);
+      // Two blocks are held by their array only: a new array around them is read.
+      const two = { ...output, content: [block, block] };
+      finder.inMessage(two as unknown as AgentMessage);
+      expect(reads).toBe(3);
+    }
+  });
+
   it("searches of a growing summary only what is new: the work follows the session, not the sum of the summaries", () => {
     const finder = new Finder(PATTERNS);
     const lines: string[] = [];
@@ -80,6 +104,27 @@ describe("the finder's memo", () => {
     // Each summary re-reads at most the chunk its predecessor ended in, besides its own new lines.
     expect(finder.searched).toBeLessThanOrEqual(final + rounds * DEFAULT_TUNING.maxChunkChars);
     expect(finder.searched).toBeLessThan(summed / 4);
+  });
+
+  it("keeps the chunks of summaries only: a long session text is searched whole and leaves no chunk behind", () => {
+    const finder = new Finder(PATTERNS);
+    const lines = Array.from({ length: 400 }, (_, i) => `line ${i}: alpha ${"y".repeat(i % 30)}`);
+    const text = lines.join("\n");
+    const output = { role: "toolResult", toolCallId: "c", toolName: "read", content: [{ type: "text", text }] };
+    const fresh = (searched: string) => [...new Finder(PATTERNS).find(searched)].sort((a, b) => a - b);
+    expect([...finder.inMessage(output as unknown as AgentMessage)]).toEqual(fresh(text));
+    expect(finder.searched).toBe(text.length);
+    // A summary quoting the output's lines: nothing of the output was kept, so all of it is searched (its chunks
+    // whole, the line breaks between them aside).
+    const first = `${text}\nsummary end`;
+    const summary = (text: string) => ({ role: "compactionSummary", summary: text, tokensBefore: 1, timestamp: 0 });
+    expect([...finder.inMessage(summary(first) as unknown as AgentMessage)]).toEqual(fresh(first));
+    expect(finder.searched - text.length).toBeGreaterThan(first.length - lines.length);
+    // The next summary repeats the first one's lines: only about its new part is searched.
+    const second = `${first}\nbeta, a new line`;
+    const before = finder.searched;
+    expect([...finder.inMessage(summary(second) as unknown as AgentMessage)]).toEqual(fresh(second));
+    expect(finder.searched - before).toBeLessThan(second.length / 4);
   });
 
   it("keeps about its limit of text: a text that stops coming back is dropped and searched again", () => {
@@ -105,7 +150,7 @@ describe("the finder's memo", () => {
       role: fc.constantFrom("user", "toolResult", "custom", "compactionSummary", "assistant"),
       text,
       reuse: fc.nat(),
-      copy: fc.constantFrom("same", "copy", "recast"),
+      copy: fc.constantFrom("same", "copy", "recast", "blocks"),
     });
     fc.assert(
       fc.property(
@@ -135,7 +180,12 @@ describe("the finder's memo", () => {
               ? build(s.role, s.text)
               : s.copy === "same"
                 ? earlier
-                : ((s.copy === "copy" ? { ...earlier } : recast()) as AgentMessage);
+                : ((s.copy === "copy"
+                    ? { ...earlier }
+                    : s.copy === "blocks"
+                      ? // A new array around the same blocks, in another role.
+                        { ...recast(), content: blocksOf(earlier) }
+                      : recast()) as AgentMessage);
             made.push(message);
             const fresh = (finder: Finder, searched: string) => [...finder.find(searched)].sort((a, b) => a - b);
             expect([...views.inMessage(message)]).toEqual(fresh(new Finder(PATTERNS), viewText([message])));
@@ -216,6 +266,12 @@ function normalizedByLines(text: string, generated: boolean): string {
     .split("\n")
     .map((line) => (generated ? unquote(line) : line).trimEnd())
     .join("\n");
+}
+
+/** A message's content, as a new array when it is one. */
+function blocksOf(message: AgentMessage): unknown {
+  const content = (message as { content?: unknown }).content;
+  return Array.isArray(content) ? [...content] : content;
 }
 
 function build(role: string, text: string): AgentMessage {

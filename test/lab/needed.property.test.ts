@@ -5,7 +5,8 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { Finder } from "../../src/lab/finder.ts";
 import { DEFAULT_PRICES } from "../../src/lab/metrics.ts";
-import { extractItems, neededAt, neededItems } from "../../src/lab/needed.ts";
+import { agentText, extractItems, messageItems, neededAt, neededItems } from "../../src/lab/needed.ts";
+import { viewText } from "../../src/lab/probes.ts";
 import { replaySession } from "../../src/lab/replay.ts";
 import { defaultSettings, type Row, type RowFactory, visibleMessages } from "../../src/lab/row.ts";
 import { View } from "../../src/lab/view.ts";
@@ -207,5 +208,108 @@ describe("the many-pattern finder", () => {
     const marks = new Uint32Array(words.length);
     finder.present([empty, message], marks, 7);
     expect([...marks.keys()].filter((i) => marks[i] === 7)).toEqual(sorted);
+  });
+});
+
+/**
+ * neededItems as first written, from scratch: each message's whole view text and whole agent text searched as one
+ * string each, items keyed by kind and text.
+ */
+function neededFromScratch(branch: readonly SessionEntry[], cwd: string) {
+  const byKey = new Map<string, { kind: string; text: string; first: number; firstEntryId: string; lastUse: number }>();
+  const commands = (m: AgentMessage) => messageItems(m, cwd).filter((i) => i.kind === "command");
+  branch.forEach((entry, position) => {
+    for (const message of visibleMessages(entry)) {
+      if (message.role === "assistant") {
+        for (const item of [...extractItems(agentText(message), cwd), ...commands(message)]) {
+          const known = byKey.get(`${item.kind}\u0000${item.text}`);
+          if (known && known.first < position) known.lastUse = position;
+        }
+      }
+      for (const item of [...extractItems(viewText([message]), cwd), ...commands(message)]) {
+        const k = `${item.kind}\u0000${item.text}`;
+        if (!byKey.has(k)) byKey.set(k, { ...item, first: position, firstEntryId: entry.id, lastUse: -1 });
+      }
+    }
+  });
+  return [...byKey.values()].filter((item) => item.lastUse > item.first);
+}
+
+describe("needed items, read part by part", () => {
+  it("are those a search of each message's whole joined texts finds (property: shared and nested parts, long tokens)", () => {
+    const word = fc.constantFrom(
+      "src/a.ts",
+      "/home/u/proj/src/b.ts",
+      "parseConfig",
+      "TypeError",
+      "ENOENT",
+      "120",
+      "1.2.3",
+      "abc1234def",
+      "x$yZ+q/r",
+      "https://e.com/a.",
+      "plain",
+      "a".repeat(300),
+      "src/",
+      "npm test",
+      "",
+    );
+    const text = fc.array(word, { maxLength: 5 }).map((ws) => ws.join(" "));
+    const lines = fc.array(word, { maxLength: 4 }).map((ws) => ws.join("\n"));
+    // Commands from a small set, so that a command run earlier is often run again.
+    const command = fc.oneof(text, fc.constantFrom("npm test", "git status", "ls src/a.ts"));
+    const block = fc.oneof(
+      fc.record({ type: fc.constant("text"), text: fc.oneof(text, lines) }),
+      fc.record({ type: fc.constant("thinking"), thinking: text }),
+      fc.record({
+        type: fc.constant("toolCall"),
+        id: fc.constant("c"),
+        name: fc.constantFrom("bash", "read", "edit"),
+        arguments: fc.record(
+          {
+            command,
+            path: word,
+            nested: fc.record({ list: fc.array(text, { maxLength: 2 }), n: fc.nat() }),
+            count: fc.nat(),
+          },
+          { requiredKeys: [] },
+        ),
+      }),
+    );
+    const message = fc.oneof(
+      fc.array(block, { maxLength: 4 }).map((content) => ({ role: "assistant", content, timestamp: 0 })),
+      text.map((content) => ({ role: "user", content, timestamp: 0 })),
+      fc.tuple(text, lines).map(([a, b]) => ({
+        role: "toolResult",
+        toolCallId: "c",
+        toolName: "bash",
+        content: [
+          { type: "text", text: a },
+          { type: "text", text: b },
+        ],
+        isError: false,
+        timestamp: 0,
+      })),
+      fc.tuple(command, lines).map(([run, output]) => ({ role: "bashExecution", command: run, output, timestamp: 0 })),
+    );
+    fc.assert(
+      fc.property(fc.array(message, { maxLength: 14 }), fc.constantFrom("", CWD, "/"), (messages, cwd) => {
+        const branch = messages.map(
+          (m, i) =>
+            ({
+              type: "message",
+              id: `e${i}`,
+              parentId: i ? `e${i - 1}` : null,
+              timestamp: "",
+              message: m,
+            }) as unknown as SessionEntry,
+        );
+        const items = neededItems(branch, cwd);
+        expect(
+          items.map(({ kind, text, first, firstEntryId, lastUse }) => ({ kind, text, first, firstEntryId, lastUse })),
+        ).toEqual(neededFromScratch(branch, cwd));
+        expect(items.map((i) => i.index)).toEqual(items.map((_, i) => i));
+      }),
+    );
   });
 });
