@@ -49,13 +49,15 @@ export function heapEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return { ...env, MALLOC_ARENA_MAX: env.MALLOC_ARENA_MAX ?? "1" };
 }
 
-/** What the inputs of a lab run weigh: all their session files, and the largest one. */
+/** What the inputs of a lab run weigh: all their session files, the largest one, and how many there are. */
 export interface InputSize {
   bytes: number;
   largest: number;
+  files: number;
 }
 
 function add(size: InputSize, bytes: number): void {
+  size.files++;
   size.bytes += bytes;
   size.largest = Math.max(size.largest, bytes);
 }
@@ -81,7 +83,7 @@ async function sizeOf(path: string, size: InputSize, top: boolean): Promise<void
  * Paths that do not exist count nothing; the lab reports them.
  */
 export async function inputSize(args: readonly string[], sessionsDir: string): Promise<InputSize> {
-  const size: InputSize = { bytes: 0, largest: 0 };
+  const size: InputSize = { bytes: 0, largest: 0, files: 0 };
   let parsed;
   try {
     parsed = parseArgs({ args: [...args], allowPositionals: true, options: LAB_OPTIONS });

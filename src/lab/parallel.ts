@@ -6,7 +6,9 @@
 // files' order, so the JSON is the serial run's (timings aside). Workers are threads of this process: they end
 // with it, however it ends.
 import { stat } from "node:fs/promises";
+import { parseArgs } from "node:util";
 import { Worker } from "node:worker_threads";
+import { LAB_OPTIONS } from "./lab-options.ts";
 import type { WorkerReport, WorkerSetup } from "./session-worker.ts";
 import type { SessionResult } from "./replay.ts";
 import type { WorkerProgress } from "./progress.ts";
@@ -35,6 +37,78 @@ const WORKER_URL = new URL(
   import.meta.url.endsWith(".ts") ? "./session-worker.ts" : "./session-worker.js",
   import.meta.url,
 );
+
+/** A worker started ahead of its run, and whether it has already failed (it is then not used). */
+interface Warm {
+  worker: Worker;
+  dead: boolean;
+  died: () => void;
+}
+
+/** Workers started by warmUpWorkers and not yet taken by a run. */
+const warm: Warm[] = [];
+
+function startWorker(heapMb: number): Worker {
+  return new Worker(WORKER_URL, { resourceLimits: { maxOldGenerationSizeMb: heapMb } });
+}
+
+/**
+ * Start `count` workers before the run is known in full, so that they load their modules while this thread
+ * loads its own (about a second of CPU each, on the other cores). The next replayInWorkers takes them; they keep
+ * nothing alive meanwhile, and releaseWorkers ends those no run took. Returns the workers started.
+ */
+export function warmUpWorkers(count: number, heapMb: number): Worker[] {
+  const started: Worker[] = [];
+  for (let i = 0; i < count; i++) {
+    const entry: Warm = { worker: startWorker(heapMb), dead: false, died: () => (entry.dead = true) };
+    entry.worker.unref();
+    // A failure before a run takes the worker only means it is not used.
+    entry.worker.on("error", entry.died);
+    entry.worker.on("exit", entry.died);
+    warm.push(entry);
+    started.push(entry.worker);
+  }
+  return started;
+}
+
+/**
+ * How many workers a `lab` command line will run on, found before the lab is loaded (the CLI's parent knows the
+ * number of session files it names): one fewer than the sessions replayed at once, none for a serial run. An
+ * option the lab will refuse counts as a serial run; `--since` may pick fewer files than counted, and the workers
+ * it leaves unused are ended before the replay.
+ */
+export function workersToWarm(args: readonly string[], files: number, cores: number): number {
+  let values;
+  try {
+    values = parseArgs({ args: [...args], allowPositionals: true, options: LAB_OPTIONS }).values;
+  } catch {
+    return 0;
+  }
+  const count = (value: string | undefined, otherwise: number) =>
+    value === undefined ? otherwise : /^\d+$/.test(value.trim()) ? Number(value) : 1;
+  if (values.judge !== undefined || values.help) return 0;
+  return Math.max(0, Math.min(count(values.jobs, cores), count(values.last, files), files) - 1);
+}
+
+/** End the warmed-up workers no run took (the run turned out serial, or failed before replaying). */
+export async function releaseWorkers(): Promise<void> {
+  await Promise.all(warm.splice(0).map((w) => w.worker.terminate()));
+}
+
+/** `count` workers for a run: warmed-up ones first, new ones for the rest. */
+function takeWorkers(count: number, heapMb: number): Worker[] {
+  const out: Worker[] = [];
+  for (const entry of warm.splice(0)) {
+    if (out.length < count && !entry.dead) {
+      entry.worker.off("error", entry.died);
+      entry.worker.off("exit", entry.died);
+      entry.worker.ref();
+      out.push(entry.worker);
+    } else void entry.worker.terminate();
+  }
+  while (out.length < count) out.push(startWorker(heapMb));
+  return out;
+}
 
 /**
  * The order files are taken in: largest first (ties in the run's order), so that the last file to start is a
@@ -99,10 +173,8 @@ export async function replayInWorkers(
     return report.type === "idle";
   };
   const count = Math.max(1, Math.min(jobs, files.length));
-  const workers = Array.from(
-    { length: count - 1 },
-    () => new Worker(WORKER_URL, { workerData: data, resourceLimits: { maxOldGenerationSizeMb: heapMb(largest) } }),
-  );
+  const workers = takeWorkers(count - 1, heapMb(largest));
+  for (const worker of workers) worker.postMessage(data);
   const working = workers.map(
     (worker, k) =>
       new Promise<void>((ok) => {

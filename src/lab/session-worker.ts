@@ -2,7 +2,7 @@
 // shared with the other replayers and replays each exactly as the serial loop does (the same loading, rows,
 // settings and prices), posting back each session's result, which the main thread puts in its place; the JSON
 // is the serial run's, timings aside. The main thread replays files with the same function, `replayFile`.
-import { parentPort, workerData } from "node:worker_threads";
+import { parentPort } from "node:worker_threads";
 import { createDump } from "./dump.ts";
 import type { LabSettings, RowFactory } from "./row.ts";
 import type { Prices } from "./metrics.ts";
@@ -66,7 +66,13 @@ export async function replayFile(
 
 const port = parentPort;
 if (port) {
-  const data = workerData as WorkerData;
+  // The run's files and counter come in the first message: a worker may be started before they are known, so that
+  // it loads its modules while the main thread loads its own (parallel.ts, warmUpWorkers).
+  port.once("message", (data: WorkerData) => void work(port, data));
+}
+
+/** A worker's whole life: take files until none is left, then say so. */
+async function work(port: NonNullable<typeof parentPort>, data: WorkerData): Promise<void> {
   const collect = (globalThis as { gc?: () => void }).gc;
   const replayer: FileReplayer = {
     settings: data.settings,
@@ -76,18 +82,16 @@ if (port) {
     ...(collect ? { collect } : {}),
   };
   const post = (report: WorkerReport) => port.postMessage(report);
-  void (async () => {
-    for (;;) {
-      const at = Atomics.add(data.claims, 0, 1);
-      if (at >= data.order.length) break;
-      const index = data.order[at];
-      try {
-        await replayFile(index, data.files[index], replayer, post);
-      } catch (error) {
-        post({ type: "failed", index, message: error instanceof Error ? error.message : String(error) });
-        return;
-      }
+  for (;;) {
+    const at = Atomics.add(data.claims, 0, 1);
+    if (at >= data.order.length) break;
+    const index = data.order[at];
+    try {
+      await replayFile(index, data.files[index], replayer, post);
+    } catch (error) {
+      post({ type: "failed", index, message: error instanceof Error ? error.message : String(error) });
+      return;
     }
-    post({ type: "idle" });
-  })();
+  }
+  post({ type: "idle" });
 }

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { jobCount } from "../../src/lab/commands/lab.ts";
 import { workerHeapMb } from "../../src/lab/heap.ts";
-import { claimOrder, replayInWorkers } from "../../src/lab/parallel.ts";
+import { claimOrder, releaseWorkers, replayInWorkers, warmUpWorkers, workersToWarm } from "../../src/lab/parallel.ts";
 import { createWorkerProgress, type WorkerProgress } from "../../src/lab/progress.ts";
 import type { SessionResult } from "../../src/lab/replay.ts";
 import { defaultSettings } from "../../src/lab/row.ts";
@@ -107,6 +107,51 @@ describe("parallel replay", () => {
     expect(started.sort()).toEqual([0, 1, 2]);
     expect(timeless(JSON.stringify(results))).toBe(timeless(JSON.stringify(serial)));
   }, 120_000);
+
+  it("a run takes the workers warmed up before it; those no run takes are ended", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "lab-parallel-"));
+    const files = [4, 6].map((tasks, i) => {
+      const file = join(dir, `${"pq"[i]}.jsonl`);
+      writeFileSync(file, sessionJsonl(readingSession(`/p/${i}`, tasks).entries, `/p/${i}`));
+      return file;
+    });
+    const settings = defaultSettings(20_000);
+    const here: FileReplayer = { settings, rows: selectRows(undefined).factories, prices: DEFAULT_PRICES };
+    const [early] = warmUpWorkers(1, 256);
+    const reports: WorkerReport["type"][] = [];
+    early.on("message", (r: WorkerReport) => reports.push(r.type));
+    const progress: WorkerProgress = { begin() {}, start() {}, update() {}, finish() {}, end() {} };
+    // This thread replays nothing, so the one file left goes to the worker.
+    const results = await replayInWorkers(
+      files,
+      2,
+      { settings, strategies: undefined, prices: DEFAULT_PRICES },
+      progress,
+      workerHeapMb,
+      async (index, path, post) => {
+        await replayFile(index, path, here, post);
+        while (!reports.includes("start")) await new Promise((ok) => setTimeout(ok, 20));
+      },
+    );
+    expect(reports).toEqual(expect.arrayContaining(["start", "done", "idle"]));
+    expect(results.map((r) => r.name)).toEqual(["p.jsonl", "q.jsonl"]);
+    // Warmed up, then not needed: ended.
+    const [unused] = warmUpWorkers(1, 256);
+    const ended = new Promise((ok) => unused.once("exit", ok));
+    await releaseWorkers();
+    await ended;
+  }, 120_000);
+
+  it("how many workers to start before the lab loads: one fewer than the sessions replayed at once", () => {
+    expect(workersToWarm(["dir"], 4, 2)).toBe(1);
+    expect(workersToWarm(["dir", "--jobs", "8"], 3, 2)).toBe(2);
+    expect(workersToWarm(["dir", "--jobs", "1"], 4, 2)).toBe(0);
+    expect(workersToWarm(["one.jsonl"], 1, 8)).toBe(0);
+    expect(workersToWarm(["--sessions", "--last", "2"], 40, 8)).toBe(1);
+    expect(workersToWarm(["dir", "--judge", "a/b"], 4, 2)).toBe(0);
+    expect(workersToWarm(["dir", "--jobs", "x"], 4, 2)).toBe(0);
+    expect(workersToWarm(["dir", "--no-such-option"], 4, 2)).toBe(0);
+  });
 
   it("files are taken largest first, ties in the run's order", () => {
     expect(claimOrder([3, 10, 3, 7])).toEqual([1, 3, 0, 2]);

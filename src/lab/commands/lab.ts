@@ -19,7 +19,7 @@ import { LAB_OPTIONS } from "../lab-options.ts";
 import { judgeRun, type JudgeNote, type ResolveJudgeModel } from "../judge.ts";
 import { DEFAULT_PRICES, parsePrices } from "../metrics.ts";
 import { workerHeapMb } from "../heap.ts";
-import { replayInWorkers } from "../parallel.ts";
+import { releaseWorkers, replayInWorkers } from "../parallel.ts";
 import { createProgress, createWorkerProgress } from "../progress.ts";
 import { fileInput } from "../session-input.ts";
 import { type FileReplayer, replayFile } from "../session-worker.ts";
@@ -176,6 +176,8 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
         (index, path, post) => replayFile(index, path, here, post),
       );
     } else {
+      // A serial run: workers started ahead of it would only hold memory.
+      await releaseWorkers();
       for (let i = 0; i < count; i++) {
         const input: SessionInput = files.length ? await fileInput(files[i]) : sample[i];
         progress.start(input.name, i, count);
@@ -238,6 +240,9 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
       return 2;
     }
     throw error;
+  } finally {
+    // Workers warmed up for a parallel run that did not happen (bin.ts).
+    await releaseWorkers();
   }
 }
 
