@@ -142,6 +142,27 @@ describe("parallel replay", () => {
     await ended;
   }, 120_000);
 
+  it("a replay that fails stops the run with its error, workers included", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "lab-parallel-"));
+    const files = [3, 3, 3].map((tasks, i) => {
+      const file = join(dir, `f${i}.jsonl`);
+      writeFileSync(file, sessionJsonl(readingSession(`/p/${i}`, tasks).entries, `/p/${i}`));
+      return file;
+    });
+    const progress: WorkerProgress = { begin() {}, start() {}, update() {}, finish() {}, end() {} };
+    const run = replayInWorkers(
+      files,
+      3,
+      { settings: defaultSettings(20_000), strategies: undefined, prices: DEFAULT_PRICES },
+      progress,
+      workerHeapMb,
+      async () => {
+        throw new Error("broken here");
+      },
+    );
+    await expect(run).rejects.toThrow("broken here");
+  }, 60_000);
+
   it("how many workers to start before the lab loads: one fewer than the sessions replayed at once", () => {
     expect(workersToWarm(["dir"], 4, 2)).toBe(1);
     expect(workersToWarm(["dir", "--jobs", "8"], 3, 2)).toBe(2);
