@@ -2,10 +2,10 @@
 // pi-context-ledger: the lab CLI. `lab` compares strategies on sessions, `bench` measures performance,
 // `machines` exports the statecharts, `show` prints a session's ledger as the extension sees it.
 import { spawn } from "node:child_process";
-import { constants as osConstants } from "node:os";
+import { availableParallelism, constants as osConstants } from "node:os";
 import { join } from "node:path";
 import { firstLine, InputError } from "./errors.ts";
-import { heapEnv, heapFlags, inputSize } from "./heap.ts";
+import { heapEnv, heapFlags, inputSize, workerHeapMb } from "./heap.ts";
 import { terminalSafe } from "./terminal-text.ts";
 
 const USAGE = `Usage: pi-context-ledger <command> [options]
@@ -29,6 +29,9 @@ const commands: Record<string, () => Promise<(argv: string[]) => Promise<number>
   show: async () => (await import("./commands/show.ts")).runShow,
 };
 
+/** How many workers the lab's child starts before it loads the lab (parallel.ts, warmUpWorkers). */
+const WARM_ENV = "PI_CONTEXT_LEDGER_LAB_WARM";
+
 /** Signals the parent passes on to the lab's child, so that stopping the command stops the replay. */
 const FORWARDED = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
@@ -47,7 +50,11 @@ async function labWithSizedHeap(argv: string[]): Promise<number> {
   const flags = heapFlags(size.bytes, size.largest);
   const child = spawn(process.execPath, [...process.execArgv, ...flags, process.argv[1], "lab", ...argv], {
     stdio: ["inherit", "inherit", "inherit", "ipc"],
-    env: { ...heapEnv(process.env), PI_CONTEXT_LEDGER_LAB_CHILD: "1" },
+    env: {
+      ...heapEnv(process.env),
+      PI_CONTEXT_LEDGER_LAB_CHILD: "1",
+      [WARM_ENV]: String((await import("./parallel.ts")).workersToWarm(argv, size.files, availableParallelism())),
+    },
   });
   let stopped: NodeJS.Signals | undefined;
   const forward = (signal: NodeJS.Signals) => () => {
@@ -130,7 +137,14 @@ if (!command || command === "--help" || command === "-h" || command === "help") 
   process.exitCode = 2;
 } else {
   try {
-    if (command === "lab" && process.env.PI_CONTEXT_LEDGER_LAB_CHILD) tieToParent();
+    if (command === "lab" && process.env.PI_CONTEXT_LEDGER_LAB_CHILD) {
+      tieToParent();
+      // The workers of a parallel run load their modules on the other cores while this thread loads its own.
+      const warm = Number(process.env[WARM_ENV] ?? 0);
+      // Their heap is set by this process's heap flags, which V8 applies to every thread (workerHeapMb is for a run
+      // without them).
+      if (warm > 0) (await import("./parallel.ts")).warmUpWorkers(warm, workerHeapMb(0));
+    }
     const sized =
       command === "lab" &&
       !process.env.PI_CONTEXT_LEDGER_LAB_CHILD &&

@@ -79,7 +79,7 @@ describe("links and option values around the inputs", () => {
     symlinkSync(".", join(dir, "loop1.jsonl"));
     symlinkSync(".", join(dir, "loop2.jsonl"));
     const size = readFileSync(file).length;
-    expect(await inputSize([dir], "")).toEqual({ bytes: size, largest: size });
+    expect(await inputSize([dir], "")).toEqual({ bytes: size, largest: size, files: 1 });
     const r = run(["lab", dir, ...quick]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain("■ s.jsonl");
@@ -93,6 +93,7 @@ describe("links and option values around the inputs", () => {
     expect(await inputSize(["--dump", "/", "--json", dir, file, "--window", "64k"], "")).toEqual({
       bytes: size,
       largest: size,
+      files: 1,
     });
   });
 });

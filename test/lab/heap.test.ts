@@ -23,13 +23,13 @@ describe("heap sized to the input", () => {
     expect(heapFlags(0)).toEqual([
       "--max-old-space-size=256",
       "--max-semi-space-size=2",
-      "--heap-growing-percent=15",
+      "--heap-growing-percent=30",
       "--expose-gc",
     ]);
     expect(heapFlags(100_000_001)).toEqual([
       "--max-old-space-size=660",
       "--max-semi-space-size=2",
-      "--heap-growing-percent=15",
+      "--heap-growing-percent=30",
       "--expose-gc",
     ]);
   });

@@ -3,7 +3,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { killAll, processesWith, settled } from "../support/processes.ts";
@@ -16,8 +16,12 @@ afterEach(() => {
   for (const marker of markers.splice(0)) killAll(marker);
 });
 
-/** Start a lab on a real session that takes a while, and wait until the child replays it. */
-async function startLab(detached = false): Promise<{
+/** Start a lab on a real session (or the inputs and options `input`) that takes a while, and wait until the child replays it (`started`). */
+async function startLab(
+  detached = false,
+  input: readonly string[] = [session],
+  started = "[1/1]",
+): Promise<{
   parent: ChildProcess;
   marker: string;
   stderr: () => string;
@@ -28,7 +32,7 @@ async function startLab(detached = false): Promise<{
   markers.push(marker);
   const parent = spawn(
     process.execPath,
-    [join(repo, "src/lab/bin.ts"), "lab", session, "--json", marker, "--no-report"],
+    [join(repo, "src/lab/bin.ts"), "lab", ...input, "--json", marker, "--no-report"],
     { cwd: repo, stdio: ["ignore", "pipe", "pipe"], detached },
   );
   let stderr = "";
@@ -38,7 +42,7 @@ async function startLab(detached = false): Promise<{
   await new Promise<void>((ok, fail) => {
     parent.stderr!.on("data", (chunk: Buffer) => {
       stderr += chunk.toString();
-      if (stderr.includes("[1/1]")) ok();
+      if (stderr.includes(started)) ok();
     });
     parent.once("exit", () => fail(new Error(`the lab ended before replaying: ${stderr}`)));
   });
@@ -57,6 +61,19 @@ describe.skipIf(!existsSync("/proc") || !existsSync(session))("a lab that stops"
 
   it("passes SIGTERM on to the replay, reports it, and exits 143", async () => {
     const { parent, marker, exit, stderr } = await startLab();
+    parent.kill("SIGTERM");
+    expect(await exit).toEqual({ code: 143, signal: null });
+    expect(stderr()).toContain("lab: stopped (SIGTERM)");
+    expect(await settled(marker)).toEqual([]);
+  });
+
+  it("stops a folder replayed on two threads on SIGTERM, with exit 143 and no process left", async () => {
+    // The shared sessions folder holds two sessions: the lab's thread replays one, a worker the other.
+    const { parent, marker, exit, stderr } = await startLab(
+      false,
+      [dirname(session), "--jobs", "2"],
+      "worker 2 replaying",
+    );
     parent.kill("SIGTERM");
     expect(await exit).toEqual({ code: 143, signal: null });
     expect(stderr()).toContain("lab: stopped (SIGTERM)");

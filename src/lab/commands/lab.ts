@@ -19,9 +19,10 @@ import { LAB_OPTIONS } from "../lab-options.ts";
 import { judgeRun, type JudgeNote, type ResolveJudgeModel } from "../judge.ts";
 import { DEFAULT_PRICES, parsePrices } from "../metrics.ts";
 import { workerHeapMb } from "../heap.ts";
-import { replayInWorkers } from "../parallel.ts";
+import { releaseWorkers, replayInWorkers } from "../parallel.ts";
 import { createProgress, createWorkerProgress } from "../progress.ts";
 import { fileInput } from "../session-input.ts";
+import { type FileReplayer, replayFile } from "../session-worker.ts";
 import { parseWeights, recommend } from "../recommend.ts";
 import { renderReport } from "../report/html.ts";
 import {
@@ -155,18 +156,28 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
 
     const jobs = jobCount(values.jobs);
     let sessions: SessionResult[] = [];
-    // A folder goes to worker threads, one session each at a time; the judge collects final views in this
-    // thread, so a run with it stays serial.
+    // A folder goes to this thread and worker threads, one session each at a time; the judge collects final
+    // views in this thread, so a run with it stays serial.
     if (files.length > 1 && jobs > 1 && !judge) {
       const workers = createWorkerProgress(Math.min(jobs, files.length), process.stderr, values.quiet === true);
+      const here: FileReplayer = {
+        settings,
+        rows: factories,
+        prices,
+        ...(dump ? { dump } : {}),
+        ...(collect ? { collect } : {}),
+      };
       sessions = await replayInWorkers(
         files,
         jobs,
         { settings, strategies: values.strategies, prices, ...(dump ? { dumpDir: resolve(values.dump ?? "") } : {}) },
         workers,
         workerHeapMb,
+        (index, path, post) => replayFile(index, path, here, post),
       );
     } else {
+      // A serial run: workers started ahead of it would only hold memory.
+      await releaseWorkers();
       for (let i = 0; i < count; i++) {
         const input: SessionInput = files.length ? await fileInput(files[i]) : sample[i];
         progress.start(input.name, i, count);
@@ -229,6 +240,9 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
       return 2;
     }
     throw error;
+  } finally {
+    // Workers warmed up for a parallel run that did not happen (bin.ts).
+    await releaseWorkers();
   }
 }
 
