@@ -298,6 +298,66 @@ describe("the name scan", () => {
   });
 });
 
+/** `mentionedNames` as the regular expressions state it: trimmed tokens that are paths or file names, else their structured word parts. */
+function plainMentionedNames(text: string): string[] {
+  const out = new Set<string>();
+  const add = (name: string) => {
+    if (name.length >= 4 && name.length <= 80) out.add(name);
+  };
+  const fileName =
+    /^[\w-]+(?:\.[\w-]+)*\.(?:ts|tsx|mts|cts|js|jsx|mjs|cjs|json|md|txt|py|rs|go|java|kt|rb|c|cc|cpp|h|hpp|cs|php|sh|yml|yaml|toml|css|scss|html|sql|lock)$/;
+  const structured = /^[A-Za-z_$][\w$]*(?:[a-z0-9][A-Z]|[A-Za-z0-9]_[A-Za-z0-9])[\w$]*$/;
+  for (const match of text.matchAll(/[\w.@~+$/-]+/g)) {
+    if (match[0].length > 320) continue;
+    const token = match[0].replace(/^[,+-]+/, "").replace(/[.,:;+-]+$/, "");
+    if ((token.includes("/") && /[A-Za-z]/.test(token)) || fileName.test(token)) add(token);
+    else for (const part of token.split(/[^\w$]+/)) if (part.length <= 80 && structured.test(part)) add(part);
+  }
+  return [...out];
+}
+
+describe("the mention scan", () => {
+  it("finds what the regular expressions find, in the same order", () => {
+    const unit = fc.constantFrom(
+      "a",
+      "Z",
+      "q",
+      "9",
+      "_",
+      "$",
+      ".",
+      "@",
+      "~",
+      "+",
+      "/",
+      "-",
+      ",",
+      ":",
+      " ",
+      "\n",
+      "é",
+      ".ts",
+      ".json",
+      "\u{1F600}",
+    );
+    const punctuated = fc.string({ unit, maxLength: 80 });
+    const longName = fc
+      .tuple(fc.integer({ min: 70, max: 90 }), fc.constantFrom("aB", "a_b", "x/", "a.", "A_"))
+      .map(([n, part]) => `x ${part.repeat(n).slice(0, n)} ${part.repeat(n).slice(0, n)}.md y`);
+    const longRun = fc.integer({ min: 300, max: 340 }).map((n) => `x ${"aB/".repeat(n).slice(0, n)} y`);
+    // Identifier-like words, so camelCase and snake_case edges (a capital or `_` first, second or last) come up often.
+    const word = fc.string({ unit: fc.constantFrom("a", "b", "Z", "9", "_", "$"), minLength: 1, maxLength: 9 });
+    const words = fc
+      .array(fc.tuple(word, fc.constantFrom(" ", ".", "/", "-", "+", ".ts ", "\n")), { maxLength: 8 })
+      .map((parts) => parts.map(([w, sep]) => w + sep).join(""));
+    fc.assert(
+      fc.property(fc.oneof(punctuated, words, longName, longRun, codeArb, pathArb, proseArb, fc.string()), (text) => {
+        expect(mentionedNames(text)).toEqual(plainMentionedNames(text));
+      }),
+    );
+  });
+});
+
 describe("a step's index, scanned in parts", () => {
   it("lists what the joined text lists: the first part's names, then what the second adds", () => {
     const textArb = fc.oneof(codeArb, pathArb, proseArb, fc.string({ maxLength: 60 }));
