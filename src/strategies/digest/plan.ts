@@ -553,7 +553,8 @@ export function digestDue(boundary: DigestBoundary): DigestDue {
       maxRaw: decision.maxRaw,
       hotSteps: policy.hotSteps ?? HOT_STEPS,
     });
-    const hidden = steps.slice(0, cut).reduce((n, step) => n + step.tokens, 0);
+    let hidden = 0;
+    for (let k = 0; k < cut; k++) hidden += steps[k].tokens;
     if (hidden < (decision.why === "batch" ? policy.batch : policy.minFull)) return { due: false, why: "below batch" };
   }
   return { due: true, limitId };
@@ -562,20 +563,64 @@ export function digestDue(boundary: DigestBoundary): DigestDue {
 /**
  * The raw steps after the last tool checkpoint's range, up to `limit`, as {@link rawTokensBound} counts them (folds,
  * edits and compactions ignored), one per assistant turn with its results: what the working-set split looks at
- * before the exact selection is made.
+ * before the exact selection is made. Each step is read once ({@link rawStep}): the same raw tail is split again at
+ * every boundary until a digest covers it.
  */
-function rawStepsBound(branch: readonly SessionEntry[], limit: number, cwd: string): WorkStep[] {
+export function rawStepsBound(branch: readonly SessionEntry[], limit: number, cwd: string): WorkStep[] {
   const start = rawTailStart(branch, limit);
-  const groups: { tokens: number; messages: AgentMessage[] }[] = [];
+  const steps: WorkStep[] = [];
+  let first = -1;
   for (let i = start + 1; i <= Math.min(limit, branch.length - 1); i++) {
     const entry = branch[i];
     if (!isFoldable(entry) || isDialogue(entry, LEDGER_FACTS)) continue;
-    const messages = entryMessages(entry);
     const assistant = entry.type === "message" && entry.message.role === "assistant";
-    if (assistant || !groups.length) groups.push({ tokens: 0, messages: [] });
-    const group = groups[groups.length - 1];
-    group.tokens += entryTokens(entry);
-    group.messages.push(...messages);
+    if (assistant || first < 0) {
+      if (first >= 0) steps.push(rawStep(branch, first, i, cwd));
+      first = i;
+    }
   }
-  return groups.map((g) => ({ tokens: g.tokens, ...stepFiles(g.messages, cwd) }));
+  if (first >= 0) steps.push(rawStep(branch, first, Math.min(limit, branch.length - 1) + 1, cwd));
+  return steps;
+}
+
+/** One raw step as last read: the technical entries it was read from (in order), the directory, and the step. */
+interface RawStepMemo {
+  entries: readonly SessionEntry[];
+  cwd: string;
+  step: WorkStep;
+}
+
+/** Raw steps per first entry. Held weakly by the entry, so a session's steps go with it. */
+const rawStepMemo = new WeakMap<SessionEntry, RawStepMemo>();
+
+/**
+ * The step made of the technical entries of `branch[from, to)`, `branch[from]` the first of them: its tokens and
+ * files. Remembered per first entry with the entries it was read from, and reused only when the same entry objects
+ * follow in the same order (entries never change once written), so it is exact on any array, live or copied.
+ */
+function rawStep(branch: readonly SessionEntry[], from: number, to: number, cwd: string): WorkStep {
+  const memo = rawStepMemo.get(branch[from]);
+  if (memo && memo.cwd === cwd) {
+    let k = 0;
+    let same = true;
+    for (let i = from; i < to && same; i++) {
+      const entry = branch[i];
+      if (!isFoldable(entry) || isDialogue(entry, LEDGER_FACTS)) continue;
+      same = memo.entries[k++] === entry;
+    }
+    if (same && k === memo.entries.length) return memo.step;
+  }
+  const entries: SessionEntry[] = [];
+  const messages: AgentMessage[] = [];
+  let tokens = 0;
+  for (let i = from; i < to; i++) {
+    const entry = branch[i];
+    if (!isFoldable(entry) || isDialogue(entry, LEDGER_FACTS)) continue;
+    entries.push(entry);
+    tokens += entryTokens(entry);
+    messages.push(...entryMessages(entry));
+  }
+  const step: WorkStep = { tokens, ...stepFiles(messages, cwd) };
+  rawStepMemo.set(branch[from], { entries, cwd, step });
+  return step;
 }

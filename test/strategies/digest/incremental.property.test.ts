@@ -22,7 +22,14 @@ import {
 import { absolutePath } from "../../../src/strategies/shared/paths.ts";
 import { scanStartupReads } from "../../../src/strategies/shared/startup-reads.ts";
 import { findSuperseded, type Superseded } from "../../../src/strategies/digest/supersede.ts";
-import { namesInView, rawTokensBound, startupReadIds, viewNames } from "../../../src/strategies/digest/plan.ts";
+import {
+  namesInView,
+  rawStepsBound,
+  rawTokensBound,
+  startupReadIds,
+  viewNames,
+} from "../../../src/strategies/digest/plan.ts";
+import { stepFiles, type WorkStep } from "../../../src/strategies/digest/working-set.ts";
 import { mentionedNames, namesIn } from "../../../src/strategies/digest/lines.ts";
 import { codeArb, ledgerArb, pathArb, proseArb } from "../../arbitraries/index.ts";
 import { runs } from "../../support/fast-check.ts";
@@ -82,6 +89,45 @@ describe("the delta index", () => {
     );
   });
 });
+
+describe("the raw steps of the working-set check", () => {
+  it("are the steps read from scratch, on a live path, a copy, and a copy missing one entry", () => {
+    fc.assert(
+      fc.property(sessionArb, fc.nat(), fc.nat(), (ledger, salt, drop) => {
+        replay(ledger, (path, step) => {
+          const limit = (salt + step) % (path.length + 1);
+          expect(rawStepsBound(path, limit, CWD)).toEqual(plainRawSteps(path, limit, CWD));
+          expect(rawStepsBound([...path], limit, CWD)).toEqual(plainRawSteps(path, limit, CWD));
+          // The same first entries with other entries after them: a step remembered per entry must not come back.
+          const gap = path.filter((_, i) => i !== (drop + step) % Math.max(1, path.length));
+          expect(rawStepsBound(gap, limit, CWD)).toEqual(plainRawSteps(gap, limit, CWD));
+          expect(rawStepsBound(path, limit, "/elsewhere")).toEqual(plainRawSteps(path, limit, "/elsewhere"));
+        });
+      }),
+      { numRuns: runs(0.25) },
+    );
+  });
+});
+
+/** The raw steps grouped and read from scratch at every call, as the check made them before it remembered them. */
+function plainRawSteps(branch: readonly SessionEntry[], limit: number, cwd: string): WorkStep[] {
+  const checkpoint = branch.findLast(isToolCheckpoint);
+  const throughId = checkpoint?.details?.range.throughId;
+  const last = Math.min(limit, branch.length - 1);
+  let start = -1;
+  if (throughId !== undefined) for (let i = last; i >= 0 && start < 0; i--) if (branch[i].id === throughId) start = i;
+  const groups: { tokens: number; messages: ReturnType<typeof entryMessages> }[] = [];
+  for (let i = start + 1; i <= last; i++) {
+    const entry = branch[i];
+    if (!isFoldable(entry) || isDialogue(entry, LEDGER_FACTS)) continue;
+    if ((entry.type === "message" && entry.message.role === "assistant") || !groups.length)
+      groups.push({ tokens: 0, messages: [] });
+    const group = groups[groups.length - 1];
+    group.tokens += estimateMessagesTokens(entryMessages(entry));
+    group.messages.push(...entryMessages(entry));
+  }
+  return groups.map((g) => ({ tokens: g.tokens, ...stepFiles(g.messages, cwd) }));
+}
 
 /** The raw tail's tokens counted entry by entry back from `limit` to the last tool checkpoint's range end. */
 function plainRawTokens(branch: readonly SessionEntry[], limit: number): number {
