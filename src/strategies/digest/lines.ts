@@ -38,12 +38,21 @@ export function splitLines(text: string): string[] {
   return lines.map((line) => (line.endsWith("\r") ? line.slice(0, -1) : line));
 }
 
-/** Exit status Pi's bash tool reported in an output, if any. */
+/**
+ * Exit status Pi's bash tool reported in an output, if any: on one of its last three lines (as {@link splitLines}
+ * splits it). Only those lines are read, as every step's output is asked.
+ */
 export function exitStatus(text: string): number | undefined {
-  const lines = splitLines(text);
-  for (let i = lines.length - 1; i >= Math.max(0, lines.length - 3); i--) {
-    const match = EXIT_STATUS.exec(lines[i].trim());
+  let end = text.length;
+  // A final newline ends the last line; it does not start an empty one.
+  if (end > 0 && text.charCodeAt(end - 1) === 10) end--;
+  for (let n = 0; n < 3; n++) {
+    const start = end === 0 ? 0 : text.lastIndexOf("\n", end - 1) + 1;
+    // `trim` takes the `\r` of a CRLF line too.
+    const match = EXIT_STATUS.exec(text.slice(start, end).trim());
     if (match) return Number(match[1]);
+    if (start === 0) return undefined;
+    end = start - 1;
   }
   return undefined;
 }

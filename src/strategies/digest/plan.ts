@@ -184,22 +184,49 @@ function blockText(block: Record<string, unknown>): string {
  * digest (a memo: the result never depends on it). The same paths and identifiers recur in thousands of messages: one
  * copy of each, and a list of small integers per object, keep a long session's memo far below its text.
  */
-let names = { ids: new Map<string, number>(), list: [] as string[], memo: new WeakMap<object, readonly number[]>() };
+let names = newTable();
 /** Distinct names kept before the table starts over (see {@link nameTable}). */
 const MAX_NAMES = 1_000_000;
 
-function nameIdsOf(key: object, text: () => string, table: typeof names): readonly number[] {
+/** The names table: one copy of each name, its id, and the ids per memo key. */
+interface NameTable {
+  ids: Map<string, number>;
+  list: string[];
+  memo: WeakMap<object, readonly number[]>;
+  /** Per id, the number of the last scan that listed it: a scan lists each name once without a set of its own. */
+  seenIn: Int32Array;
+  scans: number;
+}
+
+function newTable(): NameTable {
+  return { ids: new Map(), list: [], memo: new WeakMap(), seenIn: new Int32Array(1024), scans: 0 };
+}
+
+/** The ids of the names in `key`'s text (see {@link keyText}), each once, in order of first appearance. */
+function nameIdsOf(key: object, message: AgentMessage, table: NameTable): readonly number[] {
   let ids = table.memo.get(key);
   if (!ids) {
-    ids = [...namesIn(text())].map((name) => {
-      let id = table.ids.get(name);
-      if (id === undefined) {
-        const own = ownCopy(name);
-        id = table.list.push(own) - 1;
-        table.ids.set(own, id);
-      }
-      return id;
+    const found: number[] = [];
+    const scan = ++table.scans;
+    namesIn(keyText(key, message), {
+      add(name: string) {
+        let id = table.ids.get(name);
+        if (id === undefined) {
+          const own = ownCopy(name);
+          id = table.list.push(own) - 1;
+          table.ids.set(own, id);
+          if (id >= table.seenIn.length) {
+            const grown = new Int32Array(2 * table.seenIn.length);
+            grown.set(table.seenIn);
+            table.seenIn = grown;
+          }
+        }
+        if (table.seenIn[id] === scan) return;
+        table.seenIn[id] = scan;
+        found.push(id);
+      },
     });
+    ids = found;
     table.memo.set(key, ids);
   }
   return ids;
@@ -207,38 +234,41 @@ function nameIdsOf(key: object, text: () => string, table: typeof names): readon
 
 /** True when a message has no text besides its content (no bash command, output or summary). */
 function isPlain(m: Record<string, unknown>): boolean {
-  return !STRING_FIELDS.some((key) => typeof m[key] === "string");
+  for (const key of STRING_FIELDS) if (typeof m[key] === "string") return false;
+  return true;
 }
 
 /**
- * The objects a message's names are memoized on, each with its text: exactly `namesIn(messageText(message))` is the
- * union of their names. Two kinds of message are fresh objects at every projection, so a memo per message object
- * would rescan them at every digest, which over a long session grows with everything kept in view so far: a dialogue
- * answer inside a digest's range, projected without its reasoning (a copy that shares its content blocks with the
- * stored message), and the message of a custom entry (a digest, a checkpoint), built from the entry each time. The
- * first are memoized per content block, which is exact because a name never spans two parts (the newline that joins
- * them is not a name character); the second per entry, when the message's one text is the entry's own.
+ * Pushes onto `out` the objects a message's names are memoized on: exactly `namesIn(messageText(message))` is the
+ * union of their names ({@link keyText}). Two kinds of message are fresh objects at every projection, so a memo per
+ * message object would rescan them at every digest, which over a long session grows with everything kept in view so
+ * far: a dialogue answer inside a digest's range, projected without its reasoning (a copy that shares its content
+ * blocks with the stored message), and the message of a custom entry (a digest, a checkpoint), built from the entry
+ * each time. The first are memoized per content block, which is exact because a name never spans two parts (the
+ * newline that joins them is not a name character); the second per entry, when the message's one text is the
+ * entry's own.
  */
-function eachNameKey(
-  message: AgentMessage,
-  source: SessionEntry,
-  visit: (key: object, text: () => string) => void,
-): void {
+function pushNameKeys(message: AgentMessage, source: SessionEntry, out: object[]): void {
   const m = message as unknown as Record<string, unknown>;
   const content = m.content;
   const plain = isPlain(m);
   if (Array.isArray(content) && plain) {
-    for (const block of content as Record<string, unknown>[])
-      if (block !== null && typeof block === "object") visit(block, () => blockText(block));
+    for (const block of content as unknown[]) if (block !== null && typeof block === "object") out.push(block);
     return;
   }
   const own = source.type === "custom_message" && plain && typeof content === "string" && content === source.content;
-  visit(own ? source : message, () => messageText(message));
+  out.push(own ? source : message);
+}
+
+/** The text a memo key of `message` stands for: the whole message's, or one content block's. */
+function keyText(key: object, message: AgentMessage): string {
+  if (key === message || !Array.isArray((message as { content?: unknown }).content)) return messageText(message);
+  return blockText(key as Record<string, unknown>);
 }
 
 /** The names table, started over (the memo with it) once it holds too many names, so a long-lived process stays bounded. */
-function nameTable(): typeof names {
-  if (names.list.length > MAX_NAMES) names = { ids: new Map(), list: [], memo: new WeakMap() };
+function nameTable(): NameTable {
+  if (names.list.length > MAX_NAMES) names = newTable();
   return names;
 }
 
@@ -246,12 +276,14 @@ function nameTable(): typeof names {
 export function namesInView(view: readonly ProjectedEntry[], targets: ReadonlySet<string>): Set<string> {
   const table = nameTable();
   const shown = new Set<string>();
+  const keys: object[] = [];
   for (const entry of view) {
     if (targets.has(entry.sourceEntry.id)) continue;
-    for (const message of entry.messages)
-      eachNameKey(message, entry.sourceEntry, (key, text) => {
-        for (const id of nameIdsOf(key, text, table)) shown.add(table.list[id]);
-      });
+    for (const message of entry.messages) {
+      keys.length = 0;
+      pushNameKeys(message, entry.sourceEntry, keys);
+      for (const key of keys) for (const id of nameIdsOf(key, message, table)) shown.add(table.list[id]);
+    }
   }
   return shown;
 }
@@ -271,7 +303,7 @@ interface CensusEntry {
  * counting costs a step per name, and that only for the span digested and the entries after it.
  */
 interface Census {
-  table: typeof names;
+  table: NameTable;
   entries: CensusEntry[];
   /** Positions in `entries` per entry id, ascending: a digest's covered entries are found without a pass. */
   positions: Map<string, number[]>;
@@ -281,22 +313,27 @@ interface Census {
 /** Censuses per branch array (the lab's rows and the host's live ledger each keep theirs). */
 const censuses = new WeakMap<readonly SessionEntry[], Census>();
 
+/** Keys of one message, gathered here while a census compares or counts (reused: a census runs at every digest). */
+const scratchKeys: object[] = [];
+
 /** True when the census counted `projected` as it is: the same entry and the same memo keys in the same order. */
 function sameKeys(counted: CensusEntry, projected: ProjectedEntry): boolean {
   if (counted.id !== projected.sourceEntry.id) return false;
   // The same message objects have the same keys (messages are immutable session data): most entries end here.
   const messages = projected.messages;
-  if (messages.length === counted.messages.length && messages.every((m, i) => m === counted.messages[i])) {
-    counted.messages = messages;
-    return true;
+  if (messages.length === counted.messages.length) {
+    let i = 0;
+    while (i < messages.length && messages[i] === counted.messages[i]) i++;
+    if (i === messages.length) {
+      counted.messages = messages;
+      return true;
+    }
   }
   let k = 0;
-  let same = true;
-  for (const message of projected.messages) {
-    eachNameKey(message, projected.sourceEntry, (key) => {
-      if (counted.keys[k++] !== key) same = false;
-    });
-    if (!same) return false;
+  for (const message of messages) {
+    scratchKeys.length = 0;
+    pushNameKeys(message, projected.sourceEntry, scratchKeys);
+    for (const key of scratchKeys) if (counted.keys[k++] !== key) return false;
   }
   if (k !== counted.keys.length) return false;
   counted.messages = messages;
@@ -324,11 +361,14 @@ function censusOf(branch: readonly SessionEntry[], view: readonly ProjectedEntry
   for (let k = kept; k < view.length; k++) {
     const projected = view[k];
     const counted: CensusEntry = { id: projected.sourceEntry.id, messages: projected.messages, keys: [], ids: [] };
-    for (const message of projected.messages)
-      eachNameKey(message, projected.sourceEntry, (key, text) => {
+    for (const message of projected.messages) {
+      scratchKeys.length = 0;
+      pushNameKeys(message, projected.sourceEntry, scratchKeys);
+      for (const key of scratchKeys) {
         counted.keys.push(key);
-        counted.ids.push(nameIdsOf(key, text, table));
-      });
+        counted.ids.push(nameIdsOf(key, message, table));
+      }
+    }
     if (table.list.length > census.counts.length) {
       const counts = new Int32Array(Math.max(table.list.length, 2 * census.counts.length));
       counts.set(census.counts);

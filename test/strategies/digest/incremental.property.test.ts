@@ -30,7 +30,7 @@ import {
   viewNames,
 } from "../../../src/strategies/digest/plan.ts";
 import { stepFiles, type WorkStep } from "../../../src/strategies/digest/working-set.ts";
-import { mentionedNames, namesIn } from "../../../src/strategies/digest/lines.ts";
+import { exitStatus, mentionedNames, namesIn, splitLines } from "../../../src/strategies/digest/lines.ts";
 import { codeArb, ledgerArb, pathArb, proseArb } from "../../arbitraries/index.ts";
 import { runs } from "../../support/fast-check.ts";
 import { replayLivePath as replay } from "../../support/live-path.ts";
@@ -400,6 +400,37 @@ describe("the mention scan", () => {
       fc.property(fc.oneof(punctuated, words, longName, longRun, codeArb, pathArb, proseArb, fc.string()), (text) => {
         expect(mentionedNames(text)).toEqual(plainMentionedNames(text));
       }),
+    );
+  });
+});
+
+describe("the exit status", () => {
+  it("is read off the last three lines as a split of the whole output reads it", () => {
+    const line = fc.oneof(
+      fc.constantFrom(
+        "Command exited with code 1",
+        "Command exited with code -2 ",
+        "  Command exited with code 0\r",
+        "",
+      ),
+      fc.string({ unit: fc.constantFrom("a", " ", "\r", "1", "\t"), maxLength: 6 }),
+    );
+    const output = fc
+      .tuple(fc.array(line, { maxLength: 6 }), fc.constantFrom("", "\n", "\r\n", "\n\n"))
+      .map(([lines, end]) => lines.join("\n") + end);
+    fc.assert(
+      fc.property(
+        fc.oneof(output, fc.string({ unit: fc.constantFrom("\n", "\r", " ", "a"), maxLength: 8 })),
+        (text) => {
+          const lines = splitLines(text);
+          let expected: number | undefined;
+          for (let i = lines.length - 1; i >= Math.max(0, lines.length - 3) && expected === undefined; i--) {
+            const match = /^Command exited with code (-?\d+)\s*$/.exec(lines[i].trim());
+            if (match) expected = Number(match[1]);
+          }
+          expect(exitStatus(text)).toBe(expected);
+        },
+      ),
     );
   });
 });
