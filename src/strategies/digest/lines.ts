@@ -196,6 +196,15 @@ function nameChar(code: number, word: boolean): boolean {
 export function namesIn(text: string): Set<string>;
 export function namesIn<S extends Pick<NameSet, "add">>(text: string, into: S): S;
 export function namesIn(text: string, into: Pick<NameSet, "add"> = new Set<string>()): Pick<NameSet, "add"> {
+  forEachNameRange(text, (from, to) => into.add(text.slice(from, to)));
+  return into;
+}
+
+/**
+ * Each name {@link namesIn} finds in `text`, as its range `[from, to)`, in the order found and as often as found: for
+ * a caller that looks names up without making each occurrence a string first.
+ */
+export function forEachNameRange(text: string, visit: (from: number, to: number) => void): void {
   const n = text.length;
   let i = 0;
   while (i < n) {
@@ -209,22 +218,27 @@ export function namesIn(text: string, into: Pick<NameSet, "add"> = new Set<strin
       if (NAME_CHAR[text.charCodeAt(end)] !== 2) word = false;
       end++;
     }
-    if (end - i <= 4 * NAME_LENGTH.max) addRun(text, i, end, word, into);
+    if (end - i <= 4 * NAME_LENGTH.max) visitRun(text, i, end, word, visit);
     i = end;
   }
-  return into;
 }
 
-/** Add one run's trimmed token, and its word parts when it is not one word (see {@link namesIn}). */
-function addRun(text: string, from: number, to: number, word: boolean, into: Pick<NameSet, "add">): void {
+/** Visit one run's trimmed token, and its word parts when it is not one word (see {@link namesIn}). */
+function visitRun(
+  text: string,
+  from: number,
+  to: number,
+  word: boolean,
+  visit: (from: number, to: number) => void,
+): void {
   if (word) {
-    into.add(text.slice(from, to));
+    visit(from, to);
     return;
   }
   // `trimToken`: leading `+` and `-` (a run holds no comma), trailing `.`, `+` and `-`.
   while (from < to && (text.charCodeAt(from) === 43 || text.charCodeAt(from) === 45)) from++;
   while (to > from && ".+-".includes(text[to - 1])) to--;
-  into.add(text.slice(from, to));
+  visit(from, to);
   let start = -1;
   let words = true;
   for (let k = from; k < to; k++) {
@@ -232,12 +246,12 @@ function addRun(text: string, from: number, to: number, word: boolean, into: Pic
       if (start < 0) start = k;
     } else {
       words = false;
-      if (start >= 0) into.add(text.slice(start, k));
+      if (start >= 0) visit(start, k);
       start = -1;
     }
   }
-  // A trimmed token of word characters only was added whole above, and is its own only part.
-  if (!words && start >= 0) into.add(text.slice(start, to));
+  // A trimmed token of word characters only was visited whole above, and is its own only part.
+  if (!words && start >= 0) visit(start, to);
 }
 
 /** Names a file that was read defines, in order of first definition (each once). */

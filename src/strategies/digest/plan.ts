@@ -4,7 +4,6 @@ import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { CustomMessageEntry, HiddenRange, RangeDetails, SessionEntry } from "../../log/entries.ts";
 import { isDigestEntry, LedgerType, LEDGER_FACTS } from "../catalog.ts";
 import { isDialogue, isFoldable } from "../../projection/ranges.ts";
-import { ownCopy } from "../../log/own-copy.ts";
 import { entryMessages, type ProjectedEntry, projectBranch } from "../../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
 import { latestEdits } from "../shared/conversation.ts";
@@ -12,7 +11,8 @@ import { scanStartupReads } from "../shared/startup-reads.ts";
 import type { ContextFile } from "../contract.ts";
 import { BranchFold } from "../shared/branch-fold.ts";
 import { branchLookup, ordinalsOf, selectDelta, type DeltaUnit } from "../shared/delta.ts";
-import { namesIn, type NameSet } from "./lines.ts";
+import type { NameSet } from "./lines.ts";
+import { NameTable } from "./name-table.ts";
 import { decideDigest, digestPolicy, type DigestPolicy } from "./policy.ts";
 import { renderDigest, type RenderStats } from "./render.ts";
 import { findSuperseded } from "./supersede.ts";
@@ -184,49 +184,15 @@ function blockText(block: Record<string, unknown>): string {
  * digest (a memo: the result never depends on it). The same paths and identifiers recur in thousands of messages: one
  * copy of each, and a list of small integers per object, keep a long session's memo far below its text.
  */
-let names = newTable();
+let names = new NameTable();
 /** Distinct names kept before the table starts over (see {@link nameTable}). */
 const MAX_NAMES = 1_000_000;
 
-/** The names table: one copy of each name, its id, and the ids per memo key. */
-interface NameTable {
-  ids: Map<string, number>;
-  list: string[];
-  memo: WeakMap<object, readonly number[]>;
-  /** Per id, the number of the last scan that listed it: a scan lists each name once without a set of its own. */
-  seenIn: Int32Array;
-  scans: number;
-}
-
-function newTable(): NameTable {
-  return { ids: new Map(), list: [], memo: new WeakMap(), seenIn: new Int32Array(1024), scans: 0 };
-}
-
-/** The ids of the names in `key`'s text (see {@link keyText}), each once, in order of first appearance. */
+/** The numbers of the names in `key`'s text (see {@link keyText}), each once, in order of first appearance. */
 function nameIdsOf(key: object, message: AgentMessage, table: NameTable): readonly number[] {
   let ids = table.memo.get(key);
   if (!ids) {
-    const found: number[] = [];
-    const scan = ++table.scans;
-    namesIn(keyText(key, message), {
-      add(name: string) {
-        let id = table.ids.get(name);
-        if (id === undefined) {
-          const own = ownCopy(name);
-          id = table.list.push(own) - 1;
-          table.ids.set(own, id);
-          if (id >= table.seenIn.length) {
-            const grown = new Int32Array(2 * table.seenIn.length);
-            grown.set(table.seenIn);
-            table.seenIn = grown;
-          }
-        }
-        if (table.seenIn[id] === scan) return;
-        table.seenIn[id] = scan;
-        found.push(id);
-      },
-    });
-    ids = found;
+    ids = table.idsIn(keyText(key, message));
     table.memo.set(key, ids);
   }
   return ids;
@@ -268,7 +234,7 @@ function keyText(key: object, message: AgentMessage): string {
 
 /** The names table, started over (the memo with it) once it holds too many names, so a long-lived process stays bounded. */
 function nameTable(): NameTable {
-  if (names.list.length > MAX_NAMES) names = newTable();
+  if (names.list.length > MAX_NAMES) names = new NameTable();
   return names;
 }
 
@@ -403,7 +369,7 @@ export function viewNames(
   return {
     has(name: string): boolean {
       if (added.has(name)) return true;
-      const id = table.ids.get(name);
+      const id = table.idOf(name);
       return id !== undefined && counts[id] - (covered.get(id) ?? 0) > 0;
     },
     add(name: string) {
