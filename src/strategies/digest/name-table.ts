@@ -32,7 +32,7 @@ export class NameTable {
   /** The names, by number: each its own string, not a slice pinning the text it came from. */
   readonly list: string[] = [];
   /** Name numbers per memo key (message, content block or custom entry): see the digest planner. */
-  readonly memo = new WeakMap<object, readonly number[]>();
+  readonly memo = new WeakMap<object, Int32Array>();
   private readonly ids = new Map<string, number>();
   /** Per slot, a name's number plus one (0: empty); the slot count is a power of two, at least twice the names. */
   private slots: Int32Array;
@@ -51,8 +51,11 @@ export class NameTable {
     return this.ids.get(name);
   }
 
-  /** Numbers of the names {@link forEachNameRange} finds in `text`, each once, in order of first appearance. */
-  idsIn(text: string): number[] {
+  /**
+   * Numbers of the names {@link forEachNameRange} finds in `text`, each once, in order of first appearance: exactly as
+   * many as there are, four bytes each, as the lists are kept for every text in view.
+   */
+  idsIn(text: string): Int32Array {
     const found: number[] = [];
     const scan = ++this.scans;
     forEachNameRange(text, (from, to) => {
@@ -61,7 +64,7 @@ export class NameTable {
       this.seenIn[id] = scan;
       found.push(id);
     });
-    return found;
+    return Int32Array.from(found);
   }
 
   /** The number of `text[from, to)`, numbered now when it is new. */

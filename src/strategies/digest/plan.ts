@@ -189,7 +189,7 @@ let names = new NameTable();
 const MAX_NAMES = 1_000_000;
 
 /** The numbers of the names in `key`'s text (see {@link keyText}), each once, in order of first appearance. */
-function nameIdsOf(key: object, message: AgentMessage, table: NameTable): readonly number[] {
+function nameIdsOf(key: object, message: AgentMessage, table: NameTable): Int32Array {
   let ids = table.memo.get(key);
   if (!ids) {
     ids = table.idsIn(keyText(key, message));
@@ -259,7 +259,7 @@ interface CensusEntry {
   id: string;
   messages: readonly AgentMessage[];
   keys: object[];
-  ids: (readonly number[])[];
+  ids: Int32Array[];
 }
 
 /**

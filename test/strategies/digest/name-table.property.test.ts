@@ -22,7 +22,7 @@ describe("the name table", () => {
         const numbered = new Map<string, number>();
         for (const text of texts) {
           const ids = table.idsIn(text);
-          expect(ids.map((id) => table.list[id])).toEqual([...namesIn(text)]);
+          expect(Array.from(ids, (id) => table.list[id])).toEqual([...namesIn(text)]);
           for (const id of ids) {
             const name = table.list[id];
             expect(numbered.get(name) ?? id).toBe(id);
