@@ -38,12 +38,21 @@ export function splitLines(text: string): string[] {
   return lines.map((line) => (line.endsWith("\r") ? line.slice(0, -1) : line));
 }
 
-/** Exit status Pi's bash tool reported in an output, if any. */
+/**
+ * Exit status Pi's bash tool reported in an output, if any: on one of its last three lines (as {@link splitLines}
+ * splits it). Only those lines are read, as every step's output is asked.
+ */
 export function exitStatus(text: string): number | undefined {
-  const lines = splitLines(text);
-  for (let i = lines.length - 1; i >= Math.max(0, lines.length - 3); i--) {
-    const match = EXIT_STATUS.exec(lines[i].trim());
+  let end = text.length;
+  // A final newline ends the last line; it does not start an empty one.
+  if (end > 0 && text.charCodeAt(end - 1) === 10) end--;
+  for (let n = 0; n < 3; n++) {
+    const start = end === 0 ? 0 : text.lastIndexOf("\n", end - 1) + 1;
+    // `trim` takes the `\r` of a CRLF line too.
+    const match = EXIT_STATUS.exec(text.slice(start, end).trim());
     if (match) return Number(match[1]);
+    if (start === 0) return undefined;
+    end = start - 1;
   }
   return undefined;
 }
@@ -51,52 +60,112 @@ export function exitStatus(text: string): number | undefined {
 /** The kinds of selection a digest makes from one output. */
 export type Selection = "failure" | "result" | "outline" | "listing";
 
-/**
- * A name with inner structure (camelCase, PascalCase with a second capital, snake_case, CONSTANT_CASE): the program's
- * own identifiers, as opposed to English words and keywords.
- */
-const STRUCTURED_NAME = /^[A-Za-z_$][\w$]*(?:[a-z0-9][A-Z]|[A-Za-z0-9]_[A-Za-z0-9])[\w$]*$/;
-/** Runs of the characters names and paths are made of. Matched in one pass, so any input costs linear time. */
-const TOKEN = /[\w.@~+$/-]+/g;
 /** A bare file name with a source, config or document extension. */
 const FILE_NAME =
   /^[\w-]+(?:\.[\w-]+)*\.(?:ts|tsx|mts|cts|js|jsx|mjs|cjs|json|md|txt|py|rs|go|java|kt|rb|c|cc|cpp|h|hpp|cs|php|sh|yml|yaml|toml|css|scss|html|sql|lock)$/;
 /** Shortest and longest mentioned name listed (longer tokens are data, not names). */
 const NAME_LENGTH = { min: 4, max: 80 };
 
-/** A token without the punctuation a sentence or a list puts around it. */
-function trimToken(token: string): string {
-  let from = 0;
-  let to = token.length;
-  while (from < to && (token[from] === "," || token[from] === "+" || token[from] === "-")) from++;
-  while (to > from && ".,:;+-".includes(token[to - 1])) to--;
-  return from === 0 && to === token.length ? token : token.slice(from, to);
-}
-
-/** Word parts of a token (`process.env.HOME_DIR` → process, env, HOME_DIR). */
-function partsOf(token: string): string[] {
-  return /^[\w$]+$/.test(token) ? [token] : token.split(/[^\w$]+/);
-}
-
 /**
- * Paths and names a text mentions, each once, in order of first mention: a token with a slash (`./config.js`,
- * `@scope/pkg`, `src/a.ts`) or a bare file name is a path; otherwise its structured names count.
+ * Paths and names a text mentions, each once, in order of first mention: a token (a run of name characters, as
+ * {@link namesIn} finds them, up to 320 long, trimmed of the punctuation around it) with a slash and a letter
+ * (`./config.js`, `@scope/pkg`, `src/a.ts`) or a bare file name is a path; otherwise its structured names count.
+ * A scan over the code units: only what may be listed becomes a string, as read outputs run to megabytes.
  */
 export function mentionedNames(text: string): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
   const add = (name: string) => {
-    if (name.length < NAME_LENGTH.min || name.length > NAME_LENGTH.max || seen.has(name)) return;
+    if (seen.has(name)) return;
     seen.add(name);
     out.push(name);
   };
-  for (const match of text.matchAll(TOKEN)) {
-    if (match[0].length > 4 * NAME_LENGTH.max) continue;
-    const token = trimToken(match[0]);
-    if ((token.includes("/") && /[A-Za-z]/.test(token)) || FILE_NAME.test(token)) add(token);
-    else for (const part of partsOf(token)) if (part.length <= NAME_LENGTH.max && STRUCTURED_NAME.test(part)) add(part);
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    if (!nameChar(text.charCodeAt(i), false)) {
+      i++;
+      continue;
+    }
+    let end = i + 1;
+    while (end < n && nameChar(text.charCodeAt(end), false)) end++;
+    if (end - i <= 4 * NAME_LENGTH.max) mentionsOfRun(text, i, end, add);
+    i = end;
   }
   return out;
+}
+
+/** The mentions of one run of name characters `text[from, to)` (see {@link mentionedNames}). */
+function mentionsOfRun(text: string, from: number, to: number, add: (name: string) => void): void {
+  // Trimmed as a sentence or a list leaves it: leading `+` and `-`, trailing `.`, `+` and `-` (a run holds no `,:;`).
+  while (from < to && (text.charCodeAt(from) === 43 || text.charCodeAt(from) === 45)) from++;
+  while (to > from && ".+-".includes(text[to - 1])) to--;
+  let slash = false;
+  let letter = false;
+  let dot = false;
+  for (let k = from; k < to; k++) {
+    const code = text.charCodeAt(k);
+    if (code === 47) slash = true;
+    else if (code === 46) dot = true;
+    else if ((code | 32) >= 97 && (code | 32) <= 122) letter = true;
+  }
+  // A file name holds a dot; only then is the token worth a string before it is known to be listed.
+  if (slash && letter) {
+    addSized(text.slice(from, to), add);
+    return;
+  }
+  if (dot) {
+    const token = text.slice(from, to);
+    if (FILE_NAME.test(token)) {
+      addSized(token, add);
+      return;
+    }
+  }
+  // The word parts: maximal runs of `[\w$]` inside the token.
+  let k = from;
+  while (k < to) {
+    if (NAME_CHAR[text.charCodeAt(k)] !== 2) {
+      k++;
+      continue;
+    }
+    let stop = k + 1;
+    while (stop < to && NAME_CHAR[text.charCodeAt(stop)] === 2) stop++;
+    const length = stop - k;
+    if (length >= NAME_LENGTH.min && length <= NAME_LENGTH.max && structured(text, k, stop)) add(text.slice(k, stop));
+    k = stop;
+  }
+}
+
+/** `add` for a name within the listed lengths. */
+function addSized(name: string, add: (name: string) => void): void {
+  if (name.length >= NAME_LENGTH.min && name.length <= NAME_LENGTH.max) add(name);
+}
+
+/**
+ * True when the word run `text[from, to)` is a name with inner structure (camelCase, PascalCase with a second capital,
+ * snake_case, CONSTANT_CASE): the program's own identifiers, as opposed to English words and keywords. It does not
+ * start with a digit, and after its first character a lower case letter or digit comes before a capital, or `_`
+ * stands between two letters or digits. Read off the code units, without making the run a string.
+ */
+function structured(text: string, from: number, to: number): boolean {
+  const first = text.charCodeAt(from);
+  if (first >= 48 && first <= 57) return false;
+  // After the first character: a lower case letter or digit before a capital, or `_` between two letters or digits.
+  for (let k = from + 1; k + 1 < to; k++) {
+    const a = text.charCodeAt(k);
+    const b = text.charCodeAt(k + 1);
+    if (isLowerOrDigit(a) && b >= 65 && b <= 90) return true;
+    if (b === 95 && k + 2 < to && isAlnum(a) && isAlnum(text.charCodeAt(k + 2))) return true;
+  }
+  return false;
+}
+
+function isLowerOrDigit(code: number): boolean {
+  return (code >= 97 && code <= 122) || (code >= 48 && code <= 57);
+}
+
+function isAlnum(code: number): boolean {
+  return isLowerOrDigit(code) || (code >= 65 && code <= 90);
 }
 
 /** Names that can be asked for and added to: what a digest needs of the names already in view. */
@@ -105,8 +174,8 @@ export interface NameSet {
   add(name: string): unknown;
 }
 
-/** Character classes of the name scan, by UTF-16 code unit below 128: 1 a name character (`[\w.@~+$/-]`, what
- * {@link TOKEN} matches), 2 a word character as well (`[\w$]`). Everything from 128 on is neither. */
+/** Character classes of the name scan, by UTF-16 code unit below 128: 1 a name character (`[\w.@~+$/-]`),
+ * 2 a word character as well (`[\w$]`). Everything from 128 on is neither. */
 const NAME_CHAR = new Uint8Array(128);
 for (let c = 0; c < 128; c++) {
   const ch = String.fromCharCode(c);
@@ -121,12 +190,21 @@ function nameChar(code: number, word: boolean): boolean {
 
 /**
  * Every name and path a text shows (including the names inside paths), for checking what a view already holds: each
- * run of name characters ({@link TOKEN}) up to 320 long, trimmed of surrounding punctuation, and the word parts of a
+ * run of name characters (`[\w.@~+$/-]`) up to 320 long, trimmed of surrounding punctuation, and the word parts of a
  * run that is not one word. A scan over the code units, one pass, as the digest reads every text in view this way.
  */
 export function namesIn(text: string): Set<string>;
 export function namesIn<S extends Pick<NameSet, "add">>(text: string, into: S): S;
 export function namesIn(text: string, into: Pick<NameSet, "add"> = new Set<string>()): Pick<NameSet, "add"> {
+  forEachNameRange(text, (from, to) => into.add(text.slice(from, to)));
+  return into;
+}
+
+/**
+ * Each name {@link namesIn} finds in `text`, as its range `[from, to)`, in the order found and as often as found: for
+ * a caller that looks names up without making each occurrence a string first.
+ */
+export function forEachNameRange(text: string, visit: (from: number, to: number) => void): void {
   const n = text.length;
   let i = 0;
   while (i < n) {
@@ -140,22 +218,27 @@ export function namesIn(text: string, into: Pick<NameSet, "add"> = new Set<strin
       if (NAME_CHAR[text.charCodeAt(end)] !== 2) word = false;
       end++;
     }
-    if (end - i <= 4 * NAME_LENGTH.max) addRun(text, i, end, word, into);
+    if (end - i <= 4 * NAME_LENGTH.max) visitRun(text, i, end, word, visit);
     i = end;
   }
-  return into;
 }
 
-/** Add one run's trimmed token, and its word parts when it is not one word (see {@link namesIn}). */
-function addRun(text: string, from: number, to: number, word: boolean, into: Pick<NameSet, "add">): void {
+/** Visit one run's trimmed token, and its word parts when it is not one word (see {@link namesIn}). */
+function visitRun(
+  text: string,
+  from: number,
+  to: number,
+  word: boolean,
+  visit: (from: number, to: number) => void,
+): void {
   if (word) {
-    into.add(text.slice(from, to));
+    visit(from, to);
     return;
   }
   // `trimToken`: leading `+` and `-` (a run holds no comma), trailing `.`, `+` and `-`.
   while (from < to && (text.charCodeAt(from) === 43 || text.charCodeAt(from) === 45)) from++;
   while (to > from && ".+-".includes(text[to - 1])) to--;
-  into.add(text.slice(from, to));
+  visit(from, to);
   let start = -1;
   let words = true;
   for (let k = from; k < to; k++) {
@@ -163,12 +246,12 @@ function addRun(text: string, from: number, to: number, word: boolean, into: Pic
       if (start < 0) start = k;
     } else {
       words = false;
-      if (start >= 0) into.add(text.slice(start, k));
+      if (start >= 0) visit(start, k);
       start = -1;
     }
   }
-  // A trimmed token of word characters only was added whole above, and is its own only part.
-  if (!words && start >= 0) into.add(text.slice(start, to));
+  // A trimmed token of word characters only was visited whole above, and is its own only part.
+  if (!words && start >= 0) visit(start, to);
 }
 
 /** Names a file that was read defines, in order of first definition (each once). */

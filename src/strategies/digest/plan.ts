@@ -4,7 +4,6 @@ import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { CustomMessageEntry, HiddenRange, RangeDetails, SessionEntry } from "../../log/entries.ts";
 import { isDigestEntry, LedgerType, LEDGER_FACTS } from "../catalog.ts";
 import { isDialogue, isFoldable } from "../../projection/ranges.ts";
-import { ownCopy } from "../../log/own-copy.ts";
 import { entryMessages, type ProjectedEntry, projectBranch } from "../../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
 import { latestEdits } from "../shared/conversation.ts";
@@ -12,7 +11,8 @@ import { scanStartupReads } from "../shared/startup-reads.ts";
 import type { ContextFile } from "../contract.ts";
 import { BranchFold } from "../shared/branch-fold.ts";
 import { branchLookup, ordinalsOf, selectDelta, type DeltaUnit } from "../shared/delta.ts";
-import { namesIn, type NameSet } from "./lines.ts";
+import type { NameSet } from "./lines.ts";
+import { NameTable } from "./name-table.ts";
 import { decideDigest, digestPolicy, type DigestPolicy } from "./policy.ts";
 import { renderDigest, type RenderStats } from "./render.ts";
 import { findSuperseded } from "./supersede.ts";
@@ -184,22 +184,15 @@ function blockText(block: Record<string, unknown>): string {
  * digest (a memo: the result never depends on it). The same paths and identifiers recur in thousands of messages: one
  * copy of each, and a list of small integers per object, keep a long session's memo far below its text.
  */
-let names = { ids: new Map<string, number>(), list: [] as string[], memo: new WeakMap<object, readonly number[]>() };
+let names = new NameTable();
 /** Distinct names kept before the table starts over (see {@link nameTable}). */
 const MAX_NAMES = 1_000_000;
 
-function nameIdsOf(key: object, text: () => string, table: typeof names): readonly number[] {
+/** The numbers of the names in `key`'s text (see {@link keyText}), each once, in order of first appearance. */
+function nameIdsOf(key: object, message: AgentMessage, table: NameTable): Int32Array {
   let ids = table.memo.get(key);
   if (!ids) {
-    ids = [...namesIn(text())].map((name) => {
-      let id = table.ids.get(name);
-      if (id === undefined) {
-        const own = ownCopy(name);
-        id = table.list.push(own) - 1;
-        table.ids.set(own, id);
-      }
-      return id;
-    });
+    ids = table.idsIn(keyText(key, message));
     table.memo.set(key, ids);
   }
   return ids;
@@ -207,38 +200,41 @@ function nameIdsOf(key: object, text: () => string, table: typeof names): readon
 
 /** True when a message has no text besides its content (no bash command, output or summary). */
 function isPlain(m: Record<string, unknown>): boolean {
-  return !STRING_FIELDS.some((key) => typeof m[key] === "string");
+  for (const key of STRING_FIELDS) if (typeof m[key] === "string") return false;
+  return true;
 }
 
 /**
- * The objects a message's names are memoized on, each with its text: exactly `namesIn(messageText(message))` is the
- * union of their names. Two kinds of message are fresh objects at every projection, so a memo per message object
- * would rescan them at every digest, which over a long session grows with everything kept in view so far: a dialogue
- * answer inside a digest's range, projected without its reasoning (a copy that shares its content blocks with the
- * stored message), and the message of a custom entry (a digest, a checkpoint), built from the entry each time. The
- * first are memoized per content block, which is exact because a name never spans two parts (the newline that joins
- * them is not a name character); the second per entry, when the message's one text is the entry's own.
+ * Pushes onto `out` the objects a message's names are memoized on: exactly `namesIn(messageText(message))` is the
+ * union of their names ({@link keyText}). Two kinds of message are fresh objects at every projection, so a memo per
+ * message object would rescan them at every digest, which over a long session grows with everything kept in view so
+ * far: a dialogue answer inside a digest's range, projected without its reasoning (a copy that shares its content
+ * blocks with the stored message), and the message of a custom entry (a digest, a checkpoint), built from the entry
+ * each time. The first are memoized per content block, which is exact because a name never spans two parts (the
+ * newline that joins them is not a name character); the second per entry, when the message's one text is the
+ * entry's own.
  */
-function eachNameKey(
-  message: AgentMessage,
-  source: SessionEntry,
-  visit: (key: object, text: () => string) => void,
-): void {
+function pushNameKeys(message: AgentMessage, source: SessionEntry, out: object[]): void {
   const m = message as unknown as Record<string, unknown>;
   const content = m.content;
   const plain = isPlain(m);
   if (Array.isArray(content) && plain) {
-    for (const block of content as Record<string, unknown>[])
-      if (block !== null && typeof block === "object") visit(block, () => blockText(block));
+    for (const block of content as unknown[]) if (block !== null && typeof block === "object") out.push(block);
     return;
   }
   const own = source.type === "custom_message" && plain && typeof content === "string" && content === source.content;
-  visit(own ? source : message, () => messageText(message));
+  out.push(own ? source : message);
+}
+
+/** The text a memo key of `message` stands for: the whole message's, or one content block's. */
+function keyText(key: object, message: AgentMessage): string {
+  if (key === message || !Array.isArray((message as { content?: unknown }).content)) return messageText(message);
+  return blockText(key as Record<string, unknown>);
 }
 
 /** The names table, started over (the memo with it) once it holds too many names, so a long-lived process stays bounded. */
-function nameTable(): typeof names {
-  if (names.list.length > MAX_NAMES) names = { ids: new Map(), list: [], memo: new WeakMap() };
+function nameTable(): NameTable {
+  if (names.list.length > MAX_NAMES) names = new NameTable();
   return names;
 }
 
@@ -246,12 +242,14 @@ function nameTable(): typeof names {
 export function namesInView(view: readonly ProjectedEntry[], targets: ReadonlySet<string>): Set<string> {
   const table = nameTable();
   const shown = new Set<string>();
+  const keys: object[] = [];
   for (const entry of view) {
     if (targets.has(entry.sourceEntry.id)) continue;
-    for (const message of entry.messages)
-      eachNameKey(message, entry.sourceEntry, (key, text) => {
-        for (const id of nameIdsOf(key, text, table)) shown.add(table.list[id]);
-      });
+    for (const message of entry.messages) {
+      keys.length = 0;
+      pushNameKeys(message, entry.sourceEntry, keys);
+      for (const key of keys) for (const id of nameIdsOf(key, message, table)) shown.add(table.list[id]);
+    }
   }
   return shown;
 }
@@ -261,7 +259,7 @@ interface CensusEntry {
   id: string;
   messages: readonly AgentMessage[];
   keys: object[];
-  ids: (readonly number[])[];
+  ids: Int32Array[];
 }
 
 /**
@@ -271,7 +269,7 @@ interface CensusEntry {
  * counting costs a step per name, and that only for the span digested and the entries after it.
  */
 interface Census {
-  table: typeof names;
+  table: NameTable;
   entries: CensusEntry[];
   /** Positions in `entries` per entry id, ascending: a digest's covered entries are found without a pass. */
   positions: Map<string, number[]>;
@@ -281,22 +279,27 @@ interface Census {
 /** Censuses per branch array (the lab's rows and the host's live ledger each keep theirs). */
 const censuses = new WeakMap<readonly SessionEntry[], Census>();
 
+/** Keys of one message, gathered here while a census compares or counts (reused: a census runs at every digest). */
+const scratchKeys: object[] = [];
+
 /** True when the census counted `projected` as it is: the same entry and the same memo keys in the same order. */
 function sameKeys(counted: CensusEntry, projected: ProjectedEntry): boolean {
   if (counted.id !== projected.sourceEntry.id) return false;
   // The same message objects have the same keys (messages are immutable session data): most entries end here.
   const messages = projected.messages;
-  if (messages.length === counted.messages.length && messages.every((m, i) => m === counted.messages[i])) {
-    counted.messages = messages;
-    return true;
+  if (messages.length === counted.messages.length) {
+    let i = 0;
+    while (i < messages.length && messages[i] === counted.messages[i]) i++;
+    if (i === messages.length) {
+      counted.messages = messages;
+      return true;
+    }
   }
   let k = 0;
-  let same = true;
-  for (const message of projected.messages) {
-    eachNameKey(message, projected.sourceEntry, (key) => {
-      if (counted.keys[k++] !== key) same = false;
-    });
-    if (!same) return false;
+  for (const message of messages) {
+    scratchKeys.length = 0;
+    pushNameKeys(message, projected.sourceEntry, scratchKeys);
+    for (const key of scratchKeys) if (counted.keys[k++] !== key) return false;
   }
   if (k !== counted.keys.length) return false;
   counted.messages = messages;
@@ -324,11 +327,14 @@ function censusOf(branch: readonly SessionEntry[], view: readonly ProjectedEntry
   for (let k = kept; k < view.length; k++) {
     const projected = view[k];
     const counted: CensusEntry = { id: projected.sourceEntry.id, messages: projected.messages, keys: [], ids: [] };
-    for (const message of projected.messages)
-      eachNameKey(message, projected.sourceEntry, (key, text) => {
+    for (const message of projected.messages) {
+      scratchKeys.length = 0;
+      pushNameKeys(message, projected.sourceEntry, scratchKeys);
+      for (const key of scratchKeys) {
         counted.keys.push(key);
-        counted.ids.push(nameIdsOf(key, text, table));
-      });
+        counted.ids.push(nameIdsOf(key, message, table));
+      }
+    }
     if (table.list.length > census.counts.length) {
       const counts = new Int32Array(Math.max(table.list.length, 2 * census.counts.length));
       counts.set(census.counts);
@@ -363,7 +369,7 @@ export function viewNames(
   return {
     has(name: string): boolean {
       if (added.has(name)) return true;
-      const id = table.ids.get(name);
+      const id = table.idOf(name);
       return id !== undefined && counts[id] - (covered.get(id) ?? 0) > 0;
     },
     add(name: string) {
@@ -553,7 +559,8 @@ export function digestDue(boundary: DigestBoundary): DigestDue {
       maxRaw: decision.maxRaw,
       hotSteps: policy.hotSteps ?? HOT_STEPS,
     });
-    const hidden = steps.slice(0, cut).reduce((n, step) => n + step.tokens, 0);
+    let hidden = 0;
+    for (let k = 0; k < cut; k++) hidden += steps[k].tokens;
     if (hidden < (decision.why === "batch" ? policy.batch : policy.minFull)) return { due: false, why: "below batch" };
   }
   return { due: true, limitId };
@@ -562,20 +569,64 @@ export function digestDue(boundary: DigestBoundary): DigestDue {
 /**
  * The raw steps after the last tool checkpoint's range, up to `limit`, as {@link rawTokensBound} counts them (folds,
  * edits and compactions ignored), one per assistant turn with its results: what the working-set split looks at
- * before the exact selection is made.
+ * before the exact selection is made. Each step is read once ({@link rawStep}): the same raw tail is split again at
+ * every boundary until a digest covers it.
  */
-function rawStepsBound(branch: readonly SessionEntry[], limit: number, cwd: string): WorkStep[] {
+export function rawStepsBound(branch: readonly SessionEntry[], limit: number, cwd: string): WorkStep[] {
   const start = rawTailStart(branch, limit);
-  const groups: { tokens: number; messages: AgentMessage[] }[] = [];
+  const steps: WorkStep[] = [];
+  let first = -1;
   for (let i = start + 1; i <= Math.min(limit, branch.length - 1); i++) {
     const entry = branch[i];
     if (!isFoldable(entry) || isDialogue(entry, LEDGER_FACTS)) continue;
-    const messages = entryMessages(entry);
     const assistant = entry.type === "message" && entry.message.role === "assistant";
-    if (assistant || !groups.length) groups.push({ tokens: 0, messages: [] });
-    const group = groups[groups.length - 1];
-    group.tokens += entryTokens(entry);
-    group.messages.push(...messages);
+    if (assistant || first < 0) {
+      if (first >= 0) steps.push(rawStep(branch, first, i, cwd));
+      first = i;
+    }
   }
-  return groups.map((g) => ({ tokens: g.tokens, ...stepFiles(g.messages, cwd) }));
+  if (first >= 0) steps.push(rawStep(branch, first, Math.min(limit, branch.length - 1) + 1, cwd));
+  return steps;
+}
+
+/** One raw step as last read: the technical entries it was read from (in order), the directory, and the step. */
+interface RawStepMemo {
+  entries: readonly SessionEntry[];
+  cwd: string;
+  step: WorkStep;
+}
+
+/** Raw steps per first entry. Held weakly by the entry, so a session's steps go with it. */
+const rawStepMemo = new WeakMap<SessionEntry, RawStepMemo>();
+
+/**
+ * The step made of the technical entries of `branch[from, to)`, `branch[from]` the first of them: its tokens and
+ * files. Remembered per first entry with the entries it was read from, and reused only when the same entry objects
+ * follow in the same order (entries never change once written), so it is exact on any array, live or copied.
+ */
+function rawStep(branch: readonly SessionEntry[], from: number, to: number, cwd: string): WorkStep {
+  const memo = rawStepMemo.get(branch[from]);
+  if (memo && memo.cwd === cwd) {
+    let k = 0;
+    let same = true;
+    for (let i = from; i < to && same; i++) {
+      const entry = branch[i];
+      if (!isFoldable(entry) || isDialogue(entry, LEDGER_FACTS)) continue;
+      same = memo.entries[k++] === entry;
+    }
+    if (same && k === memo.entries.length) return memo.step;
+  }
+  const entries: SessionEntry[] = [];
+  const messages: AgentMessage[] = [];
+  let tokens = 0;
+  for (let i = from; i < to; i++) {
+    const entry = branch[i];
+    if (!isFoldable(entry) || isDialogue(entry, LEDGER_FACTS)) continue;
+    entries.push(entry);
+    tokens += entryTokens(entry);
+    messages.push(...entryMessages(entry));
+  }
+  const step: WorkStep = { tokens, ...stepFiles(messages, cwd) };
+  rawStepMemo.set(branch[from], { entries, cwd, step });
+  return step;
 }

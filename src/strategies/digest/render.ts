@@ -139,7 +139,16 @@ function selectionOf(step: Step, text: string): Selection | undefined {
   return "listing";
 }
 
-/** The lines of one step: its call line, then the quoted lines of its output. */
+/** Adds the names of `lines` to what the view shows. No name spans two lines, so line by line is the joined text's names. */
+function show(lines: readonly string[], context: RenderContext): string[] {
+  for (const line of lines) namesIn(line, context.shown);
+  return lines as string[];
+}
+
+/**
+ * The lines of one step: its call line, then the quoted lines of its output. Their names are added to what the view
+ * shows, so a later step does not list them again.
+ */
 function stepLines(step: Step, context: RenderContext, stats: RenderStats): string[] {
   const result = step.result;
   const text = result ? textBlocks(result.view.content).join("\n") : "";
@@ -158,12 +167,12 @@ function stepLines(step: Step, context: RenderContext, stats: RenderStats): stri
   stats.steps++;
   if (startup) {
     stats.startupReads++;
-    return [head, ...lines.map((line) => quote(line, QUOTE, Number.POSITIVE_INFINITY))];
+    return show([head, ...lines.map((line) => quote(line, QUOTE, Number.POSITIVE_INFINITY))], context);
   }
   if (redundant) {
     if (redundant.by) stats.superseded++;
     else stats.duplicates++;
-    return [head];
+    return show([head], context);
   }
   const written = result && !result.view.isError && context.written ? writtenTexts(step, context.written) : [];
   if (written.length) {
@@ -175,7 +184,7 @@ function stepLines(step: Step, context: RenderContext, stats: RenderStats): stri
       for (const line of splitLines(text)) body.push(quote(line, QUOTE, Number.POSITIVE_INFINITY));
     });
     stats.quotedEdits = (stats.quotedEdits ?? 0) + 1;
-    return [head, ...body];
+    return show([head, ...body], context);
   }
   const selection = result ? selectionOf(step, text) : undefined;
   const small = lines.length <= SMALL_OUTPUT.lines && text.length <= SMALL_OUTPUT.chars;
@@ -192,11 +201,16 @@ function stepLines(step: Step, context: RenderContext, stats: RenderStats): stri
   }
   // The index: names and paths in the call's arguments (a write's content, an edit's texts, a command's later lines) and
   // in a file that was read, that nothing else in view shows. Enough to know what the step touched and what to search for.
-  namesIn([head, ...body].join("\n"), context.shown);
+  namesIn(head, context.shown);
+  show(body, context);
   const mentions = indexedNames(step, selection === "outline" ? text : undefined).filter(
     (name) => !context.shown.has(name) && !defined.includes(name),
   );
-  if (mentions.length) body.push(`  mentions: ${listed(mentions, MAX_MENTIONS)}`);
+  if (mentions.length) {
+    const line = `  mentions: ${listed(mentions, MAX_MENTIONS)}`;
+    namesIn(line, context.shown);
+    body.push(line);
+  }
   return [head, ...body];
 }
 
@@ -286,11 +300,7 @@ function unitLines(unit: DeltaUnit, context: RenderContext, stats: RenderStats):
   const steps: Step[] = [];
   const byCall = new Map<string, Step>();
   const flush = () => {
-    for (const step of steps) {
-      const lines = stepLines(step, context, stats);
-      namesIn(lines.join("\n"), context.shown);
-      out.push(...lines);
-    }
+    for (const step of steps) out.push(...stepLines(step, context, stats));
     steps.length = 0;
   };
   unit.messages.forEach((message, i) => {
@@ -298,9 +308,7 @@ function unitLines(unit: DeltaUnit, context: RenderContext, stats: RenderStats):
     switch (message.role) {
       case "assistant": {
         flush();
-        const lines = assistantLines(entryId, message);
-        namesIn(lines.join("\n"), context.shown);
-        out.push(...lines);
+        out.push(...show(assistantLines(entryId, message), context));
         for (const call of toolCallsOf(message)) {
           const step: Step = { callEntryId: entryId, name: call.name, args: call.arguments };
           steps.push(step);

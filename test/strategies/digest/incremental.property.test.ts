@@ -22,8 +22,15 @@ import {
 import { absolutePath } from "../../../src/strategies/shared/paths.ts";
 import { scanStartupReads } from "../../../src/strategies/shared/startup-reads.ts";
 import { findSuperseded, type Superseded } from "../../../src/strategies/digest/supersede.ts";
-import { namesInView, rawTokensBound, startupReadIds, viewNames } from "../../../src/strategies/digest/plan.ts";
-import { mentionedNames, namesIn } from "../../../src/strategies/digest/lines.ts";
+import {
+  namesInView,
+  rawStepsBound,
+  rawTokensBound,
+  startupReadIds,
+  viewNames,
+} from "../../../src/strategies/digest/plan.ts";
+import { stepFiles, type WorkStep } from "../../../src/strategies/digest/working-set.ts";
+import { exitStatus, mentionedNames, namesIn, splitLines } from "../../../src/strategies/digest/lines.ts";
 import { codeArb, ledgerArb, pathArb, proseArb } from "../../arbitraries/index.ts";
 import { runs } from "../../support/fast-check.ts";
 import { replayLivePath as replay } from "../../support/live-path.ts";
@@ -82,6 +89,45 @@ describe("the delta index", () => {
     );
   });
 });
+
+describe("the raw steps of the working-set check", () => {
+  it("are the steps read from scratch, on a live path, a copy, and a copy missing one entry", () => {
+    fc.assert(
+      fc.property(sessionArb, fc.nat(), fc.nat(), (ledger, salt, drop) => {
+        replay(ledger, (path, step) => {
+          const limit = (salt + step) % (path.length + 1);
+          expect(rawStepsBound(path, limit, CWD)).toEqual(plainRawSteps(path, limit, CWD));
+          expect(rawStepsBound([...path], limit, CWD)).toEqual(plainRawSteps(path, limit, CWD));
+          // The same first entries with other entries after them: a step remembered per entry must not come back.
+          const gap = path.filter((_, i) => i !== (drop + step) % Math.max(1, path.length));
+          expect(rawStepsBound(gap, limit, CWD)).toEqual(plainRawSteps(gap, limit, CWD));
+          expect(rawStepsBound(path, limit, "/elsewhere")).toEqual(plainRawSteps(path, limit, "/elsewhere"));
+        });
+      }),
+      { numRuns: runs(0.25) },
+    );
+  });
+});
+
+/** The raw steps grouped and read from scratch at every call, as the check made them before it remembered them. */
+function plainRawSteps(branch: readonly SessionEntry[], limit: number, cwd: string): WorkStep[] {
+  const checkpoint = branch.findLast(isToolCheckpoint);
+  const throughId = checkpoint?.details?.range.throughId;
+  const last = Math.min(limit, branch.length - 1);
+  let start = -1;
+  if (throughId !== undefined) for (let i = last; i >= 0 && start < 0; i--) if (branch[i].id === throughId) start = i;
+  const groups: { tokens: number; messages: ReturnType<typeof entryMessages> }[] = [];
+  for (let i = start + 1; i <= last; i++) {
+    const entry = branch[i];
+    if (!isFoldable(entry) || isDialogue(entry, LEDGER_FACTS)) continue;
+    if ((entry.type === "message" && entry.message.role === "assistant") || !groups.length)
+      groups.push({ tokens: 0, messages: [] });
+    const group = groups[groups.length - 1];
+    group.tokens += estimateMessagesTokens(entryMessages(entry));
+    group.messages.push(...entryMessages(entry));
+  }
+  return groups.map((g) => ({ tokens: g.tokens, ...stepFiles(g.messages, cwd) }));
+}
 
 /** The raw tail's tokens counted entry by entry back from `limit` to the last tool checkpoint's range end. */
 function plainRawTokens(branch: readonly SessionEntry[], limit: number): number {
@@ -294,6 +340,97 @@ describe("the name scan", () => {
       fc.property(fc.oneof(punctuated, longRun, codeArb, pathArb, proseArb, fc.string()), (text) => {
         expect([...namesIn(text)]).toEqual(plainNamesIn(text));
       }),
+    );
+  });
+});
+
+/** `mentionedNames` as the regular expressions state it: trimmed tokens that are paths or file names, else their structured word parts. */
+function plainMentionedNames(text: string): string[] {
+  const out = new Set<string>();
+  const add = (name: string) => {
+    if (name.length >= 4 && name.length <= 80) out.add(name);
+  };
+  const fileName =
+    /^[\w-]+(?:\.[\w-]+)*\.(?:ts|tsx|mts|cts|js|jsx|mjs|cjs|json|md|txt|py|rs|go|java|kt|rb|c|cc|cpp|h|hpp|cs|php|sh|yml|yaml|toml|css|scss|html|sql|lock)$/;
+  const structured = /^[A-Za-z_$][\w$]*(?:[a-z0-9][A-Z]|[A-Za-z0-9]_[A-Za-z0-9])[\w$]*$/;
+  for (const match of text.matchAll(/[\w.@~+$/-]+/g)) {
+    if (match[0].length > 320) continue;
+    const token = match[0].replace(/^[,+-]+/, "").replace(/[.,:;+-]+$/, "");
+    if ((token.includes("/") && /[A-Za-z]/.test(token)) || fileName.test(token)) add(token);
+    else for (const part of token.split(/[^\w$]+/)) if (part.length <= 80 && structured.test(part)) add(part);
+  }
+  return [...out];
+}
+
+describe("the mention scan", () => {
+  it("finds what the regular expressions find, in the same order", () => {
+    const unit = fc.constantFrom(
+      "a",
+      "Z",
+      "q",
+      "9",
+      "_",
+      "$",
+      ".",
+      "@",
+      "~",
+      "+",
+      "/",
+      "-",
+      ",",
+      ":",
+      " ",
+      "\n",
+      "é",
+      ".ts",
+      ".json",
+      "\u{1F600}",
+    );
+    const punctuated = fc.string({ unit, maxLength: 80 });
+    const longName = fc
+      .tuple(fc.integer({ min: 70, max: 90 }), fc.constantFrom("aB", "a_b", "x/", "a.", "A_"))
+      .map(([n, part]) => `x ${part.repeat(n).slice(0, n)} ${part.repeat(n).slice(0, n)}.md y`);
+    const longRun = fc.integer({ min: 300, max: 340 }).map((n) => `x ${"aB/".repeat(n).slice(0, n)} y`);
+    // Identifier-like words, so camelCase and snake_case edges (a capital or `_` first, second or last) come up often.
+    const word = fc.string({ unit: fc.constantFrom("a", "b", "Z", "9", "_", "$"), minLength: 1, maxLength: 9 });
+    const words = fc
+      .array(fc.tuple(word, fc.constantFrom(" ", ".", "/", "-", "+", ".ts ", "\n")), { maxLength: 8 })
+      .map((parts) => parts.map(([w, sep]) => w + sep).join(""));
+    fc.assert(
+      fc.property(fc.oneof(punctuated, words, longName, longRun, codeArb, pathArb, proseArb, fc.string()), (text) => {
+        expect(mentionedNames(text)).toEqual(plainMentionedNames(text));
+      }),
+    );
+  });
+});
+
+describe("the exit status", () => {
+  it("is read off the last three lines as a split of the whole output reads it", () => {
+    const line = fc.oneof(
+      fc.constantFrom(
+        "Command exited with code 1",
+        "Command exited with code -2 ",
+        "  Command exited with code 0\r",
+        "",
+      ),
+      fc.string({ unit: fc.constantFrom("a", " ", "\r", "1", "\t"), maxLength: 6 }),
+    );
+    const output = fc
+      .tuple(fc.array(line, { maxLength: 6 }), fc.constantFrom("", "\n", "\r\n", "\n\n"))
+      .map(([lines, end]) => lines.join("\n") + end);
+    fc.assert(
+      fc.property(
+        fc.oneof(output, fc.string({ unit: fc.constantFrom("\n", "\r", " ", "a"), maxLength: 8 })),
+        (text) => {
+          const lines = splitLines(text);
+          let expected: number | undefined;
+          for (let i = lines.length - 1; i >= Math.max(0, lines.length - 3) && expected === undefined; i--) {
+            const match = /^Command exited with code (-?\d+)\s*$/.exec(lines[i].trim());
+            if (match) expected = Number(match[1]);
+          }
+          expect(exitStatus(text)).toBe(expected);
+        },
+      ),
     );
   });
 });
