@@ -1,9 +1,9 @@
 // Where the lab keeps what its replay need not hold in memory: superseded compactions of the simulated ledgers
 // (rows/ledger-row.ts) and the long texts of the session being replayed (source-texts.ts). Pi's ledger lives on
-// disk; the lab's lives in memory, so this text goes, deflated, to one temporary file per process and is read back
+// disk; the lab's lives in memory, so this text goes, as UTF-8, to one temporary file per process and is read back
 // only when some code reads it. The file is private (0600) and unlinked as soon as it is open, so it disappears with
 // the process, however the process ends; where a platform cannot unlink an open file it is removed at exit. Where
-// no temporary file can be made (a read-only or full temporary directory), the deflated bytes stay in memory.
+// no temporary file can be made (a read-only or full temporary directory), the text stays in memory deflated.
 import { closeSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -45,9 +45,11 @@ function open(): SpillFile | null {
 /** Write `text` out of memory; the returned function reads it back (each call reads the file again). */
 export function spill(text: string): () => string {
   const out = open();
-  // The fastest level: the text goes to disk to leave memory, and a smaller file saves less than the deflate costs.
+  // On disk the text is stored as it is: deflating it and inflating it at every read cost more CPU than the smaller
+  // file saves (the file is no larger than the session's own texts). Held in memory, it is deflated, at the fastest level.
+  if (out) return appendTo(out, Buffer.from(text, "utf8"));
   const bytes = deflateRawSync(text, { level: 1 });
-  return out ? appendTo(out, bytes) : () => inflateRawSync(bytes).toString("utf8");
+  return () => inflateRawSync(bytes).toString("utf8");
 }
 
 // Its own function, so the reader's closure captures the offset and length only: closures made in one scope
@@ -67,7 +69,7 @@ function appendTo(out: SpillFile, bytes: Buffer): () => string {
       if (got === 0) throw new Error("the lab's spill file ended early");
       read += got;
     }
-    return inflateRawSync(buffer).toString("utf8");
+    return buffer.toString("utf8");
   };
 }
 
