@@ -453,32 +453,6 @@ export class Finder {
       counts[id] += delta;
     }
   }
-
-  /** Which patterns occur anywhere in a list of messages: `marks[id] === result` means present. */
-  present(messages: readonly AgentMessage[], marks: Uint32Array, stamp: number): void {
-    for (const message of messages) {
-      const offset = this.offsetOf(message);
-      // The pool may have grown (a new message was searched): read it after the offset is known.
-      const pool = this.pool;
-      // The reading of `read`, inlined: a view holds a few hundred messages with thousands of hits each.
-      let at = offset;
-      let count = 0;
-      for (let shift = 0, byte = 0x80; byte & 0x80; shift += 7) {
-        byte = pool[at++];
-        count += (byte & 0x7f) * 2 ** shift;
-      }
-      let id = 0;
-      for (; count > 0; count--) {
-        let delta = 0;
-        for (let shift = 0, byte = 0x80; byte & 0x80; shift += 7) {
-          byte = pool[at++];
-          delta += (byte & 0x7f) * 2 ** shift;
-        }
-        id += delta;
-        marks[id] = stamp;
-      }
-    }
-  }
 }
 
 /**

@@ -304,14 +304,9 @@ export function neededItems(branch: readonly SessionEntry[], cwd = ""): NeededIt
   return needed;
 }
 
-/** The items needed at branch position `position`, in order of first appearance. */
-export function neededAt(items: readonly NeededItem[], position: number): NeededItem[] {
-  const out: NeededItem[] = [];
-  for (const item of items) {
-    if (item.first >= position) break;
-    if (item.lastUse >= position) out.push(item);
-  }
-  return out;
+/** True when the item is needed at branch position `position`: it appeared before it and is used at or after it. */
+export function isNeededAt(item: NeededItem, position: number): boolean {
+  return item.first < position && item.lastUse >= position;
 }
 
 /** A needed item as a probe, so the recall check (context_grep in its first entry) applies unchanged. */

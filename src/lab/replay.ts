@@ -5,7 +5,7 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { SessionEntry } from "../log/entries.ts";
 import { type Prices, RequestTotals, type SideCall } from "./metrics.ts";
-import { asProbe, NEEDED_KINDS, type NeededItem, type NeededKind, neededItems } from "./needed.ts";
+import { asProbe, isNeededAt, NEEDED_KINDS, type NeededItem, type NeededKind, neededItems } from "./needed.ts";
 import { observers, Presence, type PresenceCounts } from "./presence.ts";
 import { extractProbes, PROBE_KINDS, type Probe, type ProbeKind } from "./probes.ts";
 import { batchedSearch, branchIndex, checkedProbes, MAX_CHECKED, recoverability } from "./recoverability.ts";
@@ -226,12 +226,13 @@ function measureAct(
     if (shown.hasProbe(k)) kept++;
   }
   const retention = seen ? kept / seen : 1;
-  // The items needed at `position` (see neededAt), counted in place: items come sorted by first appearance.
+  // The items needed at `position`, counted in place: items come sorted by first appearance, so none after the
+  // first that appears at or after it is needed.
   let total = 0;
   let visible = 0;
   for (const item of items) {
     if (item.first >= position) break;
-    if (item.lastUse < position) continue;
+    if (!isNeededAt(item, position)) continue;
     total++;
     const counts = state.neededByKind[item.kind];
     counts.needed++;
