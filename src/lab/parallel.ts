@@ -9,7 +9,7 @@ import { stat } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { Worker } from "node:worker_threads";
 import { LAB_OPTIONS } from "./lab-options.ts";
-import type { WorkerReport, WorkerSetup } from "./session-worker.ts";
+import type { WorkerData, WorkerReport, WorkerSetup } from "./session-worker.ts";
 import type { SessionResult } from "./replay.ts";
 import type { WorkerProgress } from "./progress.ts";
 
@@ -21,16 +21,6 @@ export type WorkerHeap = (bytes: number) => number;
  * the result, or "failed"); `post` may throw to cut the replay short.
  */
 export type LocalReplay = (index: number, path: string, post: (report: WorkerReport) => void) => Promise<void>;
-
-/** What every worker shares with the others, on top of the run's settings. */
-export type WorkerData = WorkerSetup & {
-  /** The run's files, in the run's order (a result's index is its file's index here). */
-  files: readonly string[];
-  /** Indices of `files` in the order they are taken. */
-  order: readonly number[];
-  /** One shared counter: the next position in `order` to take. */
-  claims: Int32Array;
-};
 
 /** The worker module beside this one: TypeScript in a checkout, the compiled JavaScript in a package. */
 const WORKER_URL = new URL(

@@ -6,7 +6,6 @@ import { parentPort } from "node:worker_threads";
 import { createDump } from "./dump.ts";
 import type { LabSettings, RowFactory } from "./row.ts";
 import type { Prices } from "./metrics.ts";
-import type { WorkerData } from "./parallel.ts";
 import { replaySession, type ReplayOptions, type SessionResult } from "./replay.ts";
 import { selectRows } from "./rows/registry.ts";
 import { fileInput } from "./session-input.ts";
@@ -20,6 +19,16 @@ export interface WorkerSetup {
 }
 
 /** A replayer to the main thread: progress within the current session, its result, or that it has no file left. */
+/** What every worker shares with the others, on top of the run's settings. */
+export type WorkerData = WorkerSetup & {
+  /** The run's files, in the run's order (a result's index is its file's index here). */
+  files: readonly string[];
+  /** Indices of `files` in the order they are taken. */
+  order: readonly number[];
+  /** One shared counter: the next position in `order` to take. */
+  claims: Int32Array;
+};
+
 export type WorkerReport =
   | { type: "start"; index: number; name: string }
   | { type: "progress"; index: number; done: number; total: number }
