@@ -140,7 +140,8 @@ if (!command || command === "--help" || command === "-h" || command === "help") 
     if (command === "lab" && process.env.PI_CONTEXT_LEDGER_LAB_CHILD) {
       tieToParent();
       // The workers of a parallel run load their modules on the other cores while this thread loads its own.
-      const warm = Number(process.env[WARM_ENV] ?? 0);
+      // Bounded by the cores: a run asking for more workers starts the rest when it begins.
+      const warm = Math.min(Math.trunc(Number(process.env[WARM_ENV] ?? 0)) || 0, availableParallelism());
       // Their heap is set by this process's heap flags, which V8 applies to every thread (workerHeapMb is for a run
       // without them).
       if (warm > 0) (await import("./parallel.ts")).warmUpWorkers(warm, workerHeapMb(0));
