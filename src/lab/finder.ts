@@ -99,6 +99,7 @@ export class Finder {
     this.unionIds = new Uint32Array(patterns.length);
     this.seen = new Uint32Array(patterns.length);
     this.scratch = new Uint32Array(patterns.length);
+    this.decoded = new Uint32Array(patterns.length);
     // The trie is built in a map keyed by node * 65536 + code unit, then laid out in typed arrays.
     const next = new Map<number, number>();
     const ends: number[] = [-1];
@@ -340,22 +341,10 @@ export class Finder {
         // An own copy: the slice would keep the whole text alive for as long as the memo holds the chunk.
         this.byChunk.set(ownCopy(chunk), offset);
       }
-      // The chunk's ids, read from the pool (the reading of `read`, inlined), each added to the union once.
-      const pool = this.pool;
-      let at = offset;
-      let count = 0;
-      for (let shift = 0, byte = 0x80; byte & 0x80; shift += 7) {
-        byte = pool[at++];
-        count += (byte & 0x7f) * 2 ** shift;
-      }
-      let id = 0;
-      for (; count > 0; count--) {
-        let step = 0;
-        for (let shift = 0, byte = 0x80; byte & 0x80; shift += 7) {
-          byte = pool[at++];
-          step += (byte & 0x7f) * 2 ** shift;
-        }
-        id += step;
+      // The chunk's ids, each added to the union once.
+      const { decoded } = this;
+      for (let k = 0, count = this.decode(offset); k < count; k++) {
+        const id = decoded[k];
         if (united[id] !== stamp) {
           united[id] = stamp;
           unionIds[found++] = id;
@@ -395,47 +384,12 @@ export class Finder {
     return offset;
   }
 
-  /** Call `each` with every id stored at `offset`. */
-  private read(offset: number, each: (id: number) => void): void {
-    const pool = this.pool;
-    let at = offset;
-    const next = (): number => {
-      let value = 0;
-      let shift = 0;
-      let byte: number;
-      do {
-        byte = pool[at++];
-        value += (byte & 0x7f) * 2 ** shift;
-        shift += 7;
-      } while (byte & 0x80);
-      return value;
-    };
-    let id = 0;
-    for (let count = next(); count > 0; count--) {
-      id += next();
-      each(id);
-    }
-  }
-
-  /** Ids of the patterns a message holds (ascending), memoized per message object. */
-  inMessage(message: AgentMessage): Uint32Array {
-    const ids: number[] = [];
-    this.read(this.offsetOf(message), (id) => ids.push(id));
-    return Uint32Array.from(ids);
-  }
-
-  /** Call `each` with the id of every pattern a message holds (ascending), memoized per message object. */
-  forEachIn(message: AgentMessage, each: (id: number) => void): void {
-    this.read(this.offsetOf(message), each);
-  }
-
   /**
-   * Add `delta` to `counts[id]` for every pattern a message holds, memoized per message object: a view's counts kept
-   * current as messages enter (+1) and leave (-1) it.
+   * The ids stored at `offset`, ascending, written to `decoded`; returns how many. The one reading of the pool's
+   * format (a count, then the gaps between ids, each as 7-bit groups, low first). Each call overwrites `decoded`.
    */
-  tally(message: AgentMessage, counts: Int32Array, delta: number): void {
-    const offset = this.offsetOf(message);
-    const pool = this.pool;
+  private decode(offset: number): number {
+    const { pool, decoded } = this;
     let at = offset;
     let count = 0;
     for (let shift = 0, byte = 0x80; byte & 0x80; shift += 7) {
@@ -443,15 +397,41 @@ export class Finder {
       count += (byte & 0x7f) * 2 ** shift;
     }
     let id = 0;
-    for (; count > 0; count--) {
+    for (let k = 0; k < count; k++) {
       let step = 0;
       for (let shift = 0, byte = 0x80; byte & 0x80; shift += 7) {
         byte = pool[at++];
         step += (byte & 0x7f) * 2 ** shift;
       }
       id += step;
-      counts[id] += delta;
+      decoded[k] = id;
     }
+    return count;
+  }
+
+  /** Ids a {@link decode} wrote (each pattern once, so they fit). */
+  private readonly decoded: Uint32Array;
+
+  /** Ids of the patterns a message holds (ascending), memoized per message object. */
+  inMessage(message: AgentMessage): Uint32Array {
+    const count = this.decode(this.offsetOf(message));
+    return this.decoded.slice(0, count);
+  }
+
+  /** Call `each` with the id of every pattern a message holds (ascending), memoized per message object. */
+  forEachIn(message: AgentMessage, each: (id: number) => void): void {
+    // `each` reads the shared buffer's ids: it must not search with this finder meanwhile.
+    const { decoded } = this;
+    for (let k = 0, count = this.decode(this.offsetOf(message)); k < count; k++) each(decoded[k]);
+  }
+
+  /**
+   * Add `delta` to `counts[id]` for every pattern a message holds, memoized per message object: a view's counts kept
+   * current as messages enter (+1) and leave (-1) it.
+   */
+  tally(message: AgentMessage, counts: Int32Array, delta: number): void {
+    const { decoded } = this;
+    for (let k = 0, count = this.decode(this.offsetOf(message)); k < count; k++) counts[decoded[k]] += delta;
   }
 }
 

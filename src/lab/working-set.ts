@@ -285,11 +285,11 @@ export class ViewPresence implements ViewObserver {
   }
 
   added(message: AgentMessage): void {
-    this.finder?.forEachIn(message, (id) => this.counts[id]++);
+    this.finder?.tally(message, this.counts, 1);
   }
 
   removed(message: AgentMessage): void {
-    this.finder?.forEachIn(message, (id) => this.counts[id]--);
+    this.finder?.tally(message, this.counts, -1);
   }
 
   /** True when some message of the view holds the text verbatim. */
