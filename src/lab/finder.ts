@@ -6,6 +6,7 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { ownCopy } from "../log/own-copy.ts";
 import { viewText } from "./probes.ts";
+import type { ViewObserver } from "./view.ts";
 
 /** Finds which of a fixed set of patterns occur in a text. */
 export class Finder {
@@ -539,5 +540,32 @@ class TextMemo {
     }
     this.current.set(text, offset);
     this.chars += text.length;
+  }
+}
+
+/**
+ * Per pattern of a finder, how many messages of one view hold it, kept current as messages enter and leave the view
+ * (a view observer). Without a finder (nothing to look for) it counts nothing.
+ */
+export class PatternCounts implements ViewObserver {
+  private readonly finder: Finder | undefined;
+  private readonly counts: Int32Array;
+
+  constructor(finder: Finder | undefined) {
+    this.finder = finder;
+    this.counts = new Int32Array(finder?.size ?? 0);
+  }
+
+  added(message: AgentMessage): void {
+    this.finder?.tally(message, this.counts, 1);
+  }
+
+  removed(message: AgentMessage): void {
+    this.finder?.tally(message, this.counts, -1);
+  }
+
+  /** True when some message of the view holds pattern `id`. */
+  protected holdsPattern(id: number): boolean {
+    return this.counts[id] > 0;
   }
 }

@@ -3,8 +3,7 @@
 // the view at a measured act reads one count per pattern instead of the hits of every message the view holds: a
 // long session's views hold a thousand messages at each act, and the view changes by a few between acts.
 // Deterministic; no I/O.
-import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import { Finder } from "./finder.ts";
+import { Finder, PatternCounts } from "./finder.ts";
 import type { NeededItem } from "./needed.ts";
 import type { Probe } from "./probes.ts";
 import type { ViewObserver } from "./view.ts";
@@ -41,36 +40,25 @@ export class Presence {
   }
 }
 
-/** Per pattern, how many messages of one view hold it. A view observer (see {@link Presence.tracker}). */
-export class PresenceCounts implements ViewObserver {
-  private readonly finder: Finder;
+/** Which probes and items one view shows: the counts of the presence's patterns (see {@link Presence.tracker}). */
+export class PresenceCounts extends PatternCounts {
   private readonly probeStart: Int32Array;
   private readonly itemBase: number;
-  private readonly counts: Int32Array;
 
   constructor(finder: Finder, probeStart: Int32Array, itemBase: number) {
-    this.finder = finder;
+    super(finder);
     this.probeStart = probeStart;
     this.itemBase = itemBase;
-    this.counts = new Int32Array(finder.size);
-  }
-
-  added(message: AgentMessage): void {
-    this.finder.tally(message, this.counts, 1);
-  }
-
-  removed(message: AgentMessage): void {
-    this.finder.tally(message, this.counts, -1);
   }
 
   /** Probe number `k` of the list the presence was built from, in any of its spellings. */
   hasProbe(k: number): boolean {
-    for (let id = this.probeStart[k]; id < this.probeStart[k + 1]; id++) if (this.counts[id] > 0) return true;
+    for (let id = this.probeStart[k]; id < this.probeStart[k + 1]; id++) if (this.holdsPattern(id)) return true;
     return false;
   }
 
   hasItem(item: NeededItem): boolean {
-    return this.counts[this.itemBase + item.index] > 0;
+    return this.holdsPattern(this.itemBase + item.index);
   }
 }
 

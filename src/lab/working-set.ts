@@ -10,11 +10,10 @@ import type { SessionEntry } from "../log/entries.ts";
 import { ownCopy } from "../log/own-copy.ts";
 import { unescapeLine } from "../strategies/checkpoint/render.ts";
 import { QUOTE } from "../strategies/digest/lines.ts";
-import { contentHolder, Finder, type MessageText } from "./finder.ts";
+import { contentHolder, Finder, type MessageText, PatternCounts } from "./finder.ts";
 import { messageTokens, type Prices } from "./metrics.ts";
 import { messageParts, type TextReading } from "./probes.ts";
 import { visibleMessages } from "./row.ts";
-import type { ViewObserver } from "./view.ts";
 
 /** Shortest replaced text counted (after trimming): shorter ones (`}`, `return x;`) occur everywhere and prove nothing. */
 export const MIN_REPLACED = 8;
@@ -275,26 +274,10 @@ function noteReads(
 }
 
 /** Which replaced texts a view holds: per text, how many of its messages hold it. A view observer. */
-export class ViewPresence implements ViewObserver {
-  private readonly finder: Finder | undefined;
-  private readonly counts: Int32Array;
-
-  constructor(finder: Finder | undefined) {
-    this.finder = finder;
-    this.counts = new Int32Array(finder?.size ?? 0);
-  }
-
-  added(message: AgentMessage): void {
-    this.finder?.tally(message, this.counts, 1);
-  }
-
-  removed(message: AgentMessage): void {
-    this.finder?.tally(message, this.counts, -1);
-  }
-
+export class ViewPresence extends PatternCounts {
   /** True when some message of the view holds the text verbatim. */
   holds(text: ReplacedText): boolean {
-    return this.counts[text.pattern] > 0;
+    return this.holdsPattern(text.pattern);
   }
 }
 
