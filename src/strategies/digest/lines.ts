@@ -80,6 +80,15 @@ export function mentionedNames(text: string): string[] {
     seen.add(name);
     out.push(name);
   };
+  forEachRun(text, (from, to) => mentionsOfRun(text, from, to, add));
+  return out;
+}
+
+/**
+ * Each run of name characters in `text` up to 320 long (longer ones are data), as its range `[from, to)`, and
+ * whether it is one word (only `[\w$]`): the one tokenizer of {@link mentionedNames} and {@link namesIn}.
+ */
+function forEachRun(text: string, visit: (from: number, to: number, word: boolean) => void): void {
   const n = text.length;
   let i = 0;
   while (i < n) {
@@ -88,18 +97,32 @@ export function mentionedNames(text: string): string[] {
       continue;
     }
     let end = i + 1;
-    while (end < n && nameChar(text.charCodeAt(end), false)) end++;
-    if (end - i <= 4 * NAME_LENGTH.max) mentionsOfRun(text, i, end, add);
+    let word = NAME_CHAR[text.charCodeAt(i)] === 2;
+    while (end < n && nameChar(text.charCodeAt(end), false)) {
+      if (NAME_CHAR[text.charCodeAt(end)] !== 2) word = false;
+      end++;
+    }
+    if (end - i <= 4 * NAME_LENGTH.max) visit(i, end, word);
     i = end;
   }
-  return out;
+}
+
+/** Where a run's token starts, trimmed as a sentence or a list leaves it: past leading `+` and `-`. */
+function tokenStart(text: string, from: number, to: number): number {
+  while (from < to && (text.charCodeAt(from) === 43 || text.charCodeAt(from) === 45)) from++;
+  return from;
+}
+
+/** Where a run's token ends, trimmed of trailing `.`, `+` and `-` (a run holds no `,:;`). */
+function tokenEnd(text: string, from: number, to: number): number {
+  while (to > from && ".+-".includes(text[to - 1])) to--;
+  return to;
 }
 
 /** The mentions of one run of name characters `text[from, to)` (see {@link mentionedNames}). */
 function mentionsOfRun(text: string, from: number, to: number, add: (name: string) => void): void {
-  // Trimmed as a sentence or a list leaves it: leading `+` and `-`, trailing `.`, `+` and `-` (a run holds no `,:;`).
-  while (from < to && (text.charCodeAt(from) === 43 || text.charCodeAt(from) === 45)) from++;
-  while (to > from && ".+-".includes(text[to - 1])) to--;
+  from = tokenStart(text, from, to);
+  to = tokenEnd(text, from, to);
   let slash = false;
   let letter = false;
   let dot = false;
@@ -205,22 +228,7 @@ export function namesIn(text: string, into: Pick<NameSet, "add"> = new Set<strin
  * a caller that looks names up without making each occurrence a string first.
  */
 export function forEachNameRange(text: string, visit: (from: number, to: number) => void): void {
-  const n = text.length;
-  let i = 0;
-  while (i < n) {
-    if (!nameChar(text.charCodeAt(i), false)) {
-      i++;
-      continue;
-    }
-    let end = i + 1;
-    let word = NAME_CHAR[text.charCodeAt(i)] === 2;
-    while (end < n && nameChar(text.charCodeAt(end), false)) {
-      if (NAME_CHAR[text.charCodeAt(end)] !== 2) word = false;
-      end++;
-    }
-    if (end - i <= 4 * NAME_LENGTH.max) visitRun(text, i, end, word, visit);
-    i = end;
-  }
+  forEachRun(text, (from, to, word) => visitRun(text, from, to, word, visit));
 }
 
 /** Visit one run's trimmed token, and its word parts when it is not one word (see {@link namesIn}). */
@@ -235,9 +243,8 @@ function visitRun(
     visit(from, to);
     return;
   }
-  // `trimToken`: leading `+` and `-` (a run holds no comma), trailing `.`, `+` and `-`.
-  while (from < to && (text.charCodeAt(from) === 43 || text.charCodeAt(from) === 45)) from++;
-  while (to > from && ".+-".includes(text[to - 1])) to--;
+  from = tokenStart(text, from, to);
+  to = tokenEnd(text, from, to);
   visit(from, to);
   let start = -1;
   let words = true;
