@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import { availableParallelism, constants as osConstants } from "node:os";
 import { join } from "node:path";
 import { firstLine, InputError } from "./errors.ts";
-import { heapEnv, heapFlags, inputSize, workerHeapMb } from "./heap.ts";
+import { childFlags, heapEnv, inputSize, workerHeapMb } from "./heap.ts";
 import { terminalSafe } from "./terminal-text.ts";
 
 const USAGE = `Usage: pi-context-ledger <command> [options]
@@ -36,7 +36,7 @@ const WARM_ENV = "PI_CONTEXT_LEDGER_LAB_WARM";
 const FORWARDED = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 
 /**
- * Run the lab in a child Node with heap flags for its input; its exit code is ours. The child is tied to this
+ * Run the lab in a child Node with heap and compiler flags for its input; its exit code is ours. The child is tied to this
  * process: signals sent here are passed on, and the child leaves when the IPC channel closes, which it does
  * however this process ends (even on SIGKILL). The channel carries no messages.
  */
@@ -47,7 +47,7 @@ async function labWithSizedHeap(argv: string[]): Promise<number> {
     ? join((await import("../host/settings.ts")).agentDir(), "sessions")
     : "";
   const size = await inputSize(argv, sessionsDir);
-  const flags = heapFlags(size.bytes, size.largest);
+  const flags = childFlags(size.bytes, size.largest);
   const child = spawn(process.execPath, [...process.execArgv, ...flags, process.argv[1], "lab", ...argv], {
     stdio: ["inherit", "inherit", "inherit", "ipc"],
     env: {
