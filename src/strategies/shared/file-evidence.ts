@@ -177,11 +177,30 @@ function collectMutations(
   }
 }
 
+/**
+ * The branch index of an entry id (the last, should an id repeat), or -1. Only the entries from `from` on are
+ * indexed until an id is found nowhere there: a compaction's tail lies there, and indexing the whole branch at
+ * every compaction made a long session's cost grow with its square.
+ */
+function branchIndexFrom(branch: readonly SessionEntry[], from: number): (id: string) => number {
+  const index = new Map<string, number>();
+  for (let i = Math.max(0, from); i < branch.length; i++) index.set(branch[i].id, i);
+  let whole = from <= 0;
+  return (id) => {
+    const at = index.get(id);
+    if (at !== undefined || whole) return at ?? -1;
+    whole = true;
+    // Backwards, without replacing what is indexed: each id keeps its last position, as a forward pass leaves it.
+    for (let i = Math.min(from, branch.length) - 1; i >= 0; i--)
+      if (!index.has(branch[i].id)) index.set(branch[i].id, i);
+    return index.get(id) ?? -1;
+  };
+}
+
 /** Collect tail evidence per path. */
 function tailEvidence(input: EvidenceInput): Map<string, PathEvidence> {
   const byPath = new Map<string, PathEvidence>();
-  const rawIndex = new Map<string, number>();
-  input.branch.forEach((entry, i) => rawIndex.set(entry.id, i));
+  const stepOf = branchIndexFrom(input.branch, input.rawTailStart);
   const ambiguous = input.ambiguous ?? ambiguousCallIds(input.branch);
   for (const paired of pairCalls(input.entries, input.tailStart)) {
     if (ambiguous.has(paired.call.id)) continue;
@@ -192,7 +211,7 @@ function tailEvidence(input: EvidenceInput): Map<string, PathEvidence> {
     if (!path || !result || paired.ambiguous || result.view.isError) continue;
     // A replaced call no longer shows its arguments, so the pairing is not trustworthy.
     if (input.replaced.has(paired.entryId)) continue;
-    const step = rawIndex.get(paired.entryId) ?? -1;
+    const step = stepOf(paired.entryId);
     if (name === "write") {
       const content = argsObject(paired.call.arguments)?.content;
       if (typeof content === "string")
