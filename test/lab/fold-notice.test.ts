@@ -63,6 +63,31 @@ describe("fold (notice policy) row", () => {
     expect(notices.length).toBe(acts.length + row.view.messages.filter(isNotice).length);
   });
 
+  it("each fold takes the work since the previous one: no entry is folded twice", async () => {
+    const l = new Ledger();
+    for (let task = 0; task < 40; task++) {
+      l.user(`task ${task} ${chars(20)}`);
+      l.call(chars(4_800));
+      l.say(`finished task ${task}`);
+    }
+    const row = labRow("fold-notice", settings);
+    const { acts } = await drive(row, l.entries);
+    const ledger = row.ledger!();
+    const folds = ledger.filter((e) => e.type === "custom_message" && e.customType === "context-ledger/fold");
+    expect(folds.length).toBe(acts.length);
+    expect(folds.length).toBeGreaterThan(2);
+    folds.forEach((fold, k) => {
+      const range = (fold as { details: { range: { afterId: string | null; throughId: string } } }).details.range;
+      expect(range.afterId).toBe(k === 0 ? null : folds[k - 1].id);
+      const from = range.afterId === null ? 0 : ledger.findIndex((e) => e.id === range.afterId) + 1;
+      const through = ledger.findIndex((e) => e.id === range.throughId);
+      const steps = ledger
+        .slice(from, through + 1)
+        .filter((e) => e.type === "message" && e.message.role === "assistant").length;
+      expect((fold as { content: string }).content).toContain(`[folded: ${steps} assistant steps`);
+    });
+  });
+
   it("without a task boundary before the threshold, the checkpoint compaction is the safety net", async () => {
     const l = new Ledger();
     l.user(`one long task ${chars(20)}`);

@@ -32,6 +32,8 @@ export const foldNotice = (settings: SessionSettings, info: RowInfo): Row => {
   let wantsFold = false;
   /** Folds start after the previous fold's message, so no two folds hide the same entries. */
   let foldAfter: string | null = null;
+  /** Branch position just after that message (a fact is appended at the end): no search of the branch per fold. */
+  let foldStart = 0;
   let pending: TimedAction | undefined;
 
   const fact = (body: Record<string, unknown>) => {
@@ -42,8 +44,7 @@ export const foldNotice = (settings: SessionSettings, info: RowInfo): Row => {
 
   /** Fold everything since the previous fold through the finished request into the policy's summary. */
   const fold = () => {
-    const start = foldAfter === null ? 0 : ledger.branch.findIndex((e) => e.id === foldAfter) + 1;
-    const finished = ledger.branch.slice(start);
+    const finished = ledger.branch.slice(foldStart);
     const through = finished[finished.length - 1];
     if (!through || !finished.some(isFoldable)) return;
     const tokensBefore = ledger.view.tokens;
@@ -63,6 +64,7 @@ export const foldNotice = (settings: SessionSettings, info: RowInfo): Row => {
       display: true,
       details,
     }).id;
+    foldStart = ledger.branch.length;
     reproject();
     pending = { kind: "fold", tokensBefore, sideCalls: [], latencyMs: performance.now() - started };
   };
