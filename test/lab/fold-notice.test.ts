@@ -38,17 +38,21 @@ const isNotice = (m: unknown) =>
   (m as { role?: string; customType?: string }).role === "custom" &&
   (m as { customType?: string }).customType === "context-ledger/notice";
 
+/** `count` tasks of ~1,220 tokens: usage crosses 7,200 inside a task, and the next user message comes before 9,000. */
+function tasks(count: number): Ledger {
+  const l = new Ledger();
+  for (let task = 0; task < count; task++) {
+    l.user(`task ${task} ${chars(20)}`);
+    l.call(chars(4_800));
+    l.say(`finished task ${task}`);
+  }
+  return l;
+}
+
 describe("fold (notice policy) row", () => {
   it("is told once usage passes 0.8 of the threshold, folds at the next user message, and never reaches the threshold", async () => {
-    const l = new Ledger();
-    // Tasks of ~1,220 tokens: usage crosses 7,200 inside a task, and the next user message comes before 9,000.
-    for (let task = 0; task < 12; task++) {
-      l.user(`task ${task} ${chars(20)}`);
-      l.call(chars(4_800));
-      l.say(`finished task ${task}`);
-    }
     const row = labRow("fold-notice", settings);
-    const { acts, tokens } = await drive(row, l.entries);
+    const { acts, tokens } = await drive(row, tasks(12).entries);
     expect(acts.length).toBeGreaterThan(0);
     for (const { action, before } of acts) {
       expect(action.kind).toBe("fold");
@@ -64,14 +68,8 @@ describe("fold (notice policy) row", () => {
   });
 
   it("each fold takes the work since the previous one: no entry is folded twice", async () => {
-    const l = new Ledger();
-    for (let task = 0; task < 40; task++) {
-      l.user(`task ${task} ${chars(20)}`);
-      l.call(chars(4_800));
-      l.say(`finished task ${task}`);
-    }
     const row = labRow("fold-notice", settings);
-    const { acts } = await drive(row, l.entries);
+    const { acts } = await drive(row, tasks(40).entries);
     const ledger = row.ledger!();
     const folds = ledger.filter((e) => e.type === "custom_message" && e.customType === "context-ledger/fold");
     expect(folds.length).toBe(acts.length);
