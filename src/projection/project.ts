@@ -279,6 +279,29 @@ export function lookupOf(path: readonly SessionEntry[]): PathLookup & { at(index
   return { indexOf: (id) => position.get(id) ?? -1, get: (id) => path[position.get(id) ?? -1], at: (i) => path[i] };
 }
 
+/**
+ * Positions on a path as `lookupOf` gives them (the last occurrence of an id wins), indexed from the end backwards
+ * only as far as the ids asked for: a view's head compaction and kept entries are near the end, so finding them
+ * visits the view, not the branch. Every entry is indexed at most once.
+ */
+export function backwardLookup(path: readonly SessionEntry[]): PathLookup {
+  const position = new Map<string, number>();
+  let next = path.length - 1;
+  const indexOf = (id: string): number => {
+    const known = position.get(id);
+    if (known !== undefined) return known;
+    while (next >= 0) {
+      const at = next--;
+      const seen = path[at].id;
+      // Read backwards, the first position seen for an id is its last on the path.
+      if (!position.has(seen)) position.set(seen, at);
+      if (seen === id) return at;
+    }
+    return -1;
+  };
+  return { indexOf, get: (id) => path[indexOf(id)] };
+}
+
 /** The state's pins resolved against a path, or undefined when there are none. */
 export function pinsOf(
   state: LedgerState,

@@ -3,7 +3,7 @@
 import type { SessionEntry } from "../../log/entries.ts";
 import type { LedgerFacts } from "../../log/facts.ts";
 import { type LedgerState, reduceBranch } from "../../projection/ledger-state.ts";
-import { type ProjectedEntry, projectView } from "../../projection/project.ts";
+import { backwardLookup, type ProjectedEntry, projectView } from "../../projection/project.ts";
 import type { PathLookup } from "../../projection/ranges.ts";
 
 /** A branch this memo has read: its own copy of the entries, and the ledger state they reduce to. */
@@ -19,29 +19,6 @@ function commonPrefix(a: readonly SessionEntry[], b: readonly SessionEntry[]): n
   let i = 0;
   while (i < n && a[i] === b[i]) i++;
   return i;
-}
-
-/**
- * Positions on a path as `lookupOf` gives them (the last occurrence of an id wins), indexed from the end backwards
- * only as far as the ids asked for: a view's head compaction and kept entries are near the end, so finding them
- * visits the view, not the branch. Every entry is indexed at most once.
- */
-export function backwardLookup(path: readonly SessionEntry[]): PathLookup {
-  const position = new Map<string, number>();
-  let next = path.length - 1;
-  const indexOf = (id: string): number => {
-    const known = position.get(id);
-    if (known !== undefined) return known;
-    while (next >= 0) {
-      const at = next--;
-      const seen = path[at].id;
-      // Read backwards, the first position seen for an id is its last on the path.
-      if (!position.has(seen)) position.set(seen, at);
-      if (seen === id) return at;
-    }
-    return -1;
-  };
-  return { indexOf, get: (id) => path[indexOf(id)] };
 }
 
 /**

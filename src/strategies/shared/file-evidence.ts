@@ -1,7 +1,7 @@
 // Cumulative read/modified file lists and the evidence labels beside them: what the retained tail still
 // shows of each file, judged from the projected context and mutation metadata. Pure: no I/O, no fs reads.
 import type { SessionEntry } from "../../log/entries.ts";
-import type { ProjectedEntry } from "../../projection/project.ts";
+import { backwardLookup, type ProjectedEntry } from "../../projection/project.ts";
 import {
   ambiguousCallIds,
   argsObject,
@@ -177,30 +177,11 @@ function collectMutations(
   }
 }
 
-/**
- * The branch index of an entry id (the last, should an id repeat), or -1. Only the entries from `from` on are
- * indexed until an id is found nowhere there: a compaction's tail lies there, and indexing the whole branch at
- * every compaction made a long session's cost grow with its square.
- */
-function branchIndexFrom(branch: readonly SessionEntry[], from: number): (id: string) => number {
-  const index = new Map<string, number>();
-  for (let i = Math.max(0, from); i < branch.length; i++) index.set(branch[i].id, i);
-  let whole = from <= 0;
-  return (id) => {
-    const at = index.get(id);
-    if (at !== undefined || whole) return at ?? -1;
-    whole = true;
-    // Backwards, without replacing what is indexed: each id keeps its last position, as a forward pass leaves it.
-    for (let i = Math.min(from, branch.length) - 1; i >= 0; i--)
-      if (!index.has(branch[i].id)) index.set(branch[i].id, i);
-    return index.get(id) ?? -1;
-  };
-}
-
 /** Collect tail evidence per path. */
 function tailEvidence(input: EvidenceInput): Map<string, PathEvidence> {
   const byPath = new Map<string, PathEvidence>();
-  const stepOf = branchIndexFrom(input.branch, input.rawTailStart);
+  // From the end: the tail is there, and indexing the whole branch at every compaction grew with its square.
+  const { indexOf: stepOf } = backwardLookup(input.branch);
   const ambiguous = input.ambiguous ?? ambiguousCallIds(input.branch);
   for (const paired of pairCalls(input.entries, input.tailStart)) {
     if (ambiguous.has(paired.call.id)) continue;

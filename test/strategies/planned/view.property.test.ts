@@ -31,7 +31,8 @@ import {
   type LineKind,
   type TranscriptLine,
 } from "../../../src/strategies/planned/transcript.ts";
-import { backwardLookup, BranchViews } from "../../../src/strategies/planned/view.ts";
+import { backwardLookup } from "../../../src/projection/project.ts";
+import { BranchViews } from "../../../src/strategies/planned/view.ts";
 import { estimateTextTokens } from "../../../src/projection/tokens.ts";
 import { blocksOf, normalized, rankDeletions } from "../../../src/strategies/planned/heuristic.ts";
 import { ledgerArb } from "../../arbitraries/index.ts";
