@@ -3,6 +3,7 @@
 // strategy's pure planner with model access from the kit and check its plan before Pi stores it.
 import type { ExtensionContext, SessionBeforeCompactEvent, SessionEntry } from "@earendil-works/pi-coding-agent";
 import { collectFileOps } from "../../projection/file-ops.ts";
+import { backwardLookup } from "../../projection/project.ts";
 import {
   type CompactionPlan,
   compactionInput,
@@ -51,9 +52,8 @@ export function validatePlan(
 ): string | undefined {
   if (typeof plan?.summary !== "string" || !plan.summary.trim()) return "the strategy produced an empty summary";
   // From the leaf: the kept entry is near it, and a scan from the root at every compaction grows with the session.
-  let kept = branch.length - 1;
-  while (kept >= 0 && branch[kept].id !== plan.firstKeptEntryId) kept--;
-  if (kept < 0) return "the strategy kept an entry that is not on the branch";
+  if (backwardLookup(branch).indexOf(plan.firstKeptEntryId) < 0)
+    return "the strategy kept an entry that is not on the branch";
   if (plan.details?.v !== 1 || plan.details.strategy !== strategy) return "the strategy's details are not versioned";
   return undefined;
 }
