@@ -22,14 +22,14 @@ describe("heap sized to the input", () => {
     expect(await inputBytes(["--sessions"], agent)).toBe(500);
     expect(childFlags(0)).toEqual([
       "--max-old-space-size=256",
-      "--max-semi-space-size=2",
+      "--max-semi-space-size=4",
       "--heap-growing-percent=30",
       "--invocation-count-for-turbofan=10000",
       "--expose-gc",
     ]);
     expect(childFlags(100_000_001)).toEqual([
       "--max-old-space-size=660",
-      "--max-semi-space-size=2",
+      "--max-semi-space-size=4",
       "--heap-growing-percent=30",
       "--invocation-count-for-turbofan=10000",
       "--expose-gc",
