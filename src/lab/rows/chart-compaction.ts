@@ -61,7 +61,8 @@ function compactionEvent(
       ...prep,
       settings: { enabled: true, reserveTokens: settings.reserve, keepRecentTokens: settings.keepRecent },
     },
-    branchEntries: branch.slice(),
+    // Pi hands a hook a fresh list; a frozen one lets the planners' memos keep it without a copy of their own.
+    branchEntries: Object.freeze(branch.slice()) as SessionEntry[],
     reason: "threshold",
     willRetry: false,
     signal: new AbortController().signal,

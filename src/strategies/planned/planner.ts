@@ -27,7 +27,7 @@ import {
   type TranscriptLine,
 } from "./transcript.ts";
 import { LEDGER_FACTS } from "../catalog.ts";
-import { BranchViews } from "./view.ts";
+import { BranchViews, heldCopy } from "./view.ts";
 
 /** Which planner ranks the deletions. */
 export type PlannerKind = "heuristic" | "model";
@@ -241,9 +241,9 @@ function regionReading(input: CompactionInput): RegionReading {
   if (hit) return hit.reading;
   const reading = readingOf(input, VIEWS.view(input.branch, LEDGER_FACTS));
   const memo: RegionMemo = {
-    branch: input.branch.slice(),
-    messagesToSummarize: input.messagesToSummarize.slice(),
-    turnPrefixMessages: input.turnPrefixMessages.slice(),
+    branch: heldCopy(input.branch),
+    messagesToSummarize: heldCopy(input.messagesToSummarize),
+    turnPrefixMessages: heldCopy(input.turnPrefixMessages),
     firstKeptEntryId: input.firstKeptEntryId,
     reading,
   };

@@ -13,8 +13,17 @@ interface Reading {
   state: LedgerState;
 }
 
+/**
+ * A list as a memo may hold it: the list itself when it is frozen (nobody can change it, so it is its own copy, and
+ * it is known by identity when it comes back; the lab freezes the branch it hands each compaction), else a copy.
+ */
+export function heldCopy<T>(list: readonly T[]): readonly T[] {
+  return Object.isFrozen(list) ? list : list.slice();
+}
+
 /** Length of the longest common prefix of two entry lists, compared by identity. */
 function commonPrefix(a: readonly SessionEntry[], b: readonly SessionEntry[]): number {
+  if (a === b) return a.length;
   const n = Math.min(a.length, b.length);
   let i = 0;
   while (i < n && a[i] === b[i]) i++;
@@ -41,6 +50,7 @@ export class BranchViews {
     let best: Reading | undefined;
     for (const reading of this.readings) {
       if (reading.facts !== facts || reading.entries.length > branch.length) continue;
+      if (reading.entries === branch) return reading.state;
       if (best && reading.entries.length <= best.entries.length) continue;
       const last = reading.entries.length - 1;
       // Branches of other rows part at their first compaction: their last entries tell them apart at once.
@@ -51,7 +61,7 @@ export class BranchViews {
     const state = best
       ? reduceBranch(branch.slice(best.entries.length), facts, best.state)
       : reduceBranch(branch, facts);
-    const reading: Reading = { facts, entries: branch.slice(), state };
+    const reading: Reading = { facts, entries: heldCopy(branch), state };
     // The prefix read is superseded by its extension; otherwise the least recent reading makes room.
     this.readings = [reading, ...this.readings.filter((r) => r !== best)].slice(0, this.slots);
     return state;
