@@ -24,17 +24,25 @@ export interface CapResult {
   chars: number;
 }
 
-/** An item under trimming: the original plus the kept body range. */
+/**
+ * The items under trimming, all spans' in order, as parallel arrays indexed by position: the kept body range of
+ * each, and whether it is removed or quotes only a prefix of its first line. A long session's cumulative summary
+ * holds tens of thousands of items and is capped at every checkpoint, so no object is made per item.
+ */
 interface Working {
-  item: SpanItem;
-  from: number;
-  to: number;
-  /** Nothing of the body fits: the head quotes a prefix of the first line instead. */
-  prefixOnly: boolean;
-  removed: boolean;
-  /** `sums[i]`: rendered size of body lines `[0, i)` (escaped as the renderer shows them, newlines included). */
-  sums: number[];
+  items: SpanItem[];
+  /** Kept body lines of item `i`: `[from[i], to[i])`. */
+  from: Int32Array;
+  to: Int32Array;
+  /** REMOVED and PREFIX_ONLY bits. */
+  flags: Uint8Array;
+  /** `sums[i][k]`: rendered size of item i's body lines `[0, k)` (escaped as the renderer shows them, newlines included). */
+  sums: number[][];
 }
+
+const REMOVED = 1;
+/** Nothing of the body fits: the head quotes a prefix of the first line instead. */
+const PREFIX_ONLY = 2;
 
 /**
  * Body sizes per item object, computed once: earlier checkpoints' spans come back as the same objects at every
@@ -42,14 +50,26 @@ interface Working {
  */
 const bodySums = new WeakMap<SpanItem, number[]>();
 
-function workingItem(item: SpanItem): Working {
+function sumsOf(item: SpanItem): number[] {
   let sums = bodySums.get(item);
   if (!sums) {
     sums = [0];
     for (const line of item.body) sums.push(sums[sums.length - 1] + escapeLine(line).length + 1);
     bodySums.set(item, sums);
   }
-  return { item, from: 0, to: item.body.length, prefixOnly: false, removed: false, sums };
+  return sums;
+}
+
+function workingOf(spans: readonly CheckpointSpan[]): Working {
+  const items: SpanItem[] = [];
+  for (const span of spans) for (const item of span.items) items.push(item);
+  const to = new Int32Array(items.length);
+  const sums: number[][] = new Array(items.length);
+  for (let i = 0; i < items.length; i++) {
+    to[i] = items[i].body.length;
+    sums[i] = sumsOf(items[i]);
+  }
+  return { items, from: new Int32Array(items.length), to, flags: new Uint8Array(items.length), sums };
 }
 
 function lineChars(lines: readonly string[]): number {
@@ -64,26 +84,30 @@ function markedHead(head: string): string {
   return close < 0 ? `${head} [trimmed]` : `${head.slice(0, close)}; trimmed]`;
 }
 
-function headOf(w: Working): string {
-  const total = w.item.body.length;
-  if (w.prefixOnly) {
-    const first = w.item.body[0] ?? "";
-    return `${markedHead(w.item.head)} kept none of its ${total} lines; the first (${first.length} chars) begins ${jsonPrefix(first)}`;
+function headOf(w: Working, i: number): string {
+  const item = w.items[i];
+  const total = item.body.length;
+  if (w.flags[i] & PREFIX_ONLY) {
+    const first = item.body[0] ?? "";
+    return `${markedHead(item.head)} kept none of its ${total} lines; the first (${first.length} chars) begins ${jsonPrefix(first)}`;
   }
-  if (w.from === 0 && w.to === total) return w.item.head;
-  return `${markedHead(w.item.head)} kept lines ${w.from + 1}-${w.to} of ${total}`;
+  if (w.from[i] === 0 && w.to[i] === total) return item.head;
+  return `${markedHead(item.head)} kept lines ${w.from[i] + 1}-${w.to[i]} of ${total}`;
 }
 
 /** Rendered size of an item's own head, per item object (stored items come back at every compaction, unchanged). */
 const headChars = new WeakMap<SpanItem, number>();
 
-function workingChars(w: Working): number {
-  if (w.removed) return 0;
-  const body = w.sums[w.to] - w.sums[w.from];
-  if (w.from !== 0 || w.to !== w.item.body.length || w.prefixOnly) return neutralizeTags(headOf(w)).length + 1 + body;
+function workingChars(w: Working, i: number): number {
+  const flags = w.flags[i];
+  if (flags & REMOVED) return 0;
+  const item = w.items[i];
+  const body = w.sums[i][w.to[i]] - w.sums[i][w.from[i]];
+  if (w.from[i] !== 0 || w.to[i] !== item.body.length || flags & PREFIX_ONLY)
+    return neutralizeTags(headOf(w, i)).length + 1 + body;
   // An untouched item shows its own head: its size is known from the earlier compactions that capped it.
-  let head = headChars.get(w.item);
-  if (head === undefined) headChars.set(w.item, (head = neutralizeTags(w.item.head).length));
+  let head = headChars.get(item);
+  if (head === undefined) headChars.set(item, (head = neutralizeTags(item.head).length));
   return head + 1 + body;
 }
 
@@ -100,8 +124,9 @@ function skeletonChars(span: CheckpointSpan, trimmed: boolean): number {
   return lineChars(spanLines({ span: { ...span, items: [] }, trimmed })) + 1;
 }
 
-function finish(w: Working): SpanItem {
-  return { kind: w.item.kind, head: headOf(w), body: w.item.body.slice(w.from, w.to) };
+function finish(w: Working, i: number): SpanItem {
+  const item = w.items[i];
+  return { kind: item.kind, head: headOf(w, i), body: item.body.slice(w.from[i], w.to[i]) };
 }
 
 /**
@@ -111,13 +136,16 @@ function finish(w: Working): SpanItem {
  */
 export function capSpans(spans: readonly CheckpointSpan[], budgetChars: number): CapResult {
   const budget = Math.max(budgetChars, MIN_CONVERSATION_CHARS);
-  const working = spans.map((span) => span.items.map(workingItem));
+  const w = workingOf(spans);
+  /** Items of span s: positions `starts[s]` up to `starts[s + 1]`. */
+  const starts = new Int32Array(spans.length + 1);
+  for (let s = 0; s < spans.length; s++) starts[s + 1] = starts[s] + spans[s].items.length;
   const trimmed = spans.map(() => false);
   const skeleton = spans.map(skeletonOf);
   let total = 0;
   for (let s = 0; s < spans.length; s++) {
     total += skeleton[s][0];
-    for (const w of working[s]) total += workingChars(w);
+    for (let i = starts[s]; i < starts[s + 1]; i++) total += workingChars(w, i);
   }
   let removedItems = 0;
   let shortenedItems = 0;
@@ -127,66 +155,68 @@ export function capSpans(spans: readonly CheckpointSpan[], budgetChars: number):
     trimmed[s] = true;
     total += skeleton[s][1] - skeleton[s][0];
   };
-  /** Apply a change to one item, keeping `total` exact. */
-  const change = (s: number, w: Working, mutate: () => void) => {
-    const before = workingChars(w);
+  /** Apply a change to item i of span s, keeping `total` exact. */
+  const change = (s: number, i: number, mutate: () => void) => {
+    const before = workingChars(w, i);
     mutate();
-    total += workingChars(w) - before;
+    total += workingChars(w, i) - before;
     markTrimmed(s);
   };
-  const each = (visit: (s: number, w: Working) => boolean | void) => {
-    for (let s = 0; s < working.length; s++) {
-      for (const w of working[s]) {
+  const remove = (s: number, i: number) => {
+    change(s, i, () => (w.flags[i] |= REMOVED));
+    removedItems++;
+  };
+  const each = (visit: (s: number, i: number) => boolean | void) => {
+    for (let s = 0; s < spans.length; s++) {
+      for (let i = starts[s]; i < starts[s + 1]; i++) {
         if (total <= budget) return;
-        if (!w.removed && visit(s, w) === false) return;
+        if (!(w.flags[i] & REMOVED) && visit(s, i) === false) return;
       }
     }
   };
 
   // Stage 1: everything that is not a user message, oldest first.
-  each((s, w) => {
-    if (w.item.kind === "user") return;
-    change(s, w, () => (w.removed = true));
-    removedItems++;
+  each((s, i) => {
+    if (w.items[i].kind !== "user") remove(s, i);
   });
   // Stage 2: long user messages become marked prefix stubs, oldest first.
-  each((s, w) => {
-    if (w.item.kind !== "user" || lineChars(w.item.body) <= STUB_THRESHOLD_CHARS) return;
-    change(s, w, () => {
+  each((s, i) => {
+    const body = w.items[i].body;
+    if (w.items[i].kind !== "user" || lineChars(body) <= STUB_THRESHOLD_CHARS) return;
+    change(s, i, () => {
       let kept = 0;
       let to = 0;
-      while (to < w.item.body.length && kept + w.item.body[to].length + 1 <= STUB_KEEP_CHARS)
-        kept += w.item.body[to++].length + 1;
-      w.to = to;
-      w.prefixOnly = to === 0;
+      while (to < body.length && kept + body[to].length + 1 <= STUB_KEEP_CHARS) kept += body[to++].length + 1;
+      w.to[i] = to;
+      if (to === 0) w.flags[i] |= PREFIX_ONLY;
     });
     shortenedItems++;
   });
   // Stage 3: the oldest remaining content goes, a whole item at a time, or the front lines of the last one.
-  each((s, w) => {
+  each((s, i) => {
     const excess = total - budget;
-    const keptLines = w.to - w.from;
-    if (!w.prefixOnly && keptLines >= 2 && workingChars(w) > excess + 200) {
-      const wasWhole = w.from === 0 && w.to === w.item.body.length;
+    const keptLines = w.to[i] - w.from[i];
+    if (!(w.flags[i] & PREFIX_ONLY) && keptLines >= 2 && workingChars(w, i) > excess + 200) {
+      const wasWhole = w.from[i] === 0 && w.to[i] === w.items[i].body.length;
       // The trim note this change adds counts against the budget too.
       const target = budget - (trimmed[s] ? 0 : skeleton[s][1] - skeleton[s][0]);
-      change(s, w, () => {
-        const start = workingChars(w);
-        while (w.to - w.from > 1) {
-          w.from++;
-          if (total - (start - workingChars(w)) <= target) break;
+      change(s, i, () => {
+        const start = workingChars(w, i);
+        while (w.to[i] - w.from[i] > 1) {
+          w.from[i]++;
+          if (total - (start - workingChars(w, i)) <= target) break;
         }
       });
       if (wasWhole) shortenedItems++;
       if (total <= budget) return false;
     }
-    change(s, w, () => (w.removed = true));
-    removedItems++;
+    remove(s, i);
   });
 
-  const result: RenderableSpan[] = spans.map((span, s) => ({
-    span: { ...span, items: working[s].filter((w) => !w.removed).map(finish) },
-    trimmed: trimmed[s],
-  }));
+  const result: RenderableSpan[] = spans.map((span, s) => {
+    const items: SpanItem[] = [];
+    for (let i = starts[s]; i < starts[s + 1]; i++) if (!(w.flags[i] & REMOVED)) items.push(finish(w, i));
+    return { span: { ...span, items }, trimmed: trimmed[s] };
+  });
   return { spans: result, removedItems, shortenedItems, trimmedSpans: trimmed.filter(Boolean).length, chars: total };
 }
