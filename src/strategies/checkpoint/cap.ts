@@ -162,8 +162,11 @@ export function capSpans(spans: readonly CheckpointSpan[], budgetChars: number):
     total += workingChars(w, i) - before;
     markTrimmed(s);
   };
+  /** `change` that removes the item, without a closure per call: the cumulative summary's old items go at every cap. */
   const remove = (s: number, i: number) => {
-    change(s, i, () => (w.flags[i] |= REMOVED));
+    total -= workingChars(w, i);
+    w.flags[i] |= REMOVED;
+    markTrimmed(s);
     removedItems++;
   };
   const each = (visit: (s: number, i: number) => boolean | void) => {
