@@ -10,6 +10,7 @@ import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { SessionEntry } from "@earendil-works/pi-coding-agent";
 import { branchTo, indexById } from "../../src/log/branch.ts";
 import { projectBranch } from "../../src/projection/project.ts";
+import { budgetNoticeDraft, type Threshold } from "../../src/projection/budget.ts";
 import { isFoldable } from "../../src/projection/ranges.ts";
 import { LEDGER_FACTS, LedgerType } from "../../src/strategies/catalog.ts";
 import { SimulatedLedger } from "../../src/lab/rows/ledger-row.ts";
@@ -28,13 +29,23 @@ const sent = (messages: readonly AgentMessage[]) =>
  * or a tool checkpoint (an anchored keep-dialogue range from the previous one's end) with the view set the boundary
  * rows' way.
  */
-type Step = { kind: "none" } | { kind: "fold"; after: number } | { kind: "reproject" } | { kind: "checkpoint" };
+type Step =
+  | { kind: "none" }
+  | { kind: "fold"; after: number }
+  | { kind: "reproject" }
+  | { kind: "checkpoint" }
+  | { kind: "compaction"; kept: number }
+  | { kind: "notice" };
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: fc.constant({ kind: "none" } as Step) },
   { weight: 2, arbitrary: fc.nat().map((after): Step => ({ kind: "fold", after })) },
   { weight: 1, arbitrary: fc.constant({ kind: "reproject" } as Step) },
   { weight: 2, arbitrary: fc.constant({ kind: "checkpoint" } as Step) },
+  // A compaction keeping from some entry on, and a budget notice (a fact the ledger state ignores), as the
+  // notice-policy fold row writes them: after a compaction a notice only adds its message to the view.
+  { weight: 1, arbitrary: fc.nat().map((kept): Step => ({ kind: "compaction", kept })) },
+  { weight: 2, arbitrary: fc.constant({ kind: "notice" } as Step) },
 );
 
 function replayAndCheck(source: readonly SessionEntry[], steps: readonly Step[]): void {
@@ -63,6 +74,19 @@ function replayAndCheck(source: readonly SessionEntry[], steps: readonly Step[])
         display: true,
         details: { v: 1, range: { afterId, throughId }, requestEntryId: throughId, target: afterId ?? "root" },
       });
+    }
+    if (step.kind === "compaction") {
+      const branch = ledger.branch;
+      ledger.appendFact({
+        type: "compaction",
+        summary: `[compacted before ${step.kept % branch.length}]`,
+        firstKeptEntryId: branch[step.kept % branch.length].id,
+        tokensBefore: 1000,
+      });
+    }
+    if (step.kind === "notice") {
+      const { type, ...notice } = budgetNoticeDraft(90_000, { tokens: 100_000 } as Threshold, 0.8, true);
+      ledger.appendFact({ type, ...notice });
     }
     if (step.kind === "checkpoint") {
       const throughId = ledger.branch[ledger.branch.length - 1].id;
