@@ -18,8 +18,9 @@
 // through two of them: a plan's prompt, a rendered region, a projection's arrays, which live for one compaction and
 // then die in old space. On the 13 MB session V8's `--trace-gc-nvp` counted 843 scavenges pausing the replay for
 // 1.56 s and 299 MB promoted; with 4 MB, 406 scavenges, 0.97 s, 273 MB. On the 106 MB session: 8,349 scavenges,
-// 20.9 s, against 4,083 and 14.5 s. Peak memory rose by 3 MB on both. Over six paired runs on the 13 MB session the
-// total CPU fell in four (median 0.9 s, about 7%). 8 MB cut the pauses a little more (0.76 s) for 15 MB more peak.
+// 20.9 s, against 4,083 and 14.5 s. Peak memory rose by 3 MB in single runs on both (3-9 MB across bench runs).
+// Over six paired runs on the 13 MB session the total CPU fell in four (median 0.9 s, about 7%). 8 MB cut the
+// pauses a little more (0.76 s) for 15 MB more peak.
 //
 // The lab also asks V8 to wait longer before it optimizes a function with Turbofan. A replay runs hundreds of
 // different functions hot for a while each (fourteen rows, their planners, the measures), and Turbofan compiles

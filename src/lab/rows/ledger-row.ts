@@ -182,7 +182,8 @@ export class SimulatedLedger {
    * Set the view to the branch's projection, `projectBranch(branch, LEDGER_FACTS).messages` less `!!` output, after
    * a fact. The state and positions are kept as entries arrive, so a projection walks the view's entries only (from
    * the cut of a compaction on); while the view is the branch in path order, a fact that only adds range rules (a
-   * fold) re-projects from the first entry its rules reach, and the view keeps what lies before.
+   * fold) re-projects from the first entry its rules reach, and the view keeps what lies before. Otherwise a fact that
+   * leaves the state as it was (a budget notice) only adds its own messages.
    */
   reproject(): void {
     this.lastProjection = undefined;
