@@ -40,7 +40,7 @@ export const foldNotice = (settings: SessionSettings, info: RowInfo): Row => {
     const entry = ledger.appendFact(body);
     return entry;
   };
-  const reproject = () => ledger.reproject();
+  const reproject = () => ledger.resetToProjection();
 
   /** Fold everything since the previous fold through the finished request into the policy's summary. */
   const fold = () => {

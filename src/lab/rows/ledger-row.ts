@@ -80,14 +80,6 @@ export class SimulatedLedger {
    */
   private lastProjection: { entries: readonly ProjectedEntry[]; length: number; shownBefore: number[] } | undefined;
 
-  /**
-   * The state {@link reproject} last projected, and how many leading branch entries the view has shown since (source
-   * entries appended after it extend the view as they come; undefined once a source follows a fact not yet shown, or
-   * the view was set otherwise). Facts that leave the state as it is (a budget notice) then only add their messages.
-   */
-  private projectedState: LedgerState | undefined;
-  private viewLength: number | undefined;
-
   private readonly prefix: string;
 
   constructor(prefix: string) {
@@ -102,7 +94,6 @@ export class SimulatedLedger {
       this.relinkNext = false;
     }
     this.push(stored);
-    this.viewLength = this.viewLength === this.branch.length - 1 ? this.branch.length : undefined;
     for (const m of shown(labMessages.of(stored))) this.view.push(m);
   }
 
@@ -182,23 +173,13 @@ export class SimulatedLedger {
    * Set the view to the branch's projection, `projectBranch(branch, LEDGER_FACTS).messages` less `!!` output, after
    * a fact. The state and positions are kept as entries arrive, so a projection walks the view's entries only (from
    * the cut of a compaction on); while the view is the branch in path order, a fact that only adds range rules (a
-   * fold) re-projects from the first entry its rules reach, and the view keeps what lies before. Otherwise a fact that
-   * leaves the state as it was (a budget notice) only adds its own messages.
+   * fold) re-projects from the first entry its rules reach, and the view keeps what lies before. Rows that write facts
+   * after a compaction often (the notice-policy fold row) set the view with {@link resetToProjection} instead.
    */
   reproject(): void {
     this.lastProjection = undefined;
     const state = this.ledgerState;
     const known = this.pathOrder;
-    if (!known && !this.irregular && state === this.projectedState && this.viewLength !== undefined) {
-      // Only facts the state ignores came after what the view shows, and each is projected on its own, as a source
-      // entry appended there would be: a budget notice after a compaction no longer projects the whole view again.
-      for (let i = this.viewLength; i < this.branch.length; i++)
-        for (const m of shown(labMessages.of(this.branch[i]))) this.view.push(m);
-      this.viewLength = this.branch.length;
-      return;
-    }
-    this.projectedState = state;
-    this.viewLength = this.branch.length;
     const from = known ? this.unchangedBefore(known, state) : 0;
     if (!known || from === 0) {
       const entries = projectView(
@@ -292,8 +273,6 @@ export class SimulatedLedger {
   reset(messages: readonly AgentMessage[]): void {
     this.pathOrder = undefined;
     this.lastProjection = undefined;
-    this.projectedState = undefined;
-    this.viewLength = undefined;
     this.view.replaceAll(shown(messages));
   }
 
@@ -307,8 +286,6 @@ export class SimulatedLedger {
     const entries = this.projected();
     const known = this.lastProjection;
     this.pathOrder = undefined;
-    this.projectedState = undefined;
-    this.viewLength = undefined;
     let same = 0;
     let shownBefore = [0];
     if (known) {
