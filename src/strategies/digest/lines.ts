@@ -1,6 +1,7 @@
 // Which lines of a tool output a digest keeps (error lines, result lines, the last lines, a read's outline) and how
 // a kept line is quoted so tool output stays data. Pure string work; no I/O.
 import { printable } from "../../log/display.ts";
+import { ownCopy } from "../../log/own-copy.ts";
 
 /** Longest quoted line; a longer one keeps its verbatim start and says how much was cut. */
 export const MAX_LINE = 200;
@@ -78,7 +79,8 @@ export function mentionedNames(text: string): string[] {
   const add = (name: string) => {
     if (seen.has(name)) return;
     seen.add(name);
-    out.push(name);
+    // Callers memoize the list per message for the whole session; a slice would pin the output it came from.
+    out.push(ownCopy(name));
   };
   forEachRun(text, (from, to) => mentionsOfRun(text, from, to, add));
   return out;

@@ -18,6 +18,9 @@ function sameRange(name: string, text: string, from: number, to: number): boolea
   return true;
 }
 
+/** The names of a text that has none: one list for all of them (no caller writes to a list). */
+const NO_IDS = new Int32Array(0);
+
 function grown(array: Int32Array, length: number): Int32Array<ArrayBuffer> {
   const next = new Int32Array(Math.max(length, 2 * array.length));
   next.set(array);
@@ -64,7 +67,7 @@ export class NameTable {
       this.seenIn[id] = scan;
       found.push(id);
     });
-    return Int32Array.from(found);
+    return found.length ? Int32Array.from(found) : NO_IDS;
   }
 
   /** The number of `text[from, to)`, numbered now when it is new. */
