@@ -13,6 +13,7 @@ import {
   isRevokedMessage,
   type LedgerState,
   type RangeRule,
+  reduceBranch,
 } from "./ledger-state.ts";
 import { entryKeys, matchMessages } from "./message-match.ts";
 import type { PinSet } from "./pins.ts";
@@ -99,10 +100,19 @@ interface RequestMemo {
   changed: boolean;
 }
 
+/** Path entries between two ledger states a live ledger keeps (see {@link LiveLedger}'s `states`). */
+const STATE_EVERY = 1024;
+
 export class LiveLedger {
   private readonly path = new ActivePath();
-  /** states[i]: the ledger state after path entry i. Immer shares structure, so this is one pointer per entry. */
+  /**
+   * states[j]: the ledger state after path entry (j + 1) * stateEvery - 1. A state per entry would keep every version
+   * of the rule list alive, one per fact, which grows with the square of a long session's folds; a path cut back (a
+   * `/tree` jump) folds again from the kept state before the cut, fewer than `stateEvery` entries.
+   */
   private readonly states: LedgerState[] = [];
+  /** The ledger state at the leaf. */
+  private leafState: LedgerState = initialLedgerState();
   private readonly byKey = new Map<string, string[]>();
   /** Context edits on the path per target, oldest first. */
   private readonly edits = new Map<string, ContextEditEntry[]>();
@@ -124,15 +134,19 @@ export class LiveLedger {
   private readonly source: MessageSource | undefined;
   /** False when no request is ever mapped onto the view: the per-message match index is not kept. */
   private readonly requests: boolean;
+  /** Path entries between two kept states (see `states`). */
+  private readonly stateEvery: number;
 
   /**
    * `source`: where the view's messages come from (fresh objects by default). `requests: false`: the owner only asks
-   * for the view (the lab), so the index that maps Pi's request messages to entries is not built.
+   * for the view (the lab), so the index that maps Pi's request messages to entries is not built. `stateEvery`: path
+   * entries between two kept ledger states (tests make it small, so that cutting the path back folds again).
    */
-  constructor(facts: LedgerFacts, options: { source?: MessageSource; requests?: boolean } = {}) {
+  constructor(facts: LedgerFacts, options: { source?: MessageSource; requests?: boolean; stateEvery?: number } = {}) {
     this.facts = facts;
     this.source = options.source;
     this.requests = options.requests ?? true;
+    this.stateEvery = options.stateEvery ?? STATE_EVERY;
   }
 
   /** Move to `leafId`, folding only entries not already on the path. */
@@ -146,24 +160,33 @@ export class LiveLedger {
       this.current = undefined;
     }
     for (const entry of change.removed) this.unindex(entry);
-    this.states.length = change.kept;
+    const kept = Math.floor(change.kept / this.stateEvery);
+    this.states.length = kept;
+    if (change.removed.length)
+      this.leafState = reduceBranch(
+        this.path.entries.slice(kept * this.stateEvery, change.kept),
+        this.facts,
+        kept ? this.states[kept - 1] : initialLedgerState(),
+      );
     this.tokenSums.length = change.kept + 1;
-    let state = this.state;
+    let state = this.leafState;
+    let position = change.kept;
     for (const entry of change.appended) {
       const fact = this.facts.read(entry);
       state = evolve(state, fact);
-      this.states.push(state);
+      if (++position % this.stateEvery === 0) this.states.push(state);
       this.index(entry);
       // A checkpoint marker sends its system snapshot at most: its text is the checkpoint message, counted there.
       const sent = fact.kind === "compaction" && fact.marker ? markerMessages(entry, undefined) : entryMessages(entry);
       this.tokenSums.push(this.tokenSums[this.tokenSums.length - 1] + estimateMessagesTokens(sent));
     }
+    this.leafState = state;
     return change;
   }
 
   /** Ledger state at the current leaf. */
   get state(): LedgerState {
-    return this.states.length ? this.states[this.states.length - 1] : initialLedgerState();
+    return this.leafState;
   }
 
   get entries(): readonly SessionEntry[] {
@@ -180,12 +203,6 @@ export class LiveLedger {
 
   getEntry(id: string): SessionEntry | undefined {
     return this.path.get(id);
-  }
-
-  /** State after the entry `id` (for validations that look back in time). */
-  stateAt(id: string): LedgerState | undefined {
-    const i = this.path.indexOf(id);
-    return i < 0 ? undefined : this.states[i];
   }
 
   /** The model view at the leaf, in the order it is sent: exactly `projectBranch(entries).entries`. */

@@ -55,9 +55,10 @@ function countAdvances(): { taken: number } {
   return counter;
 }
 
-function check(ledger: GeneratedLedger, reads: boolean[], source: "fresh" | "shared"): void {
+function check(ledger: GeneratedLedger, reads: boolean[], source: "fresh" | "shared", stateEvery?: number): void {
   const options = source === "shared" ? { source: new SharedMessages(), requests: false } : {};
-  const live = new LiveLedger(LEDGER_FACTS, options);
+  // Only the ledger under test keeps a state every few entries: a /tree move back then folds again from one.
+  const live = new LiveLedger(LEDGER_FACTS, { ...options, stateEvery });
   const entries: SessionEntry[] = [];
   const byId = new Map<string, SessionEntry>();
   let leafId: string | null = null;
@@ -91,7 +92,8 @@ describe("the live view across facts", () => {
         fc.property(
           ledgerArb({ weights: RULE_HEAVY, maxCommands: 60 }),
           fc.array(fc.boolean(), { minLength: 1, maxLength: 8 }),
-          (ledger, reads) => check(ledger, reads, source),
+          fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }),
+          (ledger, reads, stateEvery) => check(ledger, reads, source, stateEvery),
         ),
       );
       // The property is about the incremental path: it must have been taken.
