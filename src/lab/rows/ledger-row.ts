@@ -55,6 +55,8 @@ export class SimulatedLedger {
   private facts = 0;
   private relinkNext = false;
   private lastCompaction: SessionEntry | undefined;
+  /** Branch positions before this one hold no fact of ours whose text is still in memory (see {@link packCovered}). */
+  private packedTo = 0;
   /** The ledger state of branch[0..folded): caught up in one draft when a projection needs it (see {@link ledgerState}). */
   private state: LedgerState = initialLedgerState();
   private folded = 0;
@@ -115,8 +117,23 @@ export class SimulatedLedger {
     if (entry.type === "compaction") {
       if (this.lastCompaction) packSummary(this.lastCompaction);
       this.lastCompaction = entry;
+      this.packCovered(entry as CompactionEntry);
     }
     return entry;
+  }
+
+  /**
+   * Move the texts of our own messages (digests, checkpoints, folds) that a compaction leaves before its cut out of
+   * memory: the view starts at the cut, and a long replay writes thousands of them.
+   */
+  private packCovered(compaction: CompactionEntry): void {
+    const cut = this.positions.get(compaction.firstKeptEntryId);
+    if (cut === undefined) return;
+    for (let i = this.packedTo; i < cut; i++) {
+      const entry = this.branch[i];
+      if (entry.type === "custom_message" && entry.id.startsWith(this.prefix)) packContent(entry);
+    }
+    this.packedTo = Math.max(this.packedTo, cut);
   }
 
   private push(entry: SessionEntry): void {
@@ -380,6 +397,18 @@ function packSummary(entry: SessionEntry): void {
   for (const [key, value] of Object.entries(fields)) moved = packJson(fields, key, value) || moved;
   if (moved) record.details = fields;
 }
+
+/** Move the text of one of our custom messages out of memory; reading `content` reads it back. */
+function packContent(entry: SessionEntry): void {
+  const record = entry as unknown as { content?: unknown };
+  const descriptor = Object.getOwnPropertyDescriptor(record, "content");
+  if (typeof descriptor?.value !== "string" || descriptor.value.length < COVERED_MIN_CHARS) return;
+  labMessages.forget(entry);
+  spillProperty(record, "content", spill(descriptor.value));
+}
+
+/** Below this, moving a covered message's text out saves less than its getter costs (it is rarely read again). */
+const COVERED_MIN_CHARS = 1024;
 
 /** Below this, moving a value out saves too little to pay for the getter and the read. */
 const PACK_MIN_CHARS = 4096;
