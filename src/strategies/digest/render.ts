@@ -236,12 +236,27 @@ function writtenTexts(step: Step, rule: WrittenQuote): string[] {
 const argumentNames = new WeakMap<object, readonly string[]>();
 const outputNames = new WeakMap<object, readonly string[]>();
 
+/**
+ * One string per distinct name across both memos: the same paths and identifiers recur in thousands of outputs, and
+ * a list then holds a pointer per name, not a string. Started over past a bound, so a long-lived process stays bounded.
+ */
+const canonicalNames = new Map<string, string>();
+const MAX_CANONICAL_NAMES = 1_000_000;
+
+function canonical(name: string): string {
+  const known = canonicalNames.get(name);
+  if (known !== undefined) return known;
+  if (canonicalNames.size >= MAX_CANONICAL_NAMES) canonicalNames.clear();
+  canonicalNames.set(name, name);
+  return name;
+}
+
 /** `mentionedNames(text())`, memoized on `key` when it is an object (session data, never changed once written). */
 function namesOnce(memo: WeakMap<object, readonly string[]>, key: unknown, text: () => string): readonly string[] {
   if (key === null || typeof key !== "object") return mentionedNames(text());
   let names = memo.get(key);
   if (!names) {
-    names = mentionedNames(text());
+    names = mentionedNames(text()).map(canonical);
     memo.set(key, names);
   }
   return names;
