@@ -1,6 +1,7 @@
 // The active branch of a session tree: the root-to-leaf path and an id index over it.
 // Pure: no I/O; callers hand in entries or an entry lookup.
 import type { SessionEntry } from "./entries.ts";
+import { PositionIndex } from "./position-index.ts";
 
 /** Index entries by id. */
 export function indexById(entries: readonly SessionEntry[]): Map<string, SessionEntry> {
@@ -71,7 +72,7 @@ export interface PathChange {
  */
 export class ActivePath {
   readonly entries: SessionEntry[] = [];
-  private readonly position = new Map<string, number>();
+  private readonly position = new PositionIndex((at) => this.entries[at].id);
 
   /** Index of `id` on the path, or -1. */
   indexOf(id: string): number {

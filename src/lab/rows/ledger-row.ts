@@ -13,6 +13,7 @@ import {
   SharedMessages,
 } from "../../projection/project.ts";
 import { type PathLookup, RangeMask } from "../../projection/ranges.ts";
+import { PositionIndex } from "../../log/position-index.ts";
 import { LEDGER_FACTS } from "../../strategies/catalog.ts";
 import { View } from "../view.ts";
 import { spill, spillProperty } from "../spill.ts";
@@ -61,7 +62,7 @@ export class SimulatedLedger {
   private state: LedgerState = initialLedgerState();
   private folded = 0;
   /** Entry id -> its branch position (the last one, as a one-shot lookup over the array gives). */
-  private readonly positions = new Map<string, number>();
+  private readonly positions = new PositionIndex((at) => this.branch[at].id);
   private readonly lookup: PathLookup = {
     indexOf: (id) => this.positions.get(id) ?? -1,
     get: (id) => this.branch[this.positions.get(id) ?? -1],
