@@ -36,7 +36,6 @@ export class NameTable {
   readonly list: string[] = [];
   /** Name numbers per memo key (message, content block or custom entry): see the digest planner. */
   readonly memo = new WeakMap<object, Int32Array>();
-  private readonly ids = new Map<string, number>();
   /** Per slot, a name's number plus one (0: empty); the slot count is a power of two, at least twice the names. */
   private slots: Int32Array;
   private hashes = new Int32Array(1024);
@@ -51,7 +50,8 @@ export class NameTable {
 
   /** The number of `name`, if the table holds it. */
   idOf(name: string): number | undefined {
-    return this.ids.get(name);
+    const id = this.find(name, 0, name.length, hashRange(name, 0, name.length));
+    return id < 0 ? undefined : id;
   }
 
   /**
@@ -73,18 +73,13 @@ export class NameTable {
   /** The number of `text[from, to)`, numbered now when it is new. */
   private intern(text: string, from: number, to: number): number {
     const hash = hashRange(text, from, to);
+    const known = this.find(text, from, to, hash);
+    if (known >= 0) return known;
     const mask = this.slots.length - 1;
     let slot = hash & mask;
-    for (;;) {
-      const held = this.slots[slot];
-      if (held === 0) break;
-      const id = held - 1;
-      if (this.hashes[id] === hash && sameRange(this.list[id], text, from, to)) return id;
-      slot = (slot + 1) & mask;
-    }
+    while (this.slots[slot] !== 0) slot = (slot + 1) & mask;
     const name = ownCopy(text.slice(from, to));
     const id = this.list.push(name) - 1;
-    this.ids.set(name, id);
     if (id >= this.hashes.length) {
       this.hashes = grown(this.hashes, id + 1);
       this.seenIn = grown(this.seenIn, id + 1);
@@ -93,6 +88,16 @@ export class NameTable {
     this.slots[slot] = id + 1;
     if (2 * this.list.length > this.slots.length) this.rehash();
     return id;
+  }
+
+  /** The number of the name `text[from, to)` (whose hash is `hash`), or -1 when the table has none. */
+  private find(text: string, from: number, to: number, hash: number): number {
+    const mask = this.slots.length - 1;
+    for (let slot = hash & mask; this.slots[slot] !== 0; slot = (slot + 1) & mask) {
+      const id = this.slots[slot] - 1;
+      if (this.hashes[id] === hash && sameRange(this.list[id], text, from, to)) return id;
+    }
+    return -1;
   }
 
   /** Twice the slots, every name placed again by its hash. */
