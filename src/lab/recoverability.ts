@@ -145,7 +145,9 @@ export function batchedSearch(index: TranscriptIndex, asked: readonly Probe[]): 
       const first = q;
       for (; q < queries.length && queries[q].ordinal === k; q++) countedBefore[q] = before[queries[q].needle];
       const entry = index.entries[k];
-      finder.scan(foldedText(entry), (needle, end) => {
+      // Folded here, not through the recall module's memo: the pass reads each entry once, and a memo would hold a
+      // folded copy of the whole session next to the index.
+      finder.scan(foldCase(entry.text), (needle, end) => {
         // A line is reported once however many occurrences start on it, and recall traffic not at all.
         const line = lineAt(entry, end - needles[needle].length);
         if (entryOf[needle] === k && lastLine[needle] === line) return;
