@@ -16,6 +16,7 @@ import {
   type TranscriptIndex,
 } from "../recall/transcript.ts";
 import { Finder } from "./finder.ts";
+import { spillLongText } from "./source-texts.ts";
 import type { Probe } from "./probes.ts";
 
 /** True when a search for the probe's text finds it, attributed to the probe's own source entry. */
@@ -31,7 +32,10 @@ export const MAX_CHECKED = 200;
  * once its entry is rendered: when the caller holds the entries nowhere else, the session's parsed entries go as
  * their rendering arrives, instead of both being held at once.
  */
-export function branchIndex(branch: (SessionEntry | undefined)[]): TranscriptIndex {
+export function branchIndex(
+  branch: (SessionEntry | undefined)[],
+  onRendered?: (index: TranscriptIndex) => void,
+): TranscriptIndex {
   const index = createTranscript();
   for (let pathPos = 0; pathPos < branch.length; pathPos++) {
     const entry = branch[pathPos] as SessionEntry;
@@ -44,6 +48,7 @@ export function branchIndex(branch: (SessionEntry | undefined)[]): TranscriptInd
     index.ordinalById.set(rendered.id, index.entries.length);
     index.entries.push(rendered);
     index.chars += rendered.text.length;
+    onRendered?.(index);
   }
   return index;
 }
@@ -108,73 +113,134 @@ export interface BatchedSearch extends ProbeSearch {
  * asked, or one the pages' rules do not settle, is searched as contextGrepSearch does.
  */
 export function batchedSearch(index: TranscriptIndex, asked: readonly Probe[]): BatchedSearch {
-  const single = contextGrepSearch(index);
-  const answers = new Map<string, boolean>();
-  const keyOf = (probe: Probe) => `${probe.entryId}\u0000${probe.text}`;
-  let scanned = 0;
-  if (index.chars < DEFAULT_RECALL_LIMITS.maxScanWork) {
+  const pass = new BatchedPass(asked);
+  for (let k = 0; k < index.entries.length && pass.open; k++) pass.visit(index, k);
+  return pass.finish(index);
+}
+
+/**
+ * {@link batchedSearch} over `branchIndex(branch)`, run while the index is built: each entry is searched as it is
+ * rendered, then its text moves to the spill file, so the rendered session is never in memory whole. Reading a
+ * spilled text (the rare probe paged through, a probe not asked) reads it back.
+ */
+export function indexedSearch(branch: (SessionEntry | undefined)[], asked: readonly Probe[]): BatchedSearch {
+  const pass = new BatchedPass(asked);
+  const index = branchIndex(branch, (partial) => {
+    const k = partial.entries.length - 1;
+    if (pass.open) pass.visit(partial, k);
+    spillLongText(partial.entries[k] as unknown as Record<string, unknown>, "text");
+  });
+  return pass.finish(index);
+}
+
+/** One probe asked of a {@link BatchedPass}, and its needle (its folded text's number). */
+interface Query {
+  probe: Probe;
+  key: string;
+  needle: number;
+  /** Reported lines of the needle before the probe's entry, up to MAX_PAGES (set when the pass reaches it). */
+  before: number;
+}
+
+const keyOf = (probe: Probe) => `${probe.entryId}\u0000${probe.text}`;
+
+/** The one pass of {@link batchedSearch}: entries are visited in index order, each once. */
+class BatchedPass {
+  private readonly answers = new Map<string, boolean>();
+  /** Queries per entry id, in the order asked. */
+  private readonly byEntry = new Map<string, Query[]>();
+  /** Queries the pages' rules leave open at their entry: paged through once the index is whole. */
+  private readonly paged: Query[] = [];
+  private readonly needles: string[];
+  private readonly finder: Finder;
+  /** Reported lines of each needle in the entries passed so far, up to MAX_PAGES. */
+  private readonly before: Int32Array;
+  /** Reported lines in the current entry, and the line last seen (valid when `entryOf` is the current entry). */
+  private readonly own: Int32Array;
+  private readonly lastLine: Int32Array;
+  private readonly entryOf: Int32Array;
+  /** Queries whose entry the pass has not reached yet. */
+  private remaining = 0;
+
+  constructor(asked: readonly Probe[]) {
     const needleIds = new Map<string, number>();
-    const queries: { probe: Probe; key: string; ordinal: number; needle: number }[] = [];
     for (const probe of asked) {
       const key = keyOf(probe);
-      if (answers.has(key)) continue;
-      const ordinal = index.ordinalById.get(probe.entryId);
-      if (ordinal === undefined || !probe.text || probe.text.length > MAX_LITERAL_LENGTH) {
-        answers.set(key, false);
-        continue;
-      }
+      if (this.answers.has(key)) continue;
+      // Settled when the pass reaches the probe's entry; false if it never does (no entry renders that id).
+      this.answers.set(key, false);
+      if (!probe.text || probe.text.length > MAX_LITERAL_LENGTH) continue;
       const folded = foldCase(probe.text);
       let needle = needleIds.get(folded);
       if (needle === undefined) needleIds.set(folded, (needle = needleIds.size));
-      // Settled below; marked so a repeat of the pair is not queried twice.
-      answers.set(key, false);
-      queries.push({ probe, key, ordinal, needle });
+      const query: Query = { probe, key, needle, before: 0 };
+      const list = this.byEntry.get(probe.entryId);
+      if (list) list.push(query);
+      else this.byEntry.set(probe.entryId, [query]);
+      this.remaining++;
     }
-    queries.sort((a, b) => a.ordinal - b.ordinal);
-    const needles = [...needleIds.keys()];
-    const finder = new Finder(needles);
-    /** Reported lines of each needle in the entries passed so far, up to MAX_PAGES. */
-    const before = new Int32Array(needles.length);
-    /** Reported lines in the current entry, and the line last seen (valid when `entryOf` is the current entry). */
-    const own = new Int32Array(needles.length);
-    const lastLine = new Int32Array(needles.length);
-    const entryOf = new Int32Array(needles.length).fill(-1);
-    const countedBefore = new Int32Array(queries.length);
-    let q = 0;
-    for (let k = 0; k < index.entries.length && q < queries.length; k++) {
-      const first = q;
-      for (; q < queries.length && queries[q].ordinal === k; q++) countedBefore[q] = before[queries[q].needle];
-      const entry = index.entries[k];
-      // Folded here, not through the recall module's memo: the pass reads each entry once, and a memo would hold a
-      // folded copy of the whole session next to the index.
-      finder.scan(foldCase(entry.text), (needle, end) => {
-        // A line is reported once however many occurrences start on it, and recall traffic not at all.
-        const line = lineAt(entry, end - needles[needle].length);
-        if (entryOf[needle] === k && lastLine[needle] === line) return;
-        if (entryOf[needle] !== k) {
-          entryOf[needle] = k;
-          own[needle] = 0;
-        }
-        lastLine[needle] = line;
-        if (isRecallTraffic(entry, line)) return;
-        own[needle]++;
-        if (before[needle] < MAX_PAGES) before[needle]++;
-      });
-      for (let i = first; i < q; i++) {
-        const { probe, key, needle } = queries[i];
-        const matches = entryOf[needle] === k && own[needle] > 0;
-        answers.set(key, matches && (countedBefore[i] < MAX_PAGES || pagedSearch(index, probe)));
-      }
-    }
-    scanned = finder.searched;
+    this.needles = [...needleIds.keys()];
+    this.finder = new Finder(this.needles);
+    this.before = new Int32Array(this.needles.length);
+    this.own = new Int32Array(this.needles.length);
+    this.lastLine = new Int32Array(this.needles.length);
+    this.entryOf = new Int32Array(this.needles.length).fill(-1);
   }
-  const search = (probe: Probe): boolean => {
-    const key = keyOf(probe);
-    let found = answers.get(key);
-    if (found === undefined) answers.set(key, (found = single(probe)));
-    return found;
-  };
-  return Object.assign(search, { scanned });
+
+  /** False once every query's entry has been passed: later entries change no answer. */
+  get open(): boolean {
+    return this.remaining > 0;
+  }
+
+  /** Search entry `k` of `index` (the entries before it were visited). */
+  visit(index: TranscriptIndex, k: number): void {
+    const entry = index.entries[k];
+    const queries = this.byEntry.get(entry.id);
+    if (queries) for (const query of queries) query.before = this.before[query.needle];
+    const { needles, before, own, lastLine, entryOf } = this;
+    // Folded here, not through the recall module's memo: the pass reads each entry once, and a memo would hold a
+    // folded copy of the whole session next to the index.
+    this.finder.scan(foldCase(entry.text), (needle, end) => {
+      // A line is reported once however many occurrences start on it, and recall traffic not at all.
+      const line = lineAt(entry, end - needles[needle].length);
+      if (entryOf[needle] === k && lastLine[needle] === line) return;
+      if (entryOf[needle] !== k) {
+        entryOf[needle] = k;
+        own[needle] = 0;
+      }
+      lastLine[needle] = line;
+      if (isRecallTraffic(entry, line)) return;
+      own[needle]++;
+      if (before[needle] < MAX_PAGES) before[needle]++;
+    });
+    if (!queries) return;
+    this.byEntry.delete(entry.id);
+    this.remaining -= queries.length;
+    for (const query of queries) {
+      const matches = entryOf[query.needle] === k && own[query.needle] > 0;
+      if (!matches) continue;
+      if (query.before < MAX_PAGES) this.answers.set(query.key, true);
+      else this.paged.push(query);
+    }
+  }
+
+  /** The search, once `index` is whole: the queries left open are paged through; a probe not asked is searched alone. */
+  finish(index: TranscriptIndex): BatchedSearch {
+    const single = contextGrepSearch(index);
+    // A scan limit the index reaches can end a page early: then only paging answers.
+    if (index.chars >= DEFAULT_RECALL_LIMITS.maxScanWork) this.answers.clear();
+    else for (const { probe, key } of this.paged) this.answers.set(key, pagedSearch(index, probe));
+    const answers = this.answers;
+    const search = (probe: Probe): boolean => {
+      const key = keyOf(probe);
+      let found = answers.get(key);
+      if (found === undefined) answers.set(key, (found = single(probe)));
+      return found;
+    };
+    return Object.assign(search, {
+      scanned: index.chars < DEFAULT_RECALL_LIMITS.maxScanWork ? this.finder.searched : 0,
+    });
+  }
 }
 
 /** The search as a model makes it: page after page of `context_grep`, up to MAX_PAGES, for a hit in the entry. */

@@ -8,7 +8,7 @@ import { type Prices, RequestTotals, type SideCall } from "./metrics.ts";
 import { asProbe, isNeededAt, NEEDED_KINDS, type NeededItem, type NeededKind, neededItems } from "./needed.ts";
 import { observers, Presence, type PresenceCounts } from "./presence.ts";
 import { extractProbes, PROBE_KINDS, type Probe, type ProbeKind } from "./probes.ts";
-import { batchedSearch, branchIndex, checkedProbes, MAX_CHECKED, recoverability } from "./recoverability.ts";
+import { checkedProbes, indexedSearch, MAX_CHECKED, recoverability } from "./recoverability.ts";
 import type { Recommendation } from "./recommendation.ts";
 import { spillSourceTexts } from "./source-texts.ts";
 import { checkedBranch } from "./tree-check.ts";
@@ -275,11 +275,12 @@ export async function replaySession(session: SessionInput, options: ReplayOption
   // Every ledger row keeps every source entry, and probes and needed items are attributed to source entries:
   // one recall index of the branch serves every row (the rows' own summaries are not searched). Building it
   // empties `branch`.
-  // Every probe and item a ledger row will ask about is known here, so the search settles them all in one pass.
+  // Every probe and item a ledger row will ask about is known here, so the search settles them all in one pass, run
+  // as the index is built: each entry's rendering is searched, then moved to the spill file.
   const ledgerRows = summaries.filter((s) => s.hasLedger);
   const search = ledgerRows.length
-    ? batchedSearch(
-        branchIndex(branch),
+    ? indexedSearch(
+        branch,
         ledgerRows.flatMap((s) => [...checkedProbes(s.missing), ...checkedItems(items, s.missed).map(asProbe)]),
       )
     : undefined;

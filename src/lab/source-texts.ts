@@ -39,7 +39,8 @@ function recently(read: () => string): () => string {
   };
 }
 
-function spillField(record: Record<string, unknown>, key: string): void {
+/** Move `record[key]` to the spill file when it is a long string; reading it gives back the same string. */
+export function spillLongText(record: Record<string, unknown>, key: string): void {
   const value = record[key];
   if (typeof value !== "string" || value.length < SOURCE_SPILL_MIN_CHARS) return;
   spillProperty(record, key, recently(spill(value)));
@@ -53,12 +54,12 @@ export function spillSourceTexts(branch: readonly SessionEntry[]): void {
       | undefined;
     if (!holder) continue;
     // A bash execution's output is a field of the message; everything else keeps its text in `content`.
-    spillField(holder, "output");
-    if (typeof holder.content === "string") spillField(holder, "content");
+    spillLongText(holder, "output");
+    if (typeof holder.content === "string") spillLongText(holder, "content");
     else if (Array.isArray(holder.content)) {
       for (const block of holder.content as unknown[]) {
         if (block && typeof block === "object")
-          for (const key of LONG_FIELDS) spillField(block as Record<string, unknown>, key);
+          for (const key of LONG_FIELDS) spillLongText(block as Record<string, unknown>, key);
       }
     }
   }

@@ -302,7 +302,9 @@ export function foldedText(entry: TranscriptEntry): string {
   let folded = foldedTexts.get(entry);
   if (folded === undefined) {
     folded = foldCase(entry.text);
-    foldedTexts.set(entry, folded);
+    // An entry whose text is read through a getter keeps it out of memory on purpose (the lab moves long texts to
+    // a file): a memo would bring the whole index back, copy by copy, so its folded text is made at each read.
+    if (!Object.getOwnPropertyDescriptor(entry, "text")?.get) foldedTexts.set(entry, folded);
   }
   return folded;
 }

@@ -6,6 +6,7 @@
 // add cost. Only this module mutates it.
 import { walkParents } from "../log/branch.ts";
 import { textField, type SessionEntry } from "../log/entries.ts";
+import { ownCopy } from "../log/own-copy.ts";
 import { RECALL_TOOL_NAMES } from "./attempts.ts";
 
 /** Roles a transcript entry can have (the `role` filter of `context_list_entries`). */
@@ -340,7 +341,8 @@ function previewOf(b: Builder, calls: readonly string[]): string {
   for (let i = 1; i < b.lines.length; i++) {
     if (markers.has(i)) continue;
     const line = b.lines[i].trim();
-    if (line) return collapse(line);
+    // A copy: a cut of the line would keep the whole message text it came from alive as long as the index.
+    if (line) return ownCopy(collapse(line));
   }
   if (calls.length) return `(tool calls: ${calls.join(", ")})`;
   const image = b.sections.find((s) => s.kind === "image");

@@ -2,7 +2,7 @@
 // branch its answer is the paged search's: found when the probe's entry is among the first pages' matches.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { batchedSearch, contextGrepSearch, pagedSearch } from "../../src/lab/recoverability.ts";
+import { batchedSearch, contextGrepSearch, indexedSearch, pagedSearch } from "../../src/lab/recoverability.ts";
 import type { Probe } from "../../src/lab/probes.ts";
 import { buildTranscript } from "../../src/recall/transcript.ts";
 import { Branch, toolCall } from "../recall/fixtures.ts";
@@ -12,9 +12,10 @@ import { runs } from "../support/fast-check.ts";
 const wordArb = fc.constantFrom("Alpha", "alpha", "BETA", "beta-2", "src/a.ts", "ERR_X", "Σigma", "ς", "İx", "x");
 const lineArb = fc.array(wordArb, { minLength: 0, maxLength: 6 }).map((w) => w.join(" "));
 const textArb = fc.array(lineArb, { minLength: 1, maxLength: 8 }).map((l) => l.join("\n"));
+/** Some entries are long enough that the indexed search moves their rendering to the spill file. */
 const entryArb = fc.record({
   kind: fc.constantFrom("user", "assistant", "tool", "recall"),
-  text: textArb,
+  text: fc.tuple(textArb, fc.boolean()).map(([text, long]) => (long ? `${text}\n${"filler Alpha ".repeat(90)}` : text)),
 });
 
 describe("recoverability's search", () => {
@@ -40,11 +41,15 @@ describe("recoverability's search", () => {
           const asked = probes.map(([at, text]) => ({ text, entryId: b.entries[at % b.entries.length].id }) as Probe);
           // All asked but the last, which the batched search answers on its own.
           const batched = batchedSearch(index, asked.slice(0, -1));
+          // The same pass run while the index is built, its texts moved to the spill file as it goes.
+          const indexed = indexedSearch(b.entries.slice(), asked.slice(0, -1));
           for (const probe of asked) {
             const paged = pagedSearch(index, probe);
             expect(search(probe)).toBe(paged);
             expect(batched(probe)).toBe(paged);
+            expect(indexed(probe)).toBe(paged);
           }
+          expect(indexed.scanned).toBe(batched.scanned);
           // One pass over the index at most, however many probes were asked.
           expect(batched.scanned).toBeLessThanOrEqual(index.chars);
         },
@@ -70,6 +75,8 @@ describe("recoverability's search", () => {
     ] as Probe[];
     const batched = batchedSearch(index, asked);
     expect(asked.map((p) => batched(p))).toEqual([false, true, false]);
+    const indexed = indexedSearch(b.entries.slice(), asked);
+    expect(asked.map((p) => indexed(p))).toEqual([false, true, false]);
   });
 
   it("settles many rare probes in one pass over the index, where one by one each read the index to its entry", () => {
