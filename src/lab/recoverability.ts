@@ -3,7 +3,7 @@
 // need not be a loss. Uses the recall module's own index and grep, exactly as the tool does.
 import type { SessionEntry } from "../log/entries.ts";
 import { foldCase, MAX_LITERAL_LENGTH } from "../recall/regex.ts";
-import { foldedText, grepTranscript } from "../recall/search.ts";
+import { foldAtEachRead, foldedText, grepTranscript } from "../recall/search.ts";
 import { DEFAULT_RECALL_LIMITS } from "../recall/settings.ts";
 import {
   buildTranscript,
@@ -128,7 +128,8 @@ export function indexedSearch(branch: (SessionEntry | undefined)[], asked: reado
   const index = branchIndex(branch, (partial) => {
     const k = partial.entries.length - 1;
     if (pass.open) pass.visit(partial, k);
-    spillLongText(partial.entries[k] as unknown as Record<string, unknown>, "text");
+    const entry = partial.entries[k];
+    if (spillLongText(entry as unknown as Record<string, unknown>, "text")) foldAtEachRead(entry);
   });
   return pass.finish(index);
 }
@@ -228,7 +229,8 @@ class BatchedPass {
   finish(index: TranscriptIndex): BatchedSearch {
     const single = contextGrepSearch(index);
     // A scan limit the index reaches can end a page early: then only paging answers.
-    if (index.chars >= DEFAULT_RECALL_LIMITS.maxScanWork) this.answers.clear();
+    const settled = index.chars < DEFAULT_RECALL_LIMITS.maxScanWork;
+    if (!settled) this.answers.clear();
     else for (const { probe, key } of this.paged) this.answers.set(key, pagedSearch(index, probe));
     const answers = this.answers;
     const search = (probe: Probe): boolean => {
@@ -238,28 +240,26 @@ class BatchedPass {
       return found;
     };
     return Object.assign(search, {
-      scanned: index.chars < DEFAULT_RECALL_LIMITS.maxScanWork ? this.finder.searched : 0,
+      scanned: settled ? this.finder.searched : 0,
     });
   }
 }
 
 /** The search as a model makes it: page after page of `context_grep`, up to MAX_PAGES, for a hit in the entry. */
 export function pagedSearch(index: TranscriptIndex, probe: Probe): boolean {
-  {
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_PAGES; page++) {
-      const result = grepTranscript(
-        index,
-        { pattern: probe.text, literal: true, ...(cursor ? { cursor } : {}) },
-        DEFAULT_RECALL_LIMITS,
-      );
-      if (!result.ok) return false;
-      if (result.details.matches.some((m) => m.entryId === probe.entryId)) return true;
-      cursor = result.details.nextCursor;
-      if (!cursor) return false;
-    }
-    return false;
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const result = grepTranscript(
+      index,
+      { pattern: probe.text, literal: true, ...(cursor ? { cursor } : {}) },
+      DEFAULT_RECALL_LIMITS,
+    );
+    if (!result.ok) return false;
+    if (result.details.matches.some((m) => m.entryId === probe.entryId)) return true;
+    cursor = result.details.nextCursor;
+    if (!cursor) return false;
   }
+  return false;
 }
 
 /** Evenly spread, deterministic sample. */

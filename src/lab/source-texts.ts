@@ -39,11 +39,15 @@ function recently(read: () => string): () => string {
   };
 }
 
-/** Move `record[key]` to the spill file when it is a long string; reading it gives back the same string. */
-export function spillLongText(record: Record<string, unknown>, key: string): void {
+/**
+ * Move `record[key]` to the spill file when it is a long string; reading it gives back the same string. True when
+ * it moved.
+ */
+export function spillLongText(record: Record<string, unknown>, key: string): boolean {
   const value = record[key];
-  if (typeof value !== "string" || value.length < SOURCE_SPILL_MIN_CHARS) return;
+  if (typeof value !== "string" || value.length < SOURCE_SPILL_MIN_CHARS) return false;
   spillProperty(record, key, recently(spill(value)));
+  return true;
 }
 
 /** Move the long texts of a branch's messages out of memory; reading them gives back the same strings. */

@@ -297,14 +297,24 @@ function renderGrepPage(
  */
 const foldedTexts = new WeakMap<TranscriptEntry, string>();
 
+/** Entries whose owner keeps their text out of memory (see {@link foldAtEachRead}). */
+const foldedAtEachRead = new WeakSet<TranscriptEntry>();
+
+/**
+ * Keep no folded copy of `entry`'s text: its owner reads the text from elsewhere on purpose (the lab moves long texts
+ * to a file), and a memo would bring the whole index back into memory, copy by copy. Its folded text is made at each read.
+ */
+export function foldAtEachRead(entry: TranscriptEntry): void {
+  foldedAtEachRead.add(entry);
+  foldedTexts.delete(entry);
+}
+
 /** `entry.text` folded by {@link foldCase}: same length, so its offsets are the entry's. */
 export function foldedText(entry: TranscriptEntry): string {
   let folded = foldedTexts.get(entry);
   if (folded === undefined) {
     folded = foldCase(entry.text);
-    // An entry whose text is read through a getter keeps it out of memory on purpose (the lab moves long texts to
-    // a file): a memo would bring the whole index back, copy by copy, so its folded text is made at each read.
-    if (!Object.getOwnPropertyDescriptor(entry, "text")?.get) foldedTexts.set(entry, folded);
+    if (!foldedAtEachRead.has(entry)) foldedTexts.set(entry, folded);
   }
   return folded;
 }
