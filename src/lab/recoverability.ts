@@ -16,7 +16,7 @@ import {
   type TranscriptIndex,
 } from "../recall/transcript.ts";
 import { Finder } from "./finder.ts";
-import { spillLongText } from "./source-texts.ts";
+import { spillRenderedEntry } from "./source-texts.ts";
 import type { Probe } from "./probes.ts";
 
 /** True when a search for the probe's text finds it, attributed to the probe's own source entry. */
@@ -129,7 +129,7 @@ export function indexedSearch(branch: (SessionEntry | undefined)[], asked: reado
     const k = partial.entries.length - 1;
     if (pass.open) pass.visit(partial, k);
     const entry = partial.entries[k];
-    if (spillLongText(entry as unknown as Record<string, unknown>, "text")) foldAtEachRead(entry);
+    if (spillRenderedEntry(entry)) foldAtEachRead(entry);
   });
   return pass.finish(index);
 }

@@ -4,6 +4,7 @@
 // (spill.ts) and are read back on access, through a small cache of the most recently read ones, so a long
 // session's heap holds its structure and its short texts, not its long ones.
 import type { SessionEntry } from "../log/entries.ts";
+import type { TranscriptEntry } from "../recall/transcript.ts";
 import { spill, spillProperty } from "./spill.ts";
 
 /** Texts shorter than this stay in memory: the getter and the read cost more than they save. */
@@ -67,4 +68,17 @@ export function spillSourceTexts(branch: readonly SessionEntry[]): void {
       }
     }
   }
+}
+
+/**
+ * Move a rendered entry of the recall index out of memory once the lab's batched search has read it: its long text
+ * goes to the spill file (true when it did), and then so do its sections, while its line offsets become 32-bit. What is
+ * read later (a probe paged through, a probe not asked) reads them back; the short entries stay as rendered.
+ */
+export function spillRenderedEntry(entry: TranscriptEntry): boolean {
+  if (!spillLongText(entry as unknown as Record<string, unknown>, "text")) return false;
+  entry.lineStarts = Int32Array.from(entry.lineStarts);
+  const sections = spill(JSON.stringify(entry.sections));
+  spillProperty(entry, "sections", () => JSON.parse(sections()));
+  return true;
 }

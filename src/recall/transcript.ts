@@ -60,8 +60,8 @@ export interface TranscriptEntry {
   /** Tool name of a tool result, customType of a custom message. */
   name?: string;
   text: string;
-  /** Character offset of each line in `text`. */
-  lineStarts: number[];
+  /** Character offset of each line in `text` (a typed array where the owner compacts the index, as the lab does). */
+  lineStarts: readonly number[] | Int32Array;
   /** Sections in line order; the first is the header. */
   sections: TranscriptSection[];
   /** One-line summary for listings. */

@@ -1,7 +1,10 @@
 // A replayed session's long texts wait in the spill file; every reader still sees the same message.
 import { describe, expect, it } from "vitest";
 import { spilledBytes } from "../../src/lab/spill.ts";
-import { SOURCE_SPILL_MIN_CHARS, spillSourceTexts } from "../../src/lab/source-texts.ts";
+import { SOURCE_SPILL_MIN_CHARS, spillRenderedEntry, spillSourceTexts } from "../../src/lab/source-texts.ts";
+import { grepTranscript } from "../../src/recall/search.ts";
+import { DEFAULT_RECALL_LIMITS } from "../../src/recall/settings.ts";
+import { buildTranscript } from "../../src/recall/transcript.ts";
 import { chars, Ledger } from "./fixtures.ts";
 
 function session(): Ledger {
@@ -46,5 +49,31 @@ describe("source texts", () => {
     block.text = "rewritten";
     expect(block.text).toBe("rewritten");
     expect(Object.getOwnPropertyDescriptor(block, "text")?.value).toBe("rewritten");
+  });
+
+  it("a rendered entry moved out reads back as rendered, and the grep pages through it as before", () => {
+    const { entries } = session();
+    const kept = buildTranscript(entries);
+    const index = buildTranscript(entries);
+    const moved = index.entries.map((entry) => spillRenderedEntry(entry));
+    // The long ones moved (the user's text, the read output, the bash call's result), the short ones stayed.
+    expect(moved.filter(Boolean).length).toBeGreaterThanOrEqual(3);
+    expect(moved.some((m) => !m)).toBe(true);
+    const plain = (i: typeof index) =>
+      i.entries.map((e) => ({ ...e, text: e.text, lineStarts: Array.from(e.lineStarts), sections: e.sections }));
+    expect(plain(index)).toEqual(plain(kept));
+    for (const pattern of ["line 1", "rrrr", "npm test", "PASS", "summarize"]) {
+      const pages = (i: typeof index) => {
+        const out = [];
+        let cursor: string | undefined;
+        do {
+          const r = grepTranscript(i, { pattern, literal: true, ...(cursor ? { cursor } : {}) }, DEFAULT_RECALL_LIMITS);
+          out.push(r);
+          cursor = r.ok ? r.details.nextCursor : undefined;
+        } while (cursor && out.length < 50);
+        return out;
+      };
+      expect(pages(index)).toEqual(pages(kept));
+    }
   });
 });
