@@ -70,7 +70,7 @@ export async function* fileLines(path: string, maxLineBytes = MAX_LINE_BYTES): A
 
 /** Why an over-long line was skipped (no transcript text, only the limit). */
 export function tooLongReason(maxLineBytes = MAX_LINE_BYTES): string {
-  return `line longer than ${maxLineBytes} bytes (the longest string JavaScript can hold); skipped`;
+  return `line longer than ${maxLineBytes} bytes (the longest string JavaScript can hold)`;
 }
 
 /**
@@ -119,7 +119,7 @@ export async function loadSessionFile(
     if ("entry" in parsed) {
       const bad =
         parsed.entry.type === "message" ? malformedMessage((parsed.entry as { message?: unknown }).message) : undefined;
-      if (bad) diagnostics.push({ line: item.line, reason: `${bad}; skipped` });
+      if (bad) diagnostics.push({ line: item.line, reason: bad });
       else all.push(parsed.entry);
     } else diagnostics.push({ line: item.line, reason: parsed.reason });
   }
@@ -134,7 +134,7 @@ export async function loadSessionFile(
     if (entry.type === "session") continue;
     if (!KNOWN_TYPES.has(entry.type)) unknownTypes[entry.type] = (unknownTypes[entry.type] ?? 0) + 1;
     if (typeof (entry as { id?: unknown }).id !== "string") {
-      diagnostics.push({ line: 0, reason: `entry of type ${entry.type} has no id; skipped` });
+      diagnostics.push({ line: 0, reason: `entry of type ${entry.type} has no id` });
       continue;
     }
     entries.push(entry as SessionEntry);

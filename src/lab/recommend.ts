@@ -76,6 +76,24 @@ function qualityText(c: Candidate): string {
 }
 const usd = (n: number) => `$${n.toFixed(2)}`;
 
+/** A difference of quality or cost score too small to name (both are shares, from 0 to 1). */
+const level = (d: number) => Math.abs(d) < 1e-9;
+
+/** What a leader is ahead on, from its quality and cost score differences over the runner-up (not both below 0). */
+function sideText(dq: number, dc: number): string {
+  if (level(dq)) return "on cost, at the same quality";
+  if (level(dc)) return dq > 0 ? "on quality, at the same cost" : "on cost, at the same quality";
+  if (dq > 0) return dc > 0 ? "on both quality and cost" : "on quality, not on cost";
+  return "on cost, not on quality";
+}
+
+/** Two rows with the same score: level on both counts, or each ahead on one. */
+function tieText(first: string, second: string, dq: number, dc: number): string {
+  if (level(dq) && level(dc)) return `${first} and ${second} have the same quality and cost`;
+  const [better, cheaper] = dq > 0 ? [first, second] : [second, first];
+  return `${first} and ${second} score the same: ${better} is ahead on quality, ${cheaper} on cost`;
+}
+
 /** Score the settable strategies of a run and explain the choice. */
 export function recommend(totals: readonly RowTotals[], weights: Weights = DEFAULT_WEIGHTS): Recommendation {
   const settable = totals.filter((t) => SETTABLE[t.info.id]);
@@ -122,7 +140,7 @@ export function recommend(totals: readonly RowTotals[], weights: Weights = DEFAU
   };
   if (candidates.every((c) => c.acts === 0)) {
     lines.push(
-      `Use ${best.label} (${info.sentence}); but it hardly matters here: no strategy had to act in these sessions, so all keep everything and cost about the same.`,
+      `Use ${best.label}: ${info.sentence}. But it hardly matters here: no strategy had to act, so all keep everything and cost about the same.`,
     );
     return { weights, candidates, choice, closeCall: true, lines };
   }
@@ -161,15 +179,15 @@ export function recommend(totals: readonly RowTotals[], weights: Weights = DEFAU
       tie ||
       (flipAtCostWeight !== undefined &&
         (gap < CLOSE_POINTS || Math.abs(flipAtCostWeight - weights.cost) < CLOSE_WEIGHT));
-    const side =
-      dq >= 0 ? (dc >= 0 ? "on both quality and cost" : "on quality, not on cost") : "on cost, not on quality";
+    const lead = tie
+      ? tieText(best.label, second.label, dq, dc)
+      : `${best.label} leads by ${gap.toFixed(1)} points, ${sideText(dq, dc)}`;
     const flip =
       flipAtCostWeight === undefined
-        ? `no choice of weights makes ${second.label} win`
+        ? level(dq) && level(dc)
+          ? "no choice of weights separates them"
+          : `no choice of weights makes ${second.label} win`
         : `${second.label} would win with the cost weight ${weights.cost < flipAtCostWeight ? "above" : "below"} ${pct(flipAtCostWeight)}`;
-    const lead = tie
-      ? `${best.label} and ${second.label} tie (${best.label} is ahead ${side})`
-      : `${best.label} leads by ${gap.toFixed(1)} points, ${side}`;
     const verdict = tie ? "A tie" : closeCall ? "A close call" : losesContent ? "Not a clear choice" : "A clear choice";
     lines.push(`${verdict}: ${lead}; ${flip}.`);
   }

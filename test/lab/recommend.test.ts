@@ -163,7 +163,7 @@ describe("recommend", () => {
     expect(r.closeCall).toBe(false);
     expect(r.flipAtCostWeight).toBeUndefined();
     expect(r.lines[2]).toMatch(
-      /^A clear choice: checkpoint row leads by 1\.5 points, on both quality and cost; no choice of weights makes planned row win\.$/,
+      /^A clear choice: checkpoint row leads by 1\.5 points, on cost, at the same quality; no choice of weights makes planned row win\.$/,
     );
   });
 
@@ -171,6 +171,8 @@ describe("recommend", () => {
     const r = recommend([row("checkpoint", 1, 1, { acts: 0 }), row("native", 1, 1, { acts: 0 })]);
     expect(r.closeCall).toBe(true);
     expect(r.lines[0]).toMatch(/hardly matters here: no strategy had to act/);
+    // The heading names one session or several; this line does not repeat it.
+    expect(r.lines[0]).not.toMatch(/these sessions|\(.*\(/);
   });
 });
 
@@ -200,7 +202,25 @@ describe("recommendation wording", () => {
     const r = recommend([row("checkpoint", 1, 10), row("digest", 1, 10)]);
     expect(r.closeCall).toBe(true);
     expect(r.lines.join("\n")).not.toMatch(/clear choice/);
-    expect(r.lines[2]).toMatch(/^A tie: checkpoint row and digest row tie/);
+    expect(r.lines[2]).toBe(
+      "A tie: checkpoint row and digest row have the same quality and cost; no choice of weights separates them.",
+    );
+  });
+
+  it("a tie between a better and a cheaper row names what each is ahead on", () => {
+    // digest: 0.7 * 0.9 + 0.3 * 1 = 0.93; checkpoint, 1.3x dearer: 0.7 * 1 + 0.3 * 0.767 = 0.93. Level scores, different counts.
+    const r = recommend([row("checkpoint", 1, 10), row("digest", 0.9, 10 * (0.23 / 0.3))]);
+    const tieLine = r.lines.find((line) => line.startsWith("A tie"));
+    expect(tieLine).toBeDefined();
+    expect(tieLine).not.toMatch(/ahead on both/);
+    expect(tieLine).toMatch(/ahead on (quality|cost), .* on (cost|quality)/);
+  });
+
+  it("a leader ahead on one count and level on the other says so", () => {
+    const r = recommend([row("checkpoint", 1, 10), row("planned", 0.8, 10)]);
+    expect(r.lines[2]).toMatch(
+      /^A clear choice: checkpoint row leads by [0-9.]+ points, on quality, at the same cost;/,
+    );
   });
 
   it("a run without any settable strategy says so, not that they all exceeded the window", () => {

@@ -35,3 +35,11 @@ describe("lab row registry", () => {
     for (const strategy of PLUGINS) expect(strategy.lab?.length ?? 0, strategy.name).toBeGreaterThan(0);
   });
 });
+
+describe("lab --help", () => {
+  it("lists every row id --strategies accepts", async () => {
+    const { LAB_USAGE } = await import("../../src/lab/commands/lab.ts");
+    const listed = /--strategies <ids>[^\n]*\n((?: {25}[^\n]*\n)+)/.exec(LAB_USAGE)?.[1] ?? "";
+    expect(listed.split(/[\s,]+/).filter(Boolean)).toEqual(ROWS.map((r) => r.id));
+  });
+});

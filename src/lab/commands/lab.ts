@@ -34,10 +34,26 @@ import {
 } from "../replay.ts";
 import { type LabResult, totalsOf } from "../results.ts";
 import { defaultSettings } from "../row.ts";
-import { selectRows } from "../rows/registry.ts";
+import { ROWS, selectRows } from "../rows/registry.ts";
 import { DEFAULT_SEED } from "../sample/generate.ts";
 import { LEGEND, renderTable } from "../table.ts";
 import { terminalLines, terminalSafe } from "../terminal-text.ts";
+
+/** Row ids for the usage text, comma-separated and wrapped under the options' descriptions. */
+function wrapIds(ids: readonly string[]): string {
+  const indent = " ".repeat(25);
+  const lines: string[] = [];
+  let line = "";
+  for (const id of ids) {
+    const item = line ? `, ${id}` : id;
+    if (line && indent.length + line.length + item.length > 118) {
+      lines.push(`${indent}${line},`);
+      line = id;
+    } else line += item;
+  }
+  if (line) lines.push(indent + line);
+  return lines.join("\n");
+}
 
 export const LAB_USAGE = `Usage: pi-context-ledger lab [files or dirs…] [options]
 
@@ -50,11 +66,13 @@ Options:
   --since <date>         only session files changed since then (2026-11-01, 2026-11-01T09:00)
   --jobs <n>             sessions replayed at once, on worker threads (default: the number of cores)
   --window <tokens>      context window (default 128000; accepts 200k)
-  --strategies <ids>     comma-separated rows (default: all available)
+  --strategies <ids>     comma-separated rows (default: all available):
+${wrapIds(ROWS.map((r) => r.id))}
   --json <file>          write every figure as JSON
   --report <file>        write the HTML report (default lab-report.html; --no-report to skip)
   --prices <spec>        input=1,write=1.25,read=0.1,output=5,usd=3 (multipliers; usd per M input tokens)
-  --weights <spec>       quality=0.7,cost=0.3: how the recommendation weighs what the agent needed later against cost
+  --weights <spec>       quality=0.7,cost=0.3: how the recommendation weighs quality (the lower of needed later and
+                         the working set) against cost
   --seed <n>             sample seed (default ${DEFAULT_SEED})
   --dump <dir>           write the model view right after every act of every row (JSONL per session and row)
   --judge <prov/model>   ask a real model probe questions (skipped without credentials)
