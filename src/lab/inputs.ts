@@ -70,8 +70,15 @@ export async function sessionFiles(paths: readonly string[]): Promise<string[]> 
   const files: string[] = [];
   for (const raw of paths) {
     const path = resolve(raw);
-    const info = await stat(path).catch(() => undefined);
-    if (!info) throw new InputError(`no such file or directory: ${raw}`);
+    const info = await stat(path).catch((error: NodeJS.ErrnoException) => error);
+    if (info instanceof Error)
+      throw new InputError(
+        info.code === "ELOOP"
+          ? `a symbolic link that loops: ${raw}`
+          : info.code === "EACCES"
+            ? `permission denied: ${raw}`
+            : `no such file or directory: ${raw}`,
+      );
     if (info.isDirectory()) {
       const found = await jsonlUnder(path);
       if (!found.length) throw new InputError(`no session files (*.jsonl) in ${raw}`);

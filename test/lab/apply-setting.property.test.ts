@@ -113,9 +113,9 @@ describe("the lab command", () => {
     );
     expect(r.status, r.stderr).toBe(0);
     const file = join(agentDir, "settings.json");
-    expect(r.stdout).toContain(
-      `To use it, merge this into ${file} (keep your other settings), or run the lab again with --apply:`,
-    );
+    // Asked to apply, it does not suggest running again with --apply.
+    expect(r.stdout).toContain(`To use it, merge this into ${file} (keep your other settings):`);
+    expect(r.stdout).not.toContain("run the lab again with --apply");
     expect(r.stdout).toMatch(/"contextLedger": \{\s+"strategy": "(checkpoint|digest)"\s+\}/);
     const merged = JSON.parse(readFileSync(file, "utf8")) as {
       defaultModel: string;
@@ -124,5 +124,15 @@ describe("the lab command", () => {
     expect(merged.defaultModel).toBe("x/y");
     expect(["checkpoint", "digest"]).toContain(merged.contextLedger.strategy);
     expect(r.stdout).toContain(`Applied: ${file} now sets`);
+  });
+
+  it("--apply on the generated sample is refused before the replay: it would set what no session of the user's chose", () => {
+    const agentDir = tmp();
+    writeFileSync(join(agentDir, "settings.json"), `{"defaultModel":"x/y"}`);
+    const r = run(["--no-report", "--quiet", "--apply", "--yes"], agentDir);
+    expect(r.status).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^lab: --apply .*your own sessions/)]);
+    expect(readFileSync(join(agentDir, "settings.json"), "utf8")).toBe(`{"defaultModel":"x/y"}`);
   });
 });

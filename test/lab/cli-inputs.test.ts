@@ -2,7 +2,7 @@
 // code 2 and no stack trace, output paths are checked before any replay starts, oversized lines and broken
 // session trees are diagnosed, and no raw control byte from a file reaches the terminal.
 import { spawnSync } from "node:child_process";
-import { appendFileSync, mkdtempSync, truncateSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -81,6 +81,13 @@ describe("lab CLI inputs: one line, exit 2", () => {
       run(["lab", sessionFile(dir), "--json", dir, "--no-report"]),
       /^lab: cannot write --json .*: it is a directory$/,
     );
+  });
+
+  it("a link that loops is named as one, not as a missing file", () => {
+    const dir = tmp();
+    const self = join(dir, "self.jsonl");
+    symlinkSync(self, self);
+    expectOneLineError(run(["lab", self, "--no-report"]), /^lab: a symbolic link that loops: .*self\.jsonl$/);
   });
 
   it("a device or other non-regular file is refused", () => {

@@ -152,6 +152,11 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
     if (values.sessions) paths.push(userSessionsDir());
     if (recent && !paths.length)
       throw new InputError("--last and --since pick among session files: give --sessions or paths");
+    // A setting is applied for the sessions it was measured on: the generated sample is nobody's.
+    if (values.apply && !paths.length)
+      throw new InputError(
+        "--apply merges what your own sessions recommend, and the sample is generated: give --sessions or paths",
+      );
     const found = paths.length ? await sessionFiles(paths) : [];
     const files = recent ? await newestSessions(found, recent) : found;
     if (recent && !files.length) throw new InputError(`no session file changed since ${values.since}`);
@@ -235,7 +240,7 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
       heapLimitBytes: getHeapStatistics().heap_size_limit,
     };
 
-    out.stdout(renderSummary(result));
+    out.stdout(renderSummary(result, settingsFile(), values.apply === true));
     if (jsonPath) {
       await writeOutput(jsonPath, `${JSON.stringify(result, null, 1)}\n`);
       out.stdout(`JSON: ${terminalSafe(values.json ?? "")}\n`);
@@ -265,7 +270,7 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
 }
 
 /** The terminal summary: one table per session, totals when there are several, notes and diagnostics. */
-export function renderSummary(result: LabResult, settingsPath = settingsFile()): string {
+export function renderSummary(result: LabResult, settingsPath = settingsFile(), applying = false): string {
   const lines: string[] = [];
   const { settings } = result;
   const count = result.sessions.length;
@@ -309,7 +314,7 @@ export function renderSummary(result: LabResult, settingsPath = settingsFile()):
   if (choice) {
     lines.push(
       ``,
-      `To use it, merge this into ${settingsPath} (keep your other settings), or run the lab again with --apply:`,
+      `To use it, merge this into ${settingsPath} (keep your other settings)${applying ? "" : ", or run the lab again with --apply"}:`,
       ...pasteText(choice.value)
         .split("\n")
         .map((l) => `  ${l}`),
