@@ -87,11 +87,10 @@ function sideText(dq: number, dc: number): string {
   return "on cost, not on quality";
 }
 
-/** Two rows with the same score: level on both counts, or each ahead on one. */
+/** Two rows with the same score: level on both counts, or the first ahead on one (or by a hair on both). */
 function tieText(first: string, second: string, dq: number, dc: number): string {
   if (level(dq) && level(dc)) return `${first} and ${second} have the same quality and cost`;
-  const [better, cheaper] = dq > 0 ? [first, second] : [second, first];
-  return `${first} and ${second} score the same: ${better} is ahead on quality, ${cheaper} on cost`;
+  return `${first} and ${second} score the same; ${first} is ahead ${sideText(dq, dc)}`;
 }
 
 /** Score the settable strategies of a run and explain the choice. */

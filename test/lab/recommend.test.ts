@@ -216,6 +216,14 @@ describe("recommendation wording", () => {
     expect(tieLine).toMatch(/ahead on (quality|cost), .* on (cost|quality)/);
   });
 
+  it("a tie at the same quality credits only the cost", () => {
+    const r = recommend([row("checkpoint", 1, 10), row("digest", 1, 10.001)]);
+    expect(r.lines[2]).toMatch(
+      /^A tie: checkpoint row and digest row score the same; checkpoint row is ahead on cost, at the same quality;/,
+    );
+    expect(r.lines[2]).not.toMatch(/ahead on quality/);
+  });
+
   it("a leader ahead on one count and level on the other says so", () => {
     const r = recommend([row("checkpoint", 1, 10), row("planned", 0.8, 10)]);
     expect(r.lines[2]).toMatch(
