@@ -3,7 +3,7 @@
 // need not be a loss. Uses the recall module's own index and grep, exactly as the tool does.
 import type { SessionEntry } from "../log/entries.ts";
 import { foldCase, MAX_LITERAL_LENGTH } from "../recall/regex.ts";
-import { foldAtEachRead, foldedText, grepTranscript } from "../recall/search.ts";
+import { foldedText, grepTranscript } from "../recall/search.ts";
 import { DEFAULT_RECALL_LIMITS } from "../recall/settings.ts";
 import {
   buildTranscript,
@@ -128,8 +128,7 @@ export function indexedSearch(branch: (SessionEntry | undefined)[], asked: reado
   const index = branchIndex(branch, (partial) => {
     const k = partial.entries.length - 1;
     if (pass.open) pass.visit(partial, k);
-    const entry = partial.entries[k];
-    if (spillRenderedEntry(entry)) foldAtEachRead(entry);
+    spillRenderedEntry(partial.entries[k]);
   });
   return pass.finish(index);
 }

@@ -4,6 +4,7 @@
 // (spill.ts) and are read back on access, through a small cache of the most recently read ones, so a long
 // session's heap holds its structure and its short texts, not its long ones.
 import type { SessionEntry } from "../log/entries.ts";
+import { foldAtEachRead } from "../recall/search.ts";
 import type { TranscriptEntry } from "../recall/transcript.ts";
 import { spill, spillProperty } from "./spill.ts";
 
@@ -44,7 +45,7 @@ function recently(read: () => string): () => string {
  * Move `record[key]` to the spill file when it is a long string; reading it gives back the same string. True when
  * it moved.
  */
-export function spillLongText(record: Record<string, unknown>, key: string): boolean {
+function spillLongText(record: Record<string, unknown>, key: string): boolean {
   const value = record[key];
   if (typeof value !== "string" || value.length < SOURCE_SPILL_MIN_CHARS) return false;
   spillProperty(record, key, recently(spill(value)));
@@ -71,12 +72,14 @@ export function spillSourceTexts(branch: readonly SessionEntry[]): void {
 }
 
 /**
- * Move a rendered entry of the recall index out of memory once the lab's batched search has read it: its long text
- * goes to the spill file (true when it did), and then so do its sections, while its line offsets become 32-bit. What is
- * read later (a probe paged through, a probe not asked) reads them back; the short entries stay as rendered.
+ * Move a rendered entry of the recall index out of memory once the lab's batched search has read it: a long text goes
+ * to the spill file, and with it the entry's sections, while its line offsets become 32-bit, and the grep keeps no
+ * folded copy of it (true when it moved). What is read later (a probe paged through, a probe not asked) reads them back; the short entries
+ * stay as rendered.
  */
 export function spillRenderedEntry(entry: TranscriptEntry): boolean {
   if (!spillLongText(entry as unknown as Record<string, unknown>, "text")) return false;
+  foldAtEachRead(entry);
   entry.lineStarts = Int32Array.from(entry.lineStarts);
   const sections = spill(JSON.stringify(entry.sections));
   spillProperty(entry, "sections", () => JSON.parse(sections()));
