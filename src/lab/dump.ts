@@ -6,6 +6,7 @@ import { lstat, mkdir, open, stat, unlink } from "node:fs/promises";
 import { dirname, join, resolve } from "node:path";
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import { InputError } from "./errors.ts";
+import { creationFailure } from "./inputs.ts";
 import { type PiCoreFunctions, piCore } from "./pi-internals.ts";
 import type { ActView } from "./replay.ts";
 
@@ -24,7 +25,7 @@ export async function prepareDumpDir(raw: string): Promise<string> {
     if (!parent?.isDirectory())
       throw new InputError(`cannot write --dump ${raw}: directory ${dirname(dir)} does not exist`);
     await mkdir(dir).catch((error: unknown) => {
-      throw new InputError(`cannot write --dump ${raw}: ${(error as { code?: string }).code ?? String(error)}`);
+      throw new InputError(`cannot write --dump ${raw}: ${creationFailure(error)}`);
     });
   }
   const probe = join(dir, `.probe-${process.pid}`);
@@ -32,9 +33,7 @@ export async function prepareDumpDir(raw: string): Promise<string> {
     await (await open(probe, "wx")).close();
     await unlink(probe);
   } catch (error) {
-    throw new InputError(
-      `cannot write --dump ${raw}: cannot create a file there (${(error as { code?: string }).code ?? String(error)})`,
-    );
+    throw new InputError(`cannot write --dump ${raw}: ${creationFailure(error)}`);
   }
   return dir;
 }

@@ -150,6 +150,19 @@ function besidePath(path: string, what: string): string {
   return join(dirname(path), `.${basename(path)}.${what}-${process.pid}-${Date.now().toString(36)}`);
 }
 
+/**
+ * Why a file could not be created, in words, from the error of creating it in a directory that exists. ENOENT
+ * there is not a missing directory: /proc and /sys exist but hold only the kernel's own files.
+ */
+export function creationFailure(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (code === "EACCES" || code === "EPERM") return "permission denied";
+  if (code === "EROFS") return "the file system is read-only";
+  if (code === "ENOSPC" || code === "EDQUOT") return "no space left there";
+  if (code === "ENOENT") return "no file can be created there (a kernel file system such as /proc or /sys)";
+  return `cannot create a file there (${String(code ?? error)})`;
+}
+
 /** Why creating a file in `dir` fails, or undefined when it works (the probe file is removed again). */
 async function cannotCreateIn(path: string): Promise<string | undefined> {
   const probe = besidePath(path, "probe");
@@ -158,10 +171,7 @@ async function cannotCreateIn(path: string): Promise<string | undefined> {
     await unlink(probe);
     return undefined;
   } catch (error) {
-    const code = (error as { code?: unknown }).code;
-    return code === "EACCES" || code === "EPERM" || code === "EROFS"
-      ? "permission denied"
-      : `cannot create a file there (${String(code ?? error)})`;
+    return creationFailure(error);
   }
 }
 

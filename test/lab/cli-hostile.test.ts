@@ -103,7 +103,7 @@ describe("output paths checked before the replay", () => {
     const file = sessionFile(tmp());
     expectOneLineError(
       run(["lab", file, ...quick, "--dump", "/proc"]),
-      /^lab: cannot write --dump \/proc: cannot create a file there/,
+      /^lab: cannot write --dump \/proc: no file can be created there \(a kernel file system such as \/proc or \/sys\)$/,
     );
     expectOneLineError(
       run(["lab", file, ...quick, "--dump", "/proc/self"]),
@@ -120,6 +120,10 @@ describe("output paths checked before the replay", () => {
     expectOneLineError(
       run(["lab", file, ...quick, "--json", "/proc/self/status"]),
       /^lab: cannot write --json \/proc\/self\/status: /,
+    );
+    expectOneLineError(
+      run(["lab", file, ...quick, "--json", "/proc/lab.json"]),
+      /^lab: cannot write --json \/proc\/lab\.json: no file can be created there \(a kernel file system such as \/proc or \/sys\)$/,
     );
     expectOneLineError(
       run(["lab", file, "--strategies", "checkpoint", "--quiet", "--report", "/proc/self/status"]),
