@@ -47,14 +47,12 @@ async function labWithSizedHeap(argv: string[]): Promise<number> {
     ? join((await import("../host/settings.ts")).agentDir(), "sessions")
     : "";
   const size = await inputSize(argv, sessionsDir);
-  const flags = childFlags(size.bytes, size.largest);
+  const cores = availableParallelism();
+  const workers = (await import("./parallel.ts")).workersToWarm(argv, size.files, cores);
+  const flags = childFlags(size.bytes, size.largest, { replayers: workers + 1, cores });
   const child = spawn(process.execPath, [...process.execArgv, ...flags, process.argv[1], "lab", ...argv], {
     stdio: ["inherit", "inherit", "inherit", "ipc"],
-    env: {
-      ...heapEnv(process.env),
-      PI_CONTEXT_LEDGER_LAB_CHILD: "1",
-      [WARM_ENV]: String((await import("./parallel.ts")).workersToWarm(argv, size.files, availableParallelism())),
-    },
+    env: { ...heapEnv(process.env), PI_CONTEXT_LEDGER_LAB_CHILD: "1", [WARM_ENV]: String(workers) },
   });
   let stopped: NodeJS.Signals | undefined;
   const forward = (signal: NodeJS.Signals) => () => {

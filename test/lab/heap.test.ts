@@ -36,9 +36,25 @@ describe("heap sized to the input", () => {
     ]);
   });
 
+  it("a run whose replayers take every core does without V8's background threads", () => {
+    // Two replayers on two cores: the collectors' and compilers' threads would only take turns with them.
+    expect(childFlags(0, 0, { replayers: 2, cores: 2 })).toEqual([...childFlags(0), "--single-threaded"]);
+    expect(childFlags(0, 0, { replayers: 3, cores: 2 })).toContain("--single-threaded");
+    // A serial run, or one that leaves cores free, keeps them: they run beside the replay.
+    expect(childFlags(0, 0, { replayers: 1, cores: 1 })).not.toContain("--single-threaded");
+    expect(childFlags(0, 0, { replayers: 1, cores: 2 })).not.toContain("--single-threaded");
+    expect(childFlags(0, 0, { replayers: 2, cores: 8 })).not.toContain("--single-threaded");
+  });
+
   it("this Node accepts every flag the lab starts its child with", () => {
     // V8 renames and retires flags between Node releases; an unknown one would stop every lab run at its start.
-    const r = spawnSync(process.execPath, [...childFlags(50_000_000, 20_000_000), "-e", "0"], { encoding: "utf8" });
+    const r = spawnSync(
+      process.execPath,
+      [...childFlags(50_000_000, 20_000_000, { replayers: 2, cores: 2 }), "-e", "0"],
+      {
+        encoding: "utf8",
+      },
+    );
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
   });
