@@ -69,8 +69,14 @@ const MIN_ITEM = 4;
  * agent carries in mind; it is skipped whole, in one linear scan.
  */
 export const MAX_TOKEN = 256;
-/** Tokens longer than MAX_TOKEN, found from their first character only (the lookbehind), so each is read once. */
-const LONG_TOKEN = new RegExp(String.raw`(?<![^\s"'<>()\[\]{}\x60])[^\s"'<>()\[\]{}\x60]{${MAX_TOKEN + 1},}`, "g");
+/** A character that is part of a token: not white space, a quote, a bracket or a backquote. */
+const TOKEN_CHAR = String.raw`[^\s"'<>()\[\]{}\x60]`;
+/**
+ * Tokens longer than MAX_TOKEN, found from their first character only (the lookbehind), so each is read once.
+ * Written `{N}` then `*`, not `{N+1,}`: V8 runs the open-ended count with a backtracking stack that grows with
+ * the token and overflows at a few million characters, but a plain `*` over a character class as a tight loop.
+ */
+const LONG_TOKEN = new RegExp(String.raw`(?<!${TOKEN_CHAR})${TOKEN_CHAR}{${MAX_TOKEN + 1}}${TOKEN_CHAR}*`, "g");
 
 /** Trailing punctuation a sentence adds to a path or URL (`.,:;!?`), removed. */
 function trimTrailing(text: string): string {

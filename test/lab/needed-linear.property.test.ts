@@ -78,6 +78,17 @@ describe("the item extractor's work", () => {
     expect(work.skipped).toBe(blob.length);
   });
 
+  it("skips a token of eight million characters (a regular expression's backtracking stack overflowed at six)", () => {
+    const work: ExtractWork = { scanned: 0, skipped: 0 };
+    for (const blob of ["a".repeat(8_000_000), "a/".repeat(4_000_000), "1.".repeat(4_000_000)]) {
+      expect(extractItems(`read src/a.ts\n${blob}\nthen parseConfig`, "", work).map((i) => i.text)).toEqual([
+        "src/a.ts",
+        "parseConfig",
+      ]);
+    }
+    expect(work.skipped).toBe(24_000_000);
+  });
+
   it("grows linearly: a hundred times the text is a hundred times the work", () => {
     const line = `${"a".repeat(MAX_TOKEN)} ${"a-".repeat(MAX_TOKEN / 2)} see src/x.ts\n`;
     const measure = (n: number) => {
