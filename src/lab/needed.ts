@@ -74,9 +74,9 @@ const TOKEN_CHAR = String.raw`[^\s"'<>()\[\]{}\x60]`;
 /**
  * Tokens longer than MAX_TOKEN, found from their first character only (the lookbehind), so each is read once.
  * Written `{N}` then `*`, not `{N+1,}`: V8 runs the open-ended count with a backtracking stack that grows with
- * the token and overflows at a few million characters, but a plain `*` over a character class as a tight loop.
+ * the token and overflows at a few million characters; a plain `*` over a character class runs as a tight loop.
  */
-const LONG_TOKEN = new RegExp(String.raw`(?<!${TOKEN_CHAR})${TOKEN_CHAR}{${MAX_TOKEN + 1}}${TOKEN_CHAR}*`, "g");
+const LONG_TOKEN = new RegExp(`(?<!${TOKEN_CHAR})${TOKEN_CHAR}{${MAX_TOKEN + 1}}${TOKEN_CHAR}*`, "g");
 
 /** Trailing punctuation a sentence adds to a path or URL (`.,:;!?`), removed. */
 function trimTrailing(text: string): string {
