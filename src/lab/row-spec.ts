@@ -67,10 +67,18 @@ export interface LabBoundary {
    * strategy that reads the view asks for it instead of projecting the whole branch at every boundary).
    */
   view?: () => readonly ProjectedEntry[];
+  /**
+   * What the strategy's step returned as `carry` at the row's previous boundary (undefined at the first): the little
+   * the strategy remembers between boundaries, as its host hooks do between turn_ends.
+   */
+  carry?: unknown;
 }
 
 /**
  * What a strategy writes at a lab boundary, and the act's name in the lab's figures; `settled` when nothing can be
- * written at this boundary (a later request before the next step need not ask again).
+ * written at this boundary (a later request before the next step need not ask again). `carry` is handed to the
+ * row's next boundary.
  */
-export type LabBoundaryAct = { ok: true; fact: MessageFact; kind: string } | { ok: false; settled: boolean };
+export type LabBoundaryAct =
+  | { ok: true; fact: MessageFact; kind: string; carry?: unknown }
+  | { ok: false; settled: boolean; carry?: unknown };

@@ -24,6 +24,8 @@ export function boundaryRow(
   let lastStep: { id: string; stopReason: string } | undefined;
   /** The step last found with nothing to write at its boundary: asking again would only repeat the work. */
   let settledAt: string | undefined;
+  /** What the strategy's step asked to be handed to its next boundary. */
+  let carry: unknown;
   return {
     info,
     view: ledger.view,
@@ -56,7 +58,9 @@ export function boundaryRow(
       contextWindow: settings.window,
       cwd: settings.cwd,
       view: () => ledger.projected(),
+      carry,
     });
+    carry = result.carry;
     if (!result.ok) {
       if (result.settled) settledAt = lastStep.id;
       return undefined;

@@ -13,7 +13,15 @@ import { LedgerType } from "../catalog.ts";
 import type { LedgerSessionView, LifecycleEffects, ManualCompactSwitch, PlanResult, StrategyKit } from "../contract.ts";
 import { entryBefore } from "../shared/delta.ts";
 import { contextStartId } from "../shared/context-start.ts";
-import { digestDue, planDigest, type DigestDetails, type DigestInput } from "./plan.ts";
+import {
+  attemptAfter,
+  type DigestAttempt,
+  digestDue,
+  type DigestDetails,
+  type DigestInput,
+  planDigest,
+  type RawTail,
+} from "./plan.ts";
 import { digestPolicy, type DigestOptions } from "./policy.ts";
 import { forTerminal } from "../../log/display.ts";
 
@@ -32,6 +40,10 @@ export class DigestHost {
   private readonly session: () => LedgerSessionView;
   /** Lets a manual /compact reach the digest on a short session. */
   private readonly shim: ManualCompactSwitch;
+  /** The last turn_end digest declined as not worth it yet: digestDue waits for its tail to grow (see DigestAttempt). */
+  private lastAttempt: DigestAttempt | undefined;
+  /** The raw tail of the turn_end being planned, for the attempt to keep if the plan declines. */
+  private planning: RawTail | undefined;
 
   constructor(kit: StrategyKit<DigestOptions>) {
     this.kit = kit;
@@ -47,6 +59,7 @@ export class DigestHost {
 
   /** session_start (called only while digest is the configured strategy): install the manual /compact shim. */
   onSessionStart(ctx: ExtensionContext): void {
+    this.lastAttempt = undefined;
     if (!this.shim.install(() => true))
       ctx.ui.notify(
         forTerminal(
@@ -117,10 +130,13 @@ export class DigestHost {
       policy: digestPolicy(usage?.contextWindow ?? ctx.model?.contextWindow ?? 128_000, this.kit.options()),
       indexOf: (id) => session.live.indexOf(id),
       cwd: ctx.cwd,
+      lastAttempt: this.lastAttempt,
     });
     if (!due.due) return undefined;
     const request = { moment: { type: "turn_end" as const, event, entries }, ctx, trace: {} };
+    this.planning = due.tail;
     const decision = await this.kit.chart.run("turnEnd", request, { signal: ctx.signal }).decision;
+    this.planning = undefined;
     if (decision.state !== "validated") return undefined;
     return { entries: [...entries, ...(decision.facts.entries ?? [])] };
   }
@@ -141,7 +157,9 @@ export class DigestHost {
         const input = this.boundaryInput(moment.event, ctx);
         if (!input) return { ok: false, reason: "nothing to digest at this boundary" };
         const outcome = planDigest(input);
-        return outcome.ok ? { ok: true, plan: { entries: [outcome.draft] } } : { ok: false, reason: outcome.reason };
+        if (outcome.ok) return { ok: true, plan: { entries: [outcome.draft] } };
+        if (outcome.grow !== undefined && this.planning) this.lastAttempt = attemptAfter(this.planning, outcome.grow);
+        return { ok: false, reason: outcome.reason };
       }
       if (moment.type === "session_before_compact") return this.planCompaction(moment.event, ctx);
       return { ok: false, reason: "digest plans step boundaries and Pi's compaction only" };

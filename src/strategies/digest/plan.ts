@@ -81,7 +81,11 @@ export interface DigestInput {
   view?: readonly ProjectedEntry[];
 }
 
-export type DigestOutcome = { ok: true; draft: DigestDraft } | { ok: false; reason: string };
+/**
+ * A plan, or why there is none. `grow`, when the digest was declined as not worth it yet: the raw tokens its tail
+ * must gain before the same plan could be worth it (see {@link attemptAfter}).
+ */
+export type DigestOutcome = { ok: true; draft: DigestDraft } | { ok: false; reason: string; grow?: number };
 
 /** The oldest units to digest and the newest ones to keep raw: at least `keepRaw` tokens stay, in whole units. */
 export function splitTail(units: readonly DeltaUnit[], keepRaw: number): { included: DeltaUnit[]; kept: DeltaUnit[] } {
@@ -407,7 +411,10 @@ export function planDigest(input: DigestInput): DigestOutcome {
   const hidden = sum(included);
   if (!included.length) return { ok: false, reason: "every raw step is within the kept tail" };
   // The tail is kept in whole steps, so it can hold more than `keepRaw`: the batch counts what is actually covered.
-  if (decision.why === "batch" && hidden < policy.batch) return { ok: false, reason: "below batch" };
+  // Short of a batch: no digest can be written before the exact raw tail holds a batch beyond the kept tail, and it
+  // grows by what the bound grows by, so waiting for that delays nothing.
+  if (decision.why === "batch" && hidden < policy.batch)
+    return { ok: false, reason: "below batch", grow: policy.batch + decision.keepRaw - delta.tokens };
 
   const targets = new Set(included.flatMap((u) => u.entryIds));
   const superseded = findSuperseded(
@@ -430,7 +437,11 @@ export function planDigest(input: DigestInput): DigestOutcome {
   const tokens = estimateTextTokens(text);
   // A digest that saves nothing would only break the cache; a forced one is still written (the user or the window asked).
   if (!input.force && tokens >= hidden)
-    return { ok: false, reason: "the digest would not be smaller than the steps it covers" };
+    return {
+      ok: false,
+      reason: "the digest would not be smaller than the steps it covers",
+      grow: Math.max(policy.batch, delta.tokens * (RETRY_GROWTH - 1)),
+    };
   const throughId = included[included.length - 1].entryIds[included[included.length - 1].entryIds.length - 1];
   return {
     ok: true,
@@ -529,11 +540,47 @@ export interface DigestBoundary {
   indexOf?: (id: string) => number;
   /** Session working directory, to compare file paths of the working set ("" compares them as written). */
   cwd?: string;
+  /** The caller's last declined attempt (see {@link DigestAttempt}). */
+  lastAttempt?: DigestAttempt;
+}
+
+/** The raw tail a digest would cover: where it starts, {@link rawTokensBound} of it, and why a digest looked due. */
+export interface RawTail {
+  /** The entry the tail follows (the newest tool checkpoint's end), null when the tail starts the branch. */
+  afterId: string | null;
+  rawTokens: number;
+  why: "batch" | "window";
+}
+
+/**
+ * A digest declined as not worth it yet over a raw tail, and how large that tail's bound must be before it is
+ * looked for again. The caller keeps the last one and hands it to the next {@link digestDue}. Selecting and rendering
+ * a digest reads the whole tail: asking again at every boundary, over a tail that does not digest well (many tiny
+ * tool steps, whose digest lines say as much as the steps), made the host's turn_end and the lab quadratic.
+ */
+export interface DigestAttempt {
+  afterId: string | null;
+  /** A digest due for the other reason (the window filled up meanwhile) is looked for at once. */
+  why: "batch" | "window";
+  retryAt: number;
+}
+
+/**
+ * A digest not smaller than its steps is looked for again once the tail has grown by a quarter (and at least a
+ * batch): the attempts over one tail then form a geometric series, linear work in all. Only a step that adds that
+ * much can make such a tail digest well; a digest that would have been a little smaller is the one this gives up.
+ */
+const RETRY_GROWTH = 1.25;
+
+/** The attempt to keep after a plan over `tail` was declined with `grow` (a {@link DigestOutcome}'s). */
+export function attemptAfter(tail: RawTail, grow: number): DigestAttempt {
+  return { afterId: tail.afterId, why: tail.why, retryAt: tail.rawTokens + Math.max(1, Math.ceil(grow)) };
 }
 
 export type DigestDue =
-  | { due: true; limitId: string }
-  | { due: false; why: "range fact here" | "no boundary" | "below batch" | "nothing to digest" };
+  | { due: true; limitId: string; tail: RawTail }
+  | { due: false; why: "range fact here" | "no boundary" | "below batch" | "nothing to digest" }
+  | { due: false; why: "tried"; attempt: DigestAttempt };
 
 /**
  * Whether a digest may be due at a step boundary: the one check the host's turn_end hook and the lab's digest row
@@ -549,8 +596,14 @@ export function digestDue(boundary: DigestBoundary): DigestDue {
   if (step <= 0) return { due: false, why: "no boundary" };
   const limit = step - 1;
   const limitId = branch[limit].id;
-  const decision = decideDigest({ rawTokens: rawTokensBound(branch, limit), usageTokens, policy });
+  const rawTokens = rawTokensBound(branch, limit);
+  const decision = decideDigest({ rawTokens, usageTokens, policy });
   if (!decision.act) return { due: false, why: decision.why };
+  const start = rawTailStart(branch, limit);
+  const tail: RawTail = { afterId: start >= 0 ? branch[start].id : null, rawTokens, why: decision.why };
+  const last = boundary.lastAttempt;
+  if (last?.afterId === tail.afterId && last.why === tail.why && rawTokens < last.retryAt)
+    return { due: false, why: "tried", attempt: last };
   if (decision.maxRaw > decision.keepRaw) {
     // The working set may hold the tail longer than `keepRaw`: due only when what lies before it still makes a batch.
     const steps = rawStepsBound(branch, limit, boundary.cwd ?? "");
@@ -563,7 +616,7 @@ export function digestDue(boundary: DigestBoundary): DigestDue {
     for (let k = 0; k < cut; k++) hidden += steps[k].tokens;
     if (hidden < (decision.why === "batch" ? policy.batch : policy.minFull)) return { due: false, why: "below batch" };
   }
-  return { due: true, limitId };
+  return { due: true, limitId, tail };
 }
 
 /**
