@@ -7,6 +7,7 @@ import {
   ambiguousCallIds,
   argsObject,
   isTextOnly,
+  type PairedCall,
   pairCalls,
   pathArgument,
   rawEntries,
@@ -111,48 +112,52 @@ function isUser(entry: SessionEntry): boolean {
   return entry.type === "message" && roleOf(entry.message) === "user";
 }
 
-/** A successful, text-only, unambiguously paired read inside the interval. */
+/** A successful, text-only read inside the interval, paired in its own turn; its text and reference are made on demand. */
 interface IntervalRead {
-  ref: StartupReadRef;
+  paired: PairedCall;
   absolute: string;
-  text: string;
   index: number;
 }
 
+/**
+ * The interval's reads. Only what every read needs for the selection is computed here (its path): a long first task
+ * has thousands of reads, the interval is scanned again at every compaction while it is open, and only the few an
+ * instruction file names need their text and reference.
+ */
 function intervalReads(input: StartupScanInput, from: number, to: number): IntervalRead[] {
   const reads: IntervalRead[] = [];
   // Only top-level `read` calls count: nested calls inside a script and shell commands that print files are
-  // not reads the model saw as file contents. A call id reused anywhere on the branch makes the pairing doubtful.
-  const ambiguous = ambiguousCallIds(input.branch);
+  // not reads the model saw as file contents.
   for (const paired of pairCalls(rawEntries(input.branch.slice(from, to)))) {
-    if (paired.call.name !== "read" || !paired.result || paired.ambiguous || ambiguous.has(paired.call.id)) continue;
+    if (paired.call.name !== "read" || !paired.result || paired.ambiguous) continue;
     const { view: result, entryId: resultId } = paired.result;
-    const index = from + paired.result.at;
     if (result.isError || !isTextOnly(result.content)) continue;
     // Omitted or replaced call/output: what the model saw is not the file, so nothing is retained.
     if (input.edits.has(resultId) || input.edits.has(paired.entryId)) continue;
     const path = pathArgument(paired.call.arguments);
-    if (!path) continue;
-    const text = textBlocks(result.content).join("\n");
-    const args = argsObject(paired.call.arguments);
-    const offset = typeof args?.offset === "number" ? args.offset : undefined;
-    const limit = typeof args?.limit === "number" ? args.limit : undefined;
-    reads.push({
-      ref: {
-        entryId: resultId,
-        callEntryId: paired.entryId,
-        toolCallId: paired.call.id,
-        path: displayPath(path, input.cwd),
-        ...(offset !== undefined ? { offset } : {}),
-        ...(limit !== undefined ? { limit } : {}),
-        completeness: classifyRead(paired.call.arguments, text, result.details, false),
-      },
-      absolute: absolutePath(path, input.cwd),
-      text,
-      index,
-    });
+    if (path) reads.push({ paired, absolute: absolutePath(path, input.cwd), index: from + paired.result.at });
   }
-  return reads.sort((a, b) => a.index - b.index);
+  return reads;
+}
+
+function readText(read: IntervalRead): string {
+  return textBlocks(read.paired.result!.view.content).join("\n");
+}
+
+function readRef(read: IntervalRead, cwd: string): StartupReadRef {
+  const { paired } = read;
+  const args = argsObject(paired.call.arguments);
+  const offset = typeof args?.offset === "number" ? args.offset : undefined;
+  const limit = typeof args?.limit === "number" ? args.limit : undefined;
+  return {
+    entryId: paired.result!.entryId,
+    callEntryId: paired.entryId,
+    toolCallId: paired.call.id,
+    path: displayPath(pathArgument(paired.call.arguments)!, cwd),
+    ...(offset !== undefined ? { offset } : {}),
+    ...(limit !== undefined ? { limit } : {}),
+    completeness: classifyRead(paired.call.arguments, readText(read), paired.result!.view.details, false),
+  };
 }
 
 /**
@@ -171,20 +176,29 @@ export function scanStartupReads(input: StartupScanInput): StartupReadState {
     }
   }
   const end = second >= 0 ? second : input.branch.length;
+  const closed = second >= 0;
   const reads = intervalReads(input, first + 1, end);
+  // A call id reused anywhere on the branch makes the pairing doubtful. Found for the branch once, and only when a
+  // read could be selected.
+  let ambiguous: Set<string> | undefined;
+  const unambiguous = (read: IntervalRead) => !(ambiguous ??= ambiguousCallIds(input.branch)).has(read.paired.call.id);
   const loaded = new Set(input.contextFiles.map((file) => absolutePath(file.path, input.cwd)));
   let sources: ContextFile[] = input.contextFiles.map((file) => ({ path: file.path, content: file.content }));
   if (sources.length === 0 && input.systemPrompt) sources = instructionBlocks(input.systemPrompt);
-  const readInstructions = reads.filter((read) => isInstructionFile(read.absolute) && !loaded.has(read.absolute));
-  sources = [...sources, ...readInstructions.map((read) => ({ path: read.absolute, content: read.text }))];
+  const readInstructions = reads.filter(
+    (read) => isInstructionFile(read.absolute) && !loaded.has(read.absolute) && unambiguous(read),
+  );
+  sources = [...sources, ...readInstructions.map((read) => ({ path: read.absolute, content: readText(read) }))];
+  if (sources.length === 0) return { closed, reads: [] };
   const selected = reads.filter(
     (read) =>
       readInstructions.includes(read) ||
-      sources.some((source) =>
+      (sources.some((source) =>
         candidates(read.absolute, input.cwd, source.path).some((candidate) => mentions(source.content, candidate)),
-      ),
+      ) &&
+        unambiguous(read)),
   );
-  return { closed: second >= 0, reads: selected.map((read) => read.ref) };
+  return { closed, reads: selected.sort((a, b) => a.index - b.index).map((read) => readRef(read, input.cwd)) };
 }
 
 /**
