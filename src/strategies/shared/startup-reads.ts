@@ -1,6 +1,7 @@
 // Selects the startup reads a checkpoint keeps verbatim: successful text reads between the first and second
 // user messages whose path the project instructions name literally. Pure: lexical matching only, no I/O.
 import { posix } from "node:path";
+import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { ContextEditEntry, SessionEntry } from "../../log/entries.ts";
 import type { ContextFile } from "../contract.ts";
 import {
@@ -13,6 +14,7 @@ import {
   rawEntries,
   roleOf,
   textBlocks,
+  toolCallsOf,
 } from "./conversation.ts";
 import { classifyRead, type ReadCompleteness } from "./file-evidence.ts";
 import { absolutePath, baseName, displayPath } from "./paths.ts";
@@ -140,6 +142,19 @@ function intervalReads(input: StartupScanInput, from: number, to: number): Inter
   return reads;
 }
 
+/** Whether a `read` call in branch[from, to) names an instruction file. */
+function readsInstructionFile(input: StartupScanInput, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const entry = input.branch[i];
+    if (entry.type !== "message") continue;
+    for (const call of toolCallsOf(entry.message as AgentMessage)) {
+      const path = call.name === "read" ? pathArgument(call.arguments) : undefined;
+      if (path && isInstructionFile(absolutePath(path, input.cwd))) return true;
+    }
+  }
+  return false;
+}
+
 function readText(read: IntervalRead): string {
   return textBlocks(read.paired.result!.view.content).join("\n");
 }
@@ -177,14 +192,17 @@ export function scanStartupReads(input: StartupScanInput): StartupReadState {
   }
   const end = second >= 0 ? second : input.branch.length;
   const closed = second >= 0;
+  let sources: ContextFile[] = input.contextFiles.map((file) => ({ path: file.path, content: file.content }));
+  if (sources.length === 0 && input.systemPrompt) sources = instructionBlocks(input.systemPrompt);
+  // Without instructions from Pi, only an instruction file read in the interval can select anything: one look at the
+  // calls settles the common case without pairing the interval, which digest asks about at every digest.
+  if (sources.length === 0 && !readsInstructionFile(input, first + 1, end)) return { closed, reads: [] };
   const reads = intervalReads(input, first + 1, end);
   // A call id reused anywhere on the branch makes the pairing doubtful. Found for the branch once, and only when a
   // read could be selected.
   let ambiguous: Set<string> | undefined;
   const unambiguous = (read: IntervalRead) => !(ambiguous ??= ambiguousCallIds(input.branch)).has(read.paired.call.id);
   const loaded = new Set(input.contextFiles.map((file) => absolutePath(file.path, input.cwd)));
-  let sources: ContextFile[] = input.contextFiles.map((file) => ({ path: file.path, content: file.content }));
-  if (sources.length === 0 && input.systemPrompt) sources = instructionBlocks(input.systemPrompt);
   const readInstructions = reads.filter(
     (read) => isInstructionFile(read.absolute) && !loaded.has(read.absolute) && unambiguous(read),
   );
