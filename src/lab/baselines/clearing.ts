@@ -19,6 +19,11 @@ export const toolResultClearing = (settings: LabSettings): Row => {
   let fullTokens = 0;
   let saved = 0;
   let cleared = 0;
+  // What clearing results cleared..counted would save, summed as results arrive: a request that finds the saving too
+  // small leaves it for the next one, which only adds the newer results (tiny outputs never reach clearAtLeast, and
+  // summing them all again at every request was quadratic).
+  let counted = 0;
+  let pending = 0;
   return {
     info: {
       id: "clearing",
@@ -41,16 +46,16 @@ export const toolResultClearing = (settings: LabSettings): Row => {
       if (fullTokens <= trigger) return undefined;
       const target = Math.max(0, toolIndexes.length - keep);
       if (target <= cleared) return undefined;
-      let extra = 0;
-      for (let i = cleared; i < target; i++)
-        extra += messageTokens(originals[i]) - messageTokens(blanked(originals[i], CLEARED_TEXT));
-      if (saved + extra < clearAtLeast) return undefined;
+      for (; counted < target; counted++)
+        pending += messageTokens(originals[counted]) - messageTokens(blanked(originals[counted], CLEARED_TEXT));
+      if (saved + pending < clearAtLeast) return undefined;
       const tokensBefore = view.tokens;
       const changes: [number, AgentMessage][] = [];
       for (let i = cleared; i < target; i++) changes.push([toolIndexes[i], blanked(originals[i], CLEARED_TEXT)]);
       view.replaceMany(changes);
       cleared = target;
-      saved += extra;
+      saved += pending;
+      pending = 0;
       return { kind: "clearing", tokensBefore, sideCalls: [] };
     },
   };
