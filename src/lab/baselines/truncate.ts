@@ -6,27 +6,64 @@ import { messageTokens } from "../metrics.ts";
 import { isTurnStart, type LabSettings, type Row, thresholdOf, visibleMessages } from "../row.ts";
 import { View } from "../view.ts";
 
-/** First index to keep so that messages[start..] fit in `budget` tokens; prefers turn starts. */
-export function truncationStart(messages: readonly AgentMessage[], from: number, budget: number): number {
-  let suffix = 0;
-  let fitTurn = -1;
-  let fitStep = -1;
-  for (let i = messages.length - 1; i >= from; i--) {
-    suffix += messageTokens(messages[i]);
-    if (suffix > budget) break;
-    if (isTurnStart(messages[i])) fitTurn = i;
-    if (messages[i].role !== "toolResult") fitStep = i;
+/**
+ * The row's messages as it saw them, with what its cut needs kept as they arrive: running token sums and the turn
+ * starts. The cut is then two binary searches instead of a walk back over the whole view at every request over the
+ * threshold (on 10 MB of tiny steps the view held 25k messages at each of 15k requests).
+ */
+export class TruncationIndex {
+  readonly messages: AgentMessage[] = [];
+  /** sums[i]: tokens of messages[0..i). */
+  private readonly sums: number[] = [0];
+  /** Indexes of the turn starts, ascending. */
+  private readonly turns: number[] = [];
+
+  push(message: AgentMessage): void {
+    if (isTurnStart(message)) this.turns.push(this.messages.length);
+    this.messages.push(message);
+    this.sums.push(this.sums[this.sums.length - 1] + messageTokens(message));
   }
-  if (fitTurn >= 0) return fitTurn;
-  if (fitStep >= 0) return fitStep;
-  // Not even the last step fits: keep the last message that is not an orphaned tool result.
-  for (let i = messages.length - 1; i >= from; i--) if (messages[i].role !== "toolResult") return i;
-  return messages.length;
+
+  /**
+   * First index to keep, at or after `from`, so that the messages from it fit in `budget` tokens: the earliest turn
+   * start that fits, else the earliest message that fits and is not a tool result; when not even the last step fits,
+   * the last message that is not an orphaned tool result.
+   */
+  start(from: number, budget: number): number {
+    const n = this.messages.length;
+    // The earliest index whose suffix fits: sums[n] - sums[i] <= budget, the sums never decreasing.
+    let low = from;
+    let high = n;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (this.sums[n] - this.sums[mid] <= budget) high = mid;
+      else low = mid + 1;
+    }
+    if (low < n) {
+      const turn = firstAtOrAfter(this.turns, low);
+      if (turn !== undefined) return turn;
+      for (let i = low; i < n; i++) if (this.messages[i].role !== "toolResult") return i;
+    }
+    for (let i = n - 1; i >= from; i--) if (this.messages[i].role !== "toolResult") return i;
+    return n;
+  }
+}
+
+/** The first value of ascending `values` at or after `min`. */
+function firstAtOrAfter(values: readonly number[], min: number): number | undefined {
+  let low = 0;
+  let high = values.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (values[mid] >= min) high = mid;
+    else low = mid + 1;
+  }
+  return values[low];
 }
 
 export const truncateOldest = (settings: LabSettings): Row => {
   const view = new View();
-  const all: AgentMessage[] = [];
+  const all = new TruncationIndex();
   let start = 0;
   const threshold = thresholdOf(settings);
   return {
@@ -46,10 +83,10 @@ export const truncateOldest = (settings: LabSettings): Row => {
     beforeRequest() {
       if (view.tokens <= threshold) return undefined;
       const tokensBefore = view.tokens;
-      const next = truncationStart(all, start, threshold);
+      const next = all.start(start, threshold);
       if (next <= start) return undefined;
       start = next;
-      view.replaceAll(all.slice(start));
+      view.replaceAll(all.messages.slice(start));
       return { kind: "truncation", tokensBefore, sideCalls: [] };
     },
   };
