@@ -113,6 +113,33 @@ export class View {
     for (let i = shared; i < old.length; i++) this.sums.push(this.sums[i] + tokens[i - keep]);
   }
 
+  /**
+   * Drop the oldest `count` messages (a sliding window): the same view, token sums, cached prefix and observer counts
+   * as `replaceAll` of the rest, without comparing or counting the messages that stay.
+   */
+  dropFirst(count: number): void {
+    if (count <= 0) return;
+    const old = this.items;
+    // What stays cached: as in replaceFrom, the leading messages that put the same bytes on the wire as before.
+    let shared = 0;
+    const end = old.length - count;
+    while (
+      shared < end &&
+      (old[shared] === old[shared + count] ||
+        (this.sums[shared + 1] - this.sums[shared] === this.sums[shared + count + 1] - this.sums[shared + count] &&
+          sameMessage(old[shared], old[shared + count])))
+    )
+      shared++;
+    this.dirty = Math.min(this.dirty, shared);
+    // Of the messages after the shared prefix, the leaving ones are the `count` there minus those that stay: as a
+    // multiset, exactly old[shared, shared + count).
+    if (this.observer) for (let i = shared; i < shared + count; i++) this.observer.removed(old[i]);
+    old.splice(0, count);
+    const base = this.sums[count];
+    for (let i = 0; i + count < this.sums.length; i++) this.sums[i] = this.sums[i + count] - base;
+    this.sums.length -= count;
+  }
+
   /** Close a request: its prompt size and the tokens it shares with the previous request. */
   markRequest(): RequestTokens {
     const shared = Math.min(this.dirty, this.items.length);

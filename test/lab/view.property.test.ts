@@ -59,3 +59,43 @@ describe("a lab view's observer", () => {
     );
   });
 });
+
+describe("dropping a view's oldest messages", () => {
+  it("is replaceAll of the rest: the same messages, tokens, cached prefixes and observer counts", () => {
+    type Step = { kind: "push"; pick: number } | { kind: "drop"; count: number } | { kind: "request" };
+    const stepArb: fc.Arbitrary<Step> = fc.oneof(
+      fc.record({ kind: fc.constant("push" as const), pick: fc.nat(12) }),
+      fc.record({ kind: fc.constant("drop" as const), count: fc.nat(6) }),
+      fc.constant({ kind: "request" as const }),
+    );
+    fc.assert(
+      fc.property(fc.array(stepArb, { maxLength: 40 }), (steps) => {
+        // Byte-equal messages in distinct objects, so the kept prefix is sometimes found by comparing bytes.
+        const pool = Array.from(
+          { length: 13 },
+          (_, i) => ({ role: "user", content: `m${i % 3}`.repeat(1 + (i % 4)), timestamp: 0 }) as AgentMessage,
+        );
+        const dropped = new View();
+        const replaced = new View();
+        const a = new Counter();
+        const b = new Counter();
+        dropped.observe(a);
+        replaced.observe(b);
+        for (const step of steps) {
+          if (step.kind === "push") {
+            dropped.push(pool[step.pick]);
+            replaced.push(pool[step.pick]);
+          } else if (step.kind === "drop") {
+            const count = Math.min(step.count, dropped.length);
+            replaced.replaceAll(replaced.messages.slice(count));
+            dropped.dropFirst(count);
+          } else expect(dropped.markRequest()).toEqual(replaced.markRequest());
+          expect(dropped.messages).toEqual(replaced.messages);
+          expect(dropped.tokens).toBe(replaced.tokens);
+        }
+        expect(dropped.markRequest()).toEqual(replaced.markRequest());
+        for (const m of pool) expect(a.counts.get(m) ?? 0).toBe(b.counts.get(m) ?? 0);
+      }),
+    );
+  });
+});

@@ -85,8 +85,9 @@ export const truncateOldest = (settings: LabSettings): Row => {
       const tokensBefore = view.tokens;
       const next = all.start(start, threshold);
       if (next <= start) return undefined;
+      // The view holds the messages from `start` on: the cut drops its oldest.
+      view.dropFirst(next - start);
       start = next;
-      view.replaceAll(all.messages.slice(start));
       return { kind: "truncation", tokensBefore, sideCalls: [] };
     },
   };
