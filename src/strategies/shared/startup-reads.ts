@@ -142,6 +142,8 @@ function intervalReads(input: StartupScanInput, from: number, to: number): Inter
   return reads;
 }
 
+const MAY_NAME_INSTRUCTIONS = /agents|claude/i;
+
 /** Whether a `read` call in branch[from, to) names an instruction file. */
 function readsInstructionFile(input: StartupScanInput, from: number, to: number): boolean {
   for (let i = from; i < to; i++) {
@@ -149,7 +151,9 @@ function readsInstructionFile(input: StartupScanInput, from: number, to: number)
     if (entry.type !== "message") continue;
     for (const call of toolCallsOf(entry.message as AgentMessage)) {
       const path = call.name === "read" ? pathArgument(call.arguments) : undefined;
-      if (path && isInstructionFile(absolutePath(path, input.cwd))) return true;
+      // The name of an instruction file is in the path as written (normalizing only removes), so most paths are
+      // settled without normalizing them.
+      if (path && MAY_NAME_INSTRUCTIONS.test(path) && isInstructionFile(absolutePath(path, input.cwd))) return true;
     }
   }
   return false;
