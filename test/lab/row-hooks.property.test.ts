@@ -6,8 +6,8 @@ import type { SessionEntry } from "../../src/log/entries.ts";
 import { LedgerType } from "../../src/strategies/catalog.ts";
 import { defaultSettings, type Row, type SessionSettings } from "../../src/lab/row.ts";
 import { labRow } from "../../src/lab/rows/registry.ts";
-import { digestDue, planDigest } from "../../src/strategies/digest/plan.ts";
-import { digestPolicy } from "../../src/strategies/digest/policy.ts";
+import { attemptAfter, type DigestAttempt, digestDue, planDigest } from "../../src/strategies/digest/plan.ts";
+import { type DigestPolicy, digestPolicy } from "../../src/strategies/digest/policy.ts";
 import { checkpointDue } from "../../src/strategies/preserve/due.ts";
 import { chars, Ledger } from "./fixtures.ts";
 import { runs } from "../support/fast-check.ts";
@@ -81,6 +81,29 @@ async function compare(
   return { boundaries, acts };
 }
 
+/**
+ * Digest's turn_end decision as the host makes it, for one session: the check, the plan when due, and the last
+ * declined attempt kept for the next check (DigestHost).
+ */
+function hostDigest(policy: DigestPolicy, contextWindow: number) {
+  let lastAttempt: DigestAttempt | undefined;
+  return (branch: readonly SessionEntry[], step: Step, usage: number): boolean => {
+    const due = digestDue({
+      branch,
+      stepEntryId: step.id,
+      drafts: [],
+      usageTokens: usage,
+      policy,
+      cwd: "",
+      lastAttempt,
+    });
+    if (!due.due) return false;
+    const outcome = planDigest({ branch, limitId: due.limitId, contextWindow, usageTokens: usage, cwd: "", policy });
+    if (!outcome.ok && outcome.grow !== undefined) lastAttempt = attemptAfter(due.tail, outcome.grow);
+    return outcome.ok;
+  };
+}
+
 describe("lab rows decide through the strategies' own deciders", () => {
   const settings: SessionSettings = { ...defaultSettings(32_000), cwd: "" };
 
@@ -119,20 +142,7 @@ describe("lab rows decide through the strategies' own deciders", () => {
           labRow("digest", settings),
           sessionOf(tasks),
           LedgerType.digest,
-          (branch, step, usage) => {
-            const due = digestDue({ branch, stepEntryId: step.id, drafts: [], usageTokens: usage, policy });
-            return (
-              due.due &&
-              planDigest({
-                branch,
-                limitId: due.limitId,
-                contextWindow: settings.window,
-                usageTokens: usage,
-                cwd: "",
-                policy,
-              }).ok
-            );
-          },
+          hostDigest(policy, settings.window),
         );
         acted += acts;
       }),
@@ -150,20 +160,7 @@ describe("lab rows decide through the strategies' own deciders", () => {
           labRow("digest-ws", settings),
           sessionOf(tasks),
           LedgerType.digest,
-          (branch, step, usage) => {
-            const due = digestDue({ branch, stepEntryId: step.id, drafts: [], usageTokens: usage, policy, cwd: "" });
-            return (
-              due.due &&
-              planDigest({
-                branch,
-                limitId: due.limitId,
-                contextWindow: settings.window,
-                usageTokens: usage,
-                cwd: "",
-                policy,
-              }).ok
-            );
-          },
+          hostDigest(policy, settings.window),
         );
         acted += acts;
       }),

@@ -135,8 +135,12 @@ export class DigestHost {
     if (!due.due) return undefined;
     const request = { moment: { type: "turn_end" as const, event, entries }, ctx, trace: {} };
     this.planning = due.tail;
-    const decision = await this.kit.chart.run("turnEnd", request, { signal: ctx.signal }).decision;
-    this.planning = undefined;
+    let decision: Awaited<ReturnType<StrategyKit<DigestOptions>["chart"]["run"]>["decision"]>;
+    try {
+      decision = await this.kit.chart.run("turnEnd", request, { signal: ctx.signal }).decision;
+    } finally {
+      this.planning = undefined;
+    }
     if (decision.state !== "validated") return undefined;
     return { entries: [...entries, ...(decision.facts.entries ?? [])] };
   }

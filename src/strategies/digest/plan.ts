@@ -82,8 +82,8 @@ export interface DigestInput {
 }
 
 /**
- * A plan, or why there is none. `grow`, when the digest was declined as not worth it yet: the raw tokens its tail
- * must gain before the same plan could be worth it (see {@link attemptAfter}).
+ * A plan, or why there is none. `grow`, when the digest was declined as not smaller than its steps: the tokens its
+ * tail should gain before it is looked for again (see {@link attemptAfter}).
  */
 export type DigestOutcome = { ok: true; draft: DigestDraft } | { ok: false; reason: string; grow?: number };
 
@@ -411,10 +411,8 @@ export function planDigest(input: DigestInput): DigestOutcome {
   const hidden = sum(included);
   if (!included.length) return { ok: false, reason: "every raw step is within the kept tail" };
   // The tail is kept in whole steps, so it can hold more than `keepRaw`: the batch counts what is actually covered.
-  // Short of a batch: no digest can be written before the exact raw tail holds a batch beyond the kept tail, and it
-  // grows by what the bound grows by, so waiting for that delays nothing.
-  if (decision.why === "batch" && hidden < policy.batch)
-    return { ok: false, reason: "below batch", grow: policy.batch + decision.keepRaw - delta.tokens };
+  // Short of a batch: asked again at the next step, which may move a whole step out of the kept tail.
+  if (decision.why === "batch" && hidden < policy.batch) return { ok: false, reason: "below batch" };
 
   const targets = new Set(included.flatMap((u) => u.entryIds));
   const superseded = findSuperseded(
@@ -544,37 +542,65 @@ export interface DigestBoundary {
   lastAttempt?: DigestAttempt;
 }
 
-/** The raw tail a digest would cover: where it starts, {@link rawTokensBound} of it, and why a digest looked due. */
+/**
+ * The tail a digest would cover at a boundary: where it starts and ends, every token in it (dialogue and reasoning
+ * included, so that any growth of what a digest could cover shows), why a digest looked due, and the batch then.
+ */
 export interface RawTail {
   /** The entry the tail follows (the newest tool checkpoint's end), null when the tail starts the branch. */
   afterId: string | null;
-  rawTokens: number;
+  /** The tail's last entry (the entry before the step). */
+  limitId: string;
+  tokens: number;
   why: "batch" | "window";
+  batch: number;
 }
 
 /**
- * A digest declined as not worth it yet over a raw tail, and how large that tail's bound must be before it is
- * looked for again. The caller keeps the last one and hands it to the next {@link digestDue}. Selecting and rendering
- * a digest reads the whole tail: asking again at every boundary, over a tail that does not digest well (many tiny
- * tool steps, whose digest lines say as much as the steps), made the host's turn_end and the lab quadratic.
+ * A digest declined as not smaller than its steps, and how large the same tail must grow before it is looked for
+ * again. The caller keeps the last one and hands it to the next {@link digestDue}. Selecting and rendering a digest
+ * reads the whole tail: asking again at every boundary, over a tail that does not digest well (many tiny tool steps,
+ * whose digest lines say as much as the steps), made the host's turn_end and the lab quadratic.
  */
 export interface DigestAttempt {
-  afterId: string | null;
-  /** A digest due for the other reason (the window filled up meanwhile) is looked for at once. */
-  why: "batch" | "window";
+  tail: RawTail;
   retryAt: number;
 }
 
 /**
- * A digest not smaller than its steps is looked for again once the tail has grown by a quarter (and at least a
- * batch): the attempts over one tail then form a geometric series, linear work in all. Only a step that adds that
- * much can make such a tail digest well; a digest that would have been a little smaller is the one this gives up.
+ * A digest not smaller than its steps is looked for again once its tail has grown by a quarter (and at least a
+ * batch): the attempts over one tail then form a geometric series, linear work in all. Only that much more can make
+ * such a tail digest well; a digest that would have been a little smaller sooner is the one this gives up.
  */
 const RETRY_GROWTH = 1.25;
 
 /** The attempt to keep after a plan over `tail` was declined with `grow` (a {@link DigestOutcome}'s). */
 export function attemptAfter(tail: RawTail, grow: number): DigestAttempt {
-  return { afterId: tail.afterId, why: tail.why, retryAt: tail.rawTokens + Math.max(1, Math.ceil(grow)) };
+  return { tail, retryAt: tail.tokens + Math.max(1, Math.ceil(grow)) };
+}
+
+/** sums[i]: tokens of every foldable entry among 0..i, per branch array (what {@link RawTail} counts). */
+const allSums = new BranchFold<number[]>(
+  () => [],
+  (sums, entry, i) => {
+    sums.push((i > 0 ? sums[i - 1] : 0) + (isFoldable(entry) ? entryTokens(entry) : 0));
+  },
+);
+
+/**
+ * Whether `last` still holds at this boundary: the same tail start, reason and batch, its tail's end still on this
+ * branch at or before `limit` (a `/tree` move elsewhere makes it another tail), and less growth than it waits for.
+ */
+function stillDeclined(
+  last: DigestAttempt | undefined,
+  tail: RawTail,
+  limit: number,
+  indexOf: (id: string) => number,
+): last is DigestAttempt {
+  if (!last || last.tail.afterId !== tail.afterId || last.tail.why !== tail.why || last.tail.batch !== tail.batch)
+    return false;
+  const end = indexOf(last.tail.limitId);
+  return end >= 0 && end <= limit && tail.tokens < last.retryAt;
 }
 
 export type DigestDue =
@@ -592,7 +618,8 @@ export function digestDue(boundary: DigestBoundary): DigestDue {
   if (drafts.some((t) => LEDGER_FACTS.declaresRange(t))) return { due: false, why: "range fact here" };
   // With the host's live index, or the lookup kept per branch array, the boundary is found without a scan: the check
   // grows with the raw tail, not the session.
-  const step = (boundary.indexOf ?? branchLookup(branch).indexOf)(boundary.stepEntryId);
+  const indexOf = boundary.indexOf ?? branchLookup(branch).indexOf;
+  const step = indexOf(boundary.stepEntryId);
   if (step <= 0) return { due: false, why: "no boundary" };
   const limit = step - 1;
   const limitId = branch[limit].id;
@@ -600,10 +627,16 @@ export function digestDue(boundary: DigestBoundary): DigestDue {
   const decision = decideDigest({ rawTokens, usageTokens, policy });
   if (!decision.act) return { due: false, why: decision.why };
   const start = rawTailStart(branch, limit);
-  const tail: RawTail = { afterId: start >= 0 ? branch[start].id : null, rawTokens, why: decision.why };
+  const sums = allSums.of(branch);
+  const tail: RawTail = {
+    afterId: start >= 0 ? branch[start].id : null,
+    limitId,
+    tokens: sums[limit] - (start >= 0 ? sums[start] : 0),
+    why: decision.why,
+    batch: policy.batch,
+  };
   const last = boundary.lastAttempt;
-  if (last?.afterId === tail.afterId && last.why === tail.why && rawTokens < last.retryAt)
-    return { due: false, why: "tried", attempt: last };
+  if (stillDeclined(last, tail, limit, indexOf)) return { due: false, why: "tried", attempt: last };
   if (decision.maxRaw > decision.keepRaw) {
     // The working set may hold the tail longer than `keepRaw`: due only when what lies before it still makes a batch.
     const steps = rawStepsBound(branch, limit, boundary.cwd ?? "");

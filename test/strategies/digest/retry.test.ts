@@ -85,6 +85,80 @@ describe("a digest not worth writing", () => {
     ).toBe(1);
   });
 
+  it("a digest short of a batch comes at the next boundary that makes one, even when only reasoning grew", () => {
+    // Completed answers' reasoning is not in the raw bound, but a digest covers it: the step after a decline that
+    // fell short must be planned again (a review found the first gate waited for the bound, which never moved).
+    const b = new LedgerBuilder({ pad: 4 });
+    const stepIds: string[] = [];
+    const text = (n: number, tag: string) =>
+      Array.from({ length: n }, (_, k) => `line ${k} ${tag}: const v${k} = f(${k});`).join("\n");
+    b.user("go");
+    for (const [i, lines] of [300, 300, 900].entries()) {
+      stepIds.push(b.assistant("", [{ id: `r${i}`, name: "read", args: { path: `f${i}.ts` } }]));
+      b.toolResult(`r${i}`, "read", text(lines, `f${i}`));
+    }
+    stepIds.push(b.assistant("done", [], { thinking: text(500, "think") }));
+    for (let q = 0; q < 4; q++) {
+      b.user(`question ${q}`);
+      stepIds.push(b.assistant(`answer ${q}`, [], { thinking: text(200, `t${q}`) }));
+    }
+    const ungated = stepIds.findIndex((stepEntryId) => {
+      const branch = b.entries.slice(0, b.entries.findIndex((e) => e.id === stepEntryId) + 1);
+      const policy = digestPolicy(WINDOW);
+      const due = digestDue({ branch, stepEntryId, drafts: [], usageTokens: null, policy });
+      return (
+        due.due &&
+        planDigest({ branch, limitId: due.limitId, contextWindow: WINDOW, usageTokens: null, policy, cwd: "" }).ok
+      );
+    });
+    expect(ungated).toBeGreaterThan(0);
+    expect(hostLoop(b.entries, stepIds.slice(0, ungated + 1)).written).toBe(1);
+  });
+
+  it("an attempt on another branch (after /tree) holds nothing back on this one", () => {
+    const text = (n: number, tag: string) =>
+      Array.from({ length: n }, (_, k) => `line ${k} ${tag}: const v${k} = f(${k});`).join("\n");
+    const policy = digestPolicy(WINDOW);
+    const { entries: tiny, stepIds: tinyIds } = tinySteps(1_500);
+    // The last attempt on the tiny branch: declined, its tail starting where this branch's will (no digest yet).
+    let lastAttempt: DigestAttempt | undefined;
+    for (const stepEntryId of tinyIds.slice(-400)) {
+      const branch = tiny.slice(0, tiny.findIndex((e) => e.id === stepEntryId) + 1);
+      const due = digestDue({ branch, stepEntryId, drafts: [], usageTokens: null, policy, lastAttempt });
+      if (!due.due) continue;
+      const outcome = planDigest({
+        branch,
+        limitId: due.limitId,
+        contextWindow: WINDOW,
+        usageTokens: null,
+        policy,
+        cwd: "",
+      });
+      if (!outcome.ok && outcome.grow !== undefined) lastAttempt = attemptAfter(due.tail, outcome.grow);
+    }
+    expect(lastAttempt).toBeDefined();
+    // The other branch: back to the first user message, then large reads.
+    const b = new LedgerBuilder({ pad: 6 });
+    b.entries.push(tiny[0]);
+    b.leaf = tiny[0].id;
+    const stepIds: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      stepIds.push(b.named(`read-${i}`).assistant("", [{ id: `r${i}`, name: "read", args: { path: `f${i}.ts` } }]));
+      b.named(`result-${i}`).toolResult(`r${i}`, "read", text(300, `f${i}`));
+    }
+    const firstDigest = (attempt: DigestAttempt | undefined) =>
+      stepIds.findIndex((stepEntryId) => {
+        const branch = b.entries.slice(0, b.entries.findIndex((e) => e.id === stepEntryId) + 1);
+        const due = digestDue({ branch, stepEntryId, drafts: [], usageTokens: null, policy, lastAttempt: attempt });
+        return (
+          due.due &&
+          planDigest({ branch, limitId: due.limitId, contextWindow: WINDOW, usageTokens: null, policy, cwd: "" }).ok
+        );
+      });
+    expect(firstDigest(undefined)).toBeGreaterThan(0);
+    expect(firstDigest(lastAttempt)).toBe(firstDigest(undefined));
+  });
+
   it("the lab's digest row hands the attempt on to its next boundary", () => {
     const { entries, stepIds } = tinySteps(2_000);
     const at = (step: number, carry?: unknown) => {
