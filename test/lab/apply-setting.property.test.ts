@@ -135,4 +135,14 @@ describe("the lab command", () => {
     expect(r.stderr.trim().split("\n")).toEqual([expect.stringMatching(/^lab: --apply .*your own sessions/)]);
     expect(readFileSync(join(agentDir, "settings.json"), "utf8")).toBe(`{"defaultModel":"x/y"}`);
   });
+
+  it("on the generated sample, the paste line points to the user's own sessions, not to an --apply it would refuse", () => {
+    const agentDir = tmp();
+    const r = run(["--no-report", "--quiet", "--strategies", "checkpoint,digest"], agentDir);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).not.toContain("run the lab again with --apply");
+    expect(r.stdout).toContain(
+      `To use it, merge this into ${join(agentDir, "settings.json")} (keep your other settings), or measure your own sessions with lab --sessions --apply:`,
+    );
+  });
 });

@@ -269,6 +269,17 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
   }
 }
 
+/**
+ * What the paste line offers besides pasting: nothing when the setting is being applied, and for the generated sample
+ * (whose setting --apply refuses) a run on the user's own sessions.
+ */
+function applyHint(result: LabResult, applying: boolean): string {
+  if (applying) return "";
+  return result.input.kind === "sample"
+    ? ", or measure your own sessions with lab --sessions --apply"
+    : ", or run the lab again with --apply";
+}
+
 /** The terminal summary: one table per session, totals when there are several, notes and diagnostics. */
 export function renderSummary(result: LabResult, settingsPath = settingsFile(), applying = false): string {
   const lines: string[] = [];
@@ -314,7 +325,7 @@ export function renderSummary(result: LabResult, settingsPath = settingsFile(), 
   if (choice) {
     lines.push(
       ``,
-      `To use it, merge this into ${settingsPath} (keep your other settings)${applying ? "" : ", or run the lab again with --apply"}:`,
+      `To use it, merge this into ${settingsPath} (keep your other settings)${applyHint(result, applying)}:`,
       ...pasteText(choice.value)
         .split("\n")
         .map((l) => `  ${l}`),
