@@ -46,8 +46,12 @@ function hostLoop(entries: readonly SessionEntry[], stepIds: readonly string[]) 
     if (outcome.ok) written++;
     else if (outcome.grow !== undefined) lastAttempt = attemptAfter(due.tail, outcome.grow);
   }
-  return { plans, written };
+  return { plans, written, lastAttempt };
 }
+
+/** Lines of code-like text, `n` of them, tagged. */
+const text = (n: number, tag: string) =>
+  Array.from({ length: n }, (_, k) => `line ${k} ${tag}: const v${k} = f(${k});`).join("\n");
 
 describe("a digest not worth writing", () => {
   it("is planned again only after its raw tail grew by a quarter: a logarithmic number of plans", () => {
@@ -90,8 +94,6 @@ describe("a digest not worth writing", () => {
     // fell short must be planned again (a review found the first gate waited for the bound, which never moved).
     const b = new LedgerBuilder({ pad: 4 });
     const stepIds: string[] = [];
-    const text = (n: number, tag: string) =>
-      Array.from({ length: n }, (_, k) => `line ${k} ${tag}: const v${k} = f(${k});`).join("\n");
     b.user("go");
     for (const [i, lines] of [300, 300, 900].entries()) {
       stepIds.push(b.assistant("", [{ id: `r${i}`, name: "read", args: { path: `f${i}.ts` } }]));
@@ -116,26 +118,10 @@ describe("a digest not worth writing", () => {
   });
 
   it("an attempt on another branch (after /tree) holds nothing back on this one", () => {
-    const text = (n: number, tag: string) =>
-      Array.from({ length: n }, (_, k) => `line ${k} ${tag}: const v${k} = f(${k});`).join("\n");
     const policy = digestPolicy(WINDOW);
     const { entries: tiny, stepIds: tinyIds } = tinySteps(1_500);
     // The last attempt on the tiny branch: declined, its tail starting where this branch's will (no digest yet).
-    let lastAttempt: DigestAttempt | undefined;
-    for (const stepEntryId of tinyIds.slice(-400)) {
-      const branch = tiny.slice(0, tiny.findIndex((e) => e.id === stepEntryId) + 1);
-      const due = digestDue({ branch, stepEntryId, drafts: [], usageTokens: null, policy, lastAttempt });
-      if (!due.due) continue;
-      const outcome = planDigest({
-        branch,
-        limitId: due.limitId,
-        contextWindow: WINDOW,
-        usageTokens: null,
-        policy,
-        cwd: "",
-      });
-      if (!outcome.ok && outcome.grow !== undefined) lastAttempt = attemptAfter(due.tail, outcome.grow);
-    }
+    const { lastAttempt } = hostLoop(tiny, tinyIds);
     expect(lastAttempt).toBeDefined();
     // The other branch: back to the first user message, then large reads.
     const b = new LedgerBuilder({ pad: 6 });
