@@ -10,7 +10,14 @@ import type {
 } from "@earendil-works/pi-coding-agent";
 import type { SessionEntry } from "../../log/entries.ts";
 import { LedgerType } from "../catalog.ts";
-import type { LedgerSessionView, LifecycleEffects, ManualCompactSwitch, PlanResult, StrategyKit } from "../contract.ts";
+import type {
+  Decision,
+  LedgerSessionView,
+  LifecycleEffects,
+  ManualCompactSwitch,
+  PlanResult,
+  StrategyKit,
+} from "../contract.ts";
 import { entryBefore } from "../shared/delta.ts";
 import { contextStartId } from "../shared/context-start.ts";
 import {
@@ -135,7 +142,7 @@ export class DigestHost {
     if (!due.due) return undefined;
     const request = { moment: { type: "turn_end" as const, event, entries }, ctx, trace: {} };
     this.planning = due.tail;
-    let decision: Awaited<ReturnType<StrategyKit<DigestOptions>["chart"]["run"]>["decision"]>;
+    let decision: Decision;
     try {
       decision = await this.kit.chart.run("turnEnd", request, { signal: ctx.signal }).decision;
     } finally {
