@@ -6,7 +6,7 @@ import type { SessionEntry } from "../../src/log/entries.ts";
 import { LedgerType } from "../../src/strategies/catalog.ts";
 import { defaultSettings, type Row, type SessionSettings } from "../../src/lab/row.ts";
 import { labRow } from "../../src/lab/rows/registry.ts";
-import { attemptAfter, type DigestAttempt, digestDue, planDigest } from "../../src/strategies/digest/plan.ts";
+import { type DigestAttempt, digestDue, keptAttempt, planDigest } from "../../src/strategies/digest/plan.ts";
 import { type DigestPolicy, digestPolicy } from "../../src/strategies/digest/policy.ts";
 import { checkpointDue } from "../../src/strategies/preserve/due.ts";
 import { chars, Ledger } from "./fixtures.ts";
@@ -99,7 +99,7 @@ function hostDigest(policy: DigestPolicy, contextWindow: number) {
     });
     if (!due.due) return false;
     const outcome = planDigest({ branch, limitId: due.limitId, contextWindow, usageTokens: usage, cwd: "", policy });
-    if (!outcome.ok && outcome.grow !== undefined) lastAttempt = attemptAfter(due.tail, outcome.grow);
+    if (!outcome.ok) lastAttempt = keptAttempt(due.tail, outcome.reason, lastAttempt);
     return outcome.ok;
   };
 }

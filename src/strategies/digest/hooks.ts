@@ -10,24 +10,16 @@ import type {
 } from "@earendil-works/pi-coding-agent";
 import type { SessionEntry } from "../../log/entries.ts";
 import { LedgerType } from "../catalog.ts";
-import type {
-  Decision,
-  LedgerSessionView,
-  LifecycleEffects,
-  ManualCompactSwitch,
-  PlanResult,
-  StrategyKit,
-} from "../contract.ts";
+import type { LedgerSessionView, LifecycleEffects, ManualCompactSwitch, PlanResult, StrategyKit } from "../contract.ts";
 import { entryBefore } from "../shared/delta.ts";
 import { contextStartId } from "../shared/context-start.ts";
 import {
-  attemptAfter,
   type DigestAttempt,
   digestDue,
   type DigestDetails,
   type DigestInput,
+  keptAttempt,
   planDigest,
-  type RawTail,
 } from "./plan.ts";
 import { digestPolicy, type DigestOptions } from "./policy.ts";
 import { forTerminal } from "../../log/display.ts";
@@ -49,8 +41,6 @@ export class DigestHost {
   private readonly shim: ManualCompactSwitch;
   /** The last turn_end digest declined as not worth it yet: digestDue waits for its tail to grow (see DigestAttempt). */
   private lastAttempt: DigestAttempt | undefined;
-  /** The raw tail of the turn_end being planned, for the attempt to keep if the plan declines. */
-  private planning: RawTail | undefined;
 
   constructor(kit: StrategyKit<DigestOptions>) {
     this.kit = kit;
@@ -141,14 +131,11 @@ export class DigestHost {
     });
     if (!due.due) return undefined;
     const request = { moment: { type: "turn_end" as const, event, entries }, ctx, trace: {} };
-    this.planning = due.tail;
-    let decision: Decision;
-    try {
-      decision = await this.kit.chart.run("turnEnd", request, { signal: ctx.signal }).decision;
-    } finally {
-      this.planning = undefined;
+    const decision = await this.kit.chart.run("turnEnd", request, { signal: ctx.signal }).decision;
+    if (decision.state !== "validated") {
+      this.lastAttempt = keptAttempt(due.tail, decision.reason, this.lastAttempt);
+      return undefined;
     }
-    if (decision.state !== "validated") return undefined;
     return { entries: [...entries, ...(decision.facts.entries ?? [])] };
   }
 
@@ -168,9 +155,7 @@ export class DigestHost {
         const input = this.boundaryInput(moment.event, ctx);
         if (!input) return { ok: false, reason: "nothing to digest at this boundary" };
         const outcome = planDigest(input);
-        if (outcome.ok) return { ok: true, plan: { entries: [outcome.draft] } };
-        if (outcome.grow !== undefined && this.planning) this.lastAttempt = attemptAfter(this.planning, outcome.grow);
-        return { ok: false, reason: outcome.reason };
+        return outcome.ok ? { ok: true, plan: { entries: [outcome.draft] } } : { ok: false, reason: outcome.reason };
       }
       if (moment.type === "session_before_compact") return this.planCompaction(moment.event, ctx);
       return { ok: false, reason: "digest plans step boundaries and Pi's compaction only" };

@@ -1,7 +1,7 @@
 // How the lab replays digest: at each step boundary the host's own check (`digestDue`) and plan (`planDigest`); no
 // model is involved in either. Pure: no I/O.
 import type { LabBoundary, LabBoundaryAct } from "../../lab/row-spec.ts";
-import { attemptAfter, type DigestAttempt, digestDue, planDigest } from "./plan.ts";
+import { type DigestAttempt, digestDue, keptAttempt, planDigest } from "./plan.ts";
 import { digestPolicy, type DigestOptions } from "./policy.ts";
 
 /** The default digest row. */
@@ -26,12 +26,7 @@ function digestWith(boundary: LabBoundary, options: Partial<DigestOptions>): Lab
   const due = digestDue({ branch, stepEntryId, drafts: [], usageTokens, policy, cwd, lastAttempt: previous });
   if (!due.due) return { ok: false, settled: false, carry: previous };
   const outcome = planDigest({ branch, limitId: due.limitId, contextWindow, usageTokens, cwd, policy, view: view?.() });
-  if (!outcome.ok)
-    return {
-      ok: false,
-      settled: false,
-      carry: outcome.grow === undefined ? previous : attemptAfter(due.tail, outcome.grow),
-    };
+  if (!outcome.ok) return { ok: false, settled: false, carry: keptAttempt(due.tail, outcome.reason, previous) };
   const { customType, content, display, details } = outcome.draft;
   return { ok: true, fact: { customType, content, display, details }, kind: "digest" };
 }

@@ -81,11 +81,10 @@ export interface DigestInput {
   view?: readonly ProjectedEntry[];
 }
 
-/**
- * A plan, or why there is none. `grow`, when the digest was declined as not smaller than its steps: the tokens its
- * tail should gain before it is looked for again (see {@link attemptAfter}).
- */
-export type DigestOutcome = { ok: true; draft: DigestDraft } | { ok: false; reason: string; grow?: number };
+export type DigestOutcome = { ok: true; draft: DigestDraft } | { ok: false; reason: string };
+
+/** Why a digest that saves nothing is declined: the one decline that waits for its tail to grow ({@link keptAttempt}). */
+export const NOT_SMALLER = "the digest would not be smaller than the steps it covers";
 
 /** The oldest units to digest and the newest ones to keep raw: at least `keepRaw` tokens stay, in whole units. */
 export function splitTail(units: readonly DeltaUnit[], keepRaw: number): { included: DeltaUnit[]; kept: DeltaUnit[] } {
@@ -434,12 +433,7 @@ export function planDigest(input: DigestInput): DigestOutcome {
   });
   const tokens = estimateTextTokens(text);
   // A digest that saves nothing would only break the cache; a forced one is still written (the user or the window asked).
-  if (!input.force && tokens >= hidden)
-    return {
-      ok: false,
-      reason: "the digest would not be smaller than the steps it covers",
-      grow: Math.max(policy.batch, delta.tokens * (RETRY_GROWTH - 1)),
-    };
+  if (!input.force && tokens >= hidden) return { ok: false, reason: NOT_SMALLER };
   const throughId = included[included.length - 1].entryIds[included[included.length - 1].entryIds.length - 1];
   return {
     ok: true,
@@ -574,9 +568,17 @@ export interface DigestAttempt {
  */
 const RETRY_GROWTH = 1.25;
 
-/** The attempt to keep after a plan over `tail` was declined with `grow` (a {@link DigestOutcome}'s). */
-export function attemptAfter(tail: RawTail, grow: number): DigestAttempt {
-  return { tail, retryAt: tail.tokens + Math.max(1, Math.ceil(grow)) };
+/**
+ * The attempt a caller keeps after planning over `tail` ended with `reason` (a declined {@link DigestOutcome}'s, or the
+ * chart's): a new one for a digest not smaller than its steps, else the one it had.
+ */
+export function keptAttempt(
+  tail: RawTail,
+  reason: string | undefined,
+  previous: DigestAttempt | undefined,
+): DigestAttempt | undefined {
+  if (reason !== NOT_SMALLER) return previous;
+  return { tail, retryAt: tail.tokens + Math.max(tail.batch, Math.ceil(tail.tokens * (RETRY_GROWTH - 1))) };
 }
 
 /** sums[i]: tokens of every foldable entry among 0..i, per branch array (what {@link RawTail} counts). */
@@ -596,7 +598,7 @@ function stillDeclined(
   tail: RawTail,
   limit: number,
   indexOf: (id: string) => number,
-): last is DigestAttempt {
+): boolean {
   if (!last || last.tail.afterId !== tail.afterId || last.tail.why !== tail.why || last.tail.batch !== tail.batch)
     return false;
   const end = indexOf(last.tail.limitId);
@@ -605,8 +607,7 @@ function stillDeclined(
 
 export type DigestDue =
   | { due: true; limitId: string; tail: RawTail }
-  | { due: false; why: "range fact here" | "no boundary" | "below batch" | "nothing to digest" }
-  | { due: false; why: "tried"; attempt: DigestAttempt };
+  | { due: false; why: "range fact here" | "no boundary" | "below batch" | "nothing to digest" | "tried" };
 
 /**
  * Whether a digest may be due at a step boundary: the one check the host's turn_end hook and the lab's digest row
@@ -635,8 +636,7 @@ export function digestDue(boundary: DigestBoundary): DigestDue {
     why: decision.why,
     batch: policy.batch,
   };
-  const last = boundary.lastAttempt;
-  if (stillDeclined(last, tail, limit, indexOf)) return { due: false, why: "tried", attempt: last };
+  if (stillDeclined(boundary.lastAttempt, tail, limit, indexOf)) return { due: false, why: "tried" };
   if (decision.maxRaw > decision.keepRaw) {
     // The working set may hold the tail longer than `keepRaw`: due only when what lies before it still makes a batch.
     const steps = rawStepsBound(branch, limit, boundary.cwd ?? "");

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { SessionEntry } from "../../../src/log/entries.ts";
 import { digestAt } from "../../../src/strategies/digest/lab.ts";
-import { attemptAfter, type DigestAttempt, digestDue, planDigest } from "../../../src/strategies/digest/plan.ts";
+import { type DigestAttempt, digestDue, keptAttempt, planDigest } from "../../../src/strategies/digest/plan.ts";
 import { digestPolicy } from "../../../src/strategies/digest/policy.ts";
 import { LedgerBuilder } from "../../support/ledger-builder.ts";
 
@@ -44,7 +44,7 @@ function hostLoop(entries: readonly SessionEntry[], stepIds: readonly string[]) 
       cwd: "",
     });
     if (outcome.ok) written++;
-    else if (outcome.grow !== undefined) lastAttempt = attemptAfter(due.tail, outcome.grow);
+    else lastAttempt = keptAttempt(due.tail, outcome.reason, lastAttempt);
   }
   return { plans, written, lastAttempt };
 }
