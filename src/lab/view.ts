@@ -78,16 +78,12 @@ export class View {
   replaceFrom(keep: number, tail: readonly AgentMessage[]): void {
     const old = this.items;
     const tokens = tail.map(messageTokens);
-    // Equal wire bytes have equal token estimates, so a count that differs settles a comparison without the bytes.
-    let shared = keep;
-    const end = Math.min(old.length, keep + tail.length);
-    while (
-      shared < end &&
-      (old[shared] === tail[shared - keep] ||
-        (this.sums[shared + 1] - this.sums[shared] === tokens[shared - keep] &&
-          sameMessage(old[shared], tail[shared - keep])))
-    )
-      shared++;
+    const shared = this.sameFrom(
+      keep,
+      Math.min(old.length, keep + tail.length),
+      (i) => tail[i - keep],
+      (i) => tokens[i - keep],
+    );
     this.dirty = Math.min(this.dirty, shared);
     if (this.observer) {
       // The shared prefix puts the same bytes on the wire, so only what follows it changes what the view holds; of
@@ -120,16 +116,12 @@ export class View {
   dropFirst(count: number): void {
     if (count <= 0) return;
     const old = this.items;
-    // What stays cached: as in replaceFrom, the leading messages that put the same bytes on the wire as before.
-    let shared = 0;
-    const end = old.length - count;
-    while (
-      shared < end &&
-      (old[shared] === old[shared + count] ||
-        (this.sums[shared + 1] - this.sums[shared] === this.sums[shared + count + 1] - this.sums[shared + count] &&
-          sameMessage(old[shared], old[shared + count])))
-    )
-      shared++;
+    const shared = this.sameFrom(
+      0,
+      old.length - count,
+      (i) => old[i + count],
+      (i) => this.sums[i + count + 1] - this.sums[i + count],
+    );
     this.dirty = Math.min(this.dirty, shared);
     // Of the messages after the shared prefix, the leaving ones are the `count` there minus those that stay: as a
     // multiset, exactly old[shared, shared + count).
@@ -138,6 +130,27 @@ export class View {
     const base = this.sums[count];
     for (let i = 0; i + count < this.sums.length; i++) this.sums[i] = this.sums[i + count] - base;
     this.sums.length -= count;
+  }
+
+  /**
+   * The end of the run from `start` (before `end`) where the view's message i puts the same bytes on the wire as
+   * `next(i)`, whose token estimate is `tokensOf(i)`: what stays cached when those replace the view's. Equal bytes have
+   * equal estimates, so a count that differs settles a comparison without the bytes.
+   */
+  private sameFrom(
+    start: number,
+    end: number,
+    next: (i: number) => AgentMessage,
+    tokensOf: (i: number) => number,
+  ): number {
+    let i = start;
+    while (
+      i < end &&
+      (this.items[i] === next(i) ||
+        (this.sums[i + 1] - this.sums[i] === tokensOf(i) && sameMessage(this.items[i], next(i))))
+    )
+      i++;
+    return i;
   }
 
   /** Close a request: its prompt size and the tokens it shares with the previous request. */
