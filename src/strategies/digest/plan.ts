@@ -1,12 +1,17 @@
 // The digest strategy's one decision, shared by the host (at turn_end, on /compact) and the lab: whether to act now,
 // which older steps to cover, and the custom message that covers them. Deterministic; pure: no I/O, no clock.
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
-import type { CustomMessageEntry, HiddenRange, RangeDetails, SessionEntry } from "../../log/entries.ts";
+import type {
+  ContextEditEntry,
+  CustomMessageEntry,
+  HiddenRange,
+  RangeDetails,
+  SessionEntry,
+} from "../../log/entries.ts";
 import { isDigestEntry, LedgerType, LEDGER_FACTS } from "../catalog.ts";
 import { isDialogue, isFoldable } from "../../projection/ranges.ts";
 import { entryMessages, type ProjectedEntry, projectBranch } from "../../projection/project.ts";
 import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tokens.ts";
-import { latestEdits } from "../shared/conversation.ts";
 import { scanStartupReads } from "../shared/startup-reads.ts";
 import type { ContextFile } from "../contract.ts";
 import { BranchFold } from "../shared/branch-fold.ts";
@@ -142,19 +147,42 @@ function coversStartup(branch: readonly SessionEntry[], targets: ReadonlySet<str
   return false;
 }
 
+/** The newest context edit of each target on a branch, kept per branch array as it grows (see {@link BranchFold}). */
+const branchEdits = new BranchFold<Map<string, ContextEditEntry>>(
+  () => new Map(),
+  (edits, entry) => {
+    if (entry.type === "context_edit") edits.set(entry.targetId, entry);
+  },
+);
+
 /**
  * Result entry ids of the startup reads among `targets` (reads named by the project instructions at task start):
- * `scanStartupReads` of the branch, filtered to `targets`, scanned only when the targets reach the startup interval.
+ * `scanStartupReads` of the branch, filtered to `targets`, scanned only when the targets reach the startup interval,
+ * and then only over the targets' entries. A session of one long task never closes the interval, and a digest comes
+ * every batch: a scan of the whole interval each time made such a session quadratic.
  */
 export function startupReadIds(input: DigestInput, targets: ReadonlySet<string>): Set<string> {
   if (!coversStartup(input.branch, targets)) return new Set();
-  const state = scanStartupReads({
-    branch: input.branch,
-    cwd: input.cwd,
-    contextFiles: input.contextFiles ?? [],
-    systemPrompt: input.systemPrompt,
-    edits: latestEdits(input.branch),
-  });
+  const lookup = branchLookup(input.branch);
+  let from = input.branch.length;
+  let to = 0;
+  for (const id of targets) {
+    const i = lookup.indexOf(id);
+    if (i < 0) continue;
+    from = Math.min(from, i);
+    to = Math.max(to, i + 1);
+  }
+  const state = scanStartupReads(
+    {
+      branch: input.branch,
+      cwd: input.cwd,
+      contextFiles: input.contextFiles ?? [],
+      systemPrompt: input.systemPrompt,
+      edits: branchEdits.of(input.branch),
+    },
+    // With a repeated id, an id does not tell where its entry is: the whole interval is scanned, as before.
+    lookup.unique ? { from, to } : undefined,
+  );
   return new Set(state.reads.map((r) => r.entryId).filter((id) => targets.has(id)));
 }
 

@@ -15,9 +15,11 @@ import {
   roleOf,
   textBlocks,
   toolCallsOf,
+  toolResultOf,
 } from "./conversation.ts";
 import { classifyRead, type ReadCompleteness } from "./file-evidence.ts";
 import { absolutePath, baseName, displayPath } from "./paths.ts";
+import { BranchFold } from "./branch-fold.ts";
 
 /** A selected read, by reference: its text stays in the session and is copied out at render time. */
 export interface StartupReadRef {
@@ -144,19 +146,56 @@ function intervalReads(input: StartupScanInput, from: number, to: number): Inter
 
 const MAY_NAME_INSTRUCTIONS = /agents|claude/i;
 
-/** Whether a `read` call in branch[from, to) names an instruction file. */
-function readsInstructionFile(input: StartupScanInput, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) {
-    const entry = input.branch[i];
-    if (entry.type !== "message") continue;
+/** What a scan needs to know about the whole branch, kept per branch array as it grows (see {@link BranchFold}). */
+interface StartupIndex {
+  /** Indexes of the first two user messages. */
+  users: number[];
+  /**
+   * Indexes of the entries with a `read` call whose path, as written, may name an instruction file: the name is in
+   * the path as written (normalizing only removes), so the entries that can read one are found without normalizing.
+   */
+  mayReadInstructions: number[];
+}
+
+const startupIndex = new BranchFold<StartupIndex>(
+  () => ({ users: [], mayReadInstructions: [] }),
+  (index, entry, i) => {
+    if (isUser(entry) && index.users.length < 2) index.users.push(i);
+    if (entry.type !== "message") return;
     for (const call of toolCallsOf(entry.message as AgentMessage)) {
       const path = call.name === "read" ? pathArgument(call.arguments) : undefined;
-      // The name of an instruction file is in the path as written (normalizing only removes), so most paths are
-      // settled without normalizing them.
-      if (path && MAY_NAME_INSTRUCTIONS.test(path) && isInstructionFile(absolutePath(path, input.cwd))) return true;
+      if (path && MAY_NAME_INSTRUCTIONS.test(path)) {
+        index.mayReadInstructions.push(i);
+        return;
+      }
+    }
+  },
+);
+
+/** Whether a `read` call in branch[from, to) names an instruction file. */
+function readsInstructionFile(input: StartupScanInput, index: StartupIndex, from: number, to: number): boolean {
+  for (const i of index.mayReadInstructions) {
+    if (i < from || i >= to) continue;
+    const entry = input.branch[i] as SessionEntry & { type: "message" };
+    for (const call of toolCallsOf(entry.message as AgentMessage)) {
+      const path = call.name === "read" ? pathArgument(call.arguments) : undefined;
+      if (path && isInstructionFile(absolutePath(path, input.cwd))) return true;
     }
   }
   return false;
+}
+
+/** Whether every tool result in branch[from, to) answers a call made in that span (so pairing the span pairs them all). */
+function answersOwnCalls(branch: readonly SessionEntry[], from: number, to: number): boolean {
+  const calls = new Set<string>();
+  for (let i = from; i < to; i++) {
+    const entry = branch[i];
+    if (entry.type !== "message") continue;
+    for (const call of toolCallsOf(entry.message as AgentMessage)) calls.add(call.id);
+    const result = toolResultOf(entry.message as AgentMessage);
+    if (result && !calls.has(result.toolCallId)) return false;
+  }
+  return true;
 }
 
 function readText(read: IntervalRead): string {
@@ -183,25 +222,32 @@ function readRef(read: IntervalRead, cwd: string): StartupReadRef {
  * Scan the startup interval (first user message up to the second, or to the leaf while no second exists)
  * and select reads named by the instruction files. Instruction files the agent itself read in the interval
  * count as instruction sources; when Pi did not load them as context files they are retained as well.
+ * With `within`, only the reads whose entries lie in branch[from, to) are selected: the same selection among
+ * them as the whole scan's, at the cost of those entries (and of the interval when the agent read an instruction
+ * file itself).
  */
-export function scanStartupReads(input: StartupScanInput): StartupReadState {
-  const first = input.branch.findIndex(isUser);
-  if (first < 0) return { closed: false, reads: [] };
-  let second = -1;
-  for (let i = first + 1; i < input.branch.length; i++) {
-    if (isUser(input.branch[i])) {
-      second = i;
-      break;
-    }
-  }
-  const end = second >= 0 ? second : input.branch.length;
-  const closed = second >= 0;
+export function scanStartupReads(input: StartupScanInput, within?: { from: number; to: number }): StartupReadState {
+  const index = startupIndex.of(input.branch);
+  const [first, second] = index.users;
+  if (first === undefined) return { closed: false, reads: [] };
+  const end = second ?? input.branch.length;
+  const closed = second !== undefined;
   let sources: ContextFile[] = input.contextFiles.map((file) => ({ path: file.path, content: file.content }));
   if (sources.length === 0 && input.systemPrompt) sources = instructionBlocks(input.systemPrompt);
   // Without instructions from Pi, only an instruction file read in the interval can select anything: one look at the
   // calls settles the common case without pairing the interval, which digest asks about at every digest.
-  if (sources.length === 0 && !readsInstructionFile(input, first + 1, end)) return { closed, reads: [] };
-  const reads = intervalReads(input, first + 1, end);
+  const readInstruction = readsInstructionFile(input, index, first + 1, end);
+  if (sources.length === 0 && !readInstruction) return { closed, reads: [] };
+  // The reads of branch[within] alone, unless an instruction file read anywhere in the interval is a source for them
+  // or a result there answers a call before it: then the whole interval is read, as without `within`.
+  let from = first + 1;
+  let to = end;
+  if (within && !readInstruction) {
+    const start = Math.max(from, within.from);
+    const stop = Math.min(to, within.to);
+    if (answersOwnCalls(input.branch, start, stop)) [from, to] = [start, stop];
+  }
+  const reads = from < to ? intervalReads(input, from, to) : [];
   // A call id reused anywhere on the branch makes the pairing doubtful. Found for the branch once, and only when a
   // read could be selected.
   let ambiguous: Set<string> | undefined;
