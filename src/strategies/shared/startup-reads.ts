@@ -19,7 +19,7 @@ import {
 } from "./conversation.ts";
 import { classifyRead, type ReadCompleteness } from "./file-evidence.ts";
 import { absolutePath, baseName, displayPath } from "./paths.ts";
-import { BranchFold } from "./branch-fold.ts";
+import { PrefixFold } from "./branch-fold.ts";
 
 /** A selected read, by reference: its text stays in the session and is copied out at render time. */
 export interface StartupReadRef {
@@ -146,7 +146,10 @@ function intervalReads(input: StartupScanInput, from: number, to: number): Inter
 
 const MAY_NAME_INSTRUCTIONS = /agents|claude/i;
 
-/** What a scan needs to know about the whole branch, kept per branch array as it grows (see {@link BranchFold}). */
+/**
+ * What a scan needs to know about the whole branch, kept as the branch grows. Found by the entries ({@link PrefixFold}):
+ * a compaction hands the checkpoint planner a fresh copy of the branch each time, a digest the live one.
+ */
 interface StartupIndex {
   /** Indexes of the first two user messages. */
   users: number[];
@@ -157,7 +160,7 @@ interface StartupIndex {
   mayReadInstructions: number[];
 }
 
-const startupIndex = new BranchFold<StartupIndex>(
+const startupIndex = new PrefixFold<StartupIndex>(
   () => ({ users: [], mayReadInstructions: [] }),
   (index, entry, i) => {
     if (isUser(entry) && index.users.length < 2) index.users.push(i);
@@ -277,10 +280,13 @@ export function selectStartupReads(previous: StartupReadState | undefined, input
   if (previous?.closed) return previous;
   const scanned = scanStartupReads(input);
   if (!previous) return scanned;
-  const position = new Map<string, number>();
-  input.branch.forEach((entry, i) => position.set(entry.id, i));
   const byId = new Map<string, StartupReadRef>();
   for (const read of [...previous.reads, ...scanned.reads]) if (!byId.has(read.entryId)) byId.set(read.entryId, read);
+  // Nothing to order: the branch's positions are looked up only for two reads or more (an open interval is a whole
+  // long task, met again at every compaction).
+  if (byId.size < 2) return { closed: scanned.closed, reads: [...byId.values()] };
+  const position = new Map<string, number>();
+  input.branch.forEach((entry, i) => position.set(entry.id, i));
   const reads = [...byId.values()].sort(
     (a, b) =>
       (position.get(a.entryId) ?? Number.MAX_SAFE_INTEGER) - (position.get(b.entryId) ?? Number.MAX_SAFE_INTEGER),
