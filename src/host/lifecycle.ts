@@ -29,8 +29,9 @@ const DEFAULT_RESERVE_TOKENS = 16_384;
 /**
  * Why a plan's texts cannot fit the model's window, or undefined. The summary and messages a plan stores lead every
  * later request: past the window minus Pi's reserve (where Pi compacts again) they make every request overflow, so
- * the plan is refused and Pi compacts natively. Whole texts are counted in one pass, so a 10 MB summary costs one
- * estimate. (A fold's summary has its own, tighter bound at the tool.)
+ * the plan is refused and Pi compacts natively; so is a compaction that leaves the context within a tenth of the window
+ * of that line. Whole texts are counted in one pass, so a 10 MB summary costs one estimate. (A fold's summary has its
+ * own, tighter bound at the tool.)
  */
 export function oversizedFacts(
   request: Pick<LifecycleRequest, "moment" | "ctx">,
@@ -52,8 +53,17 @@ export function oversizedFacts(
     chars += text.length;
     tokens += estimateTextTokens(text);
   }
-  if (tokens <= limit) return undefined;
-  return `the summary is about ${tokens} tokens (${chars} characters), more than the ${window}-token window holds before Pi compacts again (${limit} tokens)`;
+  if (tokens > limit)
+    return `the summary is about ${tokens} tokens (${chars} characters), more than the ${window}-token window holds before Pi compacts again (${limit} tokens)`;
+  // A compaction that ends just under Pi's threshold is redone within a step or two, each time planning again over
+  // the whole kept tail (and, for a model planner, paying a call): on one long task, at nearly every request. It must
+  // leave a tenth of the window of room; Pi's native summary, which starts from its own cut, is used instead.
+  const after = plan.compaction?.estimatedTokensAfter;
+  const threshold = window - reserve;
+  const room = Math.floor(window / 10);
+  if (typeof after === "number" && after > threshold - room)
+    return `the context would be about ${after} tokens right after the compaction, within ${room} of the ${threshold} at which Pi compacts again`;
+  return undefined;
 }
 
 /** Where a run's validated facts are awaited until Pi stores them (the session). */

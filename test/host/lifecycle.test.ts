@@ -12,7 +12,7 @@ import type {
   PlannedFacts,
   PlanResult,
 } from "../../machines/lifecycle.ts";
-import { StrategyLifecycle } from "../../src/host/lifecycle.ts";
+import { oversizedFacts, StrategyLifecycle } from "../../src/host/lifecycle.ts";
 import { strategyNamed } from "../../src/strategies/registry.ts";
 import type { StrategyName } from "../../src/strategies/registry.ts";
 
@@ -203,5 +203,35 @@ describe("the host's chart runs", () => {
       attempted: false,
       failure: "refused",
     });
+  });
+});
+
+describe("a compaction that leaves no room", () => {
+  // Pi compacts again once the context passes window - reserve (111,616 of 128k by default). A compaction whose result
+  // already sits just under that line is followed by another within a step or two: on a long task whose protected
+  // lines outgrow the window (planned keeps every header), one at nearly every request, each reading the whole tail.
+  const request = { moment: compaction(), ctx: liveContext() } as Pick<LifecycleRequest, "moment" | "ctx">;
+  const plan = (estimatedTokensAfter: number): PlannedFacts => ({
+    compaction: {
+      summary: "kept lines",
+      firstKeptEntryId: "e1",
+      tokensBefore: 115_000,
+      estimatedTokensAfter,
+      details: { v: 1, strategy: "planned" } as never,
+    },
+  });
+
+  it("is refused, so that Pi compacts natively, when it ends within a tenth of the window of Pi's threshold", () => {
+    expect(oversizedFacts(request, plan(109_700))).toMatch(
+      /about 109700 tokens right after the compaction, within 12800 of the 111616 at which Pi compacts again/,
+    );
+    expect(oversizedFacts(request, plan(98_817))).toBeDefined();
+  });
+
+  it("passes with a tenth of the window of room, and when the planner gives no estimate", () => {
+    expect(oversizedFacts(request, plan(98_816))).toBeUndefined();
+    expect(oversizedFacts(request, plan(45_000))).toBeUndefined();
+    const { estimatedTokensAfter: _, ...unestimated } = plan(110_000).compaction!;
+    expect(oversizedFacts(request, { compaction: unestimated })).toBeUndefined();
   });
 });
