@@ -162,7 +162,15 @@ export class SimulatedLedger {
     const compaction = this.branch[this.newestCompaction] as CompactionEntry;
     const kept = this.positions.get(compaction.firstKeptEntryId);
     const start = kept !== undefined && kept < this.newestCompaction ? kept : this.newestCompaction;
-    return start === 0 ? this.branch : this.branch.slice(start);
+    if (start === 0) return this.branch;
+    const window = this.branch.slice(start);
+    // Older compactions kept in the window project to nothing, but Pi's cut point asks each entry after the cut for
+    // its messages, which reads a compaction's summary back from the spill file. When compactions come at every step
+    // (a summary that no longer makes room), the window holds dozens of them: Pi gets them without their text.
+    for (let i = 0; i < window.length; i++)
+      if (window[i].type === "compaction" && start + i !== this.newestCompaction)
+        window[i] = supersededStandIn(window[i] as CompactionEntry);
+    return window;
   }
 
   /**
@@ -372,6 +380,32 @@ export class BranchProjection {
     this.broken = true;
     return false;
   }
+}
+
+const standIns = new WeakMap<CompactionEntry, CompactionEntry>();
+
+/**
+ * A superseded compaction as Pi's preparation needs it: the same entry, with no summary text and no details. Pi
+ * projects only the newest compaction and takes file lists from it alone; of an older one it asks only whether it
+ * shows a message, which a compaction always does. Built without reading the moved fields.
+ */
+function supersededStandIn(entry: CompactionEntry): CompactionEntry {
+  let standIn = standIns.get(entry);
+  if (!standIn) {
+    const { type, id, parentId, timestamp, firstKeptEntryId, tokensBefore, fromHook } = entry;
+    standIn = {
+      type,
+      id,
+      parentId,
+      timestamp,
+      firstKeptEntryId,
+      tokensBefore,
+      fromHook,
+      summary: "",
+    } as CompactionEntry;
+    standIns.set(entry, standIn);
+  }
+  return standIn;
 }
 
 /**
