@@ -25,6 +25,8 @@ import { estimateTextTokens } from "../projection/tokens.ts";
 
 /** Pi's default reserve, for requests that carry no compaction settings (a step boundary). */
 const DEFAULT_RESERVE_TOKENS = 16_384;
+/** Pi's default recent tail kept by a compaction, for the same requests. */
+const DEFAULT_KEEP_RECENT_TOKENS = 20_000;
 
 /**
  * Why a plan's texts cannot fit the model's window, or undefined. The summary and messages a plan stores lead every
@@ -57,11 +59,16 @@ export function oversizedFacts(
     return `the summary is about ${tokens} tokens (${chars} characters), more than the ${window}-token window holds before Pi compacts again (${limit} tokens)`;
   // A compaction that ends just under Pi's threshold is redone within a step or two, each time planning again over
   // the whole kept tail (and, for a model planner, paying a call): on one long task, at nearly every request. It must
-  // leave a tenth of the window of room; Pi's native summary, which starts from its own cut, is used instead.
+  // leave a tenth of the window of room, or, in a window where Pi's own kept tail leaves less, half of what that tail
+  // leaves; otherwise Pi's native compaction runs.
   const after = plan.compaction?.estimatedTokensAfter;
   const threshold = window - reserve;
-  const room = Math.floor(window / 10);
-  if (typeof after === "number" && after > threshold - room)
+  const keepRecent =
+    request.moment.type === "session_before_compact"
+      ? request.moment.event.preparation.settings.keepRecentTokens
+      : DEFAULT_KEEP_RECENT_TOKENS;
+  const room = Math.min(Math.floor(window / 10), Math.floor((threshold - keepRecent) / 2));
+  if (typeof after === "number" && room > 0 && after > threshold - room)
     return `the context would be about ${after} tokens right after the compaction, within ${room} of the ${threshold} at which Pi compacts again`;
   return undefined;
 }

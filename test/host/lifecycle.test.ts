@@ -37,7 +37,10 @@ function liveContext(): ExtensionContext {
 const compaction = (): Moment => ({
   type: "session_before_compact",
   // The window bound every plan passes reads Pi's reserve from the preparation.
-  event: { reason: "manual", preparation: { settings: { reserveTokens: 16_384 } } } as SessionBeforeCompactEvent,
+  event: {
+    reason: "manual",
+    preparation: { settings: { reserveTokens: 16_384, keepRecentTokens: 20_000 } },
+  } as SessionBeforeCompactEvent,
 });
 const FACTS: PlannedFacts = { declineCompaction: true };
 
@@ -233,5 +236,11 @@ describe("a compaction that leaves no room", () => {
     expect(oversizedFacts(request, plan(45_000))).toBeUndefined();
     const { estimatedTokensAfter: _, ...unestimated } = plan(110_000).compaction!;
     expect(oversizedFacts(request, { compaction: unestimated })).toBeUndefined();
+  });
+
+  it("in a small window asks for half the room Pi's own kept tail leaves: 1,808 of a 40k window's 23,616", () => {
+    const small = { moment: compaction(), ctx: { model: { contextWindow: 40_000 } } } as unknown as typeof request;
+    expect(oversizedFacts(small, plan(21_808))).toBeUndefined();
+    expect(oversizedFacts(small, plan(21_809))).toMatch(/within 1808 of the 23616/);
   });
 });
