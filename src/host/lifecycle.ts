@@ -60,7 +60,8 @@ export function oversizedFacts(
   // A compaction that ends just under Pi's threshold is redone within a step or two, each time planning again over
   // the whole kept tail (and, for a model planner, paying a call): on one long task, at nearly every request. It must
   // leave a tenth of the window of room, or, in a window where Pi's own kept tail leaves less, half of what that tail
-  // leaves; otherwise Pi's native compaction runs.
+  // leaves; otherwise Pi's native compaction runs. Not when the kept tail alone already fills that room: the tail is
+  // Pi's own cut (a message larger than the window, say), which Pi's summary would keep as well.
   const after = plan.compaction?.estimatedTokensAfter;
   const threshold = window - reserve;
   const keepRecent =
@@ -68,7 +69,7 @@ export function oversizedFacts(
       ? request.moment.event.preparation.settings.keepRecentTokens
       : DEFAULT_KEEP_RECENT_TOKENS;
   const room = Math.min(Math.floor(window / 10), Math.floor((threshold - keepRecent) / 2));
-  if (typeof after === "number" && room > 0 && after > threshold - room)
+  if (typeof after === "number" && room > 0 && after > threshold - room && after - tokens <= threshold - room)
     return `the context would be about ${after} tokens right after the compaction, within ${room} of the ${threshold} at which Pi compacts again`;
   return undefined;
 }

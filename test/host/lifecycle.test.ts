@@ -214,9 +214,10 @@ describe("a compaction that leaves no room", () => {
   // already sits just under that line is followed by another within a step or two: on a long task whose protected
   // lines outgrow the window (planned keeps every header), one at nearly every request, each reading the whole tail.
   const request = { moment: compaction(), ctx: liveContext() } as Pick<LifecycleRequest, "moment" | "ctx">;
-  const plan = (estimatedTokensAfter: number): PlannedFacts => ({
+  // A summary of about 90,000 tokens (the kept lines of a long task), unless a test says otherwise.
+  const plan = (estimatedTokensAfter: number, summary = "kept line\n".repeat(36_000)): PlannedFacts => ({
     compaction: {
-      summary: "kept lines",
+      summary,
       firstKeptEntryId: "e1",
       tokensBefore: 115_000,
       estimatedTokensAfter,
@@ -229,18 +230,22 @@ describe("a compaction that leaves no room", () => {
       /about 109700 tokens right after the compaction, within 12800 of the 111616 at which Pi compacts again/,
     );
     expect(oversizedFacts(request, plan(98_817))).toBeDefined();
+    expect(oversizedFacts(request, plan(111_617))).toBeDefined();
   });
 
   it("passes with a tenth of the window of room, and when the planner gives no estimate", () => {
     expect(oversizedFacts(request, plan(98_816))).toBeUndefined();
     expect(oversizedFacts(request, plan(45_000))).toBeUndefined();
+    // A kept tail that alone fills the room is Pi's own cut (a message larger than the window): Pi's summary keeps it too.
+    expect(oversizedFacts(request, plan(250_000, "a short summary"))).toBeUndefined();
     const { estimatedTokensAfter: _, ...unestimated } = plan(110_000).compaction!;
     expect(oversizedFacts(request, { compaction: unestimated })).toBeUndefined();
   });
 
   it("in a small window asks for half the room Pi's own kept tail leaves: 1,808 of a 40k window's 23,616", () => {
     const small = { moment: compaction(), ctx: { model: { contextWindow: 40_000 } } } as unknown as typeof request;
-    expect(oversizedFacts(small, plan(21_808))).toBeUndefined();
-    expect(oversizedFacts(small, plan(21_809))).toMatch(/within 1808 of the 23616/);
+    const tenThousand = "kept line\n".repeat(4_000);
+    expect(oversizedFacts(small, plan(21_808, tenThousand))).toBeUndefined();
+    expect(oversizedFacts(small, plan(21_809, tenThousand))).toMatch(/within 1808 of the 23616/);
   });
 });
