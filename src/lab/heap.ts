@@ -42,6 +42,7 @@ import { lstat, readdir, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { LAB_OPTIONS } from "./lab-options.ts";
+import { pickRecent, recentOptions } from "./recent.ts";
 
 /** Old-space room beyond the input: Node, Pi's modules, the report, and some slack. */
 const BASE_MB = 256;
@@ -105,44 +106,58 @@ export interface InputSize {
   files: number;
 }
 
-function add(size: InputSize, bytes: number): void {
-  size.files++;
-  size.bytes += bytes;
-  size.largest = Math.max(size.largest, bytes);
+/** A session file found under the inputs: its size, and when it last changed (for `--last` and `--since`). */
+interface Found {
+  bytes: number;
+  mtime: number;
 }
 
 /**
  * The session files under a path, as the lab walks them (inputs.ts): a file named, or the *.jsonl files in a
  * directory tree. Only real directories are entered: a link is not followed, so a link to "." cannot loop.
  */
-async function sizeOf(path: string, size: InputSize, top: boolean): Promise<void> {
+async function sizeOf(path: string, found: Found[], top: boolean): Promise<void> {
   // The path itself may be a link the user named; links met inside a directory are not followed.
   const info = await (top ? stat(path) : lstat(path)).catch(() => undefined);
   if (!info) return;
-  if (info.isFile()) return add(size, info.size);
+  if (info.isFile()) {
+    found.push({ bytes: info.size, mtime: info.mtimeMs });
+    return;
+  }
   if (!info.isDirectory()) return;
   for (const item of await readdir(path, { withFileTypes: true }).catch(() => [])) {
-    if (item.isDirectory()) await sizeOf(join(path, item.name), size, false);
-    else if (item.isFile() && item.name.endsWith(".jsonl")) await sizeOf(join(path, item.name), size, false);
+    if (item.isDirectory()) await sizeOf(join(path, item.name), found, false);
+    else if (item.isFile() && item.name.endsWith(".jsonl")) await sizeOf(join(path, item.name), found, false);
   }
 }
 
 /**
- * The session files a `lab` command line names: its inputs only, not option values (`--dump /` is no input).
- * Paths that do not exist count nothing; the lab reports them.
+ * The session files a `lab` command line names, and of them the ones `--last` and `--since` pick: its inputs
+ * only, not option values (`--dump /` is no input). Paths that do not exist count nothing; the lab reports them.
  */
 export async function inputSize(args: readonly string[], sessionsDir: string): Promise<InputSize> {
-  const size: InputSize = { bytes: 0, largest: 0, files: 0 };
   let parsed;
   try {
     parsed = parseArgs({ args: [...args], allowPositionals: true, options: LAB_OPTIONS });
   } catch {
     // A bad command line: the lab will say so; it needs no room.
-    return size;
+    return { bytes: 0, largest: 0, files: 0 };
   }
-  for (const path of parsed.positionals) await sizeOf(resolve(path), size, true);
-  if (parsed.values.sessions) await sizeOf(sessionsDir, size, true);
-  return size;
+  let found: Found[] = [];
+  for (const path of parsed.positionals) await sizeOf(resolve(path), found, true);
+  if (parsed.values.sessions) await sizeOf(sessionsDir, found, true);
+  let recent;
+  try {
+    recent = recentOptions(parsed.values.last, parsed.values.since);
+  } catch {
+    // The lab refuses the value before it replays anything; the files are counted as named.
+  }
+  if (recent) found = pickRecent(found, recent);
+  return {
+    bytes: found.reduce((sum, f) => sum + f.bytes, 0),
+    largest: found.reduce((most, f) => Math.max(most, f.bytes), 0),
+    files: found.length,
+  };
 }
 
 /** Bytes of the session files a `lab` command line names. */

@@ -4,6 +4,7 @@ import { basename, dirname, join, resolve } from "node:path";
 import { agentDir } from "../host/settings.ts";
 import type { SessionEntry } from "../log/entries.ts";
 import { InputError } from "./errors.ts";
+import { pickRecent, type Recent } from "./recent.ts";
 import { terminalSafe } from "./terminal-text.ts";
 import type { SessionInput } from "./replay.ts";
 import { generateSample } from "./sample/generate.ts";
@@ -96,43 +97,13 @@ function relativeName(file: string, paths: readonly string[]): string {
   return paths.find((p) => resolve(p) === file) ?? file;
 }
 
-/** Which recent sessions to keep: the `last` most recently changed, and only those changed at or after `since` (ms). */
-export interface Recent {
-  last?: number;
-  since?: number;
-}
-
-/** Parse `--last` and `--since`; undefined when neither is given. */
-export function recentOptions(last: string | undefined, since: string | undefined): Recent | undefined {
-  if (last === undefined && since === undefined) return undefined;
-  const out: Recent = {};
-  if (last !== undefined) {
-    const n = Number(last);
-    if (!/^\d+$/.test(last.trim()) || !Number.isSafeInteger(n) || n < 1)
-      throw new InputError(`bad --last "${terminalSafe(last)}" (a count of sessions, 1 or more)`);
-    out.last = n;
-  }
-  if (since !== undefined) {
-    const ms = Date.parse(since);
-    if (!Number.isFinite(ms))
-      throw new InputError(`bad --since "${terminalSafe(since)}" (a date such as 2026-11-01 or 2026-11-01T09:00)`);
-    out.since = ms;
-  }
-  return out;
-}
-
 /**
- * The session files picked by `recent`, by the time each was last changed (Pi appends to a session as it goes,
- * so that is its last activity). Kept in the order given, so a run over the same files reads the same.
+ * The session files picked by `recent`, by the time each was last changed. Kept in the order given, so a run over
+ * the same files reads the same.
  */
 export async function newestSessions(files: readonly string[], recent: Recent): Promise<string[]> {
-  const dated = await Promise.all(
-    files.map(async (file, order) => ({ file, order, mtime: (await stat(file)).mtimeMs })),
-  );
-  let kept = dated.filter((d) => recent.since === undefined || d.mtime >= recent.since);
-  if (recent.last !== undefined)
-    kept = kept.sort((a, b) => b.mtime - a.mtime || a.order - b.order).slice(0, recent.last);
-  return kept.sort((a, b) => a.order - b.order).map((d) => d.file);
+  const dated = await Promise.all(files.map(async (file) => ({ file, mtime: (await stat(file)).mtimeMs })));
+  return pickRecent(dated, recent).map((d) => d.file);
 }
 
 /** The user's own Pi sessions directory (honours PI_CODING_AGENT_DIR). */

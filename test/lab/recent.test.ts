@@ -1,12 +1,14 @@
 // `--sessions --last N` and `--since <date>`: the most recently changed sessions, for "which setting for what I
 // do now". Kept in the walk's order, so the same files give the same JSON.
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { newestSessions, recentOptions } from "../../src/lab/inputs.ts";
+import { inputSize } from "../../src/lab/heap.ts";
+import { newestSessions } from "../../src/lab/inputs.ts";
+import { recentOptions } from "../../src/lab/recent.ts";
 import { readingSession, sessionJsonl } from "./fixtures.ts";
 
 const repo = resolve(fileURLToPath(new URL("../../", import.meta.url)));
@@ -38,6 +40,33 @@ describe("recent sessions", () => {
     expect(() => recentOptions("two", undefined)).toThrow(/bad --last/);
     expect(() => recentOptions(undefined, "yesterday-ish")).toThrow(/bad --since/);
     expect(recentOptions(undefined, undefined)).toBeUndefined();
+  });
+
+  it("the CLI's parent sizes the child for the picked sessions only, so it counts their replayers right", async () => {
+    const { dir, files } = folder();
+    // a.jsonl grows so the largest file picked tells which were counted.
+    writeFileSync(files[0], `${sessionJsonl(readingSession("/p", 6).entries, "/p")}`);
+    utimesSync(files[0], Date.UTC(2026, 10, 10) / 1000, Date.UTC(2026, 10, 10) / 1000);
+    const sizes = files.map((f) => statSync(f).size);
+    expect(await inputSize([dir], "")).toEqual({ bytes: sizes[0] + sizes[1] + sizes[2], largest: sizes[0], files: 3 });
+    expect(await inputSize([dir, "--since", "2026-11-15"], "")).toEqual({
+      bytes: sizes[1],
+      largest: sizes[1],
+      files: 1,
+    });
+    expect(await inputSize([dir, "--last", "2"], "")).toEqual({
+      bytes: sizes[0] + sizes[1],
+      largest: sizes[0],
+      files: 2,
+    });
+    expect(await inputSize([dir, "--last", "1", "--since", "2026-11-05"], "")).toEqual({
+      bytes: sizes[1],
+      largest: sizes[1],
+      files: 1,
+    });
+    expect(await inputSize([dir, "--since", "2027-01-01"], "")).toEqual({ bytes: 0, largest: 0, files: 0 });
+    // A value the lab will refuse counts every file: the child says what is wrong before it replays anything.
+    expect((await inputSize([dir, "--since", "soon"], "")).files).toBe(3);
   });
 
   it("the CLI replays only the picked sessions of --sessions", () => {

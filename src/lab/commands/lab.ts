@@ -9,13 +9,13 @@ import { firstLine, InputError } from "../errors.ts";
 import {
   checkOutputPath,
   newestSessions,
-  recentOptions,
   sampleInputs,
   sessionFiles,
   userSessionsDir,
   writeOutput,
 } from "../inputs.ts";
 import { LAB_OPTIONS } from "../lab-options.ts";
+import { recentOptions } from "../recent.ts";
 import { judgeRun, type JudgeNote, type ResolveJudgeModel } from "../judge.ts";
 import { DEFAULT_PRICES, parsePrices } from "../metrics.ts";
 import { workerHeapMb } from "../heap.ts";
