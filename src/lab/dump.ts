@@ -25,7 +25,7 @@ export async function prepareDumpDir(raw: string): Promise<string> {
     if (!parent?.isDirectory())
       throw new InputError(`cannot write --dump ${raw}: directory ${dirname(dir)} does not exist`);
     await mkdir(dir).catch((error: unknown) => {
-      throw new InputError(`cannot write --dump ${raw}: ${creationFailure(error)}`);
+      throw new InputError(`cannot write --dump ${raw}: ${creationFailure(error, dirname(dir))}`);
     });
   }
   const probe = join(dir, `.probe-${process.pid}`);
@@ -33,7 +33,7 @@ export async function prepareDumpDir(raw: string): Promise<string> {
     await (await open(probe, "wx")).close();
     await unlink(probe);
   } catch (error) {
-    throw new InputError(`cannot write --dump ${raw}: ${creationFailure(error)}`);
+    throw new InputError(`cannot write --dump ${raw}: ${creationFailure(error, dir)}`);
   }
   return dir;
 }

@@ -1,4 +1,5 @@
 // Where the lab's sessions come from: the generated sample, the user's Pi session directory, or paths.
+import { existsSync } from "node:fs";
 import { lstat, open, readdir, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { agentDir } from "../host/settings.ts";
@@ -122,15 +123,20 @@ function besidePath(path: string, what: string): string {
 }
 
 /**
- * Why a file could not be created, in words, from the error of creating it in a directory that exists. ENOENT
- * there is not a missing directory: /proc and /sys exist but hold only the kernel's own files.
+ * Why a file could not be created in `dir`, in words, from the error of creating it. The directory existed when
+ * the lab checked it: ENOENT then means /proc or /sys (they exist but hold only the kernel's own files), unless
+ * the directory was removed since.
  */
-export function creationFailure(error: unknown): string {
+export function creationFailure(error: unknown, dir: string): string {
   const code = (error as { code?: unknown } | null)?.code;
   if (code === "EACCES" || code === "EPERM") return "permission denied";
   if (code === "EROFS") return "the file system is read-only";
   if (code === "ENOSPC" || code === "EDQUOT") return "no space left there";
-  if (code === "ENOENT") return "no file can be created there (a kernel file system such as /proc or /sys)";
+  // A folder that exists and still answers ENOENT is a kernel file system; one removed meanwhile is just gone.
+  if (code === "ENOENT")
+    return existsSync(dir)
+      ? "no file can be created there (a kernel file system such as /proc or /sys)"
+      : "the folder no longer exists";
   return `cannot create a file there (${String(code ?? error)})`;
 }
 
@@ -142,7 +148,7 @@ async function cannotCreateIn(path: string): Promise<string | undefined> {
     await unlink(probe);
     return undefined;
   } catch (error) {
-    return creationFailure(error);
+    return creationFailure(error, dirname(path));
   }
 }
 

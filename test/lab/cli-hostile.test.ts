@@ -8,6 +8,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { inputSize } from "../../src/lab/heap.ts";
+import { creationFailure } from "../../src/lab/inputs.ts";
 import { Ledger } from "./fixtures.ts";
 
 const repo = resolve(fileURLToPath(new URL("../../", import.meta.url)));
@@ -128,6 +129,14 @@ describe("output paths checked before the replay", () => {
     expectOneLineError(
       run(["lab", file, "--strategies", "checkpoint", "--quiet", "--report", "/proc/self/status"]),
       /^lab: cannot write --report \/proc\/self\/status: /,
+    );
+  });
+
+  it("a folder removed between the check and the probe is not called a kernel file system", () => {
+    const gone = Object.assign(new Error("ENOENT"), { code: "ENOENT" });
+    expect(creationFailure(gone, join(tmp(), "removed"))).toBe("the folder no longer exists");
+    expect(creationFailure(gone, "/proc")).toBe(
+      "no file can be created there (a kernel file system such as /proc or /sys)",
     );
   });
 
