@@ -62,10 +62,10 @@ export function warmUpWorkers(count: number, heapMb: number): Worker[] {
 }
 
 /**
- * How many workers a `lab` command line will run on, found before the lab is loaded (the CLI's parent knows the
- * number of session files it names): one fewer than the sessions replayed at once, none for a serial run. An
- * option the lab will refuse counts as a serial run; `--since` may pick fewer files than counted, and the workers
- * it leaves unused are ended before the replay.
+ * How many workers a `lab` command line will run on, found before the lab is loaded (the CLI's parent counts
+ * the session files it names that `--last` and `--since` keep, heap.ts): one fewer than the sessions replayed at
+ * once, none for a serial run. An option the lab will refuse counts as a serial run; workers a run leaves unused
+ * (a file that does not load) are ended before the replay.
  */
 export function workersToWarm(args: readonly string[], files: number, cores: number): number {
   let values;
