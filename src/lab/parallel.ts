@@ -65,7 +65,7 @@ export function warmUpWorkers(count: number, heapMb: number): Worker[] {
  * How many workers a `lab` command line will run on, found before the lab is loaded (the CLI's parent counts
  * the session files it names that `--last` and `--since` keep, heap.ts): one fewer than the sessions replayed at
  * once, none for a serial run. An option the lab will refuse counts as a serial run; workers a run leaves unused
- * (a file that does not load) are ended before the replay.
+ * (its own walk found fewer files) are ended before the replay.
  */
 export function workersToWarm(args: readonly string[], files: number, cores: number): number {
   let values;
