@@ -35,9 +35,10 @@ export interface Dated {
 
 /** The files `recent` picks, kept in the order given, so a run over the same files reads the same. */
 export function pickRecent<T extends Dated>(files: readonly T[], recent: Recent): T[] {
-  const order = new Map(files.map((f, i) => [f, i]));
-  const at = (f: T) => order.get(f) ?? 0;
-  let kept = files.filter((f) => recent.since === undefined || f.mtime >= recent.since);
-  if (recent.last !== undefined) kept = kept.sort((a, b) => b.mtime - a.mtime || at(a) - at(b)).slice(0, recent.last);
-  return kept.sort((a, b) => at(a) - at(b));
+  let kept = files
+    .map((file, at) => ({ file, at }))
+    .filter((d) => recent.since === undefined || d.file.mtime >= recent.since);
+  if (recent.last !== undefined)
+    kept = kept.sort((a, b) => b.file.mtime - a.file.mtime || a.at - b.at).slice(0, recent.last);
+  return kept.sort((a, b) => a.at - b.at).map((d) => d.file);
 }

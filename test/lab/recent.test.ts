@@ -45,7 +45,7 @@ describe("recent sessions", () => {
   it("the CLI's parent sizes the child for the picked sessions only, so it counts their replayers right", async () => {
     const { dir, files } = folder();
     // a.jsonl grows so the largest file picked tells which were counted.
-    writeFileSync(files[0], `${sessionJsonl(readingSession("/p", 6).entries, "/p")}`);
+    writeFileSync(files[0], sessionJsonl(readingSession("/p", 6).entries, "/p"));
     utimesSync(files[0], Date.UTC(2026, 10, 10) / 1000, Date.UTC(2026, 10, 10) / 1000);
     const sizes = files.map((f) => statSync(f).size);
     expect(await inputSize([dir], "")).toEqual({ bytes: sizes[0] + sizes[1] + sizes[2], largest: sizes[0], files: 3 });
