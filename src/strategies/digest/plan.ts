@@ -15,7 +15,8 @@ import { estimateMessagesTokens, estimateTextTokens } from "../../projection/tok
 import { scanStartupReads } from "../shared/startup-reads.ts";
 import type { ContextFile } from "../contract.ts";
 import { BranchFold } from "../shared/branch-fold.ts";
-import { branchLookup, ordinalsOf, selectDelta, type DeltaUnit } from "../shared/delta.ts";
+import { type BranchLookup, branchLookup, ordinalsOf, selectDelta, type DeltaUnit } from "../shared/delta.ts";
+import { viewFloor } from "../shared/view-floor.ts";
 import type { NameSet } from "./lines.ts";
 import { NameTable } from "./name-table.ts";
 import { decideDigest, digestPolicy, type DigestPolicy } from "./policy.ts";
@@ -510,22 +511,30 @@ const rawSums = new BranchFold<number[]>(
 );
 
 /**
- * Index of the last tool checkpoint's range end at or before `limit` (`limit` itself at most the leaf), -1 when the
- * range ends later, off the branch, or there is no checkpoint: where the raw tail a digest could cover starts.
+ * Where the raw tail a digest could cover starts, as the index of the entry before it: the last tool checkpoint's range
+ * end at or before `limit` (`limit` itself at most the leaf), or -1 when the range ends later, off the branch, or there
+ * is no checkpoint; but never before the view's start ({@link viewFloor}). The steps a compaction left behind are not
+ * shown, so no digest covers them: counted, they kept the bound above a batch for good after a compaction, and the
+ * digest looked due at every boundary of a long session.
  */
 function rawTailStart(branch: readonly SessionEntry[], limit: number): number {
   const lookup = branchLookup(branch);
+  const last = Math.min(limit, branch.length - 1);
+  return Math.max(checkpointEnd(branch, lookup, last), Math.min(viewFloor(branch, lookup), last + 1) - 1);
+}
+
+/** Index of the last tool checkpoint's range end at or before `last`, or -1. */
+function checkpointEnd(branch: readonly SessionEntry[], lookup: BranchLookup, last: number): number {
   const throughId =
     lookup.lastCheckpoint < 0
       ? undefined
       : (branch[lookup.lastCheckpoint] as CustomMessageEntry<RangeDetails>).details!.range.throughId;
-  const last = Math.min(limit, branch.length - 1);
   if (throughId === undefined) return -1;
   if (lookup.unique) {
     const i = lookup.indexOf(throughId);
     return i <= last ? i : -1;
   }
-  // A repeated id: the nearest entry of that id at or before `limit`.
+  // A repeated id: the nearest entry of that id at or before `last`.
   let i = last;
   while (i >= 0 && branch[i].id !== throughId) i--;
   return i;

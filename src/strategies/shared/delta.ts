@@ -116,10 +116,43 @@ export function branchLookup(branch: readonly SessionEntry[]): BranchLookup {
 }
 
 /**
+ * The view's messages of the entries in (after, limit], by entry id, and where the selection's walk starts. With
+ * unique ids the view tells the first visible entry, and the walk starts there: what lies before it (the steps a
+ * compaction left behind) opens no unit, so a walk over it would only read entries, as many as the session holds.
+ * With a repeated id (a malformed file) an id does not tell its position: the walk covers the whole interval.
+ */
+function visibleTail(
+  branch: readonly SessionEntry[],
+  index: DeltaIndex,
+  projected: readonly ProjectedEntry[],
+  after: number,
+  limit: number,
+): { visible: Map<string, AgentMessage[]>; start: number } {
+  const visible = new Map<string, AgentMessage[]>();
+  if (index.repeated.size === 0) {
+    let start = limit + 1;
+    for (const p of projected) {
+      if (!p.messages.length) continue;
+      const i = index.first.get(p.sourceEntry.id) ?? -1;
+      if (i <= after || i > limit) continue;
+      visible.set(p.sourceEntry.id, p.messages);
+      if (i < start) start = i;
+    }
+    return { visible, start };
+  }
+  // Only the entries in (after, limit] are looked up: the view's other messages are never read here.
+  const tail = new Set<string>();
+  for (let i = after + 1; i <= limit; i++) tail.add(branch[i].id);
+  for (const p of projected)
+    if (p.messages.length && tail.has(p.sourceEntry.id)) visible.set(p.sourceEntry.id, p.messages);
+  return { visible, start: after + 1 };
+}
+
+/**
  * Select the technical delta in (previous checkpoint, `limitId`]. Only entries the model sees right now count: state
  * already hidden by a fold or left behind by a compaction is not summarized again. The branch is looked up in an
- * index kept per branch array, so a selection costs the entries after the previous checkpoint and one pass over the
- * view, not a pass over the whole branch. `view.accounting` is computed when first read, from `view` as passed.
+ * index kept per branch array, so a selection costs one pass over the view and the entries from the first one it shows
+ * after the previous checkpoint, not a pass over the whole branch. `view.accounting` is computed when first read, from `view` as passed.
  */
 export function selectDelta(
   branch: readonly SessionEntry[],
@@ -138,18 +171,13 @@ export function selectDelta(
   const after = afterId === null ? -1 : (index.first.get(afterId) ?? -1);
 
   const projected = view ?? projectBranch(branch, LEDGER_FACTS).entries;
-  // Only the entries in (after, limit] are looked up: the view's other messages are never read here.
-  const tail = new Set<string>();
-  for (let i = after + 1; i <= limit; i++) tail.add(branch[i].id);
-  const visible = new Map<string, AgentMessage[]>();
-  for (const p of projected)
-    if (p.messages.length && tail.has(p.sourceEntry.id)) visible.set(p.sourceEntry.id, p.messages);
+  const { visible, start } = visibleTail(branch, index, projected, after, limit);
 
   const units: DeltaUnit[] = [];
-  // User messages up to `after` count towards the ordinals of the entries after it.
-  let ordinal = after >= 0 ? index.users[after] : 0;
+  // User messages before `start` count towards the ordinals of the entries from it.
+  let ordinal = start > 0 ? index.users[start - 1] : 0;
   let open: { unit: DeltaUnit; waiting: Set<string> } | undefined;
-  for (let i = after + 1; i <= limit; i++) {
+  for (let i = start; i <= limit; i++) {
     const entry = branch[i];
     if (entry.type === "message" && entry.message.role === "user") ordinal++;
     if (!isTechnical(entry)) {

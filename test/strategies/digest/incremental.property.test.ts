@@ -6,12 +6,13 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import type { SessionEntry } from "../../../src/log/entries.ts";
-import { entryMessages, projectBranch } from "../../../src/projection/project.ts";
-import { isDialogue, isFoldable } from "../../../src/projection/ranges.ts";
+import { entryMessages, type ProjectedEntry, projectBranch } from "../../../src/projection/project.ts";
+import { isCompletedAnswer, isDialogue, isFoldable } from "../../../src/projection/ranges.ts";
 import { estimateMessagesTokens } from "../../../src/projection/tokens.ts";
 import { isToolCheckpoint, LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 import { BranchFold } from "../../../src/strategies/shared/branch-fold.ts";
-import { branchLookup, selectDelta } from "../../../src/strategies/shared/delta.ts";
+import { branchLookup, type DeltaUnit, selectDelta } from "../../../src/strategies/shared/delta.ts";
+import { viewFloor } from "../../../src/strategies/shared/view-floor.ts";
 import {
   latestEdits,
   pathArgument,
@@ -81,8 +82,27 @@ describe("the delta index", () => {
           const live = selectDelta(path, limitId, view);
           const fresh = selectDelta([...path], limitId);
           expect(live && { ...live, view: live.view }).toEqual(fresh && { ...fresh, view: fresh.view });
+          expect(live?.units.map(unitShape)).toEqual(plainUnits(path, limitId, view));
           const limit = (salt + step) % (path.length + 1);
           expect(rawTokensBound(path, limit)).toBe(plainRawTokens(path, limit));
+        });
+      }),
+      { numRuns: runs(0.25) },
+    );
+  });
+});
+
+describe("the view's floor", () => {
+  it("lies at or before every entry the view shows, on a live path and on a fresh copy of it", () => {
+    fc.assert(
+      fc.property(sessionArb, (ledger) => {
+        replay(ledger, (path) => {
+          const floor = viewFloor(path, branchLookup(path));
+          expect(viewFloor([...path], branchLookup([...path]))).toBe(floor);
+          const first = new Map<string, number>();
+          path.forEach((e, i) => first.has(e.id) || first.set(e.id, i));
+          for (const p of projectBranch(path, LEDGER_FACTS).entries)
+            if (p.messages.length) expect(first.get(p.sourceEntry.id)!, p.sourceEntry.id).toBeGreaterThanOrEqual(floor);
         });
       }),
       { numRuns: runs(0.25) },
@@ -109,13 +129,78 @@ describe("the raw steps of the working-set check", () => {
   });
 });
 
-/** The raw steps grouped and read from scratch at every call, as the check made them before it remembered them. */
-function plainRawSteps(branch: readonly SessionEntry[], limit: number, cwd: string): WorkStep[] {
+type UnitShape = { ordinal: number; entryIds: string[]; tokens: number };
+
+function unitShape(unit: DeltaUnit): UnitShape {
+  return { ordinal: unit.ordinal, entryIds: unit.entryIds, tokens: unit.tokens };
+}
+
+/**
+ * The delta's units walked over the whole interval after the last tool checkpoint's range, entry by entry from the
+ * root, as the selection did before it started at the first entry in view (undefined: the limit is not on the path).
+ */
+function plainUnits(
+  path: readonly SessionEntry[],
+  limitId: string,
+  view: readonly ProjectedEntry[],
+): UnitShape[] | undefined {
+  const limit = path.findIndex((e) => e.id === limitId);
+  if (limit < 0) return undefined;
+  const throughId = path.findLast(isToolCheckpoint)?.details?.range.throughId;
+  const after = throughId === undefined ? -1 : path.findIndex((e) => e.id === throughId);
+  const shown = new Map<string, ProjectedEntry["messages"]>();
+  for (const p of view) if (p.messages.length) shown.set(p.sourceEntry.id, p.messages);
+  const units: UnitShape[] = [];
+  let ordinal = 0;
+  let open: { unit: UnitShape; waiting: Set<string> } | undefined;
+  for (let i = 0; i <= limit; i++) {
+    const entry = path[i];
+    if (entry.type === "message" && entry.message.role === "user") ordinal++;
+    if (i <= after) continue;
+    const technical = isFoldable(entry) && !isDialogue(entry, LEDGER_FACTS) && !isToolCheckpoint(entry);
+    const messages = shown.get(entry.id);
+    if (!technical) {
+      if (isDialogue(entry, LEDGER_FACTS)) open = undefined;
+      const head = messages?.[0];
+      if (isCompletedAnswer(entry) && head?.role === "assistant") {
+        const thinking = head.content.filter((b) => b.type === "thinking");
+        const tokens = estimateMessagesTokens([{ ...head, content: thinking }]);
+        if (thinking.length) units.push({ ordinal, entryIds: [entry.id], tokens });
+      }
+      continue;
+    }
+    if (!messages) continue;
+    const role = entry.type === "message" ? entry.message.role : "custom";
+    if (!(open && (role === "toolResult" || (role === "custom" && open.waiting.size > 0)))) {
+      open = { unit: { ordinal, entryIds: [], tokens: 0 }, waiting: new Set() };
+      units.push(open.unit);
+    }
+    open.unit.entryIds.push(entry.id);
+    open.unit.tokens += estimateMessagesTokens(messages);
+    const message = entry.type === "message" ? entry.message : messages[0];
+    if (role === "assistant") open.waiting = new Set(toolCallsOf(message).map((c) => c.id));
+    if (entry.type === "message" && entry.message.role === "toolResult") open.waiting.delete(entry.message.toolCallId);
+  }
+  return units;
+}
+
+/**
+ * Index of the entry before the raw tail, found by a scan back from `limit`: the last tool checkpoint's range end, but
+ * not before the view's floor (what a compaction cut off is never digested).
+ */
+function plainTailStart(branch: readonly SessionEntry[], limit: number): number {
   const checkpoint = branch.findLast(isToolCheckpoint);
   const throughId = checkpoint?.details?.range.throughId;
   const last = Math.min(limit, branch.length - 1);
   let start = -1;
   if (throughId !== undefined) for (let i = last; i >= 0 && start < 0; i--) if (branch[i].id === throughId) start = i;
+  return Math.max(start, Math.min(viewFloor([...branch], branchLookup([...branch])), last + 1) - 1);
+}
+
+/** The raw steps grouped and read from scratch at every call, as the check made them before it remembered them. */
+function plainRawSteps(branch: readonly SessionEntry[], limit: number, cwd: string): WorkStep[] {
+  const last = Math.min(limit, branch.length - 1);
+  const start = plainTailStart(branch, limit);
   const groups: { tokens: number; messages: ReturnType<typeof entryMessages> }[] = [];
   for (let i = start + 1; i <= last; i++) {
     const entry = branch[i];
@@ -129,12 +214,11 @@ function plainRawSteps(branch: readonly SessionEntry[], limit: number, cwd: stri
   return groups.map((g) => ({ tokens: g.tokens, ...stepFiles(g.messages, cwd) }));
 }
 
-/** The raw tail's tokens counted entry by entry back from `limit` to the last tool checkpoint's range end. */
+/** The raw tail's tokens counted entry by entry back from `limit` to where the tail starts. */
 function plainRawTokens(branch: readonly SessionEntry[], limit: number): number {
-  const checkpoint = branch.findLast(isToolCheckpoint);
-  const throughId = checkpoint?.details?.range.throughId;
+  const start = plainTailStart(branch, limit);
   let total = 0;
-  for (let i = Math.min(limit, branch.length - 1); i >= 0 && branch[i].id !== throughId; i--)
+  for (let i = Math.min(limit, branch.length - 1); i > start; i--)
     if (isFoldable(branch[i]) && !isDialogue(branch[i], LEDGER_FACTS))
       total += estimateMessagesTokens(entryMessages(branch[i]));
   return total;
