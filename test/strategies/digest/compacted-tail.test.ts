@@ -4,12 +4,12 @@
 // whole branch only to find the visible tail short of a batch: the lab's 10 MB session of tiny steps spent 22 of its
 // 40 CPU s there. What lies before the view's start is never digested, so neither the bound nor the selection reads it.
 import { describe, expect, it } from "vitest";
-import type { SessionEntry } from "../../../src/log/entries.ts";
 import { LEDGER_FACTS } from "../../../src/strategies/catalog.ts";
 import { projectBranch } from "../../../src/projection/project.ts";
 import { workingSetDigestAt } from "../../../src/strategies/digest/lab.ts";
 import { branchLookup, selectDelta } from "../../../src/strategies/shared/delta.ts";
 import { LedgerBuilder } from "../../support/ledger-builder.ts";
+import { countedBranch } from "../../support/counted-branch.ts";
 
 const CWD = "/home/dev/p";
 const WINDOW = 128_000;
@@ -22,18 +22,6 @@ function step(b: LedgerBuilder, n: number): { user: string; answer: string } {
     b.tool("bash", { command: `grep -n item${n} src/mod${(n + k) % 40}.ts` }, lines.join("\n"));
   }
   return { user, answer: b.assistant(`Item ${n} is fine.`) };
-}
-
-/** A live branch that counts how often an entry of it is read. */
-function countedBranch(entries: SessionEntry[]): { branch: SessionEntry[]; reads: () => number } {
-  let reads = 0;
-  const branch = new Proxy(entries, {
-    get(target, key, receiver) {
-      if (typeof key === "string" && /^\d+$/.test(key)) reads++;
-      return Reflect.get(target, key, receiver);
-    },
-  });
-  return { branch, reads: () => reads };
 }
 
 /** 1,200 tiny steps, then Pi's compaction keeping the last four of them: a long session as it is after compacting. */

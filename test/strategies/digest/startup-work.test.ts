@@ -8,21 +8,9 @@ import { describe, expect, it } from "vitest";
 import type { SessionEntry } from "../../../src/log/entries.ts";
 import { startupReadIds } from "../../../src/strategies/digest/plan.ts";
 import { LedgerBuilder } from "../../support/ledger-builder.ts";
+import { countedBranch } from "../../support/counted-branch.ts";
 
 const CWD = "/home/dev/p";
-
-/** A live branch that counts how often an entry of it is read. */
-function countedBranch(): { branch: SessionEntry[]; reads: () => number } {
-  const entries: SessionEntry[] = [];
-  let reads = 0;
-  const branch = new Proxy(entries, {
-    get(target, key, receiver) {
-      if (typeof key === "string" && /^\d+$/.test(key)) reads++;
-      return Reflect.get(target, key, receiver);
-    },
-  });
-  return { branch, reads: () => reads };
-}
 
 /** One task of `steps` reads of distinct files; `instructionRead` makes the agent read AGENTS.md first. */
 function oneTask(steps: number, instructionRead: boolean): SessionEntry[] {
