@@ -225,3 +225,13 @@ export function recommend(totals: readonly RowTotals[], weights: Weights = DEFAU
     lines,
   };
 }
+
+/**
+ * How sure one session's own choice is, as a note after its name: when no strategy had to act the choice did not
+ * matter (which the recommendation marks as a close call, though nothing was close), else a close call or nothing.
+ */
+export function choiceNote(recommendation: Recommendation | undefined): string {
+  if (!recommendation?.choice) return "";
+  if (recommendation.candidates.every((c) => c.acts === 0)) return " (nothing had to act)";
+  return recommendation.closeCall ? " (a close call)" : "";
+}

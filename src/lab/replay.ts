@@ -174,6 +174,11 @@ function isRequestPoint(entry: SessionEntry): boolean {
   return entry.type === "message" && entry.message.role === "assistant";
 }
 
+/** True when a session's active branch holds a request to replay (an answer on it): what a replay counts. */
+export function holdsRequest(entries: readonly SessionEntry[]): boolean {
+  return checkedBranch(entries).branch.some(isRequestPoint);
+}
+
 interface RowState {
   row: Row;
   /** Running sums over the row's requests (no record per request is kept). */

@@ -96,6 +96,61 @@ describe("lab CLI inputs: one line, exit 2", () => {
   });
 });
 
+// Pi can leave a session file with its header and no message (a session opened and left at once), and a file can
+// hold only lines the loader skips. Neither has a request to replay: a table of zeros and a recommendation for it
+// would answer a question nobody asked.
+describe("session files without a request", () => {
+  it("alone: one line naming the file, exit 2", () => {
+    const dir = tmp();
+    writeFileSync(join(dir, "empty.jsonl"), `${header()}\n`);
+    expectOneLineError(
+      run(["lab", join(dir, "empty.jsonl"), "--no-report", "--quiet"]),
+      /^lab: nothing to replay in empty\.jsonl: it holds no request \(0 entries\)$/,
+    );
+  });
+
+  it("alone with malformed lines: the count, and where they are listed", () => {
+    const dir = tmp();
+    const line = JSON.stringify({ type: "message", id: "n1", parentId: null, timestamp: "2025-01-01T00:00:00Z" });
+    writeFileSync(
+      join(dir, "broken.jsonl"),
+      `${header()}\n${JSON.stringify({ ...JSON.parse(line), message: null })}\n`,
+    );
+    expectOneLineError(
+      run(["lab", join(dir, "broken.jsonl"), "--no-report", "--quiet"]),
+      /^lab: nothing to replay in broken\.jsonl: it holds no request \(0 entries; 1 malformed line skipped, listed by show\)$/,
+    );
+  });
+
+  it("a folder of them alone: a line for each, and nothing recommended", () => {
+    const dir = tmp();
+    writeFileSync(join(dir, "a.jsonl"), `${header()}\n`);
+    writeFileSync(join(dir, "b.jsonl"), `${header()}\n`);
+    const r = run(["lab", dir, "--no-report", "--quiet", "--jobs", "1"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("■ a.jsonl: nothing to replay (0 entries, no request)");
+    expect(r.stdout).toContain("■ b.jsonl: nothing to replay (0 entries, no request)");
+    expect(r.stdout).toContain("Nothing to recommend: none of these 2 session files holds a request.");
+    expect(r.stdout).not.toMatch(/Use |To use it|■ all/);
+  });
+
+  it("in a folder: a line for it instead of a table, and the others replayed", () => {
+    const dir = tmp();
+    writeFileSync(join(dir, "empty.jsonl"), `${header()}\n`);
+    sessionFile(dir, "work.jsonl");
+    const r = run(["lab", dir, "--no-report", "--jobs", "1"]);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.split("\n");
+    const at = lines.findIndex((l) => l.startsWith("■ empty.jsonl"));
+    expect(lines[at]).toBe("■ empty.jsonl: nothing to replay (0 entries, no request)");
+    expect(lines[at + 1]).toBe("");
+    expect(r.stdout).toContain("■ work.jsonl: ");
+    // The other session's rows never acted either: its own choice is no close call, it did not matter.
+    expect(r.stdout).toContain("  for this session alone: checkpoint (nothing had to act)");
+    expect(r.stdout).not.toContain("(a close call)");
+  });
+});
+
 describe("a line longer than V8's maximum string length", () => {
   // A sparse file: the long line costs no disk and reads quickly, and the real limit is the one exercised.
   function hugeLineFile(): string {
@@ -171,12 +226,15 @@ describe("show on broken session trees", () => {
   });
 
   it("the lab reports the same diagnostics for the session it replays", () => {
-    const r = run([
-      "lab",
-      file([entry("a", "c", "one"), entry("b", "a", "two"), entry("c", "b", "three")]),
-      "--no-report",
-      "--quiet",
-    ]);
+    // An answer makes a request to replay (a session of user messages alone has none, and the lab says only that).
+    const answer = JSON.stringify({
+      type: "message",
+      id: "b",
+      parentId: "a",
+      timestamp: "2025-01-01T00:00:02.000Z",
+      message: { role: "assistant", content: [{ type: "text", text: "two" }], stopReason: "stop", timestamp: 2 },
+    });
+    const r = run(["lab", file([entry("a", "c", "one"), answer, entry("c", "b", "three")]), "--no-report", "--quiet"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/parent cycle/);
   });

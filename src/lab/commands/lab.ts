@@ -23,9 +23,10 @@ import { releaseWorkers, replayInWorkers } from "../parallel.ts";
 import { createProgress, createWorkerProgress } from "../progress.ts";
 import { fileInput } from "../session-input.ts";
 import { type FileReplayer, replayFile } from "../session-worker.ts";
-import { parseWeights, recommend } from "../recommend.ts";
+import { choiceNote, parseWeights, recommend } from "../recommend.ts";
 import { renderReport } from "../report/html.ts";
 import {
+  holdsRequest,
   type ReplayOptions,
   replaySession,
   type SessionInput,
@@ -203,6 +204,8 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
       await releaseWorkers();
       for (let i = 0; i < count; i++) {
         const input: SessionInput = files.length ? await fileInput(files[i]) : sample[i];
+        // A lone file without a request is refused before its replay draws anything: the one line, alone.
+        if (files.length === 1 && !holdsRequest(input.entries)) throw new InputError(nothingToReplay(input));
         progress.start(input.name, i, count);
         await dump?.session(i, input.name);
         const t0 = performance.now();
@@ -229,8 +232,11 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
       sessions,
       totals: totalsOf(sessions),
     };
-    result.recommendation = recommend(result.totals, weights);
-    for (const session of sessions) session.recommendation = recommend(totalsOf([session]), weights);
+    // Sessions without a request have nothing to choose between: no recommendation for them, nor for a run of them alone.
+    const replayed = sessions.some((s) => s.requests > 0);
+    if (replayed) result.recommendation = recommend(result.totals, weights);
+    for (const session of sessions)
+      if (session.requests > 0) session.recommendation = recommend(totalsOf([session]), weights);
     if (judge) result.judge = await judge.finish();
     const usage = process.resourceUsage();
     result.run = {
@@ -280,6 +286,13 @@ function applyHint(result: LabResult, applying: boolean): string {
     : ", or run the lab again with --apply";
 }
 
+/** Why the lab refuses a lone session file without a request: its name, and what it held. */
+function nothingToReplay(input: SessionInput): string {
+  const skipped = input.malformedLines?.length ?? 0;
+  const lines = skipped ? `; ${skipped} malformed line${skipped === 1 ? "" : "s"} skipped, listed by show` : "";
+  return `nothing to replay in ${input.name}: it holds no request (${input.entries.length} entries${lines})`;
+}
+
 /** The terminal summary: one table per session, totals when there are several, notes and diagnostics. */
 export function renderSummary(result: LabResult, settingsPath = settingsFile(), applying = false): string {
   const lines: string[] = [];
@@ -295,16 +308,24 @@ export function renderSummary(result: LabResult, settingsPath = settingsFile(), 
     ``,
   );
   for (const session of result.sessions) {
+    const notes = diagnostics(session).map((n) => `  ${n}`);
+    // A session without a request (a header alone, or only skipped lines) would be a table of zeros.
+    if (session.requests === 0) {
+      lines.push(`■ ${session.name}: nothing to replay (${session.branchEntries} entries, no request)`, ...notes, ``);
+      continue;
+    }
     lines.push(
       `■ ${session.name}: ${session.branchEntries} entries, ${session.requests} requests, ${session.probes.total} probes, ${session.neededItems} items needed later`,
+      ...notes,
     );
-    const notes = diagnostics(session);
-    if (notes.length) lines.push(...notes.map((n) => `  ${n}`));
     lines.push(renderTable(totalsOf([session])));
     const own = session.recommendation;
-    if (own?.choice && count > 1)
-      lines.push(`  for this session alone: ${own.choice.label}${own.closeCall ? " (a close call)" : ""}`);
+    if (own?.choice && count > 1) lines.push(`  for this session alone: ${own.choice.label}${choiceNote(own)}`);
     lines.push(``);
+  }
+  if (!result.sessions.some((s) => s.requests > 0)) {
+    lines.push(`Nothing to recommend: none of these ${count} session files holds a request.`, ``);
+    return terminalLines(lines.join("\n"));
   }
   if (count > 1) lines.push(`■ all ${count} sessions`, renderTable(result.totals), ``);
   lines.push(...LEGEND, ``);

@@ -7,6 +7,7 @@ import { PROBE_KINDS } from "../probes.ts";
 import { NEEDED_KINDS } from "../needed.ts";
 import { MAX_MEASURED, type SessionResult } from "../replay.ts";
 import type { LabResult, RowTotals } from "../results.ts";
+import { choiceNote } from "../recommend.ts";
 import { totalsOf } from "../results.ts";
 import { COLUMNS, tableCells } from "../table.ts";
 import { REPORT_SCRIPT } from "./page-script.ts";
@@ -76,9 +77,12 @@ function kindTable(session: SessionResult): string {
 }
 
 function sessionBlock(session: SessionResult, weightsNote: string): string {
+  // As in the terminal: a session without a request would be tables of zeros.
+  if (session.requests === 0)
+    return `<h3>${escapeHtml(session.name)}: nothing to replay (${session.branchEntries} entries, no request)</h3>`;
   const own = session.recommendation;
   const verdict = own?.choice
-    ? `<p class="verdict">For this session alone: <b>${escapeHtml(own.choice.label)}</b>${own.closeCall ? " (a close call)" : ""}. ${escapeHtml(weightsNote)}</p>`
+    ? `<p class="verdict">For this session alone: <b>${escapeHtml(own.choice.label)}</b>${choiceNote(own)}. ${escapeHtml(weightsNote)}</p>`
     : "";
   const ws = session.workingSet;
   return `<h3>${escapeHtml(session.name)}: ${session.requests} requests, ${session.probes.total} probes, ${session.neededItems} items needed later, ${ws.texts} replaced texts (${ws.seen} seen before their edit: the ceiling)</h3>
@@ -151,10 +155,10 @@ export async function renderReport(result: LabResult, chartJs?: string): Promise
         .slice(1)
         .map((l) => `<li>${escapeHtml(l)}</li>`)
         .join("")}</ul>`
-    : `<p class="answer" id="answer">No strategy a user can set was part of this run.</p>`;
+    : `<p class="answer" id="answer">${result.sessions.some((s) => s.requests > 0) ? "No strategy a user can set was part of this run." : "Nothing to recommend: none of these session files holds a request."}</p>`;
   const perSession =
     count > 1
-      ? `<p>Per session: ${result.sessions.map((s) => `${escapeHtml(s.name)}: <b>${escapeHtml(s.recommendation?.choice?.label ?? "—")}</b>${s.recommendation?.closeCall ? " (close call)" : ""}`).join(" · ")}</p>`
+      ? `<p>Per session: ${result.sessions.map((s) => `${escapeHtml(s.name)}: ${s.requests > 0 ? `<b>${escapeHtml(s.recommendation?.choice?.label ?? "—")}</b>${choiceNote(s.recommendation)}` : "nothing to replay"}`).join(" · ")}</p>`
       : "";
   const simulated = result.totals.filter((t) => t.info.note.startsWith("simulated"));
   const notes = [
