@@ -118,7 +118,7 @@ describe("session files without a request", () => {
     );
     expectOneLineError(
       run(["lab", join(dir, "broken.jsonl"), "--no-report", "--quiet"]),
-      /^lab: nothing to replay in broken\.jsonl: it holds no request \(0 entries; 1 malformed line skipped, listed by show\)$/,
+      /^lab: nothing to replay in broken\.jsonl: it holds no request \(0 entries; 1 malformed line skipped, listed by pi-context-ledger show\)$/,
     );
   });
 

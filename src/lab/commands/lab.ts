@@ -289,7 +289,9 @@ function applyHint(result: LabResult, applying: boolean): string {
 /** Why the lab refuses a lone session file without a request: its name, and what it held. */
 function nothingToReplay(input: SessionInput): string {
   const skipped = input.malformedLines?.length ?? 0;
-  const lines = skipped ? `; ${skipped} malformed line${skipped === 1 ? "" : "s"} skipped, listed by show` : "";
+  const lines = skipped
+    ? `; ${skipped} malformed line${skipped === 1 ? "" : "s"} skipped, listed by pi-context-ledger show`
+    : "";
   return `nothing to replay in ${input.name}: it holds no request (${input.entries.length} entries${lines})`;
 }
 
