@@ -69,13 +69,14 @@ export const COLUMNS: readonly Column[] = [
     short: "probes",
     title: "Facts kept at the end",
     help: "share of probes (user constraints, file paths, error lines, test results, commands) still verbatim in the final view",
-    cell: (r) => pct(r.retention.share),
+    // A session without probes keeps no share of them: 100% of none would read as a perfect score.
+    cell: (r) => (r.retention.total ? pct(r.retention.share) : "—"),
   },
   {
     short: "min@act",
     title: "Facts, worst act",
     help: "the lowest share of the probes seen so far still in the view right after an act (measured acts)",
-    cell: (r) => pct(r.minRetentionAfterAction),
+    cell: (r) => (r.retention.total ? pct(r.minRetentionAfterAction) : "—"),
   },
   {
     short: "recover",

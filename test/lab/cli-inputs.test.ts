@@ -151,6 +151,30 @@ describe("session files without a request", () => {
   });
 });
 
+describe("a session without probes", () => {
+  it("shows no share of probes kept, rather than 100% of none", () => {
+    const dir = tmp();
+    const l = new Ledger();
+    l.user("hello there");
+    l.say("hello");
+    const file = join(dir, "chat.jsonl");
+    writeFileSync(file, `${[header(), ...l.entries.map((e) => JSON.stringify(e))].join("\n")}\n`);
+    const r = run(["lab", file, "--no-report", "--quiet", "--strategies", "checkpoint,native"]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain("0 probes");
+    const row = r.stdout.split("\n").find((line) => line.startsWith("checkpoint "));
+    const cells = row?.trim().split(/\s{2,}/) ?? [];
+    const at = r.stdout
+      .split("\n")
+      .find((line) => line.startsWith("strategy "))
+      ?.trim()
+      .split(/\s{2,}/)
+      .indexOf("probes");
+    expect(at).toBeGreaterThan(0);
+    expect(cells[at!]).toBe("—");
+  });
+});
+
 describe("a line longer than V8's maximum string length", () => {
   // A sparse file: the long line costs no disk and reads quickly, and the real limit is the one exercised.
   function hugeLineFile(): string {
