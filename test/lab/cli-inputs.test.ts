@@ -22,15 +22,20 @@ function run(args: string[]) {
 const header = (cwd = "/home/u/proj") =>
   JSON.stringify({ type: "session", version: 3, id: "s1", timestamp: "2025-01-01T00:00:00.000Z", cwd });
 
+/** A session file of a ledger's entries after a header; returns its path. */
+function ledgerFile(dir: string, name: string, l: Ledger): string {
+  const file = join(dir, name);
+  writeFileSync(file, `${[header(), ...l.entries.map((e) => JSON.stringify(e))].join("\n")}\n`);
+  return file;
+}
+
 /** A small valid session file; returns its path. */
 function sessionFile(dir: string, name = "s.jsonl"): string {
   const l = new Ledger();
   l.user("Please keep the tests deterministic, always.");
   l.call("Tests  3 passed (3)", { command: "npm test" }, "bash");
   l.say("done");
-  const file = join(dir, name);
-  writeFileSync(file, `${[header(), ...l.entries.map((e) => JSON.stringify(e))].join("\n")}\n`);
-  return file;
+  return ledgerFile(dir, name, l);
 }
 
 /** One line on stderr, exit 2, no stack frames, nothing on stdout. */
@@ -153,12 +158,10 @@ describe("session files without a request", () => {
 
 describe("a session without probes", () => {
   it("shows no share of probes kept, rather than 100% of none", () => {
-    const dir = tmp();
     const l = new Ledger();
     l.user("hello there");
     l.say("hello");
-    const file = join(dir, "chat.jsonl");
-    writeFileSync(file, `${[header(), ...l.entries.map((e) => JSON.stringify(e))].join("\n")}\n`);
+    const file = ledgerFile(tmp(), "chat.jsonl", l);
     const r = run(["lab", file, "--no-report", "--quiet", "--strategies", "checkpoint,native"]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain("0 probes");
