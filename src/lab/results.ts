@@ -145,3 +145,16 @@ export function totalsOf(sessions: readonly SessionResult[]): RowTotals[] {
   if (!sessions.length) return [];
   return sessions[0].rows.map((row) => totalsFor(sessions.map((s) => s.rows.find((r) => r.info.id === row.info.id)!)));
 }
+
+/**
+ * Sessions without a request (a header alone, or only skipped lines) have nothing to compare: the terminal and the
+ * report name them in this one phrase instead of a table of zeros, and a run of them alone recommends nothing.
+ */
+export function nothingToReplay(session: SessionResult): string {
+  return `nothing to replay (${session.branchEntries} entries, no request)`;
+}
+
+/** True when some session of a run had a request to replay. */
+export function replayedAny(sessions: readonly SessionResult[]): boolean {
+  return sessions.some((s) => s.requests > 0);
+}

@@ -33,7 +33,7 @@ import {
   type SessionResult,
   yieldToEventLoop,
 } from "../replay.ts";
-import { type LabResult, totalsOf } from "../results.ts";
+import { type LabResult, nothingToReplay, replayedAny, totalsOf } from "../results.ts";
 import { defaultSettings } from "../row.ts";
 import { ROWS, selectRows } from "../rows/registry.ts";
 import { DEFAULT_SEED } from "../sample/generate.ts";
@@ -205,7 +205,7 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
       for (let i = 0; i < count; i++) {
         const input: SessionInput = files.length ? await fileInput(files[i]) : sample[i];
         // A lone file without a request is refused before its replay draws anything: the one line, alone.
-        if (files.length === 1 && !holdsRequest(input.entries)) throw new InputError(nothingToReplay(input));
+        if (files.length === 1 && !holdsRequest(input.entries)) throw new InputError(refusedInput(input));
         progress.start(input.name, i, count);
         await dump?.session(i, input.name);
         const t0 = performance.now();
@@ -233,8 +233,7 @@ export async function runLab(argv: readonly string[], out: Out = defaultOut, dep
       totals: totalsOf(sessions),
     };
     // Sessions without a request have nothing to choose between: no recommendation for them, nor for a run of them alone.
-    const replayed = sessions.some((s) => s.requests > 0);
-    if (replayed) result.recommendation = recommend(result.totals, weights);
+    if (replayedAny(sessions)) result.recommendation = recommend(result.totals, weights);
     for (const session of sessions)
       if (session.requests > 0) session.recommendation = recommend(totalsOf([session]), weights);
     if (judge) result.judge = await judge.finish();
@@ -287,7 +286,7 @@ function applyHint(result: LabResult, applying: boolean): string {
 }
 
 /** Why the lab refuses a lone session file without a request: its name, and what it held. */
-function nothingToReplay(input: SessionInput): string {
+function refusedInput(input: SessionInput): string {
   const skipped = input.malformedLines?.length ?? 0;
   const lines = skipped
     ? `; ${skipped} malformed line${skipped === 1 ? "" : "s"} skipped, listed by pi-context-ledger show`
@@ -313,7 +312,7 @@ export function renderSummary(result: LabResult, settingsPath = settingsFile(), 
     const notes = diagnostics(session).map((n) => `  ${n}`);
     // A session without a request (a header alone, or only skipped lines) would be a table of zeros.
     if (session.requests === 0) {
-      lines.push(`■ ${session.name}: nothing to replay (${session.branchEntries} entries, no request)`, ...notes, ``);
+      lines.push(`■ ${session.name}: ${nothingToReplay(session)}`, ...notes, ``);
       continue;
     }
     lines.push(
@@ -325,7 +324,7 @@ export function renderSummary(result: LabResult, settingsPath = settingsFile(), 
     if (own?.choice && count > 1) lines.push(`  for this session alone: ${own.choice.label}${choiceNote(own)}`);
     lines.push(``);
   }
-  if (!result.sessions.some((s) => s.requests > 0)) {
+  if (!replayedAny(result.sessions)) {
     lines.push(`Nothing to recommend: none of these ${count} session files holds a request.`, ``);
     return terminalLines(lines.join("\n"));
   }

@@ -8,7 +8,7 @@ import { NEEDED_KINDS } from "../needed.ts";
 import { MAX_MEASURED, type SessionResult } from "../replay.ts";
 import type { LabResult, RowTotals } from "../results.ts";
 import { choiceNote } from "../recommend.ts";
-import { totalsOf } from "../results.ts";
+import { nothingToReplay, replayedAny, totalsOf } from "../results.ts";
 import { COLUMNS, tableCells } from "../table.ts";
 import { REPORT_SCRIPT } from "./page-script.ts";
 
@@ -78,8 +78,7 @@ function kindTable(session: SessionResult): string {
 
 function sessionBlock(session: SessionResult, weightsNote: string): string {
   // As in the terminal: a session without a request would be tables of zeros.
-  if (session.requests === 0)
-    return `<h3>${escapeHtml(session.name)}: nothing to replay (${session.branchEntries} entries, no request)</h3>`;
+  if (session.requests === 0) return `<h3>${escapeHtml(session.name)}: ${nothingToReplay(session)}</h3>`;
   const own = session.recommendation;
   const verdict = own?.choice
     ? `<p class="verdict">For this session alone: <b>${escapeHtml(own.choice.label)}</b>${choiceNote(own)}. ${escapeHtml(weightsNote)}</p>`
@@ -155,7 +154,7 @@ export async function renderReport(result: LabResult, chartJs?: string): Promise
         .slice(1)
         .map((l) => `<li>${escapeHtml(l)}</li>`)
         .join("")}</ul>`
-    : `<p class="answer" id="answer">${result.sessions.some((s) => s.requests > 0) ? "No strategy a user can set was part of this run." : "Nothing to recommend: none of these session files holds a request."}</p>`;
+    : `<p class="answer" id="answer">${replayedAny(result.sessions) ? "No strategy a user can set was part of this run." : "Nothing to recommend: none of these session files holds a request."}</p>`;
   const perSession =
     count > 1
       ? `<p>Per session: ${result.sessions.map((s) => `${escapeHtml(s.name)}: ${s.requests > 0 ? `<b>${escapeHtml(s.recommendation?.choice?.label ?? "—")}</b>${choiceNote(s.recommendation)}` : "nothing to replay"}`).join(" · ")}</p>`
