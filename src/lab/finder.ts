@@ -23,6 +23,33 @@ export class Finder {
   private fail: Int32Array = new Int32Array(0);
   /** Pattern ending at each node (-1 for none), and the nearest node on the fail chain that ends one. */
   private ends: Int32Array = new Int32Array(0);
+  /**
+   * The anchor group ending at each node (-1 for none; absent when no pattern is long). A long pattern is in the trie
+   * by its first characters only (see {@link planAnchors}); where they occur, the whole pattern is checked by hash.
+   */
+  private anchorAt: Int32Array | undefined;
+  /** Per anchor group: its anchor's length and its patterns' ids. */
+  private readonly groupLength: number[] = [];
+  private readonly groupIds: number[][] = [];
+  /** Per long pattern id: its text, its two hashes and the radix to its length modulo each prime (see {@link windowHash}). */
+  private readonly longText = new Map<number, string>();
+  private longHash1 = new Int32Array(0);
+  private longHash2 = new Int32Array(0);
+  private longPow1 = new Int32Array(0);
+  private longPow2 = new Int32Array(0);
+  /** Further ids of a long pattern's identical copies. */
+  private readonly longDuplicates = new Map<number, number[]>();
+  /** The text under search, and its prefix hashes once an anchor occurred in it ({@link hashText}). */
+  private text = "";
+  private hashed = false;
+  private prefix1 = new Int32Array(1);
+  private prefix2 = new Int32Array(1);
+  /** Anchor checks made (one per long pattern at an anchor's occurrence), plus characters compared on a hash match. */
+  checks = 0;
+  /** Nodes of the trie (the root included). */
+  get nodes(): number {
+    return this.ends.length;
+  }
   private outLink: Int32Array = new Int32Array(0);
   /** The first node of a node's output chain: itself when a pattern ends there, else its out link (-1 for none). */
   private firstOut: Int32Array = new Int32Array(0);
@@ -77,7 +104,10 @@ export class Finder {
    * is searched in a message (default: its whole text as a view shows it); `tuning` sizes the memo.
    */
   constructor(patterns: readonly string[], source: MessageText = VIEW_TEXT, tuning: Partial<FinderTuning> = {}) {
-    const { memoChars, lineWiseChars, chunkBits, maxChunkChars } = { ...DEFAULT_TUNING, ...tuning };
+    const { memoChars, lineWiseChars, chunkBits, maxChunkChars, anchorChars, anchorGroup } = {
+      ...DEFAULT_TUNING,
+      ...tuning,
+    };
     this.chunkBits = chunkBits;
     this.maxChunkChars = maxChunkChars;
     this.size = patterns.length;
@@ -93,7 +123,7 @@ export class Finder {
       ? new Finder(
           spanning.map((id) => patterns[id]),
           source,
-          { memoChars: 0, lineWiseChars: Number.POSITIVE_INFINITY },
+          { memoChars: 0, lineWiseChars: Number.POSITIVE_INFINITY, anchorChars, anchorGroup },
         )
       : undefined;
     this.united = new Uint32Array(patterns.length);
@@ -102,7 +132,7 @@ export class Finder {
     this.scratch = new Uint32Array(patterns.length);
     this.decoded = new Uint32Array(patterns.length);
     this.duplicates = [];
-    this.layOut(patterns);
+    this.layOut(patterns, anchorChars, anchorGroup);
     this.build(this.ends.length);
   }
 
@@ -113,23 +143,39 @@ export class Finder {
    * pass by parent gives every node its sorted run. No map of edges is needed (on the shared sessions, building the
    * trie through one took a twelfth of the lab's CPU).
    */
-  private layOut(patterns: readonly string[]): void {
+  private layOut(patterns: readonly string[], anchorChars: number, anchorGroup: number): void {
     const firstId = new Map<string, number>();
     const repeated: number[] = [];
-    let chars = 0;
     patterns.forEach((pattern, id) => {
       if (!pattern) return;
       if (firstId.has(pattern)) repeated.push(id);
-      else {
-        firstId.set(pattern, id);
-        chars += pattern.length;
-      }
+      else firstId.set(pattern, id);
     });
+    const long: number[] = [];
+    for (const id of firstId.values()) if (patterns[id].length > anchorChars) long.push(id);
+    const { groups, whole } = planAnchors(patterns, long, anchorChars, anchorGroup);
+    // The trie's keys: the patterns it holds whole, and the anchors. A key can be both.
+    const keys = new Map<string, { id: number; group: number }>();
+    const wholeIds = new Set(whole);
+    for (const [pattern, id] of firstId)
+      if (pattern.length <= anchorChars || wholeIds.has(id)) keys.set(pattern, { id, group: -1 });
+    for (const [group, { length, ids }] of groups.entries()) {
+      const anchor = patterns[ids[0]].slice(0, length);
+      const key = keys.get(anchor);
+      if (key) key.group = group;
+      else keys.set(anchor, { id: -1, group });
+      this.groupLength.push(length);
+      this.groupIds.push(ids);
+    }
+    if (groups.length) this.prepareLong(patterns, groups);
+    let chars = 0;
+    for (const key of keys.keys()) chars += key.length;
     // Code-unit order, the default sort's for strings.
-    const sorted = [...firstId.keys()].sort();
+    const sorted = [...keys.keys()].sort();
     const parentOf = new Int32Array(chars + 1);
     const codeOf = new Uint16Array(chars + 1);
     const ends = new Int32Array(chars + 1).fill(-1);
+    const anchorAt = groups.length ? new Int32Array(chars + 1).fill(-1) : undefined;
     const nodeOf = new Map<string, number>();
     // The path of the pattern inserted last: path[d] is its node at depth d (the root at 0).
     const path = new Int32Array(sorted.reduce((longest, p) => Math.max(longest, p.length), 0) + 1);
@@ -145,12 +191,21 @@ export class Finder {
         path[depth + 1] = nodes++;
       }
       const node = path[pattern.length];
-      ends[node] = firstId.get(pattern) as number;
+      const key = keys.get(pattern) as { id: number; group: number };
+      ends[node] = key.id;
+      if (anchorAt) anchorAt[node] = key.group;
       nodeOf.set(pattern, node);
       previous = pattern;
     }
     // Ids after the first of an identical pattern, in ascending order.
-    for (const id of repeated) (this.duplicates[nodeOf.get(patterns[id]) as number] ??= []).push(id);
+    for (const id of repeated) {
+      const first = firstId.get(patterns[id]) as number;
+      if (this.longText.has(first)) {
+        let list = this.longDuplicates.get(first);
+        if (!list) this.longDuplicates.set(first, (list = []));
+        list.push(id);
+      } else (this.duplicates[nodeOf.get(patterns[id]) as number] ??= []).push(id);
+    }
     const start = new Int32Array(nodes + 1);
     for (let n = 1; n < nodes; n++) start[parentOf[n] + 1]++;
     for (let n = 0; n < nodes; n++) start[n + 1] += start[n];
@@ -163,10 +218,87 @@ export class Finder {
       children[at] = n;
     }
     this.ends = ends.slice(0, nodes);
+    this.anchorAt = anchorAt?.slice(0, nodes);
     this.childStart = start;
     this.childCode = codes;
     this.childNode = children;
     for (let i = start[0]; i < start[1]; i++) this.rootNext[codes[i]] = children[i];
+  }
+
+  /** The texts and hashes of the patterns checked by hash (those of the anchor groups). */
+  private prepareLong(patterns: readonly string[], groups: readonly AnchorGroup[]): void {
+    const size = patterns.length;
+    this.longHash1 = new Int32Array(size);
+    this.longHash2 = new Int32Array(size);
+    this.longPow1 = new Int32Array(size);
+    this.longPow2 = new Int32Array(size);
+    for (const { ids } of groups) {
+      for (const id of ids) {
+        const pattern = patterns[id];
+        this.longText.set(id, pattern);
+        let h1 = 0;
+        let h2 = 0;
+        let p1 = 1;
+        let p2 = 1;
+        for (let i = 0; i < pattern.length; i++) {
+          const code = pattern.charCodeAt(i) + 1;
+          h1 = (h1 * RADIX1 + code) % PRIME1;
+          h2 = (h2 * RADIX2 + code) % PRIME2;
+          p1 = (p1 * RADIX1) % PRIME1;
+          p2 = (p2 * RADIX2) % PRIME2;
+        }
+        this.longHash1[id] = h1;
+        this.longHash2[id] = h2;
+        this.longPow1[id] = p1;
+        this.longPow2[id] = p2;
+      }
+    }
+  }
+
+  /** Prefix hashes of the text under search, made once an anchor occurs in it: any window's hash is then two lookups. */
+  private hashText(): void {
+    const { text } = this;
+    if (this.prefix1.length < text.length + 1) {
+      this.prefix1 = new Int32Array(text.length + 1);
+      this.prefix2 = new Int32Array(text.length + 1);
+    }
+    const { prefix1, prefix2 } = this;
+    let h1 = 0;
+    let h2 = 0;
+    for (let i = 0; i < text.length; i++) {
+      const code = text.charCodeAt(i) + 1;
+      h1 = (h1 * RADIX1 + code) % PRIME1;
+      h2 = (h2 * RADIX2 + code) % PRIME2;
+      prefix1[i + 1] = h1;
+      prefix2[i + 1] = h2;
+    }
+    this.hashed = true;
+  }
+
+  /**
+   * The anchor of group `group` ends just before `end` in the text under search: add each of its patterns that starts
+   * there. A pattern is compared character by character only when both hashes of the window match, so a text where
+   * an anchor occurs everywhere and its patterns nowhere costs a few lookups per occurrence, not a comparison each.
+   */
+  private verify(group: number, end: number): void {
+    const { text, seen, stamp } = this;
+    const start = end - this.groupLength[group];
+    for (const id of this.groupIds[group]) {
+      if (seen[id] === stamp) continue;
+      const pattern = this.longText.get(id) as string;
+      const stop = start + pattern.length;
+      if (stop > text.length) continue;
+      this.checks++;
+      if (!this.hashed) this.hashText();
+      if (windowHash(this.prefix1, start, stop, this.longPow1[id], PRIME1) !== this.longHash1[id]) continue;
+      if (windowHash(this.prefix2, start, stop, this.longPow2[id], PRIME2) !== this.longHash2[id]) continue;
+      this.checks += pattern.length;
+      if (!text.startsWith(pattern, start)) continue;
+      seen[id] = stamp;
+      this.scratch[this.collected++] = id;
+      const dups = this.longDuplicates.get(id);
+      if (dups) for (const dup of dups) this.scratch[this.collected++] = dup;
+    }
   }
 
   /** Further pattern ids that end at a node (identical patterns). */
@@ -192,12 +324,17 @@ export class Finder {
         }
         this.fail[child] = target === -1 || target === child ? 0 : target;
         const failNode = this.fail[child];
-        this.outLink[child] = this.ends[failNode] !== -1 ? failNode : this.outLink[failNode];
+        this.outLink[child] = this.outputs(failNode) ? failNode : this.outLink[failNode];
         queue[tail++] = child;
       }
     }
     this.firstOut = new Int32Array(nodes);
-    for (let n = 0; n < nodes; n++) this.firstOut[n] = this.ends[n] !== -1 ? n : this.outLink[n];
+    for (let n = 0; n < nodes; n++) this.firstOut[n] = this.outputs(n) ? n : this.outLink[n];
+  }
+
+  /** True when a pattern or an anchor ends at `node`. */
+  private outputs(node: number): boolean {
+    return this.ends[node] !== -1 || (this.anchorAt !== undefined && this.anchorAt[node] !== -1);
   }
 
   /** Transition from `node` on `code`, or -1 (the root never fails: it stays at 0). */
@@ -230,23 +367,32 @@ export class Finder {
       this.stamp = 1;
     }
     this.collected = 0;
+    this.text = text;
+    this.hashed = false;
     this.walk(text, this.note);
+    this.text = "";
+    // A very long text's prefix hashes are not kept for the next search.
+    if (this.prefix1.length > MAX_KEPT_PREFIX) {
+      this.prefix1 = new Int32Array(1);
+      this.prefix2 = new Int32Array(1);
+    }
     return this.collected;
   }
 
   /** Ids written to `scratch` by the search under way, and the search's output (see {@link collect}). */
   private collected = 0;
   private readonly scratch: Uint32Array;
-  private readonly note = (node: number): void => {
-    const { ends, outLink, seen, firstOut, stamp, scratch } = this;
+  private readonly note = (node: number, end: number): void => {
+    const { ends, outLink, seen, firstOut, stamp, scratch, anchorAt } = this;
     for (let n = firstOut[node]; n !== -1; n = outLink[n]) {
       const id = ends[n];
-      if (seen[id] !== stamp) {
+      if (id !== -1 && seen[id] !== stamp) {
         seen[id] = stamp;
         scratch[this.collected++] = id;
         const dups = this.duplicates[n];
         if (dups) for (const dup of dups) scratch[this.collected++] = dup;
       }
+      if (anchorAt !== undefined && anchorAt[n] !== -1) this.verify(anchorAt[n], end);
     }
   };
 
@@ -255,6 +401,9 @@ export class Finder {
    * past it. Identical patterns are reported under the first one's id.
    */
   scan(text: string, each: (id: number, end: number) => void): void {
+    // Every occurrence of a long pattern would be a comparison each: a finder that scans holds its patterns whole.
+    if (this.anchorAt)
+      throw new Error("a finder with anchored patterns cannot scan: make it with anchorChars Infinity");
     const { ends, outLink, firstOut } = this;
     this.walk(text, (node, end) => {
       for (let n = firstOut[node]; n !== -1; n = outLink[n]) each(ends[n], end);
@@ -516,6 +665,10 @@ export interface FinderTuning {
   /** A chunk ends after a line with odds 1 in 2^(32 - chunkBits) (28: about one line in 16), or at `maxChunkChars`. */
   chunkBits: number;
   maxChunkChars: number;
+  /** Patterns longer than this are in the trie by an anchor of their first characters only (see planAnchors). */
+  anchorChars: number;
+  /** Most patterns checked at one anchor: more that share an anchor get a longer one. */
+  anchorGroup: number;
 }
 
 /** Shorter texts are rarely rebuilt with most of their lines shared, and search faster whole. */
@@ -526,7 +679,71 @@ export const DEFAULT_TUNING: FinderTuning = {
   lineWiseChars: 2048,
   chunkBits: 28,
   maxChunkChars: 4096,
+  anchorChars: 64,
+  anchorGroup: 4,
 };
+
+/** Patterns checked at one anchor's occurrences, and how many characters of theirs the anchor is. */
+interface AnchorGroup {
+  length: number;
+  ids: number[];
+}
+
+/**
+ * Anchors for the long patterns `long` (ids into `patterns`, distinct, each longer than `anchorChars`): each pattern's
+ * first `anchorChars` characters, and where more than `anchorGroup` patterns share those, twice as many for them,
+ * and so on. A pattern no longer than its anchor would be goes into the trie whole (`whole`). An anchor's occurrence
+ * then costs at most `anchorGroup` checks, and anchors ending at one position have lengths `anchorChars` times a power
+ * of two, so a position's checks are bounded too; the trie holds about `anchorChars` characters per long pattern
+ * beyond the prefixes they share.
+ */
+export function planAnchors(
+  patterns: readonly string[],
+  long: readonly number[],
+  anchorChars: number,
+  anchorGroup: number,
+): { groups: AnchorGroup[]; whole: number[] } {
+  const groups: AnchorGroup[] = [];
+  const whole: number[] = [];
+  const pending: AnchorGroup[] = long.length ? [{ length: anchorChars, ids: [...long] }] : [];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const byAnchor = new Map<string, number[]>();
+    for (const id of next.ids) {
+      const pattern = patterns[id];
+      if (pattern.length <= next.length) {
+        whole.push(id);
+        continue;
+      }
+      const anchor = pattern.slice(0, next.length);
+      let ids = byAnchor.get(anchor);
+      if (!ids) byAnchor.set(anchor, (ids = []));
+      ids.push(id);
+    }
+    for (const ids of byAnchor.values()) {
+      if (ids.length <= anchorGroup) groups.push({ length: next.length, ids });
+      else pending.push({ length: next.length * 2, ids });
+    }
+  }
+  return { groups, whole };
+}
+
+/**
+ * Two polynomial hashes of a window, modulo primes below 2^26 so that every product stays exact in a double. A match
+ * of both is confirmed by comparing the characters, so a collision costs one comparison, never a wrong answer.
+ */
+const PRIME1 = 67_108_859;
+const PRIME2 = 67_108_837;
+const RADIX1 = 40_503;
+const RADIX2 = 28_411;
+
+/** Prefix hashes are kept between searches up to this many characters; a longer text's are made for it alone. */
+const MAX_KEPT_PREFIX = 1 << 20;
+
+/** The hash of the window [start, stop) from prefix hashes, given the radix to the window's length. */
+function windowHash(prefix: Int32Array, start: number, stop: number, power: number, prime: number): number {
+  const value = (prefix[stop] - ((prefix[start] * power) % prime)) % prime;
+  return value < 0 ? value + prime : value;
+}
 
 /**
  * A map from text to pool offset that holds about `limit` characters of keys: when the newest generation is full it

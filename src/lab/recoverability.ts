@@ -15,7 +15,7 @@ import {
   type TranscriptEntry,
   type TranscriptIndex,
 } from "../recall/transcript.ts";
-import { Finder } from "./finder.ts";
+import { Finder, VIEW_TEXT } from "./finder.ts";
 import { spillRenderedEntry } from "./source-texts.ts";
 import type { Probe } from "./probes.ts";
 
@@ -180,7 +180,9 @@ class BatchedPass {
       this.remaining++;
     }
     this.needles = [...needleIds.keys()];
-    this.finder = new Finder(this.needles);
+    // Every occurrence counts here, so the needles are held whole (a scan reports each one); they are at most
+    // MAX_LITERAL_LENGTH characters, as context_grep's literals are.
+    this.finder = new Finder(this.needles, VIEW_TEXT, { anchorChars: Number.POSITIVE_INFINITY });
     this.before = new Int32Array(this.needles.length);
     this.own = new Int32Array(this.needles.length);
     this.lastLine = new Int32Array(this.needles.length);
