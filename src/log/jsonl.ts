@@ -8,6 +8,39 @@ export interface LineDiagnostic {
   reason: string;
 }
 
+/**
+ * Deepest nesting of arrays and objects a line may have. Pi's entries nest a handful of levels (a message, its
+ * content, a tool call's arguments); code that walks a message (its tokens, its strings, its rendering) recurses
+ * once per level, so a line nested tens of thousands deep would end any of them in a stack overflow.
+ */
+export const MAX_DEPTH = 512;
+
+/**
+ * True when the JSON text nests arrays and objects deeper than `limit`. Strings are skipped whole (a bracket in a
+ * string is text): each is jumped over to its closing quote, so the scan is linear in the line.
+ */
+export function nestsDeeperThan(text: string, limit: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code === 0x22) {
+      let end = i;
+      for (;;) {
+        end = text.indexOf('"', end + 1);
+        if (end < 0) return false;
+        // A quote ends the string unless an odd run of backslashes escapes it.
+        let slashes = 0;
+        for (let k = end - 1; text.charCodeAt(k) === 0x5c; k--) slashes++;
+        if (slashes % 2 === 0) break;
+      }
+      i = end;
+    } else if (code === 0x5b || code === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (code === 0x5d || code === 0x7d) depth--;
+  }
+  return false;
+}
+
 /** Parse one JSONL line. Returns the entry, or a reason it was skipped. */
 export function parseLine(text: string): { entry: FileEntry } | { reason: string } | null {
   if (!text.trim()) return null;
@@ -27,6 +60,9 @@ export function parseLine(text: string): { entry: FileEntry } | { reason: string
     return { reason: `invalid JSON (${message})` };
   }
   if (!value || typeof value !== "object" || Array.isArray(value)) return { reason: "not a JSON object" };
+  // Every level takes two characters: a shorter line cannot nest too deep.
+  if (text.length > 2 * MAX_DEPTH && nestsDeeperThan(text, MAX_DEPTH))
+    return { reason: `nested deeper than ${MAX_DEPTH} levels` };
   const type = (value as { type?: unknown }).type;
   if (typeof type !== "string") return { reason: "missing entry type" };
   return { entry: value as FileEntry };

@@ -198,4 +198,24 @@ describe("message entries that are not messages", () => {
     expect(show.code, show.stderr).toBe(0);
     expect(show.stderr).not.toContain("internal error");
   });
+
+  it("a line nested deeper than any session needs is skipped with a diagnostic, in lab and show", () => {
+    // 100,000 arrays inside a tool call's arguments: valid JSON, which every walk over the message (its tokens, its
+    // strings, its rendering) would follow until the stack runs out.
+    const dir = tmp();
+    const good = entries();
+    const call = JSON.parse(good[1]) as { message: { content: { arguments: unknown }[] } };
+    const deep = JSON.stringify({ ...call, id: "deep" }).replace(
+      '"arguments":{',
+      `"arguments":{"v":${"[".repeat(100_000)}${"]".repeat(100_000)},`,
+    );
+    const file = sessionFile(dir, "s.jsonl", [...good, deep]);
+    const lab = run(["lab", file, ...quick]);
+    expect(lab.code, lab.stderr).toBe(0);
+    expect(lab.stdout).toContain("skipped 1 malformed line(s)");
+    expect(lab.stdout).toMatch(/nested deeper than \d+ levels/);
+    const show = run(["show", file]);
+    expect(show.code, show.stderr).toBe(0);
+    expect(show.stderr).not.toContain("internal error");
+  });
 });

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { assignLegacyIds, parseJsonl } from "../../src/log/jsonl.ts";
+import { assignLegacyIds, MAX_DEPTH, parseJsonl } from "../../src/log/jsonl.ts";
 import { loadSessionFile } from "../../src/host/session-file.ts";
 
 const header = JSON.stringify({
@@ -40,6 +40,14 @@ describe("session JSONL parsing", () => {
   it("rejects JSON that is not an entry", () => {
     const { diagnostics } = parseJsonl(`${header}\n[1,2]\n{"no":"type"}\n`);
     expect(diagnostics.map((d) => d.reason)).toEqual(["not a JSON object", "missing entry type"]);
+  });
+
+  it("skips a line nested deeper than MAX_DEPTH, counting brackets inside strings as text", () => {
+    const nested = (depth: number) => `{"type":"custom","data":${"[".repeat(depth - 1)}${"]".repeat(depth - 1)}}`;
+    const quoted = `{"type":"custom","data":"${"[{".repeat(5000)}"}`;
+    const { entries, diagnostics } = parseJsonl([header, nested(MAX_DEPTH), nested(MAX_DEPTH + 1), quoted].join("\n"));
+    expect(entries).toHaveLength(3);
+    expect(diagnostics).toEqual([{ line: 3, reason: `nested deeper than ${MAX_DEPTH} levels` }]);
   });
 
   it("gives legacy v1 files stable ids and parent links", () => {
