@@ -9,6 +9,7 @@ import { selectRows } from "../../src/lab/rows/registry.ts";
 import { generateSession } from "../../src/lab/sample/generate.ts";
 import type { SessionEntry } from "../../src/log/entries.ts";
 import { buildTranscript } from "../../src/recall/transcript.ts";
+import { namesHeld } from "../../src/strategies/digest/plan.ts";
 
 /** Message fields of `entries` that read through a getter (moved to the spill file). */
 function spilledFields(entries: readonly SessionEntry[]): number {
@@ -61,6 +62,9 @@ describe("replay memory", () => {
     const figures = (result: unknown) =>
       JSON.parse(JSON.stringify(result, (key, value) => (key === "latencyMs" ? undefined : value)));
     expect(figures(withHandOver)).toEqual(figures(withoutHandOver));
+    // The digest rows read names into the process's table; a replayed session leaves none of them behind, so a
+    // folder's earlier sessions do not stay in memory while the next ones replay.
+    expect(namesHeld()).toBe(0);
     // The rows of ours acted, so the recall index was built and searched.
     expect(
       withHandOver.rows

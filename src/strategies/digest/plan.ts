@@ -270,6 +270,19 @@ function nameTable(): NameTable {
   return names;
 }
 
+/** Distinct names the table holds now (tests check what a finished replay leaves behind). */
+export function namesHeld(): number {
+  return names.list.length;
+}
+
+/**
+ * Start the names table over. A session's names are looked up only through its own objects, so once it is done (the
+ * lab replays one session after another in one process) its names are dead weight until the table's bound.
+ */
+export function forgetNames(): void {
+  names = new NameTable();
+}
+
 /** Names and paths the view shows once the digest replaces `targets`: everything else stays in view. */
 export function namesInView(view: readonly ProjectedEntry[], targets: ReadonlySet<string>): Set<string> {
   const table = nameTable();
