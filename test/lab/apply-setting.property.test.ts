@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { applySetting, checkApply, mergeSetting, pasteText, settingsFile } from "../../src/lab/apply-setting.ts";
+import { SETTABLE } from "../../src/lab/rows/registry.ts";
 import { readingSession, sessionJsonl } from "./fixtures.ts";
 
 const repo = resolve(fileURLToPath(new URL("../../", import.meta.url)));
@@ -18,6 +19,18 @@ describe("the settings file and the JSON to merge", () => {
     expect(settingsFile({ PI_CODING_AGENT_DIR: "/x/agent" })).toBe("/x/agent/settings.json");
     expect(settingsFile({ HOME: "/home/u" })).toMatch(/\.pi\/agent\/settings\.json$/);
     expect(JSON.parse(pasteText({ strategy: "digest" }))).toEqual({ contextLedger: { strategy: "digest" } });
+  });
+
+  it("merged over any other row's setting, a row's setting selects that row and nothing of the other's", () => {
+    // A user who once set digest's working set and then applies plain digest must get plain digest: each value
+    // states every option that tells the rows of one strategy apart.
+    for (const [id, { value }] of Object.entries(SETTABLE)) {
+      for (const [otherId, other] of Object.entries(SETTABLE)) {
+        const merged = JSON.parse(mergeSetting(mergeSetting(undefined, other.value), value)).contextLedger;
+        if (merged.strategy !== other.value.strategy) continue;
+        expect(merged, `${id} over ${otherId}`).toEqual(value);
+      }
+    }
   });
 
   it("merging keeps every other key, of the file and of contextLedger, and sets the value", () => {

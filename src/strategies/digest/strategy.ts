@@ -26,7 +26,11 @@ export const digestStrategy = {
       id: "digest",
       label: "digest",
       note: "digest strategy: dialogue verbatim; older tool steps become append-only digests (call line, error and result lines) in batches; no model call",
-      setting: { sentence: `"strategy": "digest"`, value: { strategy: "digest" } },
+      // The working set is stated off: merged over a file that turned it on, plain digest must be what Pi runs.
+      setting: {
+        sentence: `"strategy": "digest", "digest": { "workingSet": false }`,
+        value: { strategy: "digest", digest: { workingSet: false } },
+      },
       replay: { engine: "boundary", step: digestAt },
     },
     {
