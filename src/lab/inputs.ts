@@ -1,6 +1,6 @@
 // Where the lab's sessions come from: the generated sample, the user's Pi session directory, or paths.
 import { existsSync } from "node:fs";
-import { lstat, open, readdir, rename, stat, unlink, writeFile } from "node:fs/promises";
+import { lstat, open, readdir, realpath, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import { agentDir } from "../host/settings.ts";
 import type { SessionEntry } from "../log/entries.ts";
@@ -89,8 +89,18 @@ export async function sessionFiles(paths: readonly string[]): Promise<string[]> 
     // A device or a pipe never ends or cannot be read twice; session files are regular files.
     else throw new InputError(`not a regular file: ${raw}`);
   }
-  for (const file of files) await checkSessionFile(file, relativeName(file, paths));
-  return files;
+  // A file named twice (a folder and a file in it, `./x` and `x`, a link to it) is one session: replayed once, at
+  // its first mention, so no total or recommendation counts it twice.
+  const seen = new Set<string>();
+  const unique: string[] = [];
+  for (const file of files) {
+    const real = await realpath(file).catch(() => file);
+    if (seen.has(real)) continue;
+    seen.add(real);
+    unique.push(file);
+  }
+  for (const file of unique) await checkSessionFile(file, relativeName(file, paths));
+  return unique;
 }
 
 /** How to name a found file in a message: as the user gave it when it was given, else its full path. */

@@ -2,7 +2,7 @@
 // code 2 and no stack trace, output paths are checked before any replay starts, oversized lines and broken
 // session trees are diagnosed, and no raw control byte from a file reaches the terminal.
 import { spawnSync } from "node:child_process";
-import { appendFileSync, mkdtempSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -153,6 +153,35 @@ describe("session files without a request", () => {
     // The other session's rows never acted either: its own choice is no close call, it did not matter.
     expect(r.stdout).toContain("  for this session alone: checkpoint (nothing had to act)");
     expect(r.stdout).not.toContain("(a close call)");
+  });
+});
+
+describe("one session named more than once", () => {
+  it("is replayed once, whether named by a folder, a relative path, an absolute path or a link", () => {
+    const dir = tmp();
+    const file = sessionFile(dir, "a.jsonl");
+    sessionFile(dir, "b.jsonl");
+    const link = join(tmp(), "link-a.jsonl");
+    symlinkSync(file, link);
+    const json = join(tmp(), "out.json");
+    const r = run([
+      "lab",
+      dir,
+      dir,
+      file,
+      `${dir}/./a.jsonl`,
+      link,
+      "--json",
+      json,
+      "--no-report",
+      "--strategies",
+      "checkpoint",
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    const names = (JSON.parse(readFileSync(json, "utf8")) as { sessions: { name: string }[] }).sessions.map(
+      (s) => s.name,
+    );
+    expect(names).toEqual(["a.jsonl", "b.jsonl"]);
   });
 });
 
