@@ -25,7 +25,7 @@ export const WORKING_SET_FLOOR = 0.9;
  * set (replaced texts shown at the edit), with the measure that set it. A row cannot make up for losing the content
  * by keeping its names, nor the reverse. A measure with nothing to count (no act, no counted edit) is 1.
  */
-export function qualityOf(t: Pick<RowTotals, "neededLater" | "workingSet">): {
+export function qualityOf(t: Pick<RowTotals, "neededLater" | "workingSet" | "retention">): {
   quality: number;
   neededLater: number;
   workingSet: number;
@@ -33,6 +33,10 @@ export function qualityOf(t: Pick<RowTotals, "neededLater" | "workingSet">): {
 } {
   const neededLater = t.neededLater.share;
   const workingSet = t.workingSet.share;
+  // Nothing needed later at a measured act and nothing edited: both shares are 1 by default, for every row, and say
+  // nothing. What the final view kept of the probes is then the one measure of content left.
+  if (t.neededLater.needed === 0 && t.workingSet.total === 0 && t.retention.total > 0)
+    return { quality: t.retention.share, neededLater, workingSet, decidedBy: "probes" };
   return {
     quality: Math.min(neededLater, workingSet),
     neededLater,
@@ -70,6 +74,8 @@ function qualityText(c: Candidate): string {
     c.acts === 0
       ? `${pct(c.neededLater)} of what the agent used later (it never had to act)`
       : `${pct(c.neededLater)} of what the agent used later right after it acted (needed later)`;
+  if (c.decidedBy === "probes")
+    return `quality ${pct(c.quality)}, set by the probes: its final view kept ${pct(c.quality)} of them (nothing measured was needed later or edited)`;
   return c.decidedBy === "working set"
     ? `quality ${pct(c.quality)}, set by the working set: it ${workingSet}, and ${needed}`
     : `quality ${pct(c.quality)}, set by needed later: it showed ${needed}, and ${pct(c.workingSet)} of the working set`;

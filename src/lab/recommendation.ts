@@ -9,7 +9,7 @@ export interface Weights {
 }
 
 /** The two quality measures, by the name the explanation gives them. */
-export type QualityMeasure = "needed later" | "working set";
+export type QualityMeasure = "needed later" | "working set" | "probes";
 
 /** One settable strategy's scores. */
 export interface Candidate {

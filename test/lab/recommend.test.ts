@@ -44,6 +44,22 @@ function row(
 }
 
 describe("recommend", () => {
+  it("judges by the probes kept when nothing was needed later and nothing edited, and says so", () => {
+    // A session of reads and answers without edits, whose acts measured nothing needed later: both content
+    // measures are empty, so they would give every row 100%. The probes the final view kept are what is left.
+    const unmeasured = (id: string, kept: number, usd: number) => {
+      const t = row(id, 1, usd);
+      t.neededLater = { ...t.neededLater, needed: 0, visible: 0, share: 1 };
+      t.retention = { ...t.retention, share: kept / 100, kept, total: 100 };
+      return t;
+    };
+    const r = recommend([unmeasured("checkpoint", 90, 10), unmeasured("preserve", 14, 9)]);
+    expect(r.choice?.id).toBe("checkpoint");
+    const text = r.lines.join("\n");
+    expect(text).toMatch(/quality 90%, set by the probes/);
+    expect(text).not.toMatch(/100% of what the agent used later/);
+  });
+
   it("scores the working set over every replaced text, not only the ones the agent had seen", () => {
     const t = row("digest", 0.98, 10, { workingSet: 0.8 });
     // 100 texts, 90 seen: the row showed 80, so 89% of the seen ones, but 80% of all.
