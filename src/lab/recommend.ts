@@ -102,7 +102,11 @@ function tieText(first: string, second: string, dq: number, dc: number): string 
 /** Score the settable strategies of a run and explain the choice. */
 export function recommend(totals: readonly RowTotals[], weights: Weights = DEFAULT_WEIGHTS): Recommendation {
   const settable = totals.filter((t) => SETTABLE[t.info.id]);
-  const eligible = settable.filter((t) => t.overWindow === 0);
+  // Requests over the window in every settable strategy (a single message larger than the window) are no strategy's
+  // fault: a strategy is out only when it sent more of them than the best did.
+  const unavoidable = Math.min(...settable.map((t) => t.overWindow), Number.POSITIVE_INFINITY);
+  const over = (t: RowTotals) => t.overWindow > (Number.isFinite(unavoidable) ? unavoidable : 0);
+  const eligible = settable.filter((t) => !over(t));
   const cheapest = Math.min(...eligible.map((t) => t.cost.usd).filter((c) => c > 0), Number.POSITIVE_INFINITY);
   const candidates: Candidate[] = settable.map((t) => {
     const { quality, neededLater, workingSet, decidedBy } = qualityOf(t);
@@ -118,7 +122,7 @@ export function recommend(totals: readonly RowTotals[], weights: Weights = DEFAU
       usd: t.cost.usd,
       costScore,
       score: 100 * (weights.quality * quality + weights.cost * costScore),
-      ...(t.overWindow > 0 ? { excluded: `${t.overWindow} request(s) larger than the window` } : {}),
+      ...(over(t) ? { excluded: `${t.overWindow} request(s) larger than the window` } : {}),
     };
   });
   candidates.sort(
@@ -128,10 +132,9 @@ export function recommend(totals: readonly RowTotals[], weights: Weights = DEFAU
   const ranked = candidates.filter((c) => !c.excluded);
   const [best, second] = ranked;
   if (!best) {
-    // Nothing settable ran at all (--strategies none) is not the same as every settable strategy overflowing.
-    const why = settable.length
-      ? "none of the settable strategies ran without exceeding the window"
-      : `the run included none of the strategies this package can set (${Object.keys(SETTABLE).join(", ")})`;
+    // Only when nothing settable ran (--strategies none): the strategy with the fewest requests over the window is
+    // always eligible.
+    const why = `the run included none of the strategies this package can set (${Object.keys(SETTABLE).join(", ")})`;
     return { weights, candidates, closeCall: false, lines: [`No strategy to recommend: ${why} (${weightText}).`] };
   }
   const info = SETTABLE[best.id];
@@ -204,9 +207,13 @@ export function recommend(totals: readonly RowTotals[], weights: Weights = DEFAU
     );
   }
   if (info.caveat) lines.push(`Note: ${best.label}: ${info.caveat}.`);
+  if (unavoidable > 0)
+    lines.push(
+      `Note: ${unavoidable} request(s) were larger than the window in every strategy (a message larger than the window on its own); a provider would reject them whatever the setting.`,
+    );
   // Honesty about the rows a user cannot set here (baselines, the fold policy): say so when one scores higher.
   const references = totals
-    .filter((t) => !SETTABLE[t.info.id] && t.overWindow === 0 && t.cost.usd > 0)
+    .filter((t) => !SETTABLE[t.info.id] && !over(t) && t.cost.usd > 0)
     .map((t) => ({
       label: t.info.label,
       score: 100 * (weights.quality * qualityOf(t).quality + weights.cost * Math.min(1, cheapest / t.cost.usd)),

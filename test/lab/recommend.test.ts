@@ -44,6 +44,17 @@ function row(
 }
 
 describe("recommend", () => {
+  it("does not let requests that exceed the window in every strategy (one message larger than it) cancel the choice", () => {
+    const r = recommend([
+      row("checkpoint", 0.9, 10, { overWindow: 2 }),
+      row("digest", 0.95, 10, { overWindow: 2 }),
+      row("planned", 0.99, 9, { overWindow: 3 }),
+    ]);
+    expect(r.choice?.id).toBe("digest");
+    expect(r.candidates.find((c) => c.id === "planned")?.excluded).toMatch(/3 request\(s\) larger than the window/);
+    expect(r.lines.join("\n")).toMatch(/2 request\(s\) were larger than the window in every strategy/);
+  });
+
   it("judges by the probes kept when nothing was needed later and nothing edited, and says so", () => {
     // A session of reads and answers without edits, whose acts measured nothing needed later: both content
     // measures are empty, so they would give every row 100%. The probes the final view kept are what is left.
