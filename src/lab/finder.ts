@@ -236,19 +236,13 @@ export class Finder {
       for (const id of ids) {
         const pattern = patterns[id];
         this.longText.set(id, pattern);
-        let h1 = 0;
-        let h2 = 0;
+        [this.longHash1[id], this.longHash2[id]] = rollingHashes(pattern);
         let p1 = 1;
         let p2 = 1;
         for (let i = 0; i < pattern.length; i++) {
-          const code = pattern.charCodeAt(i) + 1;
-          h1 = (h1 * RADIX1 + code) % PRIME1;
-          h2 = (h2 * RADIX2 + code) % PRIME2;
           p1 = (p1 * RADIX1) % PRIME1;
           p2 = (p2 * RADIX2) % PRIME2;
         }
-        this.longHash1[id] = h1;
-        this.longHash2[id] = h2;
         this.longPow1[id] = p1;
         this.longPow2[id] = p2;
       }
@@ -262,16 +256,7 @@ export class Finder {
       this.prefix1 = new Int32Array(text.length + 1);
       this.prefix2 = new Int32Array(text.length + 1);
     }
-    const { prefix1, prefix2 } = this;
-    let h1 = 0;
-    let h2 = 0;
-    for (let i = 0; i < text.length; i++) {
-      const code = text.charCodeAt(i) + 1;
-      h1 = (h1 * RADIX1 + code) % PRIME1;
-      h2 = (h2 * RADIX2 + code) % PRIME2;
-      prefix1[i + 1] = h1;
-      prefix2[i + 1] = h2;
-    }
+    rollingHashes(text, this.prefix1, this.prefix2);
     this.hashed = true;
   }
 
@@ -738,6 +723,22 @@ const RADIX2 = 28_411;
 
 /** Prefix hashes are kept between searches up to this many characters; a longer text's are made for it alone. */
 const MAX_KEPT_PREFIX = 1 << 20;
+
+/** The two hashes of `text`; given prefix arrays, each prefix's too (that of text[0, i) at index i). */
+function rollingHashes(text: string, prefix1?: Int32Array, prefix2?: Int32Array): [number, number] {
+  let h1 = 0;
+  let h2 = 0;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i) + 1;
+    h1 = (h1 * RADIX1 + code) % PRIME1;
+    h2 = (h2 * RADIX2 + code) % PRIME2;
+    if (prefix1 && prefix2) {
+      prefix1[i + 1] = h1;
+      prefix2[i + 1] = h2;
+    }
+  }
+  return [h1, h2];
+}
 
 /** The hash of the window [start, stop) from prefix hashes, given the radix to the window's length. */
 function windowHash(prefix: Int32Array, start: number, stop: number, power: number, prime: number): number {
