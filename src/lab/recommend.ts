@@ -68,14 +68,14 @@ const pct = (share: number) => `${Math.round(share * 100)}%`;
 
 /** One candidate's quality in words, naming the measure that decided it and giving the other. */
 function qualityText(c: Candidate): string {
+  if (c.decidedBy === "probes")
+    return `quality ${pct(c.quality)}, set by the probes: its final view kept ${pct(c.quality)} of them (nothing measured was needed later or edited)`;
   const workingSet = `showed ${pct(c.workingSet)} of the text later edits replace (working set)`;
   // A row that never acted kept everything: "right after it acted" would describe acts that did not happen.
   const needed =
     c.acts === 0
       ? `${pct(c.neededLater)} of what the agent used later (it never had to act)`
       : `${pct(c.neededLater)} of what the agent used later right after it acted (needed later)`;
-  if (c.decidedBy === "probes")
-    return `quality ${pct(c.quality)}, set by the probes: its final view kept ${pct(c.quality)} of them (nothing measured was needed later or edited)`;
   return c.decidedBy === "working set"
     ? `quality ${pct(c.quality)}, set by the working set: it ${workingSet}, and ${needed}`
     : `quality ${pct(c.quality)}, set by needed later: it showed ${needed}, and ${pct(c.workingSet)} of the working set`;
@@ -104,8 +104,8 @@ export function recommend(totals: readonly RowTotals[], weights: Weights = DEFAU
   const settable = totals.filter((t) => SETTABLE[t.info.id]);
   // Requests over the window in every settable strategy (a single message larger than the window) are no strategy's
   // fault: a strategy is out only when it sent more of them than the best did.
-  const unavoidable = Math.min(...settable.map((t) => t.overWindow), Number.POSITIVE_INFINITY);
-  const over = (t: RowTotals) => t.overWindow > (Number.isFinite(unavoidable) ? unavoidable : 0);
+  const unavoidable = settable.length ? Math.min(...settable.map((t) => t.overWindow)) : 0;
+  const over = (t: RowTotals) => t.overWindow > unavoidable;
   const eligible = settable.filter((t) => !over(t));
   const cheapest = Math.min(...eligible.map((t) => t.cost.usd).filter((c) => c > 0), Number.POSITIVE_INFINITY);
   const candidates: Candidate[] = settable.map((t) => {

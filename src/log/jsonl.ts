@@ -19,7 +19,7 @@ export const MAX_DEPTH = 512;
  * True when the JSON text nests arrays and objects deeper than `limit`. Strings are skipped whole (a bracket in a
  * string is text): each is jumped over to its closing quote, so the scan is linear in the line.
  */
-export function nestsDeeperThan(text: string, limit: number): boolean {
+function nestsDeeperThan(text: string, limit: number): boolean {
   let depth = 0;
   for (let i = 0; i < text.length; i++) {
     const code = text.charCodeAt(i);
