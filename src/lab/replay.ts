@@ -1,4 +1,4 @@
-// The replay: feeds a session's active branch to every row at once, entry by entry, the way Pi grows the
+// The replay: feeds a session's active branch to each row in turn, entry by entry, the way Pi grows the
 // context, and measures each provider request (one per assistant message): context size, cached prefix, the
 // actions a row took before it, what the agent needed later and whether the view still showed it, and at
 // the end which probes survive and which the ledger can still recover.
@@ -262,7 +262,7 @@ export function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-/** Replay one session through every row in one pass over its branch. */
+/** Replay one session through every row, one row after another, each in one pass over its branch. */
 export async function replaySession(session: SessionInput, options: ReplayOptions): Promise<SessionResult> {
   const { branch, originalCompactions, treeProblems } = replayBranch(session.entries);
   const entryCount = session.entries.length;
@@ -330,7 +330,11 @@ interface RowSummary {
   hasLedger: boolean;
 }
 
-/** The one pass: every row hears each entry of the branch in turn. Returns each row's summary; the rows are dropped. */
+/**
+ * Every row hears each entry of the branch in turn, one row after another: only one row's views, ledger and
+ * per-request state are alive at a time, and a row is summarized and dropped before the next one starts.
+ * Returns each row's summary.
+ */
 async function replayRows(
   sessionName: string,
   branch: readonly SessionEntry[],
@@ -343,13 +347,17 @@ async function replayRows(
 ): Promise<RowSummary[]> {
   const presence = new Presence(probes, items);
   const slice = Math.max(1, Math.ceil(requestPoints / MAX_MEASURED));
-  const states: RowState[] = options.rows.map((factory) => {
+  const total = branch.length * options.rows.length;
+  const progressEvery = Math.max(1, Math.floor(total / 100));
+  const clock = { lastYield: performance.now(), done: 0 };
+  const summaries: RowSummary[] = [];
+  for (const factory of options.rows) {
     const row = factory({ ...options.settings, cwd });
     const held = workingSet.tracker();
     const shown = presence.tracker();
     // Without a seen text there is nothing to look for, and no message needs scanning for the working set.
     row.view.observe(workingSet.seen.length ? observers(held, shown) : shown);
-    return {
+    const state: RowState = {
       row,
       totals: new RequestTotals(options.prices),
       tokens: [],
@@ -364,69 +372,92 @@ async function replayRows(
       workingSet: new WorkingSetTally(),
       shown,
     };
-  });
-  const progressEvery = Math.max(1, Math.floor(branch.length / 100));
-  let lastYield = performance.now();
+    await replayRow(
+      sessionName,
+      branch,
+      probes,
+      items,
+      workingSet,
+      slice,
+      state,
+      options,
+      (entries) => {
+        clock.done += entries;
+        if (options.onProgress && (clock.done % progressEvery === 0 || clock.done === total))
+          options.onProgress(clock.done, total);
+      },
+      clock,
+    );
+    options.onFinalView?.(sessionName, state.row.info, state.row.view.messages, probes);
+    const { result, missing } = summarizeRow(state, probes, options);
+    summaries.push({ result, missing, missed: state.missed, hasLedger: state.row.ledger !== undefined });
+  }
+  return summaries;
+}
+
+/** One row's pass over the branch: its acts before each request, the request's figures, then the entry. */
+async function replayRow(
+  sessionName: string,
+  branch: readonly SessionEntry[],
+  probes: readonly Probe[],
+  items: readonly NeededItem[],
+  workingSet: WorkingSet,
+  slice: number,
+  state: RowState,
+  options: ReplayOptions,
+  advanced: (entries: number) => void,
+  clock: { lastYield: number },
+): Promise<void> {
   let request = 0;
   for (let i = 0; i < branch.length; i++) {
     const entry = branch[i];
     if (isRequestPoint(entry)) {
-      for (const state of states) {
-        const action: (ContextAction & { latencyMs?: number }) | undefined = await state.row.beforeRequest();
-        if (action) {
-          const current = Math.floor(request / slice);
-          const measured = current > state.measuredSlice;
-          if (measured) state.measuredSlice = current;
-          state.actions.push({
+      const action: (ContextAction & { latencyMs?: number }) | undefined = await state.row.beforeRequest();
+      if (action) {
+        const current = Math.floor(request / slice);
+        const measured = current > state.measuredSlice;
+        if (measured) state.measuredSlice = current;
+        state.actions.push({
+          kind: action.kind,
+          request,
+          tokensBefore: action.tokensBefore,
+          tokensAfter: state.row.view.tokens,
+          sideCalls: action.sideCalls,
+          ...(action.latencyMs !== undefined ? { latencyMs: action.latencyMs } : {}),
+          ...(action.modelCall ? { modelCall: true } : {}),
+          ...(measured ? measureAct(state, probes, items, i) : {}),
+        });
+        if (options.onAct) {
+          const ledger = state.row.ledger?.();
+          await options.onAct({
+            session: sessionName,
+            row: state.row.info,
+            act: state.actions.length - 1,
             kind: action.kind,
             request,
-            tokensBefore: action.tokensBefore,
-            tokensAfter: state.row.view.tokens,
-            sideCalls: action.sideCalls,
-            ...(action.latencyMs !== undefined ? { latencyMs: action.latencyMs } : {}),
-            ...(action.modelCall ? { modelCall: true } : {}),
-            ...(measured ? measureAct(state, probes, items, i) : {}),
+            leafEntryId: ledger?.length ? ledger[ledger.length - 1].id : state.newestSource,
+            tokens: state.row.view.tokens,
+            messages: state.row.view.messages,
           });
-          if (options.onAct) {
-            const ledger = state.row.ledger?.();
-            await options.onAct({
-              session: sessionName,
-              row: state.row.info,
-              act: state.actions.length - 1,
-              kind: action.kind,
-              request,
-              leafEntryId: ledger?.length ? ledger[ledger.length - 1].id : state.newestSource,
-              tokens: state.row.view.tokens,
-              messages: state.row.view.messages,
-            });
-          }
-          state.workingSet.act(request);
         }
-        const edited = workingSet.at(request);
-        if (edited.length)
-          state.workingSet.request(request, edited, (text) => state.presence.holds(text), state.row.view.tokens);
-        const tokens = state.row.view.markRequest();
-        state.totals.add(tokens);
-        state.tokens.push(tokens.prompt);
+        state.workingSet.act(request);
       }
+      const edited = workingSet.at(request);
+      if (edited.length)
+        state.workingSet.request(request, edited, (text) => state.presence.holds(text), state.row.view.tokens);
+      const tokens = state.row.view.markRequest();
+      state.totals.add(tokens);
+      state.tokens.push(tokens.prompt);
       request++;
     }
-    for (const state of states) {
-      state.row.append(entry);
-      state.newestSource = entry.id;
-    }
-    if (options.onProgress && ((i + 1) % progressEvery === 0 || i + 1 === branch.length))
-      options.onProgress(i + 1, branch.length);
-    if (performance.now() - lastYield > YIELD_MS) {
+    state.row.append(entry);
+    state.newestSource = entry.id;
+    advanced(1);
+    if (performance.now() - clock.lastYield > YIELD_MS) {
       await yieldToEventLoop();
-      lastYield = performance.now();
+      clock.lastYield = performance.now();
     }
   }
-  return states.map((state) => {
-    options.onFinalView?.(sessionName, state.row.info, state.row.view.messages, probes);
-    const { result, missing } = summarizeRow(state, probes, options);
-    return { result, missing, missed: state.missed, hasLedger: state.row.ledger !== undefined };
-  });
 }
 
 /** The items whose recoverability is checked: those a row's views missed, or an even sample of MAX_CHECKED of them. */
