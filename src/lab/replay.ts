@@ -1,4 +1,4 @@
-// The replay: feeds a session's active branch to each row in turn, entry by entry, the way Pi grows the
+// The replay: feeds a session's active branch to each group of rows in turn, entry by entry, the way Pi grows the
 // context, and measures each provider request (one per assistant message): context size, cached prefix, the
 // actions a row took before it, what the agent needed later and whether the view still showed it, and at
 // the end which probes survive and which the ledger can still recover.
@@ -262,7 +262,7 @@ export function yieldToEventLoop(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-/** Replay one session through every row, one row after another, each in one pass over its branch. */
+/** Replay one session through every row: each group of rows (see {@link RowFactory}) in one pass over its branch. */
 export async function replaySession(session: SessionInput, options: ReplayOptions): Promise<SessionResult> {
   const { branch, originalCompactions, treeProblems } = replayBranch(session.entries);
   const entryCount = session.entries.length;
@@ -331,9 +331,9 @@ interface RowSummary {
 }
 
 /**
- * Every row hears each entry of the branch in turn, one row after another: only one row's views, ledger and
- * per-request state are alive at a time, and a row is summarized and dropped before the next one starts.
- * Returns each row's summary.
+ * The rows in groups: consecutive rows with the same `replaysWith` form one group, any other row is a group alone.
+ * Each group hears the whole branch, its rows in step, and is summarized and dropped before the next group starts,
+ * so a long session holds one group's views, ledgers and per-request state at a time. Returns each row's summary.
  */
 async function replayRows(
   sessionName: string,
@@ -346,118 +346,154 @@ async function replayRows(
   options: ReplayOptions,
 ): Promise<RowSummary[]> {
   const presence = new Presence(probes, items);
-  const slice = Math.max(1, Math.ceil(requestPoints / MAX_MEASURED));
-  const total = branch.length * options.rows.length;
-  const progressEvery = Math.max(1, Math.floor(total / 100));
-  const clock = { lastYield: performance.now(), done: 0 };
+  const pass: Pass = {
+    sessionName,
+    branch,
+    probes,
+    items,
+    workingSet,
+    options,
+    slice: Math.max(1, Math.ceil(requestPoints / MAX_MEASURED)),
+    total: branch.length * options.rows.length,
+    done: 0,
+    lastYield: performance.now(),
+  };
   const summaries: RowSummary[] = [];
-  for (const factory of options.rows) {
-    const row = factory({ ...options.settings, cwd });
-    const held = workingSet.tracker();
-    const shown = presence.tracker();
-    // Without a seen text there is nothing to look for, and no message needs scanning for the working set.
-    row.view.observe(workingSet.seen.length ? observers(held, shown) : shown);
-    const state: RowState = {
-      row,
-      totals: new RequestTotals(options.prices),
-      tokens: [],
-      actions: [],
-      measuredSlice: -1,
-      missed: new Uint32Array(items.length),
-      neededByKind: Object.fromEntries(
-        NEEDED_KINDS.map((k) => [k, { needed: 0, visible: 0 }]),
-      ) as NeededLater["byKind"],
-      newestSource: null,
-      presence: held,
-      workingSet: new WorkingSetTally(),
-      shown,
-    };
-    await replayRow(
-      sessionName,
-      branch,
-      probes,
-      items,
-      workingSet,
-      slice,
-      state,
-      options,
-      (entries) => {
-        clock.done += entries;
-        if (options.onProgress && (clock.done % progressEvery === 0 || clock.done === total))
-          options.onProgress(clock.done, total);
-      },
-      clock,
-    );
-    options.onFinalView?.(sessionName, state.row.info, state.row.view.messages, probes);
-    const { result, missing } = summarizeRow(state, probes, options);
-    summaries.push({ result, missing, missed: state.missed, hasLedger: state.row.ledger !== undefined });
+  for (const group of rowGroups(options.rows)) {
+    const states = group.map((factory) => rowState(factory, cwd, items, workingSet, presence, options));
+    await replayGroup(states, pass);
+    for (const state of states) {
+      options.onFinalView?.(sessionName, state.row.info, state.row.view.messages, probes);
+      const { result, missing } = summarizeRow(state, probes, options);
+      summaries.push({ result, missing, missed: state.missed, hasLedger: state.row.ledger !== undefined });
+    }
   }
   return summaries;
 }
 
-/** One row's pass over the branch: its acts before each request, the request's figures, then the entry. */
-async function replayRow(
-  sessionName: string,
-  branch: readonly SessionEntry[],
-  probes: readonly Probe[],
+/** Consecutive rows that replay side by side (see {@link RowFactory}). */
+function rowGroups(rows: readonly RowFactory[]): RowFactory[][] {
+  const groups: RowFactory[][] = [];
+  for (const factory of rows) {
+    const last = groups[groups.length - 1];
+    if (last && factory.replaysWith !== undefined && last[0].replaysWith === factory.replaysWith) last.push(factory);
+    else groups.push([factory]);
+  }
+  return groups;
+}
+
+/** What every group's pass over a session shares: the session, the options, and the progress made. */
+interface Pass {
+  sessionName: string;
+  branch: readonly SessionEntry[];
+  probes: readonly Probe[];
+  items: readonly NeededItem[];
+  workingSet: WorkingSet;
+  options: ReplayOptions;
+  /** Requests per measured slice (see MAX_MEASURED). */
+  slice: number;
+  /** Entries all rows hear together (entries times rows), and how many they have heard. */
+  total: number;
+  done: number;
+  lastYield: number;
+}
+
+function rowState(
+  factory: RowFactory,
+  cwd: string,
   items: readonly NeededItem[],
   workingSet: WorkingSet,
-  slice: number,
-  state: RowState,
+  presence: Presence,
   options: ReplayOptions,
-  advanced: (entries: number) => void,
-  clock: { lastYield: number },
-): Promise<void> {
+): RowState {
+  const row = factory({ ...options.settings, cwd });
+  const held = workingSet.tracker();
+  const shown = presence.tracker();
+  // Without a seen text there is nothing to look for, and no message needs scanning for the working set.
+  row.view.observe(workingSet.seen.length ? observers(held, shown) : shown);
+  return {
+    row,
+    totals: new RequestTotals(options.prices),
+    tokens: [],
+    actions: [],
+    measuredSlice: -1,
+    missed: new Uint32Array(items.length),
+    neededByKind: Object.fromEntries(NEEDED_KINDS.map((k) => [k, { needed: 0, visible: 0 }])) as NeededLater["byKind"],
+    newestSource: null,
+    presence: held,
+    workingSet: new WorkingSetTally(),
+    shown,
+  };
+}
+
+/** One group's pass over the branch: before each request its rows may act, then the request is measured, then every row hears the entry. */
+async function replayGroup(states: readonly RowState[], pass: Pass): Promise<void> {
+  const { branch, options } = pass;
+  const progressEvery = Math.max(1, Math.floor(pass.total / 100));
   let request = 0;
   for (let i = 0; i < branch.length; i++) {
     const entry = branch[i];
     if (isRequestPoint(entry)) {
-      const action: (ContextAction & { latencyMs?: number }) | undefined = await state.row.beforeRequest();
-      if (action) {
-        const current = Math.floor(request / slice);
-        const measured = current > state.measuredSlice;
-        if (measured) state.measuredSlice = current;
-        state.actions.push({
-          kind: action.kind,
-          request,
-          tokensBefore: action.tokensBefore,
-          tokensAfter: state.row.view.tokens,
-          sideCalls: action.sideCalls,
-          ...(action.latencyMs !== undefined ? { latencyMs: action.latencyMs } : {}),
-          ...(action.modelCall ? { modelCall: true } : {}),
-          ...(measured ? measureAct(state, probes, items, i) : {}),
-        });
-        if (options.onAct) {
-          const ledger = state.row.ledger?.();
-          await options.onAct({
-            session: sessionName,
-            row: state.row.info,
-            act: state.actions.length - 1,
-            kind: action.kind,
-            request,
-            leafEntryId: ledger?.length ? ledger[ledger.length - 1].id : state.newestSource,
-            tokens: state.row.view.tokens,
-            messages: state.row.view.messages,
-          });
-        }
-        state.workingSet.act(request);
-      }
-      const edited = workingSet.at(request);
-      if (edited.length)
-        state.workingSet.request(request, edited, (text) => state.presence.holds(text), state.row.view.tokens);
-      const tokens = state.row.view.markRequest();
-      state.totals.add(tokens);
-      state.tokens.push(tokens.prompt);
+      for (const state of states) await beforeRequest(state, request, i, pass);
       request++;
     }
-    state.row.append(entry);
-    state.newestSource = entry.id;
-    advanced(1);
-    if (performance.now() - clock.lastYield > YIELD_MS) {
+    for (const state of states) {
+      state.row.append(entry);
+      state.newestSource = entry.id;
+    }
+    const before = pass.done;
+    pass.done += states.length;
+    if (
+      options.onProgress &&
+      (Math.floor(pass.done / progressEvery) > Math.floor(before / progressEvery) || pass.done === pass.total)
+    )
+      options.onProgress(pass.done, pass.total);
+    if (performance.now() - pass.lastYield > YIELD_MS) {
       await yieldToEventLoop();
-      clock.lastYield = performance.now();
+      pass.lastYield = performance.now();
     }
   }
+}
+
+/** Request `request` (at branch position `position`) for one row: the act it takes first, then the request's figures. */
+async function beforeRequest(state: RowState, request: number, position: number, pass: Pass): Promise<void> {
+  const { options, probes, items, workingSet } = pass;
+  const action: (ContextAction & { latencyMs?: number }) | undefined = await state.row.beforeRequest();
+  if (action) {
+    const current = Math.floor(request / pass.slice);
+    const measured = current > state.measuredSlice;
+    if (measured) state.measuredSlice = current;
+    state.actions.push({
+      kind: action.kind,
+      request,
+      tokensBefore: action.tokensBefore,
+      tokensAfter: state.row.view.tokens,
+      sideCalls: action.sideCalls,
+      ...(action.latencyMs !== undefined ? { latencyMs: action.latencyMs } : {}),
+      ...(action.modelCall ? { modelCall: true } : {}),
+      ...(measured ? measureAct(state, probes, items, position) : {}),
+    });
+    if (options.onAct) {
+      const ledger = state.row.ledger?.();
+      await options.onAct({
+        session: pass.sessionName,
+        row: state.row.info,
+        act: state.actions.length - 1,
+        kind: action.kind,
+        request,
+        leafEntryId: ledger?.length ? ledger[ledger.length - 1].id : state.newestSource,
+        tokens: state.row.view.tokens,
+        messages: state.row.view.messages,
+      });
+    }
+    state.workingSet.act(request);
+  }
+  const edited = workingSet.at(request);
+  if (edited.length)
+    state.workingSet.request(request, edited, (text) => state.presence.holds(text), state.row.view.tokens);
+  const tokens = state.row.view.markRequest();
+  state.totals.add(tokens);
+  state.tokens.push(tokens.prompt);
 }
 
 /** The items whose recoverability is checked: those a row's views missed, or an even sample of MAX_CHECKED of them. */

@@ -79,7 +79,12 @@ export interface SessionSettings extends LabSettings {
   cwd: string;
 }
 
-export type RowFactory = (settings: SessionSettings) => Row;
+/**
+ * Makes a row for one session. `replaysWith` names the rows that replay side by side with it (in step, entry by
+ * entry): the rows one strategy declares share that strategy's memos, which keep only what the latest compaction
+ * read. Other rows replay one after another.
+ */
+export type RowFactory = ((settings: SessionSettings) => Row) & { readonly replaysWith?: string };
 
 /** Messages an entry sends to the model, as Pi builds them (entries `!!` excluded from context send none). */
 export function visibleMessages(entry: SessionEntry): AgentMessage[] {

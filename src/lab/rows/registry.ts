@@ -26,6 +26,11 @@ export interface RowEntry {
 
 /** The row of `spec`, on the engine it names. */
 function strategyRow(strategy: RegisteredStrategy, spec: LabRowSpec): RowFactory {
+  // A strategy's rows replay in step: its memos hold what its latest compaction read, for all of its rows.
+  return Object.assign(engineRow(strategy, spec), { replaysWith: strategy.name });
+}
+
+function engineRow(strategy: RegisteredStrategy, spec: LabRowSpec): RowFactory {
   const info: RowInfo = { id: spec.id, label: spec.label, family: spec.family ?? "ours", note: spec.note };
   const replay = spec.replay;
   switch (replay.engine) {
