@@ -5,6 +5,7 @@
 import type { AgentMessage } from "@earendil-works/pi-agent-core";
 import type { SessionEntry } from "../log/entries.ts";
 import { forgetNames } from "../strategies/digest/plan.ts";
+import { forgetPlannedMemos } from "../strategies/planned/planner.ts";
 import { type Prices, RequestTotals, type SideCall } from "./metrics.ts";
 import { asProbe, isNeededAt, NEEDED_KINDS, type NeededItem, type NeededKind, neededItems } from "./needed.ts";
 import { observers, Presence, type PresenceCounts } from "./presence.ts";
@@ -277,8 +278,10 @@ export async function replaySession(session: SessionInput, options: ReplayOption
   // The rows, their views and the presence memo live only inside this call; once it returns they can be
   // collected, and the collector is asked to, before the recall index (a rendering of the whole branch) is built.
   const summaries = await replayRows(session.name, branch, cwd, probes, items, workingSet, requestPoints, options);
-  // The digest rows' names of this session are of no use to the next one.
+  // What the strategies' process-wide memos hold of this session (digest's names; planned's views, readings and
+  // transcripts, which hold its entries) is of no use to the next one.
   forgetNames();
+  forgetPlannedMemos();
   options.onRowsReleased?.();
   // Every ledger row keeps every source entry, and probes and needed items are attributed to source entries:
   // one recall index of the branch serves every row (the rows' own summaries are not searched). Building it

@@ -10,6 +10,8 @@ import { generateSession } from "../../src/lab/sample/generate.ts";
 import type { SessionEntry } from "../../src/log/entries.ts";
 import { buildTranscript } from "../../src/recall/transcript.ts";
 import { namesHeld } from "../../src/strategies/digest/plan.ts";
+import { canonicalNamesHeld } from "../../src/strategies/digest/render.ts";
+import { plannedMemosHeld } from "../../src/strategies/planned/planner.ts";
 
 /** Message fields of `entries` that read through a getter (moved to the spill file). */
 function spilledFields(entries: readonly SessionEntry[]): number {
@@ -65,6 +67,10 @@ describe("replay memory", () => {
     // The digest rows read names into the process's table; a replayed session leaves none of them behind, so a
     // folder's earlier sessions do not stay in memory while the next ones replay.
     expect(namesHeld()).toBe(0);
+    expect(canonicalNamesHeld()).toBe(0);
+    // Nor do planned's memos: its views copy the branch (every entry of the session), its readings and transcripts
+    // hold the session's messages.
+    expect(plannedMemosHeld()).toBe(0);
     // The rows of ours acted, so the recall index was built and searched.
     expect(
       withHandOver.rows

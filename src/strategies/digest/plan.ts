@@ -20,7 +20,7 @@ import { viewFloor } from "../shared/view-floor.ts";
 import type { NameSet } from "./lines.ts";
 import { NameTable } from "./name-table.ts";
 import { decideDigest, digestPolicy, type DigestPolicy } from "./policy.ts";
-import { renderDigest, type RenderStats } from "./render.ts";
+import { forgetCanonicalNames, renderDigest, type RenderStats } from "./render.ts";
 import { findSuperseded } from "./supersede.ts";
 import { stepFiles, tailStart, type WorkStep } from "./working-set.ts";
 
@@ -281,6 +281,7 @@ export function namesHeld(): number {
  */
 export function forgetNames(): void {
   names = new NameTable();
+  forgetCanonicalNames();
 }
 
 /** Names and paths the view shows once the digest replaces `targets`: everything else stays in view. */

@@ -243,6 +243,16 @@ const outputNames = new WeakMap<object, readonly string[]>();
 const canonicalNames = new Map<string, string>();
 const MAX_CANONICAL_NAMES = 1_000_000;
 
+/** Start the canonical names over: a session's names are of no use to the next one (see plan.ts, forgetNames). */
+export function forgetCanonicalNames(): void {
+  canonicalNames.clear();
+}
+
+/** Distinct canonical names held now (tests check what a finished replay leaves behind). */
+export function canonicalNamesHeld(): number {
+  return canonicalNames.size;
+}
+
 function canonical(name: string): string {
   const known = canonicalNames.get(name);
   if (known !== undefined) return known;

@@ -22,9 +22,11 @@ import {
   collectCalls,
   digestOf,
   encodeKinds,
+  forgetTranscripts,
   type Provenance,
   rememberSummary,
   type TranscriptLine,
+  transcriptsHeld,
 } from "./transcript.ts";
 import { LEDGER_FACTS } from "../catalog.ts";
 import { BranchViews, heldCopy } from "./view.ts";
@@ -224,6 +226,25 @@ const VIEWS = new BranchViews();
 /** Recent readings: the lab's scripted model reads the same compaction the planner then plans (bounded). */
 let recentReadings: RegionMemo[] = [];
 const READING_SLOTS = 2;
+
+/**
+ * Forget what the planned memos hold of the session last planned: its views (each a copy of its branch, so every
+ * entry of it), its readings, its last ranking and plan, its serialized messages and rendered summaries. A live
+ * session keeps them for its next compaction; the lab calls this between sessions, so a folder's replays do not
+ * carry the previous session along.
+ */
+export function forgetPlannedMemos(): void {
+  VIEWS.clear();
+  recentReadings = [];
+  lastRanking = undefined;
+  lastApplied = undefined;
+  forgetTranscripts();
+}
+
+/** Branches, readings, plans, messages and summaries the planned memos hold now (tests). */
+export function plannedMemosHeld(): number {
+  return VIEWS.size + recentReadings.length + (lastRanking ? 1 : 0) + (lastApplied ? 1 : 0) + transcriptsHeld();
+}
 
 /**
  * The reading of a compaction's input, computed once per compaction: the region's lines, the kept tail and its

@@ -253,6 +253,22 @@ let serialized = new Map<object, Serialized>();
 let serializedBefore = new Map<object, Serialized>();
 let serializedLines = 0;
 
+/**
+ * Forget the serialized messages and the rendered summaries: they belong to the session just replayed, and the lab
+ * replays one session after another in one process (see planner.ts, forgetPlannedMemos).
+ */
+export function forgetTranscripts(): void {
+  serialized = new Map();
+  serializedBefore = new Map();
+  serializedLines = 0;
+  RENDERED.clear();
+}
+
+/** Messages and summaries the transcript memos hold now (tests check what a finished replay leaves behind). */
+export function transcriptsHeld(): number {
+  return serialized.size + serializedBefore.size + RENDERED.size;
+}
+
 function serializedOf(message: object): Serialized | undefined {
   return serialized.get(message) ?? serializedBefore.get(message);
 }

@@ -45,6 +45,16 @@ export class BranchViews {
     this.slots = slots;
   }
 
+  /** Forget every reading (each holds a copy of a branch, and so its entries). */
+  clear(): void {
+    this.readings = [];
+  }
+
+  /** Branches the memo holds now. */
+  get size(): number {
+    return this.readings.length;
+  }
+
   /** The ledger state of `branch` under `facts`: `reduceBranch(branch, facts)`. */
   state(branch: readonly SessionEntry[], facts: LedgerFacts): LedgerState {
     let best: Reading | undefined;
