@@ -278,10 +278,6 @@ export async function replaySession(session: SessionInput, options: ReplayOption
   // The rows, their views and the presence memo live only inside this call; once it returns they can be
   // collected, and the collector is asked to, before the recall index (a rendering of the whole branch) is built.
   const summaries = await replayRows(session.name, branch, cwd, probes, items, workingSet, requestPoints, options);
-  // What the strategies' process-wide memos hold of this session (digest's names; planned's views, readings and
-  // transcripts, which hold its entries) is of no use to the next one.
-  forgetNames();
-  forgetPlannedMemos();
   options.onRowsReleased?.();
   // Every ledger row keeps every source entry, and probes and needed items are attributed to source entries:
   // one recall index of the branch serves every row (the rows' own summaries are not searched). Building it
@@ -365,6 +361,7 @@ async function replayRows(
   for (const group of rowGroups(options.rows)) {
     const states = group.map((factory) => rowState(factory, cwd, items, workingSet, presence, options));
     await replayGroup(states, pass);
+    forgetStrategyMemos();
     for (const state of states) {
       options.onFinalView?.(sessionName, state.row.info, state.row.view.messages, probes);
       const { result, missing } = summarizeRow(state, probes, options);
@@ -372,6 +369,16 @@ async function replayRows(
     }
   }
   return summaries;
+}
+
+/**
+ * What the strategies' process-wide memos hold of the session (digest's names; planned's views, readings and
+ * transcripts, which hold its entries) serves only the rows of the strategy that made them, side by side in one
+ * group: once a group is done it is of no use to the next group, nor to the next session.
+ */
+function forgetStrategyMemos(): void {
+  forgetNames();
+  forgetPlannedMemos();
 }
 
 /** Consecutive rows that replay side by side (see {@link RowFactory}). */
